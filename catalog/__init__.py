@@ -1,0 +1,24 @@
+"""Schema facts for the planner: tables, keys, foreign keys and functional dependencies.
+
+Every rule asks this package, never column names, whether a join is along a key.
+"""
+
+from catalog.schema import (
+    Catalog,
+    CatalogError,
+    Column,
+    ForeignKey,
+    Table,
+    UnknownColumnError,
+    UnknownTableError,
+)
+
+__all__ = [
+    "Catalog",
+    "CatalogError",
+    "Column",
+    "ForeignKey",
+    "Table",
+    "UnknownColumnError",
+    "UnknownTableError",
+]

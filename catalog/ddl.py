@@ -1,0 +1,121 @@
+"""Load a catalog from DDL text: ``CREATE TABLE`` statements with their keys, parsed by sqlglot.
+
+Table-level ``PRIMARY KEY (...)`` / ``FOREIGN KEY (...) REFERENCES t (...)`` and the column-level
+forms (``a INT PRIMARY KEY``, ``b INT REFERENCES t(x)``) are understood. A foreign key without a
+column list references the target's primary key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlglot
+from sqlglot import exp
+
+from catalog.schema import Catalog, CatalogError, Column, ForeignKey, Table
+
+_TYPE_FAMILIES = {
+    "int": {"TINYINT", "SMALLINT", "INT", "BIGINT", "UTINYINT", "USMALLINT", "UINT", "UBIGINT", "MEDIUMINT"},
+    "float": {"FLOAT", "DOUBLE", "DECIMAL", "BIGDECIMAL", "MONEY", "SMALLMONEY", "UDECIMAL"},
+    "string": {"CHAR", "VARCHAR", "TEXT", "NCHAR", "NVARCHAR", "STRING", "NAME"},
+    "date": {"DATE"},
+    "bool": {"BOOLEAN"},
+}
+
+
+def _type_family(table: str, column: str, data_type: exp.DataType) -> str:
+    name = data_type.this.name if hasattr(data_type.this, "name") else str(data_type.this)
+    for family, names in _TYPE_FAMILIES.items():
+        if name in names:
+            return family
+    raise CatalogError(f"table {table}, column {column}: unsupported type {data_type.sql()}")
+
+
+def _names(nodes) -> tuple[str, ...]:
+    return tuple(n.name.lower() for n in nodes)
+
+
+def _reference(table: str, fk_columns: tuple[str, ...], ref: exp.Reference) -> ForeignKey:
+    target = ref.this
+    if isinstance(target, exp.Schema):
+        return ForeignKey(table, fk_columns, target.this.name.lower(), _names(target.expressions))
+    return ForeignKey(table, fk_columns, target.name.lower(), ())
+
+
+def _table_from_create(create: exp.Create) -> Table:
+    schema = create.this
+    if not isinstance(schema, exp.Schema):
+        raise CatalogError(f"CREATE TABLE without a column list is not supported: {create.sql()[:80]}")
+    name = schema.this.name.lower()
+    columns: list[Column] = []
+    primary_key: tuple[str, ...] = ()
+    foreign_keys: list[ForeignKey] = []
+    for item in schema.expressions:
+        if isinstance(item, exp.ColumnDef):
+            col = item.this.name.lower()
+            not_null = False
+            for constraint in item.args.get("constraints") or []:
+                kind = constraint.args.get("kind")
+                if isinstance(kind, exp.PrimaryKeyColumnConstraint):
+                    primary_key = (col,)
+                    not_null = True
+                elif isinstance(kind, exp.NotNullColumnConstraint):
+                    not_null = True
+                elif isinstance(kind, exp.Reference):
+                    foreign_keys.append(_reference(name, (col,), kind))
+            columns.append(Column(col, _type_family(name, col, item.args["kind"]), nullable=not not_null))
+        elif isinstance(item, exp.PrimaryKey):
+            primary_key = _names(item.expressions)
+        elif isinstance(item, exp.ForeignKey):
+            foreign_keys.append(_reference(name, _names(item.expressions), item.args["reference"]))
+        else:
+            raise CatalogError(f"table {name}: unsupported table element {item.sql()!r}")
+    key_set = set(primary_key)
+    columns = [Column(c.name, c.type, nullable=c.nullable and c.name not in key_set) for c in columns]
+    return Table(name, tuple(columns), primary_key, tuple(foreign_keys))
+
+
+def _resolve_default_references(tables: list[Table]) -> list[Table]:
+    """A ``REFERENCES t`` without columns means t's primary key."""
+    by_name = {t.name: t for t in tables}
+    resolved = []
+    for table in tables:
+        fks = []
+        for fk in table.foreign_keys:
+            if not fk.ref_columns:
+                if fk.ref_table not in by_name:
+                    raise CatalogError(f"foreign key {fk}: unknown table {fk.ref_table!r}")
+                fk = ForeignKey(fk.table, fk.columns, fk.ref_table, by_name[fk.ref_table].primary_key)
+            fks.append(fk)
+        resolved.append(Table(table.name, table.columns, table.primary_key, tuple(fks), table.static, table.insert_only))
+    return resolved
+
+
+def catalog_from_ddl(text: str) -> Catalog:
+    """Parse every ``CREATE TABLE`` in ``text`` into a validated catalog."""
+    try:
+        statements = sqlglot.parse(text, read="spark")
+    except sqlglot.errors.ParseError as err:
+        raise CatalogError(f"cannot parse DDL: {err}") from err
+    tables = []
+    for statement in statements:
+        if statement is None:
+            continue
+        if not (isinstance(statement, exp.Create) and statement.kind == "TABLE"):
+            raise CatalogError(f"only CREATE TABLE statements are allowed in a catalog file, got: {statement.sql()[:80]}")
+        tables.append(_table_from_create(statement))
+    if not tables:
+        raise CatalogError("the DDL defines no table")
+    return Catalog.of(_resolve_default_references(tables))
+
+
+def load_catalog(spec: str) -> Catalog:
+    """``tpch`` for the built-in TPC-H catalog, else the path of a DDL file."""
+    if spec == "tpch":
+        from catalog.tpch import tpch_catalog
+
+        return tpch_catalog()
+    path = Path(spec)
+    if not path.exists():
+        raise CatalogError(f"catalog {spec!r} is neither 'tpch' nor an existing DDL file")
+    return catalog_from_ddl(path.read_text())

@@ -1,0 +1,59 @@
+"""A lowered maintenance plan: keyed stages in topological order and the routes of base-table changes.
+
+``SourceRoute`` sends each change of a base table through a selection (rows failing it are dropped,
+AJU §2.3) and a projection to one stage port. Each stage sends its output to one downstream
+(stage, port), or to the result when ``downstream`` is None.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from operators.stage import KeyedStage
+from operators.zset import Row
+
+
+@attrs.frozen
+class SourceRoute:
+    table: str
+    stage: int
+    port: int
+    #: Positions (in the table's catalog column order) of the columns the stage receives.
+    columns: tuple[int, ...]
+    #: Selection pushed to the source; None keeps every row.
+    predicate: Callable[[Row], bool] | None = attrs.field(default=None, eq=False)
+    predicate_text: str = ""
+
+    def project(self, row: Row) -> Row | None:
+        """The routed row, or None when the selection drops it."""
+        if self.predicate is not None and not self.predicate(row):
+            return None
+        return tuple(row[i] for i in self.columns)
+
+
+@attrs.frozen
+class StageNode:
+    id: int
+    stage: KeyedStage = attrs.field(eq=False)
+    downstream: int | None  # None: output goes to the result
+    downstream_port: int = 0
+
+
+@attrs.frozen
+class Dataflow:
+    """Stages listed so that every stage comes after all stages feeding it."""
+
+    stages: tuple[StageNode, ...]
+    sources: tuple[SourceRoute, ...]
+    output_columns: tuple[str, ...]
+
+    def stage(self, stage_id: int) -> StageNode:
+        for node in self.stages:
+            if node.id == stage_id:
+                return node
+        raise KeyError(stage_id)
+
+    def tables(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(route.table for route in self.sources))

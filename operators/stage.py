@@ -1,0 +1,50 @@
+"""The keyed-stage contract every maintenance operator lowers to (ARCHITECTURE.md, "keyed stages").
+
+A stage is partitioned by a key, keeps one state object per key, consumes weighted rows on numbered
+input ports and emits weighted rows to exactly one downstream stage (or to the result). It never talks
+back upstream. The same ``KeyedStage`` object serves the local runner (dict of states) and the Spark
+runner (one ``transformWithState`` processor whose ValueState holds the pickled state per key).
+
+Within one batch the rows of a key arrive in no particular order (Spark does not order them), so
+``process`` must give the same answer for any order of ``changes``: stages work on Z-sets, apply the
+whole batch of a key, and emit the difference between the key's output before and after.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import attrs
+
+from operators.zset import Changelog, Row
+
+
+@attrs.frozen
+class Change:
+    """One weighted row arriving at a stage on ``port``."""
+
+    port: int
+    row: Row
+    weight: int
+
+
+class KeyedStage(ABC):
+    """A stateful operator partitioned by ``key_of``; see the module docstring for the contract."""
+
+    #: Human-readable name shown in EXPLAIN and in Spark's plan.
+    name: str = "stage"
+    #: Column names of the rows this stage emits, in order.
+    output_columns: tuple[str, ...] = ()
+
+    @abstractmethod
+    def key_of(self, port: int, row: Row) -> tuple:
+        """The partition key of an input row arriving on ``port``."""
+
+    @abstractmethod
+    def process(self, key: tuple, state: Any | None, changes: list[Change]) -> tuple[Any | None, Changelog]:
+        """Apply one batch of a key's changes; return (new state or None to drop the key, output changes)."""
+
+    def describe(self) -> dict[str, str]:
+        """Rows for EXPLAIN: state kept, key, update cost (overridden by each stage)."""
+        return {"state": "", "key": "", "update_cost": ""}

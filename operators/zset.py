@@ -1,0 +1,32 @@
+"""Z-sets: rows with integer weights (+1 insert, −1 delete). Batches of changes commute.
+
+A changelog is a list of ``(row, weight)``; ``consolidate`` sums the weights of equal rows and drops
+zeros, which is how a stage turns "delete old, insert new" of an unchanged row into no change.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+Row = tuple
+Changelog = list[tuple[Row, int]]
+
+
+def consolidate(changes: Iterable[tuple[Row, int]]) -> Changelog:
+    """Sum weights of equal rows, drop zero weights; deletes come before inserts."""
+    totals: Counter = Counter()
+    for row, weight in changes:
+        totals[row] += weight
+    nonzero = [(row, w) for row, w in totals.items() if w != 0]
+    return sorted(nonzero, key=lambda rw: rw[1] > 0)
+
+
+def apply_changes(current: Counter, changes: Iterable[tuple[Row, int]]) -> None:
+    """Add ``changes`` into the multiset ``current`` in place, removing rows whose count reaches zero."""
+    for row, weight in changes:
+        count = current[row] + weight
+        if count:
+            current[row] = count
+        else:
+            del current[row]
