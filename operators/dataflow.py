@@ -48,6 +48,10 @@ class Dataflow:
     stages: tuple[StageNode, ...]
     sources: tuple[SourceRoute, ...]
     output_columns: tuple[str, ...]
+    #: The result before any change (a global aggregate shows one row over empty input).
+    initial_result: tuple[Row, ...] = ()
+    #: ORDER BY of the query without LIMIT: applied when the result is read, not maintained.
+    presentation_order: tuple[tuple[int, bool], ...] = ()
 
     def stage(self, stage_id: int) -> StageNode:
         for node in self.stages:

@@ -14,7 +14,7 @@ Operator names (``Call.op``):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -69,7 +69,7 @@ class Subquery:
     negated: bool = False
 
 
-Expr = Union[Column, Literal, Call, AggregateCall, Subquery]
+Expr = Column | Literal | Call | AggregateCall | Subquery
 
 
 def children(expr: Expr) -> tuple[Expr, ...]:

@@ -1,0 +1,180 @@
+"""Keyed stages that maintain a foreign-key tree join with live tuples (AJU §3.1, §3.3; Cquirrel §2).
+
+A tuple is *alive* when it joins one tuple of every descendant relation. Each relation R emits its
+live tuples, extended with the columns of the unique descendants they join (its *subtree row*), to
+the stage of its parent; the root's live tuples are the join result. Nothing larger than a base
+relation is ever stored: a live tuple's subtree row has one partner per descendant.
+
+Two stage kinds, both order-insensitive within a batch (they diff a key's output before and after):
+
+- ``ForeignKeyLookupStage`` keyed by the foreign key value f: holds the tuples of R with R.fk = f
+  (AJU's index I(R, R_c)) and the live tuple of the child with that key. When the child turns alive
+  or dies, every R tuple of the group is emitted or retracted: the O(λ) amortized step of AJU.
+  For a relation with one child this stage *is* the live-tuple test (s(t) ∈ {0, 1}).
+- ``LiveTupleStage`` keyed by R's primary key, for relations with several children: it receives the
+  "alive on child j" messages of one lookup stage per child and keeps the counter s(t) of children
+  t is alive on; t is live when s(t) = |C(R)| (Lemma 4 for trees, where no assertion keys are needed).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from operator import itemgetter
+
+import attrs
+
+from operators.stage import Change, KeyedStage
+from operators.zset import Changelog, Row, apply_changes, consolidate
+
+
+def _getter(positions: tuple[int, ...]):
+    """A function extracting ``positions`` of a row as a tuple (fast path via itemgetter)."""
+    if len(positions) == 1:
+        pos = positions[0]
+        return lambda row: (row[pos],)
+    return itemgetter(*positions)
+
+
+def _single(rows: Counter, stage: str) -> Row | None:
+    """The unique present child row of a key (primary keys are unique), or None."""
+    present = [row for row, count in rows.items() if count > 0]
+    if len(present) > 1 or any(count > 1 for count in rows.values()):
+        raise RuntimeError(f"{stage}: several live tuples share one primary key: {present[:3]} (input was not validated)")
+    return present[0] if present else None
+
+
+@attrs.define
+class LookupState:
+    """I(R, R_c) for one key value: R's tuples (a multiset) and the child's live subtree rows."""
+
+    parents: Counter = attrs.field(factory=Counter)
+    child: Counter = attrs.field(factory=Counter)
+
+
+class ForeignKeyLookupStage(KeyedStage):
+    """Join R's tuples (port 0) with the live child tuple of the same key (port 1), keyed by the key.
+
+    Output rows are ``parent row + child subtree row``.
+    """
+
+    PARENT, CHILD = 0, 1
+
+    def __init__(self, name: str, parent_key: tuple[int, ...], child_key: tuple[int, ...],
+                 output_columns: tuple[str, ...], description: dict[str, str]):
+        self.name = name
+        self.parent_key = parent_key
+        self.child_key = child_key
+        self.output_columns = output_columns
+        self.description = description
+        self._parent_key = _getter(parent_key)
+        self._child_key = _getter(child_key)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["_parent_key"], state["_child_key"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._parent_key = _getter(self.parent_key)
+        self._child_key = _getter(self.child_key)
+
+    def key_of(self, port: int, row: Row) -> tuple:
+        return tuple(self._parent_key(row) if port == self.PARENT else self._child_key(row))
+
+    def process(self, key: tuple, state: LookupState | None, changes: list[Change]) -> tuple[LookupState | None, Changelog]:
+        state = state or LookupState()
+        before = _single(state.child, self.name) if state.child else None
+        parent_changes = [(c.row, c.weight) for c in changes if c.port == self.PARENT]
+        child_changes = [(c.row, c.weight) for c in changes if c.port == self.CHILD]
+        old_parents = state.parents.copy() if child_changes else state.parents
+        apply_changes(state.parents, parent_changes)
+        apply_changes(state.child, child_changes)
+        after = _single(state.child, self.name) if state.child else None
+        if before == after:
+            # Child unchanged: only the changed parent tuples enter or leave the result.
+            out = [(row + after, w) for row, w in parent_changes] if after is not None else []
+        else:
+            # Child turned alive, died or changed: the whole group is retracted and re-emitted.
+            out = []
+            if before is not None:
+                out.extend((row + before, -count) for row, count in old_parents.items())
+            if after is not None:
+                out.extend((row + after, count) for row, count in state.parents.items())
+        new_state = state if (state.parents or state.child) else None
+        return new_state, consolidate(out)
+
+    def describe(self) -> dict[str, str]:
+        return self.description
+
+
+@attrs.define
+class LiveTupleState:
+    """One tuple t of R: its row(s), and for each child the subtree rows t is alive on."""
+
+    rows: Counter = attrs.field(factory=Counter)
+    alive_on: list[Counter] = attrs.field(factory=list)
+
+    def live_row(self, stage: str) -> Row | None:
+        """t extended with its children's subtree rows when s(t) = |C(R)|, else None."""
+        row = _single(self.rows, stage) if self.rows else None
+        if row is None:
+            return None
+        for partners in self.alive_on:
+            partner = _single(partners, stage) if partners else None
+            if partner is None:
+                return None
+            row = row + partner
+        return row
+
+
+class LiveTupleStage(KeyedStage):
+    """Keyed by R's primary key: R's tuples on port 0, "alive on child j" messages on port j (1-based).
+
+    A message row is ``R's key + child j's subtree row``; its key prefix routes it here.
+    """
+
+    def __init__(self, name: str, row_key: tuple[int, ...], key_width: int, prefix_widths: tuple[int, ...],
+                 output_columns: tuple[str, ...], description: dict[str, str]):
+        self.name = name
+        self.row_key = row_key
+        self.key_width = key_width
+        # message on port j = R's key (+ child j's foreign key columns): prefix_widths[j-1] columns
+        self.prefix_widths = prefix_widths
+        self.children = len(prefix_widths)
+        self.output_columns = output_columns
+        self.description = description
+        self._row_key = _getter(row_key)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["_row_key"]
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._row_key = _getter(self.row_key)
+
+    def key_of(self, port: int, row: Row) -> tuple:
+        return tuple(self._row_key(row)) if port == 0 else row[: self.key_width]
+
+    def process(self, key: tuple, state: LiveTupleState | None, changes: list[Change]) -> tuple[LiveTupleState | None, Changelog]:
+        state = state or LiveTupleState(Counter(), [Counter() for _ in range(self.children)])
+        before = state.live_row(self.name)
+        for change in changes:
+            if change.port == 0:
+                apply_changes(state.rows, [(change.row, change.weight)])
+            else:
+                apply_changes(state.alive_on[change.port - 1], [(change.row[self.prefix_widths[change.port - 1] :], change.weight)])
+        after = state.live_row(self.name)
+        out = []
+        # t leaves L(R) (Algorithm 4) and/or enters it (Algorithm 2); equal rows cancel
+        if before is not None:
+            out.append((before, -1))
+        if after is not None:
+            out.append((after, 1))
+        empty = not state.rows and not any(state.alive_on)
+        return (None if empty else state), consolidate(out)
+
+    def describe(self) -> dict[str, str]:
+        return self.description

@@ -1,0 +1,45 @@
+"""SQL text → logical plan → maintenance plan → dataflow, keeping every stage for EXPLAIN."""
+
+from __future__ import annotations
+
+import attrs
+
+from catalog.schema import Catalog
+from operators.dataflow import Dataflow
+from operators.lowering import LoweringError, lower
+from planner.context import OptimizerContext
+from planner.optimizer import optimize
+from planner.plan import LogicalPlan
+from planner.rule_executor import PlanTrace
+
+
+class UnsupportedQueryError(ValueError):
+    """The query has no maintenance plan yet; the message says which operator and why."""
+
+
+@attrs.frozen
+class CompiledQuery:
+    sql: str
+    logical: LogicalPlan
+    plan: LogicalPlan
+    trace: PlanTrace
+    context: OptimizerContext
+    dataflow: Dataflow
+
+
+def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool = False) -> CompiledQuery:
+    ctx = OptimizerContext(catalog)
+    plan, trace = optimize(logical, ctx, strict=strict)
+    try:
+        dataflow = lower(plan, catalog)
+    except LoweringError as err:
+        reasons = "; ".join(f"{rule}: {why}" for rule, why in ctx.refusals.items())
+        raise UnsupportedQueryError(f"{err}" + (f". Why the stronger strategies did not apply: {reasons}" if reasons else "")) from err
+    return CompiledQuery(sql, logical, plan, trace, ctx, dataflow)
+
+
+def compile_query(sql: str, catalog: Catalog, strict: bool = False) -> CompiledQuery:
+    """Parse and plan ``sql``; raises ``UnsupportedSqlError``/``UnsupportedQueryError`` with the reason."""
+    from planner.sql import parse_sql
+
+    return compile_plan(sql, parse_sql(sql, catalog), catalog, strict)

@@ -1,0 +1,26 @@
+"""What rules may read and record while optimizing one query."""
+
+from __future__ import annotations
+
+import attrs
+
+from catalog.schema import Catalog
+
+
+@attrs.define
+class OptimizerContext:
+    """The catalog (the only source of schema facts) and the reasons rules record for EXPLAIN.
+
+    ``decisions`` say why a strategy was chosen; ``refusals`` why a stronger one did not apply. Both
+    are keyed by rule name so EXPLAIN can print them beside the operator they concern.
+    """
+
+    catalog: Catalog
+    decisions: dict[str, str] = attrs.field(factory=dict)
+    refusals: dict[str, str] = attrs.field(factory=dict)
+
+    def decide(self, rule: str, why: str) -> None:
+        self.decisions[rule] = why
+
+    def refuse(self, rule: str, why: str) -> None:
+        self.refusals[rule] = why

@@ -1,0 +1,92 @@
+"""Maintenance-plan nodes: what the strategy rules rewrite logical plans into.
+
+They are plan nodes like the logical ones (frozen, printed in the plan notation), but each stands
+for an incremental operator with a known update cost:
+
+- ``Atom``: one copy of a base table, with the selection pushed into it (AJU §2.3 drops updates
+  that fail it) and only the columns the query uses.
+- ``JoinGraph``: a flattened inner join of atoms; equality conjuncts grouped into equi-join variable
+  classes, the rest kept as conditions. Normalization produces it; strategies consume it.
+- ``ForeignKeyJoin``: a foreign-key-acyclic join maintained with live tuples (AJU §3.1, §3.3):
+  ``root`` is the relation of in-degree 0, ``edges`` the foreign-key graph of the query.
+- ``RingAggregate``: GROUP BY with SUM/COUNT/AVG maintained as ring aggregates (AJU Thm 14).
+- ``TopK``: ORDER BY ... LIMIT k maintained under deletes from an ordered multiset of the result.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from planner.expressions import Column, Expr
+from planner.plan import LogicalPlan, NamedExpr, SortKey
+
+
+@attrs.frozen
+class Atom(LogicalPlan):
+    table: str
+    alias: str
+    columns: tuple[str, ...]
+    predicate: Expr | None = None
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return tuple(Column(self.alias, c) for c in self.columns)
+
+
+@attrs.frozen
+class JoinGraph(LogicalPlan):
+    child_fields = ("atoms",)
+    atoms: tuple[LogicalPlan, ...]
+    conditions: tuple[Expr, ...] = ()
+    join_classes: tuple[tuple[Column, ...], ...] = ()
+
+
+@attrs.frozen
+class FkEdge:
+    """``referencing(columns)`` is a foreign key to the primary key ``referenced(key)`` (aliases)."""
+
+    referencing: str
+    columns: tuple[str, ...]
+    referenced: str
+    key: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.referencing}({','.join(self.columns)})→{self.referenced}({','.join(self.key)})"
+
+
+@attrs.frozen
+class ForeignKeyJoin(LogicalPlan):
+    child_fields = ("atoms",)
+    root: str
+    edges: tuple[FkEdge, ...]
+    residual: Expr | None
+    atoms: tuple[LogicalPlan, ...]
+
+    def atom(self, alias: str) -> Atom:
+        for atom in self.atoms:
+            if isinstance(atom, Atom) and atom.alias == alias:
+                return atom
+        raise KeyError(alias)
+
+    def children_of(self, alias: str) -> tuple[FkEdge, ...]:
+        """Edges leaving ``alias``: the relations its tuples must find alive (AJU's C(R))."""
+        return tuple(e for e in self.edges if e.referencing == alias)
+
+    def parents_of(self, alias: str) -> tuple[FkEdge, ...]:
+        return tuple(e for e in self.edges if e.referenced == alias)
+
+
+@attrs.frozen
+class RingAggregate(LogicalPlan):
+    child_fields = ("child",)
+    group_by: tuple[NamedExpr, ...]
+    aggregates: tuple[NamedExpr, ...]
+    child: LogicalPlan
+
+
+@attrs.frozen
+class TopK(LogicalPlan):
+    child_fields = ("child",)
+    keys: tuple[SortKey, ...]
+    count: int
+    child: LogicalPlan

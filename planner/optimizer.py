@@ -1,0 +1,34 @@
+"""The optimizer pipeline: one visible list of rule batches, in order.
+
+Ordering constraints:
+- Normalization first: strategies only look at join graphs of atoms.
+- Foreign-key join trees before aggregates: ``MaintainRingAggregate`` needs a maintained join below.
+- Column pruning last: it must see the edges and residuals the strategies introduced.
+"""
+
+from __future__ import annotations
+
+from planner.context import OptimizerContext
+from planner.plan import LogicalPlan
+from planner.rule_executor import Batch, FixedPoint, Once, PlanTrace, RuleExecutor
+from rules.aggregate import MaintainRingAggregate
+from rules.fk_join_tree import ChooseForeignKeyJoinTree
+from rules.normalize import FlattenInnerJoins, FormEquiJoinClasses, PushSelectionsIntoAtoms
+from rules.prune_columns import PruneAtomColumns
+from rules.top_k import MaintainTopK
+
+BATCHES = (
+    Batch("Normalize", FixedPoint(100), (FlattenInnerJoins(), PushSelectionsIntoAtoms(), FormEquiJoinClasses())),
+    Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
+    Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainTopK())),
+    Batch("Prune columns", Once(), (PruneAtomColumns(),)),
+)
+
+
+def optimize(plan: LogicalPlan, ctx: OptimizerContext, strict: bool = False) -> tuple[LogicalPlan, PlanTrace]:
+    """Rewrite a logical plan into a maintenance plan; ``strict`` (tests) turns warnings into errors."""
+    try:
+        from planner.notation import print_plan as render
+    except ImportError:  # notation is only needed for the debug log
+        render = repr
+    return RuleExecutor(BATCHES, strict=strict, render=render).execute(plan, ctx)

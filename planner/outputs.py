@@ -1,0 +1,73 @@
+"""The output columns of every plan node, in order: the row layout stages compile expressions against."""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from planner.expressions import Column
+from planner.maintenance import Atom, ForeignKeyJoin, JoinGraph, RingAggregate, TopK
+from planner.plan import (
+    Aggregate,
+    Distinct,
+    Filter,
+    Join,
+    Limit,
+    LogicalPlan,
+    Project,
+    Scan,
+    Sort,
+    SubqueryAlias,
+)
+
+
+@singledispatch
+def output_columns(plan: LogicalPlan) -> tuple[Column, ...]:
+    raise NotImplementedError(f"no output layout for {plan.kind}")
+
+
+@output_columns.register
+def _(plan: Scan) -> tuple[Column, ...]:
+    return plan.output
+
+
+@output_columns.register
+def _(plan: Atom) -> tuple[Column, ...]:
+    return plan.output
+
+
+@output_columns.register(Filter)
+@output_columns.register(Sort)
+@output_columns.register(Limit)
+@output_columns.register(Distinct)
+@output_columns.register(TopK)
+def _(plan) -> tuple[Column, ...]:
+    return output_columns(plan.child)
+
+
+@output_columns.register(Project)
+def _(plan: Project) -> tuple[Column, ...]:
+    return tuple(Column(None, item.name) for item in plan.items)
+
+
+@output_columns.register(Aggregate)
+@output_columns.register(RingAggregate)
+def _(plan) -> tuple[Column, ...]:
+    return tuple(Column(None, item.name) for item in (*plan.group_by, *plan.aggregates))
+
+
+@output_columns.register(Join)
+def _(plan: Join) -> tuple[Column, ...]:
+    if plan.kind in ("semi", "anti"):
+        return output_columns(plan.left)
+    return output_columns(plan.left) + output_columns(plan.right)
+
+
+@output_columns.register(JoinGraph)
+@output_columns.register(ForeignKeyJoin)
+def _(plan) -> tuple[Column, ...]:
+    return tuple(col for atom in plan.atoms for col in output_columns(atom))
+
+
+@output_columns.register(SubqueryAlias)
+def _(plan: SubqueryAlias) -> tuple[Column, ...]:
+    return tuple(Column(plan.alias, c.name) for c in output_columns(plan.child))

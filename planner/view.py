@@ -1,0 +1,76 @@
+"""A maintained view: the embedding API behind the CLI and the tests.
+
+``MaintainedView`` compiles a query once, then takes batches of base-table changes, validates them,
+runs them through the chosen runner and keeps the current result (a multiset of rows), so after each
+batch ``result()`` equals the query over the current database.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from catalog.schema import Catalog
+from operators.local_runner import LocalRunner
+from operators.stream_format import Update
+from operators.validate import Rejected, Validator
+from operators.zset import Changelog, Row, apply_changes
+from planner.compiler import CompiledQuery, compile_query
+
+ENGINES = ("local", "spark")
+
+
+def _sort_key(value):
+    return (value is not None, value)
+
+
+class MaintainedView:
+    def __init__(self, sql: str, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
+                 strict: bool = False, spark=None, work_dir: str | None = None):
+        if engine not in ENGINES:
+            raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
+        self.compiled: CompiledQuery = compile_query(sql, catalog, strict=strict)
+        dataflow = self.compiled.dataflow
+        self.validator = Validator(catalog, dataflow.tables(), on_invalid)
+        if engine == "local":
+            self.runner = LocalRunner(dataflow)
+        else:
+            from operators.spark_runner import SparkRunner
+
+            self.runner = SparkRunner(dataflow, spark=spark, work_dir=work_dir)
+        self.current: Counter = Counter(dataflow.initial_result)
+        self.rejected: list[Rejected] = []
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.compiled.dataflow.output_columns
+
+    def apply(self, updates: Iterable[Update]) -> Changelog:
+        """Validate and apply one batch; return the result's changes. Invalid input leaves all state as it was."""
+        accepted, rejected = self.validator.check(updates)
+        self.rejected.extend(rejected)
+        delta = self.runner.apply(accepted) if accepted else []
+        apply_changes(self.current, delta)
+        negative = [row for row, count in self.current.items() if count < 0]
+        if negative:
+            raise RuntimeError(f"internal error: result rows with negative multiplicity {negative[:3]}")
+        return delta
+
+    def result(self) -> list[Row]:
+        """The current result, in the query's ORDER BY (else in a stable row order)."""
+        rows = list(self.current.elements())
+        rows.sort(key=lambda r: tuple(_sort_key(v) for v in r))
+        for position, ascending in reversed(self.compiled.dataflow.presentation_order):
+            rows.sort(key=lambda r, p=position: _sort_key(r[p]), reverse=not ascending)
+        return rows
+
+    def close(self) -> None:
+        close = getattr(self.runner, "close", None)
+        if close:
+            close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,160 @@
+"""Recognise foreign-key-acyclic joins and choose their root (AJU §2.2).
+
+A join graph is a *foreign-key join* when every equi-join class is explained by foreign keys: one
+atom's primary key sits in the class and every other member is a declared foreign key to it. The
+query's foreign-key graph has an edge R → S for each such foreign key; it is *foreign-key acyclic*
+when that graph is a DAG with exactly one vertex of in-degree 0, the root. Every join result then
+contains exactly one root tuple, and a root tuple joins at most one tuple of every other relation, so
+the join can be maintained through live tuples without intermediate views (AJU §3.1).
+
+This module handles the graphs that are trees (every relation but the root has one parent). DAGs
+need assertion keys (AJU §3.2); they are refused with the reason until that lands.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from catalog.schema import Catalog
+from planner.context import OptimizerContext
+from planner.expressions import Column
+from planner.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinGraph
+from planner.plan import LogicalPlan
+from planner.rule_executor import Rule
+
+
+class NotAForeignKeyJoin(Exception):
+    """Why a join graph is outside the foreign-key-acyclic class (the message is shown in EXPLAIN)."""
+
+
+def foreign_key_edges(graph: JoinGraph, catalog: Catalog) -> tuple[FkEdge, ...]:
+    """The query's foreign-key graph: R → S when R's FK columns share classes with all of S's key."""
+    atoms = {a.alias: a for a in graph.atoms}
+    class_of: dict[Column, int] = {col: i for i, cls in enumerate(graph.join_classes) for col in cls}
+    explained: set[Column] = set()
+    edges: list[FkEdge] = []
+    for referenced in atoms.values():
+        key = catalog.table(referenced.table).primary_key
+        key_classes = [class_of.get(Column(referenced.alias, k)) for k in key]
+        if not key or None in key_classes:
+            continue
+        for referencing in atoms.values():
+            if referencing.alias == referenced.alias:
+                continue
+            members = [
+                [c for c in graph.join_classes[i] if c.table == referencing.alias] for i in key_classes
+            ]
+            if not all(members):
+                continue
+            fk_columns = tuple(m[0].name for m in members)
+            if catalog.foreign_key(referencing.table, fk_columns, referenced.table) is None:
+                continue
+            edges.append(FkEdge(referencing.alias, fk_columns, referenced.alias, key))
+            explained.update(Column(referencing.alias, c) for c in fk_columns)
+            explained.update(Column(referenced.alias, k) for k in key)
+    for cls in graph.join_classes:
+        for col in cls:
+            if col not in explained:
+                others = ", ".join(str(c) for c in cls if c != col)
+                raise NotAForeignKeyJoin(
+                    f"the join {col} = {others} is not along a declared foreign key "
+                    f"(no foreign key from {atoms[col.table].table}.{col.name} to a primary key in that class)"
+                )
+    return tuple(edges)
+
+
+def choose_root(graph: JoinGraph, edges: tuple[FkEdge, ...]) -> str:
+    """The unique relation no other relation references; raises if there is none or several."""
+    aliases = [a.alias for a in graph.atoms]
+    referenced = {e.referenced for e in edges}
+    roots = [a for a in aliases if a not in referenced]
+    if len(roots) != 1:
+        detail = "a cycle of foreign keys" if not roots else f"{len(roots)} relations referenced by none: {', '.join(roots)}"
+        raise NotAForeignKeyJoin(f"the foreign-key graph needs exactly one root, found {detail}")
+    _check_reaches_all(roots[0], aliases, edges)
+    return roots[0]
+
+
+def _check_reaches_all(root: str, aliases: list[str], edges: tuple[FkEdge, ...]) -> None:
+    children = defaultdict(list)
+    for e in edges:
+        children[e.referencing].append(e.referenced)
+    seen, stack, on_path = set(), [(root, iter(children[root]))], {root}
+    seen.add(root)
+    while stack:
+        node, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            stack.pop()
+            on_path.discard(node)
+        elif nxt in on_path:
+            raise NotAForeignKeyJoin(f"cycle of foreign keys through {node} → {nxt}")
+        elif nxt not in seen:
+            seen.add(nxt)
+            on_path.add(nxt)
+            stack.append((nxt, iter(children[nxt])))
+    missing = [a for a in aliases if a not in seen]
+    if missing:
+        raise NotAForeignKeyJoin(f"relations {', '.join(missing)} are not connected to the root {root} by foreign keys")
+
+
+def require_tree(edges: tuple[FkEdge, ...]) -> None:
+    parents = defaultdict(list)
+    for e in edges:
+        parents[e.referenced].append(e.referencing)
+    for alias, refs in parents.items():
+        if len(refs) > 1:
+            raise NotAForeignKeyJoin(
+                f"the foreign-key graph is a DAG, not a tree: {alias} is referenced by {' and '.join(refs)}; "
+                "maintaining it needs assertion keys (AJU §3.2), which are not implemented yet"
+            )
+
+
+class ChooseForeignKeyJoinTree(Rule):
+    """Rewrite a join graph that is a foreign-key tree into a live-tuple ``ForeignKeyJoin``.
+
+    Preconditions: primary and foreign keys from the catalog; normalization has run (atoms, classes).
+
+    >>> from catalog.tpch import tpch_catalog
+    >>> from planner.context import OptimizerContext
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(ChooseForeignKeyJoinTree(), '''
+    ... JoinGraph conditions=[] join_classes=[[c.c_custkey, o.o_custkey], [l.l_orderkey, o.o_orderkey]]
+    ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
+    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey] predicate=None
+    ...   Atom table=lineitem alias=l columns=[l_orderkey] predicate=None
+    ... ''', '''
+    ... ForeignKeyJoin root=l edges=[FkEdge(referencing=o, columns=[o_custkey], referenced=c, key=[c_custkey]), FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
+    ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
+    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey] predicate=None
+    ...   Atom table=lineitem alias=l columns=[l_orderkey] predicate=None
+    ... ''', OptimizerContext(tpch_catalog()))
+
+    Paper: AJU §2.2 (foreign-key acyclic joins, the root), §3.1 (live tuples).
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def choose(node: LogicalPlan) -> LogicalPlan:
+            if not isinstance(node, JoinGraph) or not all(isinstance(a, Atom) for a in node.atoms):
+                return node
+            try:
+                edges = foreign_key_edges(node, ctx.catalog)
+                root = choose_root(node, edges)
+                require_tree(edges)
+            except NotAForeignKeyJoin as reason:
+                ctx.refuse(self.name, str(reason))
+                return node
+            residual = None
+            if node.conditions:
+                from planner.expressions import conjunction
+
+                residual = conjunction(list(node.conditions))
+            ctx.decide(
+                self.name,
+                f"every join is along a foreign key and the foreign-key graph is a tree rooted at {root}: "
+                "each join result holds one root tuple, so live tuples need no intermediate views",
+            )
+            # R1 ⋈ ... ⋈ Rn over a foreign-key tree = the live root tuples extended by their unique partners
+            return ForeignKeyJoin(root, edges, residual, node.atoms)
+
+        return plan.transform_up(choose)

@@ -1,0 +1,161 @@
+"""Normalization: flatten inner joins into a join graph of atoms, push selections into the atoms,
+and group equality conjuncts into equi-join variable classes (AJU footnote 1: a multi-way equi-join
+is a natural join once each class of equal attributes gets one name).
+
+Strategy rules then only look at ``JoinGraph`` nodes, whatever shape the SQL had.
+"""
+
+from __future__ import annotations
+
+from planner.context import OptimizerContext
+from planner.expressions import Call, Column, Expr, columns, conjunction, conjuncts, contains_subquery
+from planner.maintenance import Atom, JoinGraph
+from planner.plan import Filter, Join, LogicalPlan, Scan
+from planner.rule_executor import Rule
+
+
+def _as_graph(plan: LogicalPlan) -> JoinGraph | None:
+    match plan:
+        case JoinGraph():
+            return plan
+        case Scan(table, alias, cols):
+            return JoinGraph((Atom(table, alias, cols),))
+    return None
+
+
+class FlattenInnerJoins(Rule):
+    """Merge inner/cross joins, filters and scans into one ``JoinGraph``.
+
+    Preconditions: none (pure algebra).
+
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(FlattenInnerJoins(), '''
+    ... Filter condition=o.o_custkey = c.c_custkey
+    ...   Join[cross] condition=None
+    ...     Scan table=customer alias=c columns=[c_custkey]
+    ...     Scan table=orders alias=o columns=[o_custkey]
+    ... ''', '''
+    ... JoinGraph conditions=[o.o_custkey = c.c_custkey] join_classes=[]
+    ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
+    ...   Atom table=orders alias=o columns=[o_custkey] predicate=None
+    ... ''', None)
+
+    Paper: AJU §2.2, expression (1).
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def flatten(node: LogicalPlan) -> LogicalPlan:
+            match node:
+                # R ⋈_p S = σ_p(R × S): the join becomes atoms plus a condition
+                case Join(kind=("inner" | "cross"), condition=cond, left=left, right=right):
+                    lg, rg = _as_graph(left), _as_graph(right)
+                    if lg is not None and rg is not None:
+                        return JoinGraph(lg.atoms + rg.atoms, lg.conditions + rg.conditions + tuple(conjuncts(cond)))
+                # σ_p(σ_q(atoms)) = σ_{p ∧ q}(atoms)
+                case Filter(condition=cond, child=child):
+                    graph = _as_graph(child)
+                    if graph is not None:
+                        return JoinGraph(graph.atoms, graph.conditions + tuple(conjuncts(cond)), graph.join_classes)
+            return node
+
+        flattened = plan.transform_up(flatten)
+        # A scan left on its own (a one-table query) is a join graph of one atom.
+        return flattened.transform_up(lambda n: _as_graph(n) if isinstance(n, Scan) else n)
+
+
+class PushSelectionsIntoAtoms(Rule):
+    """Move conjuncts that mention one atom only into that atom's predicate.
+
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(PushSelectionsIntoAtoms(), '''
+    ... JoinGraph conditions=[c.c_mktsegment = 'BUILDING', o.o_custkey = c.c_custkey] join_classes=[]
+    ...   Atom table=customer alias=c columns=[c_custkey, c_mktsegment] predicate=None
+    ...   Atom table=orders alias=o columns=[o_custkey] predicate=None
+    ... ''', '''
+    ... JoinGraph conditions=[o.o_custkey = c.c_custkey] join_classes=[]
+    ...   Atom table=customer alias=c columns=[c_custkey, c_mktsegment] predicate=c.c_mktsegment = 'BUILDING'
+    ...   Atom table=orders alias=o columns=[o_custkey] predicate=None
+    ... ''', None)
+
+    Paper: AJU §2.3 (an update failing φ_i is discarded).
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def push(node: LogicalPlan) -> LogicalPlan:
+            if not isinstance(node, JoinGraph):
+                return node
+            by_alias = {a.alias: a for a in node.atoms if isinstance(a, Atom)}
+            pushed: dict[str, list[Expr]] = {}
+            kept: list[Expr] = []
+            for cond in node.conditions:
+                aliases = {c.table for c in columns(cond)}
+                # σ_p(R ⋈ S) = σ_p(R) ⋈ S when refs(p) ⊆ out(R)
+                if len(aliases) == 1 and next(iter(aliases)) in by_alias and not contains_subquery(cond):
+                    pushed.setdefault(next(iter(aliases)), []).append(cond)
+                else:
+                    kept.append(cond)
+            if not pushed:
+                return node
+            atoms = []
+            for atom in node.atoms:
+                extra = pushed.get(atom.alias, []) if isinstance(atom, Atom) else []
+                if extra:
+                    atom = Atom(atom.table, atom.alias, atom.columns, conjunction(conjuncts(atom.predicate) + extra))
+                atoms.append(atom)
+            return JoinGraph(tuple(atoms), tuple(kept), node.join_classes)
+
+        return plan.transform_up(push)
+
+
+class FormEquiJoinClasses(Rule):
+    """Turn equalities between columns of different atoms into equi-join variable classes.
+
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(FormEquiJoinClasses(), '''
+    ... JoinGraph conditions=[o.o_custkey = c.c_custkey, l.l_orderkey = o.o_orderkey] join_classes=[]
+    ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
+    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey] predicate=None
+    ...   Atom table=lineitem alias=l columns=[l_orderkey] predicate=None
+    ... ''', '''
+    ... JoinGraph conditions=[] join_classes=[[c.c_custkey, o.o_custkey], [l.l_orderkey, o.o_orderkey]]
+    ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
+    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey] predicate=None
+    ...   Atom table=lineitem alias=l columns=[l_orderkey] predicate=None
+    ... ''', None)
+
+    Paper: AJU §2.2 footnote 1.
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def classify(node: LogicalPlan) -> LogicalPlan:
+            if not isinstance(node, JoinGraph):
+                return node
+            parent: dict[Column, Column] = {}
+
+            def find(c: Column) -> Column:
+                while parent.get(c, c) != c:
+                    c = parent[c]
+                return c
+
+            for join_class in node.join_classes:
+                for col in join_class:
+                    parent[find(col)] = find(join_class[0])
+            kept = []
+            for cond in node.conditions:
+                match cond:
+                    # a = b ∧ b = c puts a, b, c in one class (equality is transitive)
+                    case Call(op="=", args=(Column() as a, Column() as b)) if a.table != b.table:
+                        parent.setdefault(a, a)
+                        parent.setdefault(b, b)
+                        parent[find(a)] = find(b)
+                    case _:
+                        kept.append(cond)
+            if len(kept) == len(node.conditions):
+                return node
+            groups: dict[Column, list[Column]] = {}
+            for col in parent:
+                groups.setdefault(find(col), []).append(col)
+            classes = sorted((tuple(sorted(g, key=str)) for g in groups.values()), key=lambda cls: [str(c) for c in cls])
+            return JoinGraph(node.atoms, tuple(kept), tuple(classes))
+
+        return plan.transform_up(classify)

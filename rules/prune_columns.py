@@ -1,0 +1,72 @@
+"""Keep in each atom only the columns the plan above reads, plus its primary key.
+
+Stages carry whole subtree rows from leaves to the root, so every column dropped here is memory
+saved in every stage's state. The primary key stays so that projected atoms keep set semantics.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from planner.context import OptimizerContext
+from planner.expressions import Column, Expr, columns
+from planner.maintenance import Atom, FkEdge
+from planner.plan import LogicalPlan, NamedExpr, SortKey
+from planner.rule_executor import Rule
+
+
+def _referenced(value) -> set[Column]:
+    """Every column mentioned by a node field (expressions, named expressions, sort keys, edges)."""
+    match value:
+        case tuple() | list():
+            return set().union(*(_referenced(v) for v in value)) if value else set()
+        case NamedExpr(expr=expr) | SortKey(expr=expr):
+            return columns(expr)
+        case FkEdge(referencing, cols, referenced, key):
+            return {Column(referencing, c) for c in cols} | {Column(referenced, k) for k in key}
+        case LogicalPlan():
+            return set()
+        case None | str() | int() | bool():
+            return set()
+    return columns(value) if _is_expr(value) else set()
+
+
+def _is_expr(value) -> bool:
+    return isinstance(value, Expr.__args__)  # type: ignore[attr-defined]
+
+
+class PruneAtomColumns(Rule):
+    """Drop atom columns nothing reads.
+
+    >>> from catalog.tpch import tpch_catalog
+    >>> from planner.context import OptimizerContext
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(PruneAtomColumns(), '''
+    ... Project items=[o.o_orderdate AS d]
+    ...   ForeignKeyJoin root=o edges=[] residual=None
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_custkey, o_orderdate] predicate=None
+    ... ''', '''
+    ... Project items=[o.o_orderdate AS d]
+    ...   ForeignKeyJoin root=o edges=[] residual=None
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderdate] predicate=None
+    ... ''', OptimizerContext(tpch_catalog()))
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        used: set[Column] = set()
+        for node in plan.walk():
+            for field in attrs.fields(type(node)):
+                # an atom's selection runs on the full source row, before projection
+                if field.name not in node.child_fields and not (isinstance(node, Atom) and field.name == "predicate"):
+                    used |= _referenced(getattr(node, field.name))
+
+        def prune(node: LogicalPlan) -> LogicalPlan:
+            if not isinstance(node, Atom):
+                return node
+            key = set(ctx.catalog.table(node.table).primary_key)
+            kept = tuple(c for c in node.columns if c in key or Column(node.alias, c) in used)
+            # π_used(R) loses nothing the plan reads; the key keeps R a set
+            return node if kept == node.columns else Atom(node.table, node.alias, kept, node.predicate)
+
+        return plan.transform_up(prune)
+
