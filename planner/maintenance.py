@@ -18,6 +18,7 @@ from __future__ import annotations
 import attrs
 
 from planner.expressions import Column, Expr
+from planner.notation import notation_value
 from planner.plan import LogicalPlan, NamedExpr, SortKey
 
 
@@ -41,6 +42,7 @@ class JoinGraph(LogicalPlan):
     join_classes: tuple[tuple[Column, ...], ...] = ()
 
 
+@notation_value
 @attrs.frozen
 class FkEdge:
     """``referencing(columns)`` is a foreign key to the primary key ``referenced(key)`` (aliases)."""

@@ -1,4 +1,5 @@
-"""The test oracle: recompute a query from scratch in DuckDB over the current table contents.
+"""Recompute a query from scratch in DuckDB over the current table contents: the check of every
+maintained result (tests, demo). DuckDB is a dev extra, imported only here.
 
 ORDER BY ... LIMIT is evaluated here in Python with the same tie-break the maintained top-k uses
 (the whole row), since SQL leaves ties at the limit unspecified.

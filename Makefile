@@ -1,0 +1,41 @@
+# The two commands a newcomer needs: `make demo` and `make test`. Both create the virtualenv and
+# install what they need (Java 17 for Spark included when running as root on Debian).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTEST := $(VENV)/bin/pytest
+
+.PHONY: demo test test-fast test-all java lint bench
+
+$(VENV)/.installed: setup.cfg pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@
+
+# Spark needs a Java runtime >= 17: install it where we can, otherwise say exactly what is missing.
+java:
+	@if command -v java >/dev/null 2>&1 && java -version 2>&1 | grep -Eq 'version "(1[7-9]|[2-9][0-9])'; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Java 17 (openjdk-17-jre-headless) for Spark"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null; \
+	else echo "spark-ivm needs Java 17 or newer for Spark: install openjdk-17-jre-headless (Debian/Ubuntu: sudo apt-get install openjdk-17-jre-headless) or set JAVA_HOME" >&2; exit 1; fi
+
+demo: $(VENV)/.installed java
+	$(VENV)/bin/ivm demo
+
+# The CI command: everything but the slow tests (Spark integration tests included).
+test: $(VENV)/.installed java
+	$(PYTEST) -q -m "not slow"
+
+# Without Spark: seconds, for the edit-test loop.
+test-fast: $(VENV)/.installed
+	$(PYTEST) -q
+
+test-all: $(VENV)/.installed java
+	$(PYTEST) -q -m ""
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check .
+
+bench: $(VENV)/.installed java
+	$(PY) examples/benchmarks/q3_throughput.py
