@@ -53,6 +53,12 @@ class Dataflow:
     #: ORDER BY of the query without LIMIT: applied when the result is read, not maintained.
     presentation_order: tuple[tuple[int, bool], ...] = ()
 
+    def __attrs_post_init__(self) -> None:
+        position = {node.id: i for i, node in enumerate(self.stages)}
+        for node in self.stages:
+            if node.downstream is not None and position[node.downstream] <= position[node.id]:
+                raise ValueError(f"stage {node.id} ({node.stage.name}) feeds stage {node.downstream}, listed before it")
+
     def stage(self, stage_id: int) -> StageNode:
         for node in self.stages:
             if node.id == stage_id:

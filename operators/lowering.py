@@ -109,18 +109,11 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: _Builder) -> _Emitter
         child.connect(builder, stage, ForeignKeyLookupStage.CHILD)
         return _Emitter(layout, stage=stage)
     layout = atom.output + tuple(c for _, child in children for c in child.layout)
-    # Each child's index stage sees R's key plus that child's foreign key columns.
+    # Each child's index stage sees R's key plus that child's foreign key columns; the index
+    # stages come first so that stages stay in topological order.
     projections = [tuple(dict.fromkeys(key + edge.columns)) for edge, _ in children]
-    live = builder.add(LiveTupleStage(
-        f"live {atom.alias}", _positions(atom.output, alias, key), len(key), tuple(map(len, projections)),
-        tuple(map(str, layout)),
-        {"operator": "LiveTuples (counter s(t))", "inputs": f"{atom.alias}, alive-on messages of {len(children)} children",
-         "state": f"tuples of {atom.table} with s(t) and their children's partners", "key": f"{atom.alias}.{','.join(key)}",
-         "update_cost": "O(1) per message",
-         "why": f"{atom.alias} has {len(children)} children: live when s(t) = |C(R)| = {len(children)} (AJU §3.3, Lemma 4)"},
-    ))
-    builder.route(atom, atom.columns, live, 0)
-    for port, ((edge, child), projected) in enumerate(zip(children, projections, strict=True), start=1):
+    indexes = []
+    for (edge, child), projected in zip(children, projections, strict=True):
         index = builder.add(ForeignKeyLookupStage(
             f"index {atom.alias}→{edge.referenced}",
             tuple(projected.index(c) for c in edge.columns), _positions(child.layout, edge.referenced, edge.key),
@@ -133,6 +126,17 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: _Builder) -> _Emitter
         ))
         builder.route(atom, projected, index, ForeignKeyLookupStage.PARENT)
         child.connect(builder, index, ForeignKeyLookupStage.CHILD)
+        indexes.append(index)
+    live = builder.add(LiveTupleStage(
+        f"live {atom.alias}", _positions(atom.output, alias, key), len(key), tuple(map(len, projections)),
+        tuple(map(str, layout)),
+        {"operator": "LiveTuples (counter s(t))", "inputs": f"{atom.alias}, alive-on messages of {len(children)} children",
+         "state": f"tuples of {atom.table} with s(t) and their children's partners", "key": f"{atom.alias}.{','.join(key)}",
+         "update_cost": "O(1) per message",
+         "why": f"{atom.alias} has {len(children)} children: live when s(t) = |C(R)| = {len(children)} (AJU §3.3, Lemma 4)"},
+    ))
+    builder.route(atom, atom.columns, live, 0)
+    for port, index in enumerate(indexes, start=1):
         builder.downstream[index] = (live, port)
     return _Emitter(layout, stage=live)
 
@@ -173,10 +177,10 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
     if isinstance(plan, RingAggregate):
         aggregate, plan = plan, plan.child
     if not isinstance(plan, ForeignKeyJoin):
-        raise LoweringError(f"cannot maintain a {plan.kind} here: no incremental operator implements it")
+        raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
     for node in plan.atoms:
         if not isinstance(node, Atom):
-            raise LoweringError(f"cannot maintain a join over a {node.kind}")
+            raise LoweringError(f"cannot maintain a join over a {node.node_name}")
     root = _lower_atom(plan, plan.root, builder)
     join_where = compile_predicate(plan.residual, {c: i for i, c in enumerate(root.layout)})
     output_layout: tuple[Column, ...]

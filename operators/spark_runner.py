@@ -161,7 +161,11 @@ class SparkRunner:
         # Routing base-table changes to stage ports is the local runner's logic, reused as is.
         self._router = LocalRunner(dataflow)
         self._results: dict[int, Changelog] = {}
-        self.query = self._start_query()
+        try:
+            self.query = self._start_query()
+        except Exception:
+            self._remove_own_work_dir()
+            raise
 
     def apply(self, batch: Mapping[str, Iterable[tuple[Row, int]]]) -> Changelog:
         """Apply one batch of base-table changes (already validated); return the result's changes."""
@@ -186,8 +190,8 @@ class SparkRunner:
         state variable named after the stage in the checkpoint's state metadata.
         """
         sizes = {node.stage.name: 0 for node in self.dataflow.stages}
-        if not (self.checkpoint_dir / "commits").is_dir():
-            return sizes
+        if not any(self.checkpoint_dir.glob("commits/[0-9]*")):
+            return sizes  # no micro-batch has run: no state metadata yet
         stage_names = {state_name(node.id): node.stage.name for node in self.dataflow.stages}
         for operator in self.spark.read.format("state-metadata").load(str(self.checkpoint_dir)).collect():
             for variable in json.loads(operator.operatorProperties)["stateVariables"]:
@@ -203,6 +207,9 @@ class SparkRunner:
     def close(self) -> None:
         """Stop the query; delete the work directory if the runner made it."""
         self.query.stop()
+        self._remove_own_work_dir()
+
+    def _remove_own_work_dir(self) -> None:
         if self._owns_work_dir:
             shutil.rmtree(self.work_dir, ignore_errors=True)
 

@@ -14,8 +14,10 @@ the final tuples, so about a million updates read or write in a few seconds.
 from __future__ import annotations
 
 import decimal
+import gc
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from itertools import islice
 from pathlib import Path
 
@@ -58,11 +60,28 @@ class Update:
     row: tuple
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Build millions of (acyclic) tuples without the cyclic GC rescanning them all the while.
+
+    With a million rows already alive, the collector's full passes made reading a stream 3-4x
+    slower; nothing built here can form a cycle, so nothing is lost by pausing it.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def arrow_schema(table: Table) -> pa.Schema:
     """The Arrow schema of ``table``'s columns (no ``_seq``/``_op``), nullability from the catalog."""
     return pa.schema([pa.field(c.name, ARROW_TYPES[c.type], nullable=c.nullable) for c in table.columns])
 
 
+@gc_paused()
 def rows_from_arrow(data: pa.Table, table: Table, source: str) -> list[tuple]:
     """``table``'s columns of ``data`` as tuples of Python values in catalog order.
 
@@ -173,7 +192,7 @@ def write_stream(
 
 
 def _table_file(table: Table, updates: Sequence[Update], path: Path) -> pa.Table:
-    ordered = sorted(updates, key=lambda u: u.seq)
+    ordered = [updates[i] for i in np.argsort(np.array([u.seq for u in updates], np.int64), kind="stable").tolist()]
     bad = next((u for u in ordered if u.op not in (INSERT, DELETE)), None)
     if bad is not None:
         raise StreamFormatError(f"table {table.name}, update with _seq {bad.seq}: _op is {bad.op!r}, must be +1 or -1")
@@ -190,13 +209,17 @@ def _group_by_table(
         for table, table_updates in updates.items():
             name = catalog.table(table).name
             grouped[name].extend(table_updates)
-            wrong = next((u for u in table_updates if catalog.table(u.table).name != name), None)
+            wrong = next((u for u in table_updates if u.table != table and catalog.table(u.table).name != name), None)
             if wrong is not None:
                 raise StreamFormatError(f"update with _seq {wrong.seq} of table {wrong.table} is listed under table {name}")
     else:
         for update in updates:
-            grouped[catalog.table(update.table).name].append(update)
-    return dict(grouped)
+            grouped[update.table].append(update)
+    # One catalog lookup per spelling of a table name, not one per update.
+    merged: dict[str, list[Update]] = defaultdict(list)
+    for table, table_updates in grouped.items():
+        merged[catalog.table(table).name].extend(table_updates)
+    return dict(merged)
 
 
 def _stream_entries(stream_dir: Path, catalog: Catalog) -> dict[str, Path]:
@@ -215,6 +238,7 @@ def _stream_entries(stream_dir: Path, catalog: Catalog) -> dict[str, Path]:
     return entries
 
 
+@gc_paused()
 def read_stream(stream_dir: Path | str, catalog: Catalog) -> list[Update]:
     """Every update under ``stream_dir``, all tables merged in ``_seq`` order (see module docstring)."""
     stream_dir = Path(stream_dir)

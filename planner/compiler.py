@@ -6,11 +6,13 @@ import attrs
 
 from catalog.schema import Catalog
 from operators.dataflow import Dataflow
+from operators.expr_eval import ExpressionError
 from operators.lowering import LoweringError, lower
 from planner.context import OptimizerContext
 from planner.optimizer import optimize
 from planner.plan import LogicalPlan
 from planner.rule_executor import PlanTrace
+from planner.unsupported import why_unsupported
 
 
 class UnsupportedQueryError(ValueError):
@@ -32,9 +34,10 @@ def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool 
     plan, trace = optimize(logical, ctx, strict=strict)
     try:
         dataflow = lower(plan, catalog)
+    except ExpressionError as err:
+        raise UnsupportedQueryError(f"cannot maintain this query: {err}") from err
     except LoweringError as err:
-        reasons = "; ".join(f"{rule}: {why}" for rule, why in ctx.refusals.items())
-        raise UnsupportedQueryError(f"{err}" + (f". Why the stronger strategies did not apply: {reasons}" if reasons else "")) from err
+        raise UnsupportedQueryError(f"cannot maintain this query: {why_unsupported(plan, ctx)}") from err
     return CompiledQuery(sql, logical, plan, trace, ctx, dataflow)
 
 

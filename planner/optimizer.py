@@ -1,7 +1,8 @@
 """The optimizer pipeline: one visible list of rule batches, in order.
 
 Ordering constraints:
-- Normalization first: strategies only look at join graphs of atoms.
+- Normalization first: strategies only look at join graphs of atoms; derived tables are inlined
+  inside the same fixpoint so their joins flatten with the outer ones.
 - Foreign-key join trees before aggregates: ``MaintainRingAggregate`` needs a maintained join below.
 - Column pruning last: it must see the edges and residuals the strategies introduced.
 """
@@ -13,12 +14,15 @@ from planner.plan import LogicalPlan
 from planner.rule_executor import Batch, FixedPoint, Once, PlanTrace, RuleExecutor
 from rules.aggregate import MaintainRingAggregate
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
+from rules.inline_views import InlineDerivedTables
 from rules.normalize import FlattenInnerJoins, FormEquiJoinClasses, PushSelectionsIntoAtoms
 from rules.prune_columns import PruneAtomColumns
 from rules.top_k import MaintainTopK
 
 BATCHES = (
-    Batch("Normalize", FixedPoint(100), (FlattenInnerJoins(), PushSelectionsIntoAtoms(), FormEquiJoinClasses())),
+    Batch("Normalize", FixedPoint(100), (
+        InlineDerivedTables(), FlattenInnerJoins(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
+    )),
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
     Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainTopK())),
     Batch("Prune columns", Once(), (PruneAtomColumns(),)),

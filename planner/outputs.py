@@ -22,7 +22,7 @@ from planner.plan import (
 
 @singledispatch
 def output_columns(plan: LogicalPlan) -> tuple[Column, ...]:
-    raise NotImplementedError(f"no output layout for {plan.kind}")
+    raise NotImplementedError(f"no output layout for {plan.node_name}")
 
 
 @output_columns.register

@@ -77,7 +77,8 @@ class LogicalPlan:
             yield from child.walk()
 
     @property
-    def kind(self) -> str:
+    def node_name(self) -> str:
+        """The class name, as the plan notation prints it (``kind`` is a field of Join and SetOperation)."""
         return type(self).__name__
 
 

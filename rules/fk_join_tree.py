@@ -17,7 +17,7 @@ from collections import defaultdict
 
 from catalog.schema import Catalog
 from planner.context import OptimizerContext
-from planner.expressions import Column
+from planner.expressions import Column, conjunction, contains_subquery
 from planner.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinGraph
 from planner.plan import LogicalPlan
 from planner.rule_executor import Rule
@@ -137,6 +137,11 @@ class ChooseForeignKeyJoinTree(Rule):
         def choose(node: LogicalPlan) -> LogicalPlan:
             if not isinstance(node, JoinGraph) or not all(isinstance(a, Atom) for a in node.atoms):
                 return node
+            nested = [c for c in node.conditions if contains_subquery(c)]
+            if nested:
+                ctx.refuse(self.name, "a WHERE condition holds a subquery (IN/EXISTS/scalar); it must first be "
+                           "decorrelated into a maintained aggregate view, which is not implemented yet")
+                return node
             try:
                 edges = foreign_key_edges(node, ctx.catalog)
                 root = choose_root(node, edges)
@@ -144,11 +149,7 @@ class ChooseForeignKeyJoinTree(Rule):
             except NotAForeignKeyJoin as reason:
                 ctx.refuse(self.name, str(reason))
                 return node
-            residual = None
-            if node.conditions:
-                from planner.expressions import conjunction
-
-                residual = conjunction(list(node.conditions))
+            residual = conjunction(list(node.conditions))
             ctx.decide(
                 self.name,
                 f"every join is along a foreign key and the foreign-key graph is a tree rooted at {root}: "

@@ -1,0 +1,65 @@
+"""Say why a plan has no maintenance plan: the first operator no strategy covered, and the reason.
+
+The optimizer leaves logical nodes it could not rewrite in place; this module names the deepest
+such node (the real obstacle: its parents fail only because of it) in the user's terms.
+"""
+
+from __future__ import annotations
+
+from planner.context import OptimizerContext
+from planner.expressions import contains_subquery
+from planner.maintenance import Atom, ForeignKeyJoin, JoinGraph, RingAggregate, TopK
+from planner.plan import (
+    Aggregate,
+    Distinct,
+    Filter,
+    Join,
+    Limit,
+    LogicalPlan,
+    Project,
+    SetOperation,
+    Sort,
+    SubqueryAlias,
+)
+
+MAINTAINED = (Atom, ForeignKeyJoin, RingAggregate, TopK, Project, Sort)
+
+
+def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
+    refusals = ctx.refusals
+    match node:
+        case JoinGraph(conditions=conds) if any(contains_subquery(c) for c in conds):
+            return "a WHERE condition holds a subquery (IN/EXISTS/scalar); decorrelating it into a maintained view is not implemented yet"
+        case JoinGraph():
+            why = refusals.get("ChooseForeignKeyJoinTree", "no join strategy applies")
+            return f"the join of {', '.join(a.alias for a in node.atoms if isinstance(a, Atom))} cannot be maintained: {why}"
+        case Join(kind="left"):
+            return "LEFT OUTER JOIN is not maintained yet (outer joins along a foreign key are planned)"
+        case Join(kind=kind):
+            return f"a {kind} join over derived tables or subqueries is not maintained yet"
+        case Aggregate():
+            return refusals.get("MaintainRingAggregate", "GROUP BY over this input is not maintained yet")
+        case Distinct():
+            return "SELECT DISTINCT is not maintained yet"
+        case SetOperation(kind=kind):
+            return f"{kind.upper()} is not maintained yet"
+        case SubqueryAlias(alias=alias):
+            return f"the derived table or WITH view {alias} could not be inlined (it aggregates, sorts or limits)"
+        case Limit():
+            return "LIMIT without ORDER BY is not deterministic; add ORDER BY"
+        case Filter(condition=cond) if contains_subquery(cond):
+            return "HAVING with a subquery is not maintained yet"
+        case Filter():
+            return "this filter sits above an operator that is not maintained"
+    return f"no incremental operator implements {node.node_name}"
+
+
+def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str:
+    """One sentence naming the deepest unmaintained operator and why it is unmaintained."""
+    deepest: LogicalPlan | None = None
+    for node in plan.walk():
+        if not isinstance(node, MAINTAINED) and not (isinstance(node, Filter) and isinstance(node.child, RingAggregate)):
+            deepest = node
+    if deepest is None:
+        return "the plan shape is not supported by the lowering"
+    return f"{deepest.node_name}: {_reason(deepest, ctx)}"

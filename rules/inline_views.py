@@ -1,0 +1,84 @@
+"""Inline derived tables and WITH views that only select, project and join (Q7, Q8, Q9 style).
+
+``(SELECT e1 AS a, ... FROM ... WHERE ...) AS v`` used in FROM is the same as putting its FROM and
+WHERE in place of ``v`` and reading ``v.a`` as ``e1``. After inlining, the outer query is one
+select-project-join block that normalization flattens like any other.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from planner.context import OptimizerContext
+from planner.expressions import Column, Expr, transform
+from planner.plan import (
+    Aggregate,
+    Distinct,
+    Limit,
+    LogicalPlan,
+    NamedExpr,
+    Project,
+    SetOperation,
+    Sort,
+    SortKey,
+    SubqueryAlias,
+)
+from planner.rule_executor import Rule
+
+_BLOCKING = (Aggregate, Distinct, Limit, Sort, SetOperation, SubqueryAlias)
+
+
+def _substitute(value, mapping: dict[Column, Expr]):
+    match value:
+        case tuple():
+            return tuple(_substitute(v, mapping) for v in value)
+        case NamedExpr(name, expr):
+            new = _substitute(expr, mapping)
+            return value if new is expr else NamedExpr(name, new)
+        case SortKey(expr, ascending):
+            new = _substitute(expr, mapping)
+            return value if new is expr else SortKey(new, ascending)
+        case LogicalPlan() | str() | int() | bool() | None:
+            return value
+    return transform(value, lambda e: mapping.get(e, e) if isinstance(e, Column) else e)
+
+
+def _substitute_fields(node: LogicalPlan, mapping: dict[Column, Expr]) -> LogicalPlan:
+    changes = {}
+    for field in attrs.fields(type(node)):
+        if field.name in node.child_fields:
+            continue
+        old = getattr(node, field.name)
+        new = _substitute(old, mapping)
+        if new != old:
+            changes[field.name] = new
+    return attrs.evolve(node, **changes) if changes else node
+
+
+class InlineDerivedTables(Rule):
+    """Replace ``SubqueryAlias(v, Project(items, spj))`` by ``spj`` and ``v.a`` by a's expression.
+
+    Preconditions: the inner block has no aggregate, DISTINCT, ORDER BY, LIMIT or set operation.
+
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(InlineDerivedTables(), '''
+    ... Aggregate group_by=[v.y AS y] aggregates=[sum(v.vol) AS _a0]
+    ...   SubqueryAlias alias=v
+    ...     Project items=[extract_year(o.d) AS y, o.p * 2 AS vol]
+    ...       Scan table=orders alias=o columns=[d, p]
+    ... ''', '''
+    ... Aggregate group_by=[extract_year(o.d) AS y] aggregates=[sum(o.p * 2) AS _a0]
+    ...   Scan table=orders alias=o columns=[d, p]
+    ... ''', None)
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        for node in plan.walk():
+            match node:
+                # π_{e AS a}(Q) AS v, then v.a everywhere  ≡  Q, then e everywhere
+                case SubqueryAlias(alias, Project(items, inner)) if not any(isinstance(n, _BLOCKING) for n in inner.walk()):
+                    mapping = {Column(alias, item.name): item.expr for item in items}
+                    target = node
+                    replaced = plan.transform_up(lambda n: inner if n is target else n)
+                    return replaced.transform_up(lambda n: _substitute_fields(n, mapping))
+        return plan

@@ -1,0 +1,20 @@
+"""Drive a maintained view batch by batch and compare it with recomputation after every batch."""
+
+from __future__ import annotations
+
+from catalog.schema import Catalog
+from operators.stream_format import Update, batches
+from planner.recompute import DuckDBOracle, assert_rows_match
+from planner.view import MaintainedView
+
+
+def check_against_recomputation(sql: str, catalog: Catalog, updates: list[Update], batch_size: int,
+                                engine: str = "local", **view_options) -> MaintainedView:
+    """Apply ``updates`` in batches; after each, the view must equal DuckDB over the current tables."""
+    oracle = DuckDBOracle(catalog)
+    with MaintainedView(sql, catalog, engine=engine, strict=True, **view_options) as view:
+        for number, batch in enumerate(batches(updates, batch_size)):
+            view.apply(batch)
+            oracle.load({table: list(rows.values()) for table, rows in view.validator.rows.items()})
+            assert_rows_match(view.result(), oracle.query(sql), f"{engine} runner, after batch {number}")
+    return view

@@ -1,0 +1,69 @@
+"""Bad input is rejected with table, row and reason, and leaves every state as it was."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from catalog.ddl import catalog_from_ddl
+from operators.stream_format import Update
+from operators.validate import InvalidChangeError, Validator
+
+CATALOG = catalog_from_ddl("""
+CREATE TABLE customer (c_custkey INT, c_name VARCHAR(20), c_since DATE, PRIMARY KEY (c_custkey));
+""")
+ALICE = (1, "alice", datetime.date(2020, 1, 1))
+
+
+def validator(policy: str = "error") -> Validator:
+    v = Validator(CATALOG, ["customer"], policy)
+    v.check([Update(1, "customer", 1, ALICE)])
+    return v
+
+
+@pytest.mark.parametrize(("update", "reason"), [
+    (Update(5, "customer", 1, ALICE), "duplicate primary key (1,)"),
+    (Update(5, "customer", -1, (2, "bob", None)), "delete of an absent row"),
+    (Update(5, "customer", -1, (1, "alicia", datetime.date(2020, 1, 1))), "delete does not match the stored row"),
+    (Update(5, "customer", 1, (3, "carol")), "has 2 columns, table customer has 3"),
+    (Update(5, "customer", 1, (3, 42, None)), "column c_name expects string, got int"),
+    (Update(5, "customer", 1, ("3", "carol", None)), "column c_custkey expects int, got str"),
+    (Update(5, "customer", 1, (None, "carol", None)), "NULL in key column c_custkey"),
+    (Update(5, "customer", 1, (3, "carol", "2020-01-01")), "column c_since expects date"),
+])
+def test_invalid_change_names_table_row_and_reason_and_changes_nothing(update, reason):
+    v = validator()
+    before = dict(v.rows["customer"])
+    good = Update(4, "customer", 1, (9, "ok", None))
+    with pytest.raises(InvalidChangeError) as err:
+        v.check([good, update])
+    message = str(err.value)
+    assert "table customer" in message and "_seq 5" in message and reason in message
+    assert v.rows["customer"] == before, "a rejected batch must not commit its valid part either"
+
+
+def test_quarantine_sets_invalid_changes_aside_and_applies_the_rest():
+    v = validator("quarantine")
+    accepted, rejected = v.check([Update(2, "customer", 1, ALICE), Update(3, "customer", 1, (2, "bob", None))])
+    assert accepted == {"customer": [((2, "bob", None), 1)]}
+    assert [r.update.seq for r in rejected] == [2] and "duplicate primary key" in rejected[0].reason
+    assert set(v.rows["customer"]) == {(1,), (2,)}
+
+
+def test_changes_are_checked_in_seq_order_within_a_batch():
+    v = validator()
+    replace = [Update(11, "customer", 1, (1, "alicia", None)), Update(10, "customer", -1, ALICE)]
+    accepted, _ = v.check(replace)
+    assert accepted["customer"] == [(ALICE, -1), ((1, "alicia", None), 1)]
+
+
+def test_insert_delete_insert_of_one_key_in_a_batch_is_valid():
+    v = Validator(CATALOG, ["customer"])
+    accepted, _ = v.check([Update(1, "customer", 1, ALICE), Update(2, "customer", -1, ALICE), Update(3, "customer", 1, ALICE)])
+    assert len(accepted["customer"]) == 3 and v.rows["customer"] == {(1,): ALICE}
+
+
+def test_unknown_policy_is_refused():
+    with pytest.raises(ValueError, match="quarantine"):
+        Validator(CATALOG, ["customer"], "ignore")
