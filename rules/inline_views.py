@@ -77,8 +77,10 @@ class InlineDerivedTables(Rule):
             match node:
                 # π_{e AS a}(Q) AS v, then v.a everywhere  ≡  Q, then e everywhere
                 case SubqueryAlias(alias, Project(items, inner)) if not any(isinstance(n, _BLOCKING) for n in inner.walk()):
-                    mapping = {Column(alias, item.name): item.expr for item in items}
-                    target = node
-                    replaced = plan.transform_up(lambda n: inner if n is target else n)
-                    return replaced.transform_up(lambda n: _substitute_fields(n, mapping))
+                    return _inline(plan, node, inner, {Column(alias, item.name): item.expr for item in items})
         return plan
+
+
+def _inline(plan: LogicalPlan, view: SubqueryAlias, inner: LogicalPlan, mapping: dict[Column, Expr]) -> LogicalPlan:
+    replaced = plan.transform_up(lambda n: inner if n is view else n)
+    return replaced.transform_up(lambda n: _substitute_fields(n, mapping))
