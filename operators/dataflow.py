@@ -7,7 +7,8 @@ AJU §2.3) and a projection to one stage port. Each stage sends its output to on
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from operator import itemgetter
 
 import attrs
 
@@ -31,6 +32,16 @@ class SourceRoute:
         if self.predicate is not None and not self.predicate(row):
             return None
         return tuple(row[i] for i in self.columns)
+
+    def route(self, changes: Iterable[tuple[Row, int]]) -> list[tuple[Row, int]]:
+        """The routed changes of a batch (selection, then projection)."""
+        keep, positions = self.predicate, self.columns
+        if len(positions) == 1:
+            (only,) = positions
+            project = lambda row: (row[only],)  # noqa: E731
+        else:
+            project = itemgetter(*positions)
+        return [(project(row), w) for row, w in changes if keep is None or keep(row)]
 
 
 @attrs.frozen

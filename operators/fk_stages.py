@@ -82,6 +82,9 @@ class ForeignKeyLookupStage(KeyedStage):
     def key_of(self, port: int, row: Row) -> tuple:
         return tuple(self._parent_key(row) if port == self.PARENT else self._child_key(row))
 
+    def key_function(self, port: int):
+        return self._parent_key if port == self.PARENT else self._child_key
+
     def process(self, key: tuple, state: LookupState | None, changes: list[Change]) -> tuple[LookupState | None, Changelog]:
         state = state or LookupState()
         before = _single(state.child, self.name) if state.child else None
@@ -102,7 +105,9 @@ class ForeignKeyLookupStage(KeyedStage):
             if after is not None:
                 out.extend((row + after, count) for row, count in state.parents.items())
         new_state = state if (state.parents or state.child) else None
-        return new_state, consolidate(out)
+        # No consolidation: with the child unchanged each parent change maps to one distinct row, and
+        # with it changed old and new rows differ in the child part (downstream sums weights anyway).
+        return new_state, out
 
     def describe(self) -> dict[str, str]:
         return self.description

@@ -50,12 +50,22 @@ def ensure_java() -> str:
 
 
 def java_major_version(java: str) -> int:
-    """Major version printed by ``java -version``: ``"17.0.15"`` → 17, legacy ``"1.8.0_392"`` → 8."""
+    """Major version of the ``java`` executable, from its ``-version`` banner."""
     completed = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60)
-    banner = completed.stderr + completed.stdout
+    return parse_java_version(completed.stderr + completed.stdout)
+
+
+def parse_java_version(banner: str) -> int:
+    """Major version in a ``java -version`` banner; Java 8 and older print ``1.<major>``.
+
+    >>> parse_java_version('openjdk version "17.0.15" 2025-04-15')
+    17
+    >>> parse_java_version('java version "1.8.0_392"')
+    8
+    """
     match = re.search(r'version "(\d+)(?:\.(\d+))?', banner)
     if match is None:
-        raise RuntimeError(f"Cannot read the version of {java} from `java -version`: {banner.strip()!r}")
+        raise RuntimeError(f"Cannot read the Java version from `java -version`: {banner.strip()!r}")
     major, minor = int(match.group(1)), int(match.group(2) or 0)
     return minor if major == 1 else major
 
@@ -64,7 +74,8 @@ def make_spark_session(app: str = "spark-ivm", cores: int = 2) -> SparkSession:
     """The active session if there is one, else a new ``local[cores]`` session set up for the runner.
 
     A reused session keeps its own settings, except the state-store provider, which is set here
-    because it is a session (SQL) setting and the runner cannot work without it.
+    because it is a session (SQL) setting and the runner cannot work without it; its Python workers
+    must already be able to import this project.
     """
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -79,6 +90,7 @@ def make_spark_session(app: str = "spark-ivm", cores: int = 2) -> SparkSession:
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", "4g")
+        .config("spark.log.level", "ERROR")
         .config("spark.sql.shuffle.partitions", str(cores))
         .config("spark.executorEnv.PYTHONPATH", worker_python_path())
         .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
@@ -87,7 +99,6 @@ def make_spark_session(app: str = "spark-ivm", cores: int = 2) -> SparkSession:
     )
     spark.sparkContext.setLogLevel("ERROR")
     return spark
-
 
 
 def worker_python_path() -> str:

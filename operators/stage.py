@@ -13,16 +13,14 @@ whole batch of a key, and emit the difference between the key's output before an
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any
-
-import attrs
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from operators.zset import Changelog, Row
 
 
-@attrs.frozen
-class Change:
-    """One weighted row arriving at a stage on ``port``."""
+class Change(NamedTuple):
+    """One weighted row arriving at a stage on ``port`` (a NamedTuple: created per row, it must be cheap)."""
 
     port: int
     row: Row
@@ -40,6 +38,10 @@ class KeyedStage(ABC):
     @abstractmethod
     def key_of(self, port: int, row: Row) -> tuple:
         """The partition key of an input row arriving on ``port``."""
+
+    def key_function(self, port: int) -> Callable[[Row], tuple]:
+        """``key_of`` specialised to one port (runners call it once per port and batch, for speed)."""
+        return lambda row: self.key_of(port, row)
 
     @abstractmethod
     def process(self, key: tuple, state: Any | None, changes: list[Change]) -> tuple[Any | None, Changelog]:

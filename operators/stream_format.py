@@ -46,6 +46,9 @@ ARROW_TYPES = {
 _EXACT_DECIMAL_DIGITS = 15
 
 
+_ARROW_CONVERSION_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
+
+
 class StreamFormatError(ValueError):
     """A stream file is malformed; the message names the table, the row and the reason."""
 
@@ -100,11 +103,11 @@ def _python_values(
 ) -> list:
     where = f"table {table} ({source}), column {name}"
     try:
-        if sql_type == "float" and pa.types.is_decimal(column.type):
-            column = _decimal_to_float(column)
-        column = column.cast(ARROW_TYPES[sql_type])
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
-        raise StreamFormatError(f"{where}: cannot read {column.type} as {sql_type}: {error}") from None
+        column = _cast(column, sql_type)
+    except _ARROW_CONVERSION_ERRORS as error:
+        row = next((i for i in range(len(column)) if not _casts(column.slice(i, 1), sql_type)), None)
+        at_row = "" if row is None else f", row {row}"
+        raise StreamFormatError(f"{where}{at_row}: cannot read {column.type} as {sql_type}: {error}") from None
     if column.null_count:
         if not nullable:
             raise StreamFormatError(f"{where}, row {_first_true(column.is_null())}: NULL in a NOT NULL column")
@@ -112,6 +115,20 @@ def _python_values(
     if sql_type == "string":
         return column.to_pylist()
     return column.to_numpy().tolist()
+
+
+def _cast(column: pa.ChunkedArray, sql_type: str) -> pa.ChunkedArray | pa.Array:
+    if sql_type == "float" and pa.types.is_decimal(column.type):
+        column = _decimal_to_float(column)
+    return column.cast(ARROW_TYPES[sql_type])
+
+
+def _casts(column: pa.ChunkedArray, sql_type: str) -> bool:
+    try:
+        _cast(column, sql_type)
+    except _ARROW_CONVERSION_ERRORS:
+        return False
+    return True
 
 
 def _decimal_to_float(column: pa.ChunkedArray) -> pa.Array:
@@ -145,7 +162,7 @@ def _arrow_values(values: list, field: pa.Field, table: str, source: str) -> pa.
     where = f"table {table} ({source}), column {field.name}"
     try:
         array = pa.array(values, field.type)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+    except _ARROW_CONVERSION_ERRORS:
         row = next(i for i, value in enumerate(values) if not _converts(value, field.type))
         raise StreamFormatError(f"{where}, row {row}: value {values[row]!r} is not a {field.type}") from None
     if array.null_count and not field.nullable:
@@ -156,7 +173,7 @@ def _arrow_values(values: list, field: pa.Field, table: str, source: str) -> pa.
 def _converts(value: object, arrow_type: pa.DataType) -> bool:
     try:
         pa.array([value], arrow_type)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+    except _ARROW_CONVERSION_ERRORS:
         return False
     return True
 

@@ -59,10 +59,11 @@ class TopKStage(KeyedStage):
     def process(self, key: tuple, state: SortedList | None, changes: list[Change]) -> tuple[SortedList | None, Changelog]:
         state = state if state is not None else SortedList()
         before = [row for _, row in state[: self.count]]
-        for change in changes:
-            entry = (self.order_key(change.row), change.row)
-            for _ in range(abs(change.weight)):
-                if change.weight > 0:
+        # Net weights first: a row deleted and re-inserted in one batch must not be removed twice.
+        for row, weight in consolidate((c.row, c.weight) for c in changes):
+            entry = (self.order_key(row), row)
+            for _ in range(abs(weight)):
+                if weight > 0:
                     state.add(entry)
                 else:
                     state.remove(entry)

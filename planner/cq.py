@@ -62,7 +62,9 @@ class ConjunctiveQuery:
         for condition in self.conditions:
             for column in columns(condition):
                 if column.table is not None or column.name not in bound:
-                    raise ValueError(f"condition {condition} of {self.name} uses {column}, which is no atom's variable")
+                    raise ValueError(
+                        f"condition {print_expr(condition)} of {self.name} uses {column}, which is no atom's variable"
+                    )
 
     def variables(self) -> tuple[str, ...]:
         """Every variable of the body, in order of first occurrence."""
@@ -83,7 +85,7 @@ def print_cq(query: ConjunctiveQuery) -> str:
 
 
 def parse_cq(text: str) -> ConjunctiveQuery:
-    """Parse the notation; a syntax error or an unsafe query raises ValueError saying where and why."""
+    """Parse the notation; ValueError names the line and column of a syntax error, or the unsafe variable."""
     tree = parse_with(_parser(), text.strip())
     name, head, *rest = tree.children
     atoms = [t for t in rest if isinstance(t, lark.Tree) and t.data == "atom"]

@@ -22,9 +22,9 @@ name when it is an identifier (``alias=o``) and ``'single quoted'`` with backsla
 otherwise; tuples are ``[a, b]``; ``NamedExpr`` is ``expr AS name``; ``SortKey`` is ``expr ASC`` or
 ``expr DESC`` (upper case; the other keywords are lower case); a class registered with
 ``@notation_value`` is ``TypeName(field=value, ...)``; a plan held in a field (not a child) is a
-block like a subquery's; anything else must be an expression. Because a bare name, a number and a quoted string already mean a Python value, an
-expression that would print exactly like one is put in parentheses there: ``(x)`` is the column
-``x``, ``(1)`` and ``('a')`` are literals.
+block like a subquery's; anything else must be an expression. Because a bare name, a number and a
+quoted string already mean a Python value, an expression that would print exactly like one is put
+in parentheses there: ``(x)`` is the column ``x``, ``(1)`` and ``('a')`` are literals.
 
 Expressions read like SQL with the fewest parentheses that keep the tree: ``a - b - c`` is
 ``(a - b) - c``, ``a - (b - c)`` keeps its parentheses, ``not (a and b)``, ``x in (1, 2)``,
@@ -115,6 +115,7 @@ def parse_plan(text: str) -> LogicalPlan:
 
 
 def print_expr(expr: Expr) -> str:
+    """The expression as the notation writes it in a `condition=`, without value-position parentheses."""
     return _expr(expr, 0)[0]
 
 
@@ -166,7 +167,9 @@ def _shown_fields(cls: type, skipped: set[str | None]) -> list[attrs.Attribute]:
     fields = [f for f in attrs.fields(cls) if f.init and f.name not in skipped]
     for field in fields:
         if not _is_bare_identifier(field.name):
-            raise ValueError(f"field {field.name!r} of {cls.__name__} is a keyword of the plan notation; rename it")
+            raise ValueError(
+                f"field {field.name!r} of {cls.__name__} is a keyword of the plan notation; rename it"
+            )
     return fields
 
 
@@ -221,13 +224,19 @@ def _expr(expr: Expr, indent: int) -> tuple[str, int]:
     """The text of ``expr`` and how tightly it binds; ``indent`` places subquery blocks."""
     match expr:
         case Column(table, name):
-            text = format_identifier(name) if table is None else f"{format_identifier(table)}.{format_identifier(name)}"
+            text = (
+                format_identifier(name)
+                if table is None
+                else f"{format_identifier(table)}.{format_identifier(name)}"
+            )
             return text, _ATOM
         case Literal():
             return _literal(expr)
         case AggregateCall(func, arg, distinct):
             if func not in AGGREGATE_FUNCTIONS:
-                raise ValueError(f"aggregate {func!r} has no notation; known: {', '.join(AGGREGATE_FUNCTIONS)}")
+                raise ValueError(
+                    f"aggregate {func!r} has no notation; known: {', '.join(AGGREGATE_FUNCTIONS)}"
+                )
             inner = "*" if arg is None else _expr(arg, indent)[0]
             return f"{func}({'distinct ' if distinct else ''}{inner})", _ATOM
         case Subquery():
@@ -466,7 +475,9 @@ class _Builder:
     def node(self, tree: Tree, children: dict[int, list[Tree]]) -> LogicalPlan:
         kind, *parts = tree.children
         if kind in self.ambiguous_plan_classes:
-            raise _error(kind, f"{kind} names several plan classes: {', '.join(self.ambiguous_plan_classes[kind])}")
+            raise _error(
+                kind, f"{kind} names several plan classes: {', '.join(self.ambiguous_plan_classes[kind])}"
+            )
         cls = self.plan_classes.get(str(kind))
         if cls is None:
             raise _error(kind, f"unknown plan node {kind}; known: {', '.join(sorted(self.plan_classes))}")
@@ -526,7 +537,9 @@ class _Builder:
         name = opening[:-1]
         cls = _value_classes.get(name)
         if cls is None:
-            raise _error(opening, f"unknown value class {name}; registered: {', '.join(sorted(_value_classes))}")
+            raise _error(
+                opening, f"unknown value class {name}; registered: {', '.join(sorted(_value_classes))}"
+            )
         return _construct(opening, cls, self.fields(opening, fields, _shown_fields(cls, skipped=set())))
 
     def expr(self, tree: Tree) -> Expr:
@@ -575,13 +588,17 @@ class _Builder:
     def expr_call(self, tree, name, arguments):
         function = identifier_from_token(name)
         rule = None if arguments is None else arguments.data
-        args = () if rule in (None, "star", "distinct_star") else tuple(self.expr(a) for a in arguments.children)
+        args = (
+            () if rule in (None, "star", "distinct_star") else tuple(self.expr(a) for a in arguments.children)
+        )
         if name.type == "QUOTED_NAME" or function not in AGGREGATE_FUNCTIONS:
             if rule not in (None, "positional"):
                 raise _error(name, f"only the aggregates {', '.join(AGGREGATE_FUNCTIONS)} take * or distinct")
             return Call(function, args)
         if len(args) > 1 or rule is None:
-            raise _error(name, f"aggregate {function} takes one argument or *; quote it (\"{function}\") for a function")
+            raise _error(
+                name, f'aggregate {function} takes one argument or *; quote it ("{function}") for a function'
+            )
         return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"))
 
     def expr_case(self, tree, *parts):
@@ -666,7 +683,9 @@ def _plan_classes() -> tuple[dict[str, type], dict[str, list[str]]]:
         if attrs.has(cls):
             found[cls.__name__] = cls
             origins.setdefault(cls.__name__, set()).add(_origin(cls))
-    ambiguous = {name: sorted(".".join(o) for o in places) for name, places in origins.items() if len(places) > 1}
+    ambiguous = {
+        name: sorted(".".join(o) for o in places) for name, places in origins.items() if len(places) > 1
+    }
     return found, ambiguous
 
 
@@ -675,11 +694,15 @@ def _distribute_children(kind: Token, cls: type, plans: list[LogicalPlan]) -> di
     fields = {f.name: f for f in attrs.fields(cls)}
     many = [name for name in cls.child_fields if _holds_many(fields[name])]
     if len(many) > 1:
-        raise _error(kind, f"{kind} has several tuple child fields ({', '.join(many)}); the notation cannot split them")
+        raise _error(
+            kind, f"{kind} has several tuple child fields ({', '.join(many)}); the notation cannot split them"
+        )
     singles = len(cls.child_fields) - len(many)
     if len(plans) < singles or (not many and len(plans) != singles):
         expected = f"at least {singles}" if many else str(singles)
-        raise _error(kind, f"{kind} needs {expected} child line(s) ({', '.join(cls.child_fields)}), found {len(plans)}")
+        raise _error(
+            kind, f"{kind} needs {expected} child line(s) ({', '.join(cls.child_fields)}), found {len(plans)}"
+        )
     values: dict[str, object] = {}
     rest = list(plans)
     for name in cls.child_fields:

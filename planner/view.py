@@ -45,9 +45,13 @@ class MaintainedView:
     def columns(self) -> tuple[str, ...]:
         return self.compiled.dataflow.output_columns
 
-    def apply(self, updates: Iterable[Update]) -> Changelog:
-        """Validate and apply one batch; return the result's changes. Invalid input leaves all state as it was."""
-        accepted, rejected = self.validator.check(updates)
+    def apply(self, updates: Iterable[Update], typed: bool = False) -> Changelog:
+        """Validate and apply one batch; return the result's changes. Invalid input leaves all state as it was.
+
+        ``typed=True`` when the rows come from ``read_stream`` or ``load_tables``, which already
+        checked every column's type (see ``Validator.check``).
+        """
+        accepted, rejected = self.validator.check(updates, typed)
         self.rejected.extend(rejected)
         delta = self.runner.apply(accepted) if accepted else []
         apply_changes(self.current, delta)

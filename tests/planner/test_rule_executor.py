@@ -227,7 +227,7 @@ def test_rule_returning_none_is_an_error_naming_the_rule():
 
 def test_debug_log_shows_a_diff_of_each_effective_run_in_the_rendered_notation(caplog):
     def render(plan):
-        return "\n".join(f"{'  ' * depth}{node.kind}" for depth, node in enumerate(plan.walk()))
+        return "\n".join(f"{'  ' * depth}{node.node_name}" for depth, node in enumerate(plan.walk()))
 
     with caplog.at_level(logging.DEBUG, logger=LOGGER):
         run(Batch("peel", FixedPoint(5), (PeelOneWrap(),)), plan=wrapped(1, Leaf("a")), render=render)
