@@ -97,7 +97,7 @@ class Validator:
         accepted: dict[str, list[tuple[Row, int]]] = {}
         rejected: list[Rejected] = []
         for table, table_updates in by_table.items():
-            if any(a.seq > b.seq for a, b in zip(table_updates, table_updates[1:])):
+            if any(a.seq > b.seq for a, b in zip(table_updates, table_updates[1:], strict=False)):
                 table_updates.sort(key=lambda u: u.seq)
             overlays[table], accepted[table] = self._check_table(table, table_updates, rejected, typed)
         for table, overlay in overlays.items():
