@@ -23,12 +23,21 @@ _TYPE_FAMILIES = {
 }
 
 
+def type_family(name: str) -> str | None:
+    """The catalog type (one of ``SQL_TYPES``) of a sqlglot type name, or None when unsupported.
+
+    >>> type_family("DECIMAL"), type_family("VARCHAR"), type_family("TIMESTAMP")
+    ('float', 'string', None)
+    """
+    return next((family for family, names in _TYPE_FAMILIES.items() if name in names), None)
+
+
 def _type_family(table: str, column: str, data_type: exp.DataType) -> str:
     name = data_type.this.name if hasattr(data_type.this, "name") else str(data_type.this)
-    for family, names in _TYPE_FAMILIES.items():
-        if name in names:
-            return family
-    raise CatalogError(f"table {table}, column {column}: unsupported type {data_type.sql()}")
+    family = type_family(name)
+    if family is None:
+        raise CatalogError(f"table {table}, column {column}: unsupported type {data_type.sql()}")
+    return family
 
 
 def _names(nodes) -> tuple[str, ...]:

@@ -7,12 +7,13 @@ AJU §2.3) and a projection to one stage port. Each stage sends its output to on
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter
 
 import attrs
 
-from operators.stage import KeyedStage
+from operators.stage import Change, KeyedStage
 from operators.zset import Row
 
 
@@ -75,6 +76,16 @@ class Dataflow:
             if node.id == stage_id:
                 return node
         raise KeyError(stage_id)
+
+    def route(self, batch: Mapping[str, Iterable[tuple[Row, int]]]) -> dict[int, list[Change]]:
+        """Base-table changes → per-stage input changes (selection and projection applied)."""
+        tables = {table: list(changes) for table, changes in batch.items()}
+        inputs: dict[int, list[Change]] = defaultdict(list)
+        for route in self.sources:
+            if changes := tables.get(route.table):
+                port = route.port
+                inputs[route.stage].extend(Change(port, row, w) for row, w in route.route(changes))
+        return inputs
 
     def tables(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(route.table for route in self.sources))

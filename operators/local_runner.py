@@ -22,20 +22,9 @@ class LocalRunner:
         self.dataflow = dataflow
         self.states: dict[int, dict[tuple, Any]] = {node.id: {} for node in dataflow.stages}
 
-    def route_sources(self, batch: Mapping[str, Iterable[tuple[Row, int]]]) -> dict[int, list[Change]]:
-        """Base-table changes → per-stage input changes (selection and projection applied)."""
-        inputs: dict[int, list[Change]] = defaultdict(list)
-        for route in self.dataflow.sources:
-            changes = batch.get(route.table)
-            if changes:
-                port = route.port
-                inputs[route.stage].extend(Change(port, row, w) for row, w in route.route(changes))
-        return inputs
-
     def apply(self, batch: Mapping[str, Iterable[tuple[Row, int]]]) -> Changelog:
         """Apply one batch of base-table changes (already validated); return the result's changes."""
-        batch = {table: list(changes) for table, changes in batch.items()}
-        inputs = self.route_sources(batch)
+        inputs = self.dataflow.route(batch)
         result: Changelog = []
         for node in self.dataflow.stages:
             changes = inputs.pop(node.id, [])

@@ -43,7 +43,6 @@ from pyspark.sql.streaming.stateful_processor import TimerValues
 from pyspark.sql.types import Row as SparkRow
 
 from operators.dataflow import Dataflow, StageNode
-from operators.local_runner import LocalRunner
 from operators.spark_session import make_spark_session
 from operators.stage import Change
 from operators.zset import Changelog, Row, consolidate
@@ -165,7 +164,6 @@ class SparkRunner:
             directory.mkdir(parents=True, exist_ok=True)
         self._files_written = len(list(self.source_dir.glob("batch-*.parquet")))
         # Routing base-table changes to stage ports is the local runner's logic, reused as is.
-        self._router = LocalRunner(dataflow)
         self._results: dict[int, Changelog] = {}
         try:
             self.query = self._start_query()
@@ -175,7 +173,7 @@ class SparkRunner:
 
     def apply(self, batch: Mapping[str, Iterable[tuple[Row, int]]]) -> Changelog:
         """Apply one batch of base-table changes (already validated); return the result's changes."""
-        routed = self._router.route_sources({table: list(changes) for table, changes in batch.items()})
+        routed = self.dataflow.route(batch)
         records = []
         for stage_id, changes in routed.items():
             stage = self.dataflow.stage(stage_id).stage

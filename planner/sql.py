@@ -23,7 +23,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from catalog.ddl import _TYPE_FAMILIES
+from catalog.ddl import type_family
 from catalog.schema import Catalog, CatalogError, UnknownColumnError
 from planner.expressions import (
     AggregateCall,
@@ -754,7 +754,7 @@ class _Expressions:
 
     def _cast(self, node: exp.Cast) -> Expr:
         type_name = node.to.this.name
-        family = next((f for f, names in _TYPE_FAMILIES.items() if type_name in names), None)
+        family = type_family(type_name)
         if family is None:
             raise UnsupportedSqlError(
                 f"cast to {node.to.sql(dialect='spark')} in {self.clause} is not supported"
