@@ -109,9 +109,13 @@ def _table_from_spark(spark: SparkSession, qualified: tuple[str, ...]) -> Table:
     quoted = ".".join(f"`{part}`" for part in qualified)
     try:
         schema = spark.table(quoted).schema
-        properties = {row.key.lower(): row.value for row in spark.sql(f"SHOW TBLPROPERTIES {quoted}").collect()}
+        properties = {
+            row.key.lower(): row.value for row in spark.sql(f"SHOW TBLPROPERTIES {quoted}").collect()
+        }
     except AnalysisException as err:
-        raise UnknownTableError(f"table {'.'.join(qualified)!r} is not in the Spark session: {_first_line(err)}") from None
+        raise UnknownTableError(
+            f"table {'.'.join(qualified)!r} is not in the Spark session: {_first_line(err)}"
+        ) from None
     keys = _keys_from_properties(name, properties)
     columns = tuple(_column(name, field, keys.primary_key) for field in schema.fields)
     return Table(name, columns, keys.primary_key, keys.foreign_keys, keys.static, keys.insert_only)
@@ -161,7 +165,9 @@ def _keys_from_properties(table: str, properties: Mapping[str, str]) -> _Keys:
 def _column_list(table: str, key: str, text: str) -> tuple[str, ...]:
     columns = tuple(part.strip().lower() for part in text.split(","))
     if not all(columns):
-        raise CatalogError(f"table {table}, property {key!r}: {text!r} is not a comma-separated list of columns")
+        raise CatalogError(
+            f"table {table}, property {key!r}: {text!r} is not a comma-separated list of columns"
+        )
     return columns
 
 
@@ -171,7 +177,9 @@ def _foreign_key(table: str, key: str, columns: tuple[str, ...], target: str) ->
         raise CatalogError(
             f"table {table}, property {key!r}: {target!r} is neither 'table.column' nor 'table(column, ...)'"
         )
-    ref_columns = (match["column"].lower(),) if match["column"] else _column_list(table, key, match["columns"])
+    ref_columns = (
+        (match["column"].lower(),) if match["column"] else _column_list(table, key, match["columns"])
+    )
     return ForeignKey(table, columns, match["table"].lower(), ref_columns)
 
 

@@ -24,7 +24,7 @@ from operators.map_stage import MapStage
 from operators.stage import KeyedStage
 from operators.topk_stage import TopKStage
 from planner.expressions import AggregateCall, Column, Expr
-from planner.maintenance import Atom, ForeignKeyJoin, RingAggregate, TopK
+from planner.maintenance import Atom, ForeignKeyJoin, NestedAggregate, RingAggregate, TopK
 from planner.outputs import output_columns
 from planner.plan import Filter, LogicalPlan, Project, Sort
 
@@ -34,7 +34,7 @@ class LoweringError(ValueError):
 
 
 @attrs.define
-class _Builder:
+class StageBuilder:
     """Collects stages (children first) and the routes of base-table rows."""
 
     catalog: Catalog
@@ -56,14 +56,14 @@ class _Builder:
 
 
 @attrs.frozen
-class _Emitter:
+class Emitter:
     """Where an atom's live subtree rows come from: a stage, or (for a leaf) its source."""
 
     layout: tuple[Column, ...]
     stage: int | None = None
     leaf: Atom | None = None
 
-    def connect(self, builder: _Builder, stage: int, port: int) -> None:
+    def connect(self, builder: StageBuilder, stage: int, port: int) -> None:
         if self.stage is not None:
             builder.downstream[self.stage] = (stage, port)
         else:
@@ -85,11 +85,11 @@ def _positions(layout: tuple[Column, ...], alias: str, names: tuple[str, ...]) -
     return tuple(layout.index(Column(alias, n)) for n in names)
 
 
-def _lower_atom(join: ForeignKeyJoin, alias: str, builder: _Builder) -> _Emitter:
+def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emitter:
     atom = join.atom(alias)
     edges = join.children_of(alias)
     if not edges:
-        return _Emitter(atom.output, leaf=atom)
+        return Emitter(atom.output, leaf=atom)
     children = [(edge, _lower_atom(join, edge.referenced, builder)) for edge in edges]
     key = builder.catalog.table(atom.table).primary_key
     if len(children) == 1:
@@ -107,7 +107,7 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: _Builder) -> _Emitter
         ))
         builder.route(atom, atom.columns, stage, ForeignKeyLookupStage.PARENT)
         child.connect(builder, stage, ForeignKeyLookupStage.CHILD)
-        return _Emitter(layout, stage=stage)
+        return Emitter(layout, stage=stage)
     layout = atom.output + tuple(c for _, child in children for c in child.layout)
     # Each child's index stage sees R's key plus that child's foreign key columns; the index
     # stages come first so that stages stay in topological order.
@@ -138,10 +138,10 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: _Builder) -> _Emitter
     builder.route(atom, atom.columns, live, 0)
     for port, index in enumerate(indexes, start=1):
         builder.downstream[index] = (live, port)
-    return _Emitter(layout, stage=live)
+    return Emitter(layout, stage=live)
 
 
-def _finish(items: tuple, having: Expr | None, layout: tuple[Column, ...]):
+def finish_function(items: tuple, having: Expr | None, layout: tuple[Column, ...]):
     """The select list (and HAVING) over rows of ``layout``, as one closure returning a row or None."""
     index = {c: i for i, c in enumerate(layout)}
     keep = compile_predicate(having, index)
@@ -160,7 +160,7 @@ def _finish(items: tuple, having: Expr | None, layout: tuple[Column, ...]):
 
 def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
     """The dataflow maintaining ``plan`` (an optimized maintenance plan)."""
-    builder = _Builder(catalog)
+    builder = StageBuilder(catalog)
     presentation: tuple = ()
     if isinstance(plan, Sort):
         presentation, plan = plan.keys, plan.child
@@ -173,9 +173,11 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
     having = None
     if isinstance(plan, Filter) and isinstance(plan.child, RingAggregate):
         having, plan = plan.condition, plan.child
-    aggregate = None
+    aggregate = nested = None
     if isinstance(plan, RingAggregate):
         aggregate, plan = plan, plan.child
+    elif isinstance(plan, NestedAggregate):
+        nested, plan = plan, plan.child
     if not isinstance(plan, ForeignKeyJoin):
         raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
     for node in plan.atoms:
@@ -184,19 +186,24 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
     root = _lower_atom(plan, plan.root, builder)
     join_where = compile_predicate(plan.residual, {c: i for i, c in enumerate(root.layout)})
     output_layout: tuple[Column, ...]
-    if aggregate is not None:
+    if nested is not None:
+        from operators.nested_lowering import lower_nested
+
+        last, output_layout, initial = lower_nested(builder, nested, items, plan, root)
+    elif aggregate is not None:
         consumer, output_layout, initial = _lower_aggregate(builder, aggregate, items, having, root.layout, join_where)
     else:
-        mapping = _finish(items, plan.residual, root.layout)
+        mapping = finish_function(items, plan.residual, root.layout)
         output_layout = tuple(Column(None, i.name) for i in items) if items is not None else root.layout
         consumer = builder.add(MapStage("project", mapping, tuple(map(str, output_layout)), {
             "operator": "Map (σ, π)", "inputs": "join results", "state": "none", "key": "none (stateless)",
             "update_cost": "O(1) per result change", "why": "selection and projection are linear (AJU Thm 14)"}))
         initial = ()
-    root.connect(builder, consumer, 0)
-    last = consumer
+    if nested is None:
+        root.connect(builder, consumer, 0)
+        last = consumer
     if top_k is not None:
-        last = _lower_top_k(builder, top_k, output_layout, consumer)
+        last = _lower_top_k(builder, top_k, output_layout, last)
     order_keys = presentation or (top_k.keys if top_k is not None else ())
     order = tuple((output_layout.index(_output_column(k.expr, output_layout)), k.ascending) for k in order_keys)
     nodes = tuple(
@@ -214,7 +221,7 @@ def _output_column(expr: Expr, layout: tuple[Column, ...]) -> Column:
     raise LoweringError(f"ORDER BY {expr} is not a column of the result; order by an output column instead")
 
 
-def _lower_aggregate(builder: _Builder, aggregate: RingAggregate, items, having, layout, where):
+def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate, items, having, layout, where):
     index = {c: i for i, c in enumerate(layout)}
     group_by = tuple(compile_expr(g.expr, index) for g in aggregate.group_by)
     specs = []
@@ -222,7 +229,7 @@ def _lower_aggregate(builder: _Builder, aggregate: RingAggregate, items, having,
         call: AggregateCall = item.expr
         specs.append(AggregateSpec(call.func, None if call.arg is None else compile_expr(call.arg, index)))
     agg_layout = output_columns(aggregate)
-    finish = _finish(items, having, agg_layout)
+    finish = finish_function(items, having, agg_layout)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     groups = ", ".join(g.name for g in aggregate.group_by) or "()"
     stage = RingAggregateStage(
@@ -236,7 +243,7 @@ def _lower_aggregate(builder: _Builder, aggregate: RingAggregate, items, having,
     return builder.add(stage), output_layout, (() if empty is None else (empty,))
 
 
-def _lower_top_k(builder: _Builder, top_k: TopK, layout: tuple[Column, ...], upstream: int) -> int:
+def _lower_top_k(builder: StageBuilder, top_k: TopK, layout: tuple[Column, ...], upstream: int) -> int:
     index = {c: i for i, c in enumerate(layout)}
     keys = tuple((compile_expr(_output_column(k.expr, layout), index), k.ascending) for k in top_k.keys)
     stage = builder.add(TopKStage(

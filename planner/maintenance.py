@@ -92,3 +92,52 @@ class TopK(LogicalPlan):
     keys: tuple[SortKey, ...]
     count: int
     child: LogicalPlan
+
+
+@notation_value
+@attrs.frozen
+class Correlation:
+    """One correlation predicate of a nested aggregate, read as ``inner op outer``."""
+
+    inner: Column
+    op: str
+    outer: Column
+
+
+@notation_value
+@attrs.frozen
+class SubqueryAggregate:
+    """A scalar aggregate subquery over one relation: ``value`` of ``func(argument)`` over the rows of
+    ``table`` that pass ``where`` (inner columns only) and ``correlation`` (the conjuncts that read
+    the outer row; None: uncorrelated). ``correlations`` is ``correlation`` parsed into
+    ``inner op outer`` comparisons when every conjunct has that form, else empty. ``value`` reads
+    the aggregate as the column ``_agg`` (e.g. ``0.2 * _agg`` in TPC-H Q17)."""
+
+    table: str
+    alias: str
+    func: str
+    argument: Expr | None
+    where: Expr | None
+    correlation: Expr | None
+    correlations: tuple[Correlation, ...]
+    value: Expr
+
+
+@attrs.frozen
+class NestedAggregate(LogicalPlan):
+    """An aggregate over the ``child`` rows that satisfy ``predicate`` (RPAI §4.1 grammar).
+
+    ``predicate`` reads each scalar subquery ``subqueries[i]`` as the column ``_s<i>``. For the
+    index strategies (rpai_tree, pai_map, per_key_index: RPAI §2.1.3, §2.2.3, §4.3) it is exactly
+    ``value op _s<k>`` with ``subqueries[k]`` the one correlated aggregate and ``value`` built from
+    constants, outer columns and uncorrelated aggregates; the general strategy (§4.2) takes any
+    predicate.
+    """
+
+    child_fields = ("child",)
+    variant_field = "strategy"
+    strategy: str
+    aggregates: tuple[NamedExpr, ...]
+    predicate: Expr
+    subqueries: tuple[SubqueryAggregate, ...]
+    child: LogicalPlan

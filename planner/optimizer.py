@@ -15,6 +15,7 @@ from planner.rule_executor import Batch, FixedPoint, Once, PlanTrace, RuleExecut
 from rules.aggregate import MaintainRingAggregate
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.inline_views import InlineDerivedTables
+from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
 from rules.normalize import FlattenInnerJoins, FormEquiJoinClasses, PushSelectionsIntoAtoms
 from rules.prune_columns import PruneAtomColumns
 from rules.top_k import MaintainTopK
@@ -23,6 +24,8 @@ BATCHES = (
     Batch("Normalize", FixedPoint(100), (
         InlineDerivedTables(), FlattenInnerJoins(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
     )),
+    # Before join trees: it takes the nested comparison out of the join graph, leaving a plain join.
+    Batch("Correlated nested aggregates", Once(), (RecognizeCorrelatedNestedAggregate(),)),
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
     Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainTopK())),
     Batch("Prune columns", Once(), (PruneAtomColumns(),)),

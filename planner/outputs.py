@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import singledispatch
 
 from planner.expressions import Column
-from planner.maintenance import Atom, ForeignKeyJoin, JoinGraph, RingAggregate, TopK
+from planner.maintenance import Atom, ForeignKeyJoin, JoinGraph, NestedAggregate, RingAggregate, TopK
 from planner.plan import (
     Aggregate,
     Distinct,
@@ -53,6 +53,11 @@ def _(plan: Project) -> tuple[Column, ...]:
 @output_columns.register(RingAggregate)
 def _(plan) -> tuple[Column, ...]:
     return tuple(Column(None, item.name) for item in (*plan.group_by, *plan.aggregates))
+
+
+@output_columns.register(NestedAggregate)
+def _(plan: NestedAggregate) -> tuple[Column, ...]:
+    return tuple(Column(None, item.name) for item in plan.aggregates)
 
 
 @output_columns.register(Join)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from planner.context import OptimizerContext
 from planner.expressions import contains_subquery
-from planner.maintenance import Atom, ForeignKeyJoin, JoinGraph, RingAggregate, TopK
+from planner.maintenance import Atom, ForeignKeyJoin, JoinGraph, NestedAggregate, RingAggregate, TopK
 from planner.plan import (
     Aggregate,
     Distinct,
@@ -22,13 +22,16 @@ from planner.plan import (
     SubqueryAlias,
 )
 
-MAINTAINED = (Atom, ForeignKeyJoin, RingAggregate, TopK, Project, Sort)
+MAINTAINED = (Atom, ForeignKeyJoin, RingAggregate, NestedAggregate, TopK, Project, Sort)
 
 
 def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
     refusals = ctx.refusals
     match node:
         case JoinGraph(conditions=conds) if any(contains_subquery(c) for c in conds):
+            why = refusals.get("RecognizeCorrelatedNestedAggregate")
+            if why:
+                return f"a WHERE condition holds a subquery: {why}"
             return "a WHERE condition holds a subquery (IN/EXISTS/scalar); decorrelating it into a maintained view is not implemented yet"
         case JoinGraph():
             why = refusals.get("ChooseForeignKeyJoinTree", "no join strategy applies")

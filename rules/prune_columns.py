@@ -10,7 +10,7 @@ import attrs
 
 from planner.context import OptimizerContext
 from planner.expressions import Column, Expr, columns
-from planner.maintenance import Atom, FkEdge
+from planner.maintenance import Atom, Correlation, FkEdge, SubqueryAggregate
 from planner.plan import LogicalPlan, NamedExpr, SortKey
 from planner.rule_executor import Rule
 
@@ -24,6 +24,12 @@ def _referenced(value) -> set[Column]:
             return columns(expr)
         case FkEdge(referencing, cols, referenced, key):
             return {Column(referencing, c) for c in cols} | {Column(referenced, k) for k in key}
+        case SubqueryAggregate(correlation=correlation):
+            # the inner relation is read from its own source route; this keeps the outer side
+            # (and, harmlessly, inner columns when an outer atom shares the subquery's alias)
+            return set() if correlation is None else columns(correlation)
+        case Correlation(outer=outer):
+            return {outer}
         case LogicalPlan():
             return set()
         case None | str() | int() | bool():

@@ -1,0 +1,203 @@
+"""Lower a ``NestedAggregate`` (RPAI) to keyed stages; see ``operators/nested_stages.py`` for each.
+
+Equality-correlated parts are keyed by the correlation key and scale out; the global index stages
+(rpai_tree, the PAI map's index, the general algorithm, the final sum) are keyed by a constant and
+do not: EXPLAIN says so.
+"""
+
+from __future__ import annotations
+
+from operators.expr_eval import compile_expr
+from operators.lowering import Emitter, LoweringError, StageBuilder, finish_function
+from operators.nested_stages import (
+    AggregateIndexStage,
+    CorrelatedMaps,
+    CorrelationGroupStage,
+    GeneralNestedStage,
+    PerKeyIndexStage,
+    RequiredSums,
+    RpaiTreeStage,
+    ScalarAggregate,
+    SumVectorsStage,
+)
+from planner.expressions import Call, Column, Expr, columns
+from planner.maintenance import Atom, ForeignKeyJoin, NestedAggregate, SubqueryAggregate
+from planner.outputs import output_columns
+
+AGG = {Column(None, "_agg"): 0}
+
+
+def _tuple_of(positions: tuple[int, ...]):
+    return lambda row: tuple(row[p] for p in positions)
+
+
+def _table_layout(builder: StageBuilder, table: str, alias: str) -> dict[Column, int]:
+    return {Column(alias, c): i for i, c in enumerate(builder.catalog.table(table).column_names)}
+
+
+def _scalar(builder: StageBuilder, q: SubqueryAggregate) -> ScalarAggregate:
+    layout = _table_layout(builder, q.table, q.alias)
+    argument = None if q.argument is None else compile_expr(q.argument, layout)
+    return ScalarAggregate(q.func, argument, compile_expr(q.value, AGG))
+
+
+def _route_subquery(builder: StageBuilder, q: SubqueryAggregate, stage: int, port: int) -> None:
+    columns_all = builder.catalog.table(q.table).column_names
+    builder.route(Atom(q.table, q.alias, columns_all, q.where), columns_all, stage, port)
+
+
+def _describe(operator: str, state: str, key: str, cost: str, why: str, inputs: str = "") -> dict[str, str]:
+    return {"operator": operator, "inputs": inputs, "state": state, "key": key, "update_cost": cost, "why": why}
+
+
+def lower_nested(builder: StageBuilder, nested: NestedAggregate, items, join: ForeignKeyJoin, root: Emitter):
+    """Add the stages of ``nested``; return (last stage, output layout, initial result)."""
+    if join.residual is not None:
+        raise LoweringError("a non-equality join predicate beside a nested aggregate is not supported yet")
+    layout = {c: i for i, c in enumerate(root.layout)}
+    agg_layout = output_columns(nested)
+    output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
+    sums = RequiredSums(
+        tuple(item.expr.func for item in nested.aggregates),
+        tuple(None if item.expr.arg is None else compile_expr(item.expr.arg, layout) for item in nested.aggregates),
+    )
+    finish = finish_function(items, None, agg_layout)
+    names = tuple(c.name for c in output_layout)
+    lowering = {
+        "rpai_tree": _rpai_tree, "pai_map": _pai_map, "per_key_index": _per_key_index, "general": _general,
+    }[nested.strategy]
+    last, empty = lowering(builder, nested, join, root, sums, finish, names)
+    return last, output_layout, (() if empty is None else (empty,))
+
+
+def _split(nested: NestedAggregate) -> tuple[Expr, str, int]:
+    """``value op _s<k>`` → (value, op, k)."""
+    match nested.predicate:
+        case Call(op=op, args=(value, Column(table=None, name=name))):
+            return value, op, int(name[2:])
+    raise LoweringError(f"strategy {nested.strategy} needs a predicate 'value op subquery'")
+
+
+def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value: Expr):
+    """The uncorrelated subqueries (all but k) and ``value`` compiled over their values."""
+    others = [i for i in range(len(nested.subqueries)) if i != k]
+    compiled = compile_expr(value, {Column(None, f"_s{i}"): n for n, i in enumerate(others)})
+    return others, tuple(_scalar(builder, nested.subqueries[i]) for i in others), compiled
+
+
+def _rpai_tree(builder, nested, join, root, sums, finish, names):
+    value, op, k = _split(nested)
+    q = nested.subqueries[k]
+    (correlation,) = q.correlations
+    others, uncorrelated, v = _uncorrelated(builder, nested, k, value)
+    atom = join.atom(join.root)
+    table = builder.catalog.table(atom.table)
+    outer = {**_table_layout(builder, atom.table, q.alias), **_table_layout(builder, atom.table, atom.alias)}
+    # The outer rows are also the inner rows: route whole rows so q's argument can be read too.
+    row_sums = RequiredSums(sums.funcs, tuple(
+        None if item.expr.arg is None else compile_expr(item.expr.arg, outer) for item in nested.aggregates))
+    stage = builder.add(RpaiTreeStage(
+        f"RPAI tree on {q.table}.{correlation.inner.name}", compile_expr(correlation.inner, outer), correlation.op,
+        None if q.argument is None else compile_expr(q.argument, outer), row_sums, v, op, uncorrelated, finish, names,
+        _describe("NestedAggregate[rpai_tree] (RPAI tree)",
+                  f"RPAI trees: {correlation.inner.name} → Σ {q.func}; q → required sums", "constant (does not scale out)",
+                  "O(log n) per update (getSum + shiftKeys)",
+                  f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: inserting a row "
+                  "shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)", f"{table.name} rows"),
+        table.name,
+    ))
+    builder.route(Atom(atom.table, atom.alias, table.column_names, atom.predicate), table.column_names, stage, 0)
+    for port, i in enumerate(others, start=1):
+        _route_subquery(builder, nested.subqueries[i], stage, port)
+    return stage, builder.stages[stage].empty_result()
+
+
+def _correlation_keys(builder, q: SubqueryAggregate, layout: dict[Column, int]):
+    inner_layout = _table_layout(builder, q.table, q.alias)
+    outer_key = _tuple_of(tuple(layout[c.outer] for c in q.correlations))
+    inner_key = _tuple_of(tuple(inner_layout[c.inner] for c in q.correlations))
+    return outer_key, inner_key, ", ".join(f"{c.inner} = {c.outer}" for c in q.correlations)
+
+
+def _pai_map(builder, nested, join, root, sums, finish, names):
+    value, op, k = _split(nested)
+    q = nested.subqueries[k]
+    others, uncorrelated, v = _uncorrelated(builder, nested, k, value)
+    layout = {c: i for i, c in enumerate(root.layout)}
+    outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
+    group = builder.add(CorrelationGroupStage(
+        "correlation groups", outer_key, inner_key, _scalar(builder, q), sums, ("q",) + names,
+        _describe("NestedAggregate[pai_map] groups", "per key: q's Σ and count, the group's required sums",
+                  key_text, "O(1) per update", "equality correlation: an update changes one group's q"),
+    ))
+    root.connect(builder, group, 0)
+    _route_subquery(builder, q, group, 1)
+    index = builder.add(AggregateIndexStage(
+        "PAI map", sums, v, op, uncorrelated, finish, names,
+        _describe("NestedAggregate[pai_map] (PAI map)", "aggregate index: q → required sums "
+                  + ("(hash map)" if op == "=" else "(RPAI tree for the range)"), "constant (does not scale out)",
+                  "O(1) per moved group" if op == "=" else "O(log n) per moved group",
+                  "a group's sums move from its old q to its new q (RPAI §2.1.3)"),
+    ))
+    builder.downstream[group] = (index, 0)
+    for port, i in enumerate(others, start=1):
+        _route_subquery(builder, nested.subqueries[i], index, port)
+    return index, builder.stages[index].empty_result()
+
+
+def _per_key_index(builder, nested, join, root, sums, finish, names):
+    value, op, k = _split(nested)
+    q = nested.subqueries[k]
+    layout = {c: i for i, c in enumerate(root.layout)}
+    outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
+    keyed = builder.add(PerKeyIndexStage(
+        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums, names,
+        _describe("NestedAggregate[per_key_index]", "per key: q's Σ and count; RPAI trees v → required sums",
+                  key_text, "O(log n) per update",
+                  "equality correlation and a per-row value v: each key's contribution is one range sum"),
+    ))
+    root.connect(builder, keyed, 0)
+    _route_subquery(builder, q, keyed, 1)
+    total = builder.add(SumVectorsStage(
+        "sum of contributions", sums, finish, names,
+        _describe("SumVectors", "the required sums of the whole result", "constant (does not scale out)",
+                  "O(1) per changed key", "adds each key's contribution change"),
+    ))
+    builder.downstream[keyed] = (total, 0)
+    return total, builder.stages[total].empty_result()
+
+
+def _general(builder, nested, join, root, sums, finish, names):
+    atom = join.atom(join.root)
+    layout = {c: i for i, c in enumerate(root.layout)}
+    placeholders = {Column(None, f"_s{i}") for i in range(len(nested.subqueries))}
+    key_columns: list[Column] = sorted({c for c in columns(nested.predicate) if c not in placeholders}, key=str)
+    for q in nested.subqueries:
+        if q.correlation is not None:
+            if q.alias == atom.alias:
+                raise LoweringError(f"the subquery over {q.table} reuses the outer alias {q.alias}; rename one of them")
+            key_columns += sorted({c for c in columns(q.correlation) if c.table == atom.alias} - set(key_columns), key=str)
+    key_index = {c: i for i, c in enumerate(key_columns)}
+    specs = []
+    for q in nested.subqueries:
+        if q.correlation is None:
+            specs.append(_scalar(builder, q))
+            continue
+        free = sorted({c for c in columns(q.correlation) if c.table == atom.alias}, key=str)
+        bound = sorted({c for c in columns(q.correlation) if c.table == q.alias}, key=str)
+        inner_layout = _table_layout(builder, q.table, q.alias)
+        both = {c: n for n, c in enumerate(free + bound)}
+        specs.append(CorrelatedMaps(
+            _scalar(builder, q), _tuple_of(tuple(key_index[c] for c in free)),
+            _tuple_of(tuple(inner_layout[c] for c in bound)), compile_expr(q.correlation, both)))
+    predicate_layout = {**key_index, **{Column(None, f"_s{i}"): len(key_columns) + i for i in range(len(specs))}}
+    stage = builder.add(GeneralNestedStage(
+        "general nested aggregate", _tuple_of(tuple(layout[c] for c in key_columns)), tuple(specs),
+        compile_expr(nested.predicate, predicate_layout), sums, finish, names,
+        _describe("NestedAggregate[general] (RPAI §4.2)", "free, bound and result maps", "constant (does not scale out)",
+                  "O(n) per update", "no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"),
+    ))
+    root.connect(builder, stage, 0)
+    for port, q in enumerate(nested.subqueries, start=1):
+        _route_subquery(builder, q, stage, port)
+    return stage, builder.stages[stage].empty_result()

@@ -1,0 +1,503 @@
+"""Keyed stages for correlated nested aggregates (RPAI, Abeysinghe et al., SIGMOD 2022).
+
+The outer query's aggregates are kept as *required sums* (RPAI Algorithm 4's ``requiredSums``): per
+aggregate the sum of its argument and the count of non-NULL arguments, so AVG needs no extra index.
+Aggregate indexes map a value of the correlated aggregate q to the required sums of the outer rows
+having that q; the result is a range sum over the index for ``v θ q``.
+
+- ``RpaiTreeStage`` (VWAP, §2.2.3): q is a prefix sum along one column; an insert shifts the q of
+  every later group: ``shift_keys`` on an RPAI tree, O(log n). Keyed by a constant.
+- ``CorrelationGroupStage`` + ``AggregateIndexStage`` (Example 2.1, §2.1.3): keyed by the
+  correlation key, a group's q moves as one point; the global index stage moves that group's sums
+  from the old q to the new one (the PAI map), O(1) for ``=``, O(log n) for a range.
+- ``PerKeyIndexStage`` + ``SumVectorsStage`` (TPC-H Q17): per correlation key an RPAI tree keyed by
+  the outer value v; the key's contribution is one range sum, O(log n) per update.
+- ``GeneralNestedStage`` (§4.2): free, bound and result maps; O(n) per update.
+
+Index keys must be exact numbers: integral floats become ints and other floats Fractions, because
+the RPAI tree stores keys relative to their parents and float subtraction would drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from fractions import Fraction
+
+import attrs
+
+from operators.pai_map import HashAggregateIndex
+from operators.rpai_tree import RPAITree
+from operators.stage import Change, KeyedStage
+from operators.zset import Changelog, Row, consolidate
+
+Compiled = Callable[[Row], object]
+
+
+def exact(value):
+    """An index key that survives relative-key arithmetic: ints stay, floats become int or Fraction."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else Fraction(value)
+    return value
+
+
+@attrs.frozen
+class RequiredSums:
+    """The outer aggregates as a vector: (sum, non-NULL count) per aggregate; vectors add up."""
+
+    funcs: tuple[str, ...]
+    arguments: tuple[Compiled | None, ...] = attrs.field(eq=False)
+
+    @property
+    def width(self) -> int:
+        return 2 * len(self.funcs)
+
+    def zero(self) -> tuple:
+        return (0,) * self.width
+
+    def of(self, row: Row, weight: int) -> tuple:
+        vector = []
+        for argument in self.arguments:
+            value = 1 if argument is None else argument(row)
+            vector += [0, 0] if value is None else [weight * value, weight]
+        return tuple(vector)
+
+    def values(self, vector) -> tuple:
+        out = []
+        for i, func in enumerate(self.funcs):
+            total, count = vector[2 * i], vector[2 * i + 1]
+            if func == "count":
+                out.append(count)
+            elif count == 0:
+                out.append(None)
+            else:
+                out.append(total / count if func == "avg" else total)
+        return tuple(out)
+
+
+def add_vectors(a: tuple, b: tuple, sign: int = 1) -> tuple:
+    return tuple(x + sign * y for x, y in zip(a, b, strict=True))
+
+
+@attrs.frozen
+class ScalarAggregate:
+    """One scalar aggregate subquery: its aggregate function, argument and the ``value`` built on it."""
+
+    func: str
+    argument: Compiled | None = attrs.field(eq=False)
+    value: Compiled = attrs.field(eq=False)  # over the one-column row (aggregate,)
+
+    def contribution(self, row: Row, weight: int) -> tuple:
+        value = 1 if self.argument is None else self.argument(row)
+        return (0, 0) if value is None else (weight * value, weight)
+
+    def result(self, total, count):
+        if self.func == "count":
+            aggregate = count
+        elif count == 0:
+            aggregate = None
+        else:
+            aggregate = total / count if self.func == "avg" else total
+        return self.value((aggregate,))
+
+
+def range_sum(index, op: str, v) -> object:
+    """Σ of index values whose key k satisfies ``v op k`` (the outer predicate with q = k)."""
+    if v is None:
+        return 0
+    if op == "=":
+        return index.get(exact(v))
+    v = exact(v)
+    at_most = index.get_sum(v)
+    below = at_most - index.get(v)
+    if op == "<":  # keys > v
+        return index.total() - at_most
+    if op == "<=":  # keys >= v
+        return index.total() - below
+    if op == ">":  # keys < v
+        return below
+    return at_most  # ">=": keys <= v
+
+
+class _GlobalResult:
+    """Shared by the stages keyed by a constant that emit the one result row of a global aggregate."""
+
+    sums: RequiredSums
+    finish: Callable[[Row], Row | None]
+
+    def result_row(self, vector) -> Row | None:
+        return self.finish(self.sums.values(vector))
+
+    def empty_result(self) -> Row | None:
+        return self.result_row(self.sums.zero())
+
+    def key_of(self, port: int, row: Row) -> tuple:
+        return ()
+
+    def emit(self, before: Row | None, after: Row | None) -> Changelog:
+        return consolidate(([(before, -1)] if before is not None else []) + ([(after, 1)] if after is not None else []))
+
+
+@attrs.define
+class RpaiState:
+    bound: RPAITree
+    indexes: list[RPAITree]
+    uncorrelated: list[list]
+
+
+class RpaiTreeStage(_GlobalResult, KeyedStage):
+    """VWAP-shaped queries (RPAI Figure 2c): port 0 the relation's rows, port 1+i uncorrelated aggregate i.
+
+    ``op_inner`` is the correlation ``inner.c op_inner outer.c``; ``>``/``>=`` are mirrored onto
+    ``<``/``<=`` by negating the column. ``op`` compares v with q.
+    """
+
+    def __init__(self, name: str, column: Compiled, op_inner: str, argument: Compiled | None,
+                 sums: RequiredSums, value: Compiled, op: str, uncorrelated: tuple[ScalarAggregate, ...],
+                 finish: Callable[[Row], Row | None], output_columns: tuple[str, ...], description: dict[str, str],
+                 table: str):
+        self.name, self.column, self.argument, self.sums = name, column, argument, sums
+        self.mirror = op_inner in (">", ">=")
+        self.strict = op_inner in ("<", ">")
+        self.value, self.op, self.uncorrelated, self.finish = value, op, uncorrelated, finish
+        self.output_columns, self.description, self.table = output_columns, description, table
+
+    def _v(self, state: RpaiState):
+        values = tuple(agg.result(*acc) for agg, acc in zip(self.uncorrelated, state.uncorrelated, strict=True))
+        return self.value(values)
+
+    def _output(self, state: RpaiState | None) -> Row | None:
+        if state is None:
+            return self.empty_result()
+        v = self._v(state)
+        return self.result_row(tuple(range_sum(index, self.op, v) for index in state.indexes))
+
+    def _apply(self, state: RpaiState, row: Row, weight: int) -> None:
+        amount = 1 if self.argument is None else self.argument(row)
+        if amount is None or amount <= 0:
+            raise ValueError(f"table {self.table}: the RPAI tree strategy needs positive aggregated values, "
+                             f"got {amount!r} in row {row!r}")
+        x = exact(self.column(row))
+        x = -x if self.mirror else x
+        delta = weight * exact(amount)
+        at_x = state.bound.get(x)
+        prefix = state.bound.get_sum(x)
+        if self.strict:  # q(t) = Σ over keys < x: the group at x keeps its key, later groups move
+            key = prefix - at_x
+            for index in state.indexes:
+                (index.shift_keys if at_x else index.shift_keys_inclusive)(key, delta)
+        else:  # q(t) = Σ over keys <= x: the group at x and all later ones move (Figure 2c, lines 10-18)
+            for index in state.indexes:
+                index.shift_keys(prefix - at_x, delta)
+            key = prefix + delta
+        state.bound.add(x, delta)
+        for index, part in zip(state.indexes, self.sums.of(row, weight), strict=True):
+            if part:
+                index.add(key, part)
+
+    def process(self, key: tuple, state: RpaiState | None, changes: list[Change]):
+        before = self._output(state)
+        if state is None:
+            state = RpaiState(RPAITree(), [RPAITree() for _ in range(self.sums.width)],
+                              [[0, 0] for _ in self.uncorrelated])
+        rows = consolidate((c.row, c.weight) for c in changes if c.port == 0)
+        for row, weight in rows:  # deletes first (consolidate orders them so): every state stays valid
+            for _ in range(abs(weight)):
+                self._apply(state, row, 1 if weight > 0 else -1)
+        for change in changes:
+            if change.port > 0:
+                acc = state.uncorrelated[change.port - 1]
+                total, count = self.uncorrelated[change.port - 1].contribution(change.row, change.weight)
+                acc[0] += total
+                acc[1] += count
+        return state, self.emit(before, self._output(state))
+
+    def describe(self) -> dict[str, str]:
+        return self.description
+
+
+@attrs.define
+class GroupState:
+    inner: list  # [Σ argument, count] of the correlated aggregate
+    outer: tuple  # required sums of the group's outer rows
+    outer_rows: int
+
+
+class CorrelationGroupStage(KeyedStage):
+    """Keyed by the correlation key: port 0 outer rows, port 1 inner rows; emits ``(q, *sums)`` entries."""
+
+    def __init__(self, name: str, outer_key: Compiled, inner_key: Compiled, correlated: ScalarAggregate,
+                 sums: RequiredSums, output_columns: tuple[str, ...], description: dict[str, str]):
+        self.name, self.outer_key, self.inner_key = name, outer_key, inner_key
+        self.correlated, self.sums = correlated, sums
+        self.output_columns, self.description = output_columns, description
+
+    def key_of(self, port: int, row: Row) -> tuple:
+        return self.outer_key(row) if port == 0 else self.inner_key(row)
+
+    def key_function(self, port: int):
+        return self.outer_key if port == 0 else self.inner_key
+
+    def _entry(self, state: GroupState | None) -> Row | None:
+        if state is None or state.outer_rows == 0:
+            return None
+        return (self.correlated.result(*state.inner), *state.outer)
+
+    def process(self, key: tuple, state: GroupState | None, changes: list[Change]):
+        before = self._entry(state)
+        state = state or GroupState([0, 0], self.sums.zero(), 0)
+        for change in changes:
+            if change.port == 0:
+                state.outer = add_vectors(state.outer, self.sums.of(change.row, change.weight))
+                state.outer_rows += change.weight
+            else:
+                total, count = self.correlated.contribution(change.row, change.weight)
+                state.inner[0] += total
+                state.inner[1] += count
+        after = self._entry(state)
+        out = consolidate(([(before, -1)] if before else []) + ([(after, 1)] if after else []))
+        empty = state.outer_rows == 0 and state.inner[1] == 0
+        return (None if empty else state), out
+
+    def describe(self) -> dict[str, str]:
+        return self.description
+
+
+@attrs.define
+class IndexState:
+    indexes: list
+    uncorrelated: list[list]
+
+
+class AggregateIndexStage(_GlobalResult, KeyedStage):
+    """The PAI map (§2.1.3): port 0 group entries ``(q, *sums)``, port 1+i uncorrelated aggregate i."""
+
+    def __init__(self, name: str, sums: RequiredSums, value: Compiled, op: str,
+                 uncorrelated: tuple[ScalarAggregate, ...], finish: Callable[[Row], Row | None],
+                 output_columns: tuple[str, ...], description: dict[str, str]):
+        self.name, self.sums, self.value, self.op = name, sums, value, op
+        self.uncorrelated, self.finish = uncorrelated, finish
+        self.output_columns, self.description = output_columns, description
+
+    def _output(self, state: IndexState | None) -> Row | None:
+        if state is None:
+            return self.empty_result()
+        v = self.value(tuple(agg.result(*acc) for agg, acc in zip(self.uncorrelated, state.uncorrelated, strict=True)))
+        return self.result_row(tuple(range_sum(index, self.op, v) for index in state.indexes))
+
+    def process(self, key: tuple, state: IndexState | None, changes: list[Change]):
+        before = self._output(state)
+        if state is None:
+            make = HashAggregateIndex if self.op == "=" else RPAITree
+            state = IndexState([make() for _ in range(self.sums.width)], [[0, 0] for _ in self.uncorrelated])
+        for change in changes:
+            if change.port == 0:
+                q, *parts = change.row
+                if q is None:
+                    continue  # a NULL aggregate satisfies no comparison
+                for index, part in zip(state.indexes, parts, strict=True):
+                    if part:
+                        index.add(exact(q), change.weight * part)
+            else:
+                acc = state.uncorrelated[change.port - 1]
+                total, count = self.uncorrelated[change.port - 1].contribution(change.row, change.weight)
+                acc[0] += total
+                acc[1] += count
+        return state, self.emit(before, self._output(state))
+
+    def describe(self) -> dict[str, str]:
+        return self.description
+
+
+@attrs.define
+class KeyIndexState:
+    inner: list
+    trees: list[RPAITree]
+    rows: int
+
+
+class PerKeyIndexStage(KeyedStage):
+    """TPC-H Q17's shape: keyed by the correlation key, the outer rows in RPAI trees keyed by v.
+
+    Emits the key's contribution (its required sums for rows with ``v op q``) as ``-old, +new``.
+    """
+
+    def __init__(self, name: str, outer_key: Compiled, inner_key: Compiled, value: Compiled, op: str,
+                 correlated: ScalarAggregate, sums: RequiredSums, output_columns: tuple[str, ...],
+                 description: dict[str, str]):
+        self.name, self.outer_key, self.inner_key = name, outer_key, inner_key
+        self.value, self.op, self.correlated, self.sums = value, op, correlated, sums
+        self.output_columns, self.description = output_columns, description
+
+    def key_of(self, port: int, row: Row) -> tuple:
+        return self.outer_key(row) if port == 0 else self.inner_key(row)
+
+    def key_function(self, port: int):
+        return self.outer_key if port == 0 else self.inner_key
+
+    def _contribution(self, state: KeyIndexState | None) -> Row | None:
+        if state is None or state.rows == 0:
+            return None
+        q = self.correlated.result(*state.inner)
+        if q is None:
+            return None
+        # rows with v op q, i.e. keys k = v with k op q: the mirrored range of range_sum
+        mirrored = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}[self.op]
+        return tuple(range_sum(tree, mirrored, q) for tree in state.trees)
+
+    def process(self, key: tuple, state: KeyIndexState | None, changes: list[Change]):
+        before = self._contribution(state)
+        state = state or KeyIndexState([0, 0], [RPAITree() for _ in range(self.sums.width)], 0)
+        for change in changes:
+            if change.port == 0:
+                v = self.value(change.row)
+                state.rows += change.weight
+                if v is None:
+                    continue
+                for tree, part in zip(state.trees, self.sums.of(change.row, change.weight), strict=True):
+                    if part:
+                        tree.add(exact(v), part)
+            else:
+                total, count = self.correlated.contribution(change.row, change.weight)
+                state.inner[0] += total
+                state.inner[1] += count
+        after = self._contribution(state)
+        out = []
+        if before is not None:
+            out.append((before, -1))
+        if after is not None:
+            out.append((after, 1))
+        empty = state.rows == 0 and state.inner[1] == 0
+        return (None if empty else state), consolidate(out)
+
+    def describe(self) -> dict[str, str]:
+        return self.description
+
+
+class SumVectorsStage(_GlobalResult, KeyedStage):
+    """Adds the per-key contributions into the global result row (keyed by a constant)."""
+
+    def __init__(self, name: str, sums: RequiredSums, finish: Callable[[Row], Row | None],
+                 output_columns: tuple[str, ...], description: dict[str, str]):
+        self.name, self.sums, self.finish = name, sums, finish
+        self.output_columns, self.description = output_columns, description
+
+    def process(self, key: tuple, state: tuple | None, changes: list[Change]):
+        total = state if state is not None else self.sums.zero()
+        before = self.result_row(total)
+        for change in changes:
+            total = add_vectors(total, change.row, change.weight)
+        return total, self.emit(before, self.result_row(total))
+
+    def describe(self) -> dict[str, str]:
+        return self.description
+
+
+@attrs.frozen
+class CorrelatedMaps:
+    """How the general algorithm reads one correlated subquery (RPAI §4.2.2).
+
+    ``free_of`` picks the subquery's free (outer) values out of an outer key; ``bound_of`` its bound
+    (inner) values out of an inner row; ``holds`` evaluates the correlation on ``free + bound``.
+    """
+
+    aggregate: ScalarAggregate
+    free_of: Compiled = attrs.field(eq=False)
+    bound_of: Compiled = attrs.field(eq=False)
+    holds: Compiled = attrs.field(eq=False)
+
+
+@attrs.define
+class GeneralState:
+    results: dict  # outer key -> [required sums, row count]           (result maps)
+    bound: list[dict]  # per subquery: bound values -> [Σ, count]       (bound maps)
+    free: list[dict]  # per subquery: free values -> [Σ, count, outer rows using it]  (free maps)
+    uncorrelated: list[list]
+
+
+class GeneralNestedStage(_GlobalResult, KeyedStage):
+    """RPAI's general incrementalization algorithm (§4.2, Algorithm 3), keyed by a constant.
+
+    Port 0: outer rows; port 1+i: rows of subquery i. ``subqueries[i]`` is a ``CorrelatedMaps`` or,
+    for an uncorrelated subquery, a ``ScalarAggregate``. ``predicate`` reads ``outer key + one value
+    per subquery``. Per update: O(free keys) for an inner row, O(bound keys) for a new free key;
+    the result is recomputed from the result map, O(distinct outer keys), once per batch.
+    """
+
+    def __init__(self, name: str, outer_key: Compiled, subqueries: tuple, predicate: Compiled, sums: RequiredSums,
+                 finish: Callable[[Row], Row | None], output_columns: tuple[str, ...], description: dict[str, str]):
+        self.name, self.outer_key, self.subqueries, self.predicate = name, outer_key, subqueries, predicate
+        self.sums, self.finish = sums, finish
+        self.output_columns, self.description = output_columns, description
+
+    def _value(self, state: GeneralState, i: int, key: Row):
+        spec = self.subqueries[i]
+        if isinstance(spec, ScalarAggregate):
+            return spec.result(*state.uncorrelated[i])
+        total, count, _ = state.free[i][spec.free_of(key)]
+        return spec.aggregate.result(total, count)
+
+    def _output(self, state: GeneralState | None) -> Row | None:
+        if state is None:
+            return self.empty_result()
+        total = self.sums.zero()
+        for key, (vector, _) in state.results.items():
+            values = tuple(self._value(state, i, key) for i in range(len(self.subqueries)))
+            if self.predicate(key + values) is True:
+                total = add_vectors(total, vector)
+        return self.result_row(total)
+
+    def process(self, key: tuple, state: GeneralState | None, changes: list[Change]):
+        before = self._output(state)
+        n = len(self.subqueries)
+        state = state or GeneralState({}, [{} for _ in range(n)], [{} for _ in range(n)], [[0, 0] for _ in range(n)])
+        for change in changes:  # inner rows first: new free keys below then see the updated bound maps
+            if change.port > 0:
+                self._inner(state, change.port - 1, change.row, change.weight)
+        for change in changes:
+            if change.port == 0:
+                self._outer(state, change.row, change.weight)
+        return state, self.emit(before, self._output(state))
+
+    def _inner(self, state: GeneralState, i: int, row: Row, weight: int) -> None:
+        spec = self.subqueries[i]
+        if isinstance(spec, ScalarAggregate):
+            total, count = spec.contribution(row, weight)
+            state.uncorrelated[i][0] += total
+            state.uncorrelated[i][1] += count
+            return
+        total, count = spec.aggregate.contribution(row, weight)
+        bound = spec.bound_of(row)
+        entry = state.bound[i].setdefault(bound, [0, 0])
+        entry[0] += total
+        entry[1] += count
+        if entry[1] == 0:
+            del state.bound[i][bound]
+        for free, aggregate in state.free[i].items():  # Algorithm 3, lines 14-17
+            if spec.holds(free + bound) is True:
+                aggregate[0] += total
+                aggregate[1] += count
+
+    def _outer(self, state: GeneralState, row: Row, weight: int) -> None:
+        key = self.outer_key(row)
+        entry = state.results.setdefault(key, [self.sums.zero(), 0])
+        entry[0] = add_vectors(entry[0], self.sums.of(row, weight))
+        entry[1] += weight
+        if entry[1] == 0:
+            del state.results[key]
+        for i, spec in enumerate(self.subqueries):
+            if isinstance(spec, ScalarAggregate):
+                continue
+            free = spec.free_of(key)
+            aggregate = state.free[i].get(free)
+            if aggregate is None:  # Algorithm 3, lines 19-24: the new outer value's aggregate
+                aggregate = state.free[i][free] = [0, 0, 0]
+                for bound, (total, count) in state.bound[i].items():
+                    if spec.holds(free + bound) is True:
+                        aggregate[0] += total
+                        aggregate[1] += count
+            aggregate[2] += weight
+            if aggregate[2] == 0:
+                del state.free[i][free]
+
+    def describe(self) -> dict[str, str]:
+        return self.description

@@ -1,0 +1,197 @@
+"""Recognise correlated nested aggregates and choose their index (RPAI §4.1, §4.3; else §4.2).
+
+The shape (RPAI §4.1): an aggregate over the outer rows whose WHERE compares a *value* v with a
+correlated scalar aggregate q, ``v θ q``. Which index maintains it depends on q's correlation:
+
+- **rpai_tree** (§2.2.3, §3): q is SUM/COUNT over the outer relation itself, correlated by one
+  inequality on one column (VWAP: ``b2.price <= b.price``), and v is a constant or uncorrelated
+  aggregate. q grows monotonically along that column, so an insert shifts a *range* of q values:
+  an RPAI tree keyed by q does it in O(log n).
+- **pai_map** (§2.1.3): q is correlated by equalities only and v is uncorrelated. An insert moves
+  one group's q value: a PAI map keyed by q moves that group's partial aggregate in O(1)
+  (an RPAI tree when θ is an inequality, for the range sum).
+- **per_key_index** (TPC-H Q17): q is correlated by equalities and v reads the outer row. Each
+  correlation key keeps its outer rows in an RPAI tree keyed by v; its contribution is one range sum.
+- **general** (§4.2): any other single-level shape over one outer relation: free, bound and result
+  maps, O(n) per update instead of recomputation's O(n²).
+
+The index strategies need exactly one nested comparison; the general one takes several over one
+outer relation. GROUP BY on the outer aggregate and subqueries nested two levels are refused.
+"""
+
+from __future__ import annotations
+
+from planner.context import OptimizerContext
+from planner.expressions import (
+    FLIPPED,
+    AggregateCall,
+    Call,
+    Column,
+    Expr,
+    Subquery,
+    columns,
+    conjunction,
+    conjuncts,
+    contains_subquery,
+    transform,
+)
+from planner.maintenance import Atom, Correlation, JoinGraph, NestedAggregate, SubqueryAggregate
+from planner.plan import Aggregate, Filter, LogicalPlan, Project, Scan
+from planner.rule_executor import Rule
+
+RING = ("sum", "count", "avg")
+INEQUALITIES = ("<", "<=", ">", ">=")
+
+
+class NotRecognized(Exception):
+    """Why a nested aggregate is outside what the rule handles (shown by EXPLAIN)."""
+
+
+def subquery_aggregate(subquery: Subquery, outer_aliases: set[str]) -> SubqueryAggregate:
+    """Read ``(SELECT f(agg) FROM t [WHERE ...])`` into a ``SubqueryAggregate``."""
+    match subquery.plan:
+        case Project(items=(item,), child=Aggregate(group_by=(), aggregates=(agg,), child=inner)):
+            pass
+        case _:
+            raise NotRecognized("the subquery is not a single scalar aggregate over one relation")
+    call = agg.expr
+    if not isinstance(call, AggregateCall) or call.func not in RING or call.distinct:
+        raise NotRecognized(f"the subquery's aggregate must be SUM, COUNT or AVG, got {call!r}")
+    match inner:
+        case Filter(condition=condition, child=Scan() as scan):
+            pass
+        case Scan() as scan:
+            condition = None
+        case _:
+            raise NotRecognized("the subquery reads more than one relation or nests another subquery")
+    where, correlating, correlations = [], [], []
+    for part in conjuncts(condition):
+        if contains_subquery(part):
+            raise NotRecognized("subqueries nested two levels deep are not maintained yet (NQ1/NQ2 shapes)")
+        if all(c.table == scan.alias for c in columns(part)):
+            where.append(part)
+            continue
+        correlating.append(part)
+        match part:
+            case Call(op=op, args=(Column() as a, Column() as b)) if op in FLIPPED and op != "<>":
+                if a.table == scan.alias and b.table in outer_aliases:
+                    correlations.append(Correlation(a, op, b))
+                elif b.table == scan.alias and a.table in outer_aliases:
+                    correlations.append(Correlation(b, FLIPPED[op], a))
+    if len(correlations) != len(correlating):
+        correlations = []  # some conjunct is not ``inner op outer``: only the general algorithm applies
+    value = transform(item.expr, lambda e: Column(None, "_agg") if e == Column(None, agg.name) else e)
+    return SubqueryAggregate(scan.table, scan.alias, call.func, call.arg, conjunction(where),
+                             conjunction(correlating), tuple(correlations), value)
+
+
+def choose_strategy(predicate: Expr, subqueries: list[SubqueryAggregate], outer: JoinGraph) -> str:
+    """The strongest strategy whose preconditions hold (module docstring); "general" otherwise."""
+    single_atom = len(outer.atoms) == 1 and isinstance(outer.atoms[0], Atom)
+    correlated = [i for i, q in enumerate(subqueries) if q.correlation is not None]
+    match predicate:
+        case Call(op=op, args=(value, Column(table=None, name=name))) if (
+            len(correlated) == 1 and name == f"_s{correlated[0]}" and subqueries[correlated[0]].correlations
+            and not any(c.name in {f"_s{i}" for i in correlated} for c in columns(value))
+        ):
+            q = subqueries[correlated[0]]
+            value_reads_outer = any(c.table is not None for c in columns(value))
+            value_reads_subqueries = any(c.table is None for c in columns(value))
+            kinds = {c.op for c in q.correlations}
+            if kinds == {"="} and not value_reads_outer:
+                return "pai_map"
+            if kinds == {"="} and not value_reads_subqueries:
+                return "per_key_index"
+            (correlation,) = q.correlations if len(q.correlations) == 1 else (None,)
+            if (
+                single_atom and correlation is not None and correlation.op in INEQUALITIES
+                and q.func in ("sum", "count") and q.value == Column(None, "_agg") and op != "="
+                and not value_reads_outer and outer.atoms[0].table == q.table
+                and correlation.inner.name == correlation.outer.name
+                and outer.atoms[0].predicate == _retarget(q.where, q.alias, outer.atoms[0].alias)
+            ):
+                return "rpai_tree"
+    if not single_atom:
+        raise NotRecognized("the general algorithm (RPAI §4.2) is implemented for one outer relation only")
+    return "general"
+
+
+def _retarget(expr: Expr | None, old: str, new: str) -> Expr | None:
+    if expr is None:
+        return None
+    return transform(expr, lambda e: Column(new, e.name) if isinstance(e, Column) and e.table == old else e)
+
+
+class RecognizeCorrelatedNestedAggregate(Rule):
+    """Rewrite ``γ_agg(σ_{v θ q}(outer))`` with a correlated scalar aggregate q into ``NestedAggregate``.
+
+    Preconditions: normalization has run (the nested comparison is a join-graph condition).
+
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(RecognizeCorrelatedNestedAggregate(), '''
+    ... Aggregate group_by=[] aggregates=[sum(b.price * b.volume) AS _a0]
+    ...   JoinGraph conditions=[0.75 * scalar{
+    ...         Project items=[_a0 AS _c0]
+    ...           Aggregate group_by=[] aggregates=[sum(b1.volume) AS _a0]
+    ...             Scan table=bids alias=b1 columns=[volume, price]
+    ...       } < scalar{
+    ...         Project items=[_a0 AS _c0]
+    ...           Aggregate group_by=[] aggregates=[sum(b2.volume) AS _a0]
+    ...             Filter condition=b2.price <= b.price
+    ...               Scan table=bids alias=b2 columns=[volume, price]
+    ...       }] join_classes=[]
+    ...     Atom table=bids alias=b columns=[volume, price] predicate=None
+    ... ''', '''
+    ... NestedAggregate[rpai_tree] aggregates=[sum(b.price * b.volume) AS _a0] predicate=0.75 * _s0 < _s1 subqueries=[SubqueryAggregate(table=bids, alias=b1, func=sum, argument=b1.volume, where=None, correlation=None, correlations=[], value=(_agg)), SubqueryAggregate(table=bids, alias=b2, func=sum, argument=b2.volume, where=None, correlation=b2.price <= b.price, correlations=[Correlation(inner=b2.price, op='<=', outer=b.price)], value=(_agg))]
+    ...   JoinGraph conditions=[] join_classes=[]
+    ...     Atom table=bids alias=b columns=[volume, price] predicate=None
+    ... ''', OptimizerContext(None))
+
+    Paper: RPAI §4.1 (grammar, free/bound columns), §4.3 (when aggregate indexes apply).
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def recognize(node: LogicalPlan) -> LogicalPlan:
+            match node:
+                # γ(σ_{v θ q}(R)) with q correlated: maintained by an index on q's values (RPAI §4.3)
+                case Aggregate(group_by=group_by, aggregates=aggregates, child=JoinGraph() as graph):
+                    nested = [c for c in graph.conditions if contains_subquery(c)]
+                    if not nested:
+                        return node
+                    try:
+                        return self._rewrite(group_by, aggregates, graph, nested)
+                    except NotRecognized as reason:
+                        ctx.refuse(self.name, str(reason))
+            return node
+
+        return plan.transform_up(recognize)
+
+    def _rewrite(self, group_by, aggregates, graph: JoinGraph, nested: list[Expr]) -> LogicalPlan:
+        if group_by:
+            raise NotRecognized("GROUP BY over a nested-aggregate predicate is not maintained yet")
+        for item in aggregates:
+            if not (isinstance(item.expr, AggregateCall) and item.expr.func in RING and not item.expr.distinct):
+                raise NotRecognized("the outer aggregates must be SUM, COUNT or AVG")
+        outer_aliases = {a.alias for a in graph.atoms if isinstance(a, Atom)}
+        subqueries: list[SubqueryAggregate] = []
+
+        def placeholder(e: Expr) -> Expr:
+            if isinstance(e, Subquery):
+                if e.kind != "scalar":
+                    raise NotRecognized(f"{e.kind.upper()} subqueries are not maintained by nested-aggregate indexes")
+                subqueries.append(subquery_aggregate(e, outer_aliases))
+                return Column(None, f"_s{len(subqueries) - 1}")
+            return e
+
+        predicate = conjunction([transform(c, placeholder) for c in nested])
+        # Put the correlated aggregate on the right: v θ q (flip θ when it was on the left).
+        match predicate:
+            case Call(op=op, args=(Column(table=None, name=name) as q, value)) if op in FLIPPED and op != "<>" and (
+                subqueries[int(name[2:])].correlation is not None
+            ):
+                predicate = Call(FLIPPED[op], (value, q))
+        remaining = JoinGraph(graph.atoms, tuple(c for c in graph.conditions if c not in nested), graph.join_classes)
+        strategy = choose_strategy(predicate, subqueries, remaining)
+        return NestedAggregate(strategy, aggregates, predicate, tuple(subqueries), remaining)
+
+
