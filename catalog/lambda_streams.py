@@ -38,6 +38,7 @@ from operators.stream_format import DELETE, INSERT, Update, gc_paused
 
 LONG_FRACTION = 0.5
 LONG_LIFE_SHARE = 1 / 20  # default window: long lifespans cover about this share of the stream
+CLOSE_ENOUGH = 1e-4  # relative distance from the target at which the search stops
 
 
 @gc_paused()
@@ -103,13 +104,17 @@ def lambda_lifetimes(
     def achieved(long_life: int) -> float:
         return _schedule_enclosureness(lifetimes(long_life))
 
-    shortest, longest = window, max(window, tuple_count)
+    # Bracket the target starting from the estimate of the module docstring, then bisect.
+    shortest, longest = window, min(tuple_count, round(window * (2 + (target_lambda - 1) / long_fraction)))
+    while achieved(longest) < target_lambda and longest < tuple_count:
+        shortest, longest = longest, min(tuple_count, 2 * longest)
     if achieved(longest) < target_lambda:
         raise ValueError(
             f"target λ {target_lambda} is out of reach with window {window} on {tuple_count} tuples "
             f"(at most {achieved(longest):.3f}); use a smaller window or more data"
         )
-    while longest - shortest > 1:  # invariant: achieved(shortest) < target <= achieved(longest), or shortest == window
+    # invariant: achieved(shortest) < target <= achieved(longest), or shortest == window
+    while longest - shortest > 1 and achieved(longest) - target_lambda > CLOSE_ENOUGH * target_lambda:
         middle = (shortest + longest) // 2
         if achieved(middle) < target_lambda:
             shortest = middle

@@ -9,11 +9,13 @@ The paper writes a lifespan as the open interval (i_s, i_e) and we take that lit
 endpoints in the extended reals: (a, b) ⊆ (c, d) iff c ≤ a and b ≤ d, and (a, b), (c, d) are disjoint
 iff b ≤ c or d ≤ a. Consequences: intervals that only touch are disjoint; two lifespans still
 open at the end, (s, +∞) and (s', +∞), always overlap, and the later one is contained in the
-earlier. In a stream every ``_seq`` is distinct, so open or closed makes no difference there; the
+earlier. The paper's maximum ranges over all lifespans inside i, i itself included, so λ(i) ≥ 1 and
+λ(I) = 1 for FIFO and for insert-only streams. In a stream every ``_seq`` is distinct, so open or closed makes no difference there; the
 choice matters only for hand-written intervals.
 
 Counting λ(i) for every i separately costs O(n²); ``interval_enclosureness`` does it for all
-intervals in O(n log n) (proof in its docstring), about a second for a million updates.
+intervals in O(n log n) (proof in its docstring); ``stream_enclosureness`` takes 1-2 s on the
+1.6M updates of the SF 0.1 window stream, most of it in the one Python pass that pairs inserts with deletes.
 """
 
 from __future__ import annotations
@@ -95,9 +97,7 @@ def _where(update: Update) -> str:
 def stream_enclosureness(updates: Iterable[Update], catalog: Catalog) -> float:
     """λ of the stream: ``enclosureness(lifespans(updates, catalog))``."""
     starts, ends = _lifespan_columns(updates, catalog)
-    if not starts:
-        raise ValueError("enclosureness of a stream without inserts is undefined (it is an average over lifespans)")
-    return float(interval_enclosureness(np.array(starts, dtype=float), np.array(ends)).mean())
+    return enclosureness(np.column_stack([np.array(starts, dtype=float), np.array(ends)]))
 
 
 def enclosureness(intervals: Sequence[tuple[float, float]] | np.ndarray) -> float:
@@ -108,9 +108,11 @@ def enclosureness(intervals: Sequence[tuple[float, float]] | np.ndarray) -> floa
     >>> enclosureness([(1, 10), (2, 3), (4, 5), (6, 7)])  # the outer one holds three disjoint ones
     1.5
     """
-    pairs = np.asarray(intervals, dtype=float).reshape(-1, 2)
-    if len(pairs) == 0:
+    pairs = np.asarray(intervals, dtype=float)
+    if pairs.size == 0:
         raise ValueError("enclosureness of no intervals is undefined (it is an average over intervals)")
+    if pairs.ndim != 2 or pairs.shape[1] != 2:
+        raise ValueError(f"intervals must be (start, end) pairs, got an array of shape {pairs.shape}")
     return float(interval_enclosureness(pairs[:, 0], pairs[:, 1]).mean())
 
 

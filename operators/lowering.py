@@ -20,6 +20,7 @@ from operators.aggregate_stage import AggregateSpec, RingAggregateStage
 from operators.dataflow import Dataflow, SourceRoute, StageNode
 from operators.expr_eval import compile_expr, compile_predicate
 from operators.fk_stages import ForeignKeyLookupStage, LiveTupleStage
+from operators.fused_stage import FusedStage
 from operators.map_stage import MapStage
 from operators.stage import KeyedStage
 from operators.topk_stage import TopKStage
@@ -192,6 +193,9 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
         last, output_layout, initial = lower_nested(builder, nested, items, plan, root)
     elif aggregate is not None:
         consumer, output_layout, initial = _lower_aggregate(builder, aggregate, items, having, root.layout, join_where)
+        if _group_owned_by_stage(builder, root, aggregate, plan):
+            consumer = _fuse(builder, root.stage, consumer)
+            nested = "fused"  # the root stage already feeds the aggregate: nothing left to connect
     else:
         mapping = finish_function(items, plan.residual, root.layout)
         output_layout = tuple(Column(None, i.name) for i in items) if items is not None else root.layout
@@ -201,6 +205,7 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
         initial = ()
     if nested is None:
         root.connect(builder, consumer, 0)
+    if nested in (None, "fused"):
         last = consumer
     if top_k is not None:
         last = _lower_top_k(builder, top_k, output_layout, last)
@@ -211,6 +216,25 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
         for i, stage in enumerate(builder.stages)
     )
     return Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in output_layout), initial, order)
+
+
+def _group_owned_by_stage(builder: StageBuilder, root: Emitter, aggregate: RingAggregate, join: ForeignKeyJoin) -> bool:
+    """Whether every group lives in one key of the root's lookup stage: the group-by holds that key
+    (the parent's foreign key, or the equal child key that follows the parent row in the output)."""
+    stage = builder.stages[root.stage] if root.stage is not None else None
+    if not isinstance(stage, ForeignKeyLookupStage):
+        return False
+    grouped = {root.layout.index(g.expr) for g in aggregate.group_by if g.expr in root.layout}
+    parent_width = len(join.atom(join.root).output)
+    child_positions = tuple(parent_width + p for p in stage.child_key)
+    return set(stage.parent_key) <= grouped or set(child_positions) <= grouped
+
+
+def _fuse(builder: StageBuilder, first: int, second: int) -> int:
+    """Replace stage ``first`` by first+second (``second`` must be the last stage added)."""
+    assert second == len(builder.stages) - 1
+    builder.stages[first] = FusedStage(builder.stages[first], builder.stages.pop())
+    return first
 
 
 def _output_column(expr: Expr, layout: tuple[Column, ...]) -> Column:

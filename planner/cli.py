@@ -26,7 +26,7 @@ def cmd_explain(args) -> int:
     from planner.compiler import compile_query
     from planner.explain import explain_json, explain_text
 
-    compiled = compile_query(_read_query(args.query), _catalog(args.catalog))
+    compiled = compile_query(_read_query(args.query), _catalog(args.catalog), nested_strategy=args.nested_strategy)
     print(explain_json(compiled) if args.format == "json" else explain_text(compiled, verbose=args.verbose))
     return 0
 
@@ -77,7 +77,8 @@ def cmd_run(args) -> int:
 
     catalog = _catalog(args.catalog)
     updates = read_stream(args.stream, catalog)
-    view = MaintainedView(_read_query(args.query), catalog, engine=args.engine, on_invalid=args.on_invalid)
+    view = MaintainedView(_read_query(args.query), catalog, engine=args.engine, on_invalid=args.on_invalid,
+                          nested_strategy=args.nested_strategy)
     deltas, batch_ids, weights = [], [], []
     started = time.perf_counter()
     with view:
@@ -122,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--catalog", default="tpch", help="'tpch' or a DDL file with CREATE TABLE ... keys")
     explain.add_argument("--format", choices=("text", "json"), default="text")
     explain.add_argument("--verbose", action="store_true", help="add the rule trace")
+    explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -148,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--deltas", help="the output changelog as Parquet (_batch, _weight)")
     run.add_argument("--on-invalid", choices=("error", "quarantine"), default="error")
     run.add_argument("--rejects", help="where quarantined updates go (JSON lines; default rejects.jsonl)")
+    run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.set_defaults(func=cmd_run)
 
     demo = sub.add_parser("demo", help="EXPLAIN TPC-H Q3, maintain it over a window stream, check it")

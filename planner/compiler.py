@@ -29,8 +29,9 @@ class CompiledQuery:
     dataflow: Dataflow
 
 
-def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool = False) -> CompiledQuery:
-    ctx = OptimizerContext(catalog)
+def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool = False,
+                 nested_strategy: str | None = None) -> CompiledQuery:
+    ctx = OptimizerContext(catalog, nested_strategy=nested_strategy)
     plan, trace = optimize(logical, ctx, strict=strict)
     try:
         dataflow = lower(plan, catalog)
@@ -41,8 +42,11 @@ def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool 
     return CompiledQuery(sql, logical, plan, trace, ctx, dataflow)
 
 
-def compile_query(sql: str, catalog: Catalog, strict: bool = False) -> CompiledQuery:
-    """Parse and plan ``sql``; raises ``UnsupportedSqlError``/``UnsupportedQueryError`` with the reason."""
+def compile_query(sql: str, catalog: Catalog, strict: bool = False, nested_strategy: str | None = None) -> CompiledQuery:
+    """Parse and plan ``sql``; raises ``UnsupportedSqlError``/``UnsupportedQueryError`` with the reason.
+
+    ``nested_strategy="general"`` forces RPAI's general algorithm for nested aggregates (to compare).
+    """
     from planner.sql import parse_sql
 
-    return compile_plan(sql, parse_sql(sql, catalog), catalog, strict)
+    return compile_plan(sql, parse_sql(sql, catalog), catalog, strict, nested_strategy)

@@ -16,6 +16,8 @@ class OptimizerContext:
     """
 
     catalog: Catalog
+    #: Forces a nested-aggregate strategy (e.g. "general", to compare it with the index strategies).
+    nested_strategy: str | None = None
     decisions: dict[str, str] = attrs.field(factory=dict)
     refusals: dict[str, str] = attrs.field(factory=dict)
 

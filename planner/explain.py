@@ -12,18 +12,31 @@ import json
 from tabulate import tabulate
 
 from planner.compiler import CompiledQuery
-from planner.maintenance import ForeignKeyJoin
+from planner.maintenance import ForeignKeyJoin, NestedAggregate
 from planner.notation import print_plan
 
 MAINTENANCE_COLUMNS = ("operator", "inputs", "state kept", "key", "update cost", "why")
 
 
+NESTED_STRATEGIES = {
+    "rpai_tree": "RPAI tree (RPAI §2.2.3, §3): q is a prefix sum along one column, so an update shifts a range "
+                 "of q values: O(log n) per update",
+    "pai_map": "PAI map (RPAI §2.1.3): an update moves one group's q, and its partial aggregate moves with it: "
+               "O(1) per update (O(log n) for a range comparison)",
+    "per_key_index": "per-key RPAI trees (RPAI §4.3): per correlation key the outer rows are indexed by the compared "
+                     "value; an update re-reads one range sum: O(log n)",
+    "general": "RPAI's general algorithm (§4.2): free, bound and result maps, O(n) per update (recomputation: O(n²))",
+}
+
+
 def strategy_of(compiled: CompiledQuery) -> dict:
-    """The join strategy chosen and its guarantees."""
+    """The strategies chosen and their guarantees."""
     join = next((n for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin)), None)
+    nested = next((n for n in compiled.plan.walk() if isinstance(n, NestedAggregate)), None)
+    extra = {"nested_aggregate": nested.strategy, "nested_description": NESTED_STRATEGIES[nested.strategy]} if nested else {}
     if join is None:
-        return {"strategy": "none", "root": None, "fk_edges": []}
-    return {
+        return {"strategy": "none", "root": None, "fk_edges": [], **extra}
+    return {**extra,
         "strategy": "aju_fk_tree" if join.edges else "single_relation",
         "description": (
             f"AJU live tuples over a foreign-key tree rooted at {join.root}: O(λ) amortized update time, "
@@ -70,6 +83,8 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
     ]
     if strategy["fk_edges"]:
         parts.append(f"Foreign-key edges: {', '.join(strategy['fk_edges'])}")
+    if "nested_aggregate" in strategy:
+        parts.append(f"Nested aggregate: {strategy['nested_description']}")
     for rule, why in compiled.context.refusals.items():
         parts.append(f"Not applied: {rule}: {why}")
     if verbose:

@@ -159,14 +159,15 @@ class RecognizeCorrelatedNestedAggregate(Rule):
                     if not nested:
                         return node
                     try:
-                        return self._rewrite(group_by, aggregates, graph, nested)
+                        forced = ctx.nested_strategy if ctx is not None else None
+                        return self._rewrite(group_by, aggregates, graph, nested, forced)
                     except NotRecognized as reason:
                         ctx.refuse(self.name, str(reason))
             return node
 
         return plan.transform_up(recognize)
 
-    def _rewrite(self, group_by, aggregates, graph: JoinGraph, nested: list[Expr]) -> LogicalPlan:
+    def _rewrite(self, group_by, aggregates, graph: JoinGraph, nested: list[Expr], forced: str | None) -> LogicalPlan:
         if group_by:
             raise NotRecognized("GROUP BY over a nested-aggregate predicate is not maintained yet")
         for item in aggregates:
@@ -192,6 +193,10 @@ class RecognizeCorrelatedNestedAggregate(Rule):
                 predicate = Call(FLIPPED[op], (value, q))
         remaining = JoinGraph(graph.atoms, tuple(c for c in graph.conditions if c not in nested), graph.join_classes)
         strategy = choose_strategy(predicate, subqueries, remaining)
+        if forced is not None and forced != strategy:
+            if forced != "general":
+                raise NotRecognized(f"strategy {forced} was forced but its preconditions do not hold")
+            strategy = "general"  # every shape the index strategies take, the general algorithm takes too
         return NestedAggregate(strategy, aggregates, predicate, tuple(subqueries), remaining)
 
 

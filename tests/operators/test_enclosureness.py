@@ -117,6 +117,10 @@ def test_empty_or_nan_intervals_are_refused():
         interval_enclosureness([math.nan], [1])
     with pytest.raises(ValueError, match="no intervals"):
         enclosureness([])
+    with pytest.raises(ValueError, match=r"\(start, end\) pairs, got an array of shape \(1, 3\)"):
+        enclosureness([(0, 1, 2)])
+    with pytest.raises(ValueError, match="no intervals"):
+        stream_enclosureness([], CATALOG)
 
 
 def test_insert_only_stream_has_enclosureness_one():
