@@ -53,13 +53,32 @@ def cmd_tpch_stream(args) -> int:
     catalog = tpch_catalog()
     data = generate_tpch(args.sf, args.data or DEFAULT_DATA / f"tpch-sf{args.sf}")
     tables = load_tables(data, catalog)
-    window = args.window or default_window(len(tables["lineitem"])) if args.kind == "window" else None
-    updates = make_stream(tables, catalog, args.kind, window, args.seed)
+    window = None
+    if args.target_lambda is not None:
+        from catalog.lambda_streams import make_lambda_stream
+
+        updates = make_lambda_stream(tables, catalog, args.target_lambda, seed=args.seed)
+        kind = f"λ-target {args.target_lambda}"
+    else:
+        window = args.window or default_window(len(tables["lineitem"])) if args.kind == "window" else None
+        updates = make_stream(tables, catalog, args.kind, window, args.seed)
+        kind = args.kind
     out = write_stream(args.out, catalog, updates)
     inserts = sum(1 for u in updates if u.op > 0)
-    print(f"{args.kind} stream: {len(updates)} updates ({inserts} inserts, {len(updates) - inserts} deletes)"
-          + (f", window {window} lineitem tuples" if window else "") + f" written to {out}")
+    print(f"{kind} stream: {len(updates)} updates ({inserts} inserts, {len(updates) - inserts} deletes)"
+          + (f", window {window} lineitem tuples" if window else "")
+          + f", enclosureness λ = {_enclosureness(updates, catalog)}, written to {out}")
     return 0
+
+
+def _enclosureness(updates, catalog) -> str:
+    """λ of the stream (AJU §1), or why it is undefined (invalid updates have no lifespan)."""
+    from operators.enclosureness import StreamLifespanError, stream_enclosureness
+
+    try:
+        return f"{stream_enclosureness(updates, catalog):.3f}"
+    except StreamLifespanError:
+        return "undefined (the stream has invalid updates)"
 
 
 def _write_rows(path: str, columns: tuple[str, ...], rows: list[tuple], extra: dict[str, list] | None = None) -> None:
@@ -103,7 +122,8 @@ def cmd_run(args) -> int:
                                       "row": [str(v) for v in r.update.row], "reason": r.reason}) + "\n")
         print(f"{len(view.rejected)} invalid updates quarantined in {rejects}")
     rate = len(updates) / elapsed if elapsed > 0 else float("inf")
-    print(f"{len(updates)} updates in {elapsed:.2f} s ({rate:,.0f} updates/s) with the {args.engine} runner; "
+    print(f"{len(updates)} updates (enclosureness λ = {_enclosureness(updates, catalog)}) in {elapsed:.2f} s "
+          f"({rate:,.0f} updates/s) with the {args.engine} runner; "
           f"result: {len(result)} rows" + (f" written to {args.out}" if args.out else ""))
     return 0
 
@@ -136,6 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
     stream.add_argument("--kind", choices=("window", "insert", "random"), default="window")
     stream.add_argument("--window", type=int, help="window size in lineitem tuples (default: a tenth of lineitem)")
     stream.add_argument("--seed", type=int, default=0)
+    stream.add_argument("--lambda", dest="target_lambda", type=float,
+                        help="generate a stream with this enclosureness λ instead of --kind (AJU §1, §6)")
     stream.add_argument("--data", help="TPC-H data directory (generated if missing)")
     stream.add_argument("--out", required=True, help="stream directory to write")
     stream.set_defaults(func=cmd_tpch_stream)

@@ -1,0 +1,34 @@
+"""VWAP (RPAI tree) and TPC-H Q17 (per-key index) on the Spark runner equal recomputation after every batch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from catalog.orderbook import make_orderbook_stream, orderbook_catalog
+from catalog.tpch import tpch_catalog
+from tests.maintenance.checking import check_against_recomputation
+
+pytestmark = pytest.mark.spark
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from operators.spark_session import make_spark_session
+
+    return make_spark_session(app="spark-ivm-tests")
+
+
+def test_vwap_on_spark(spark, tmp_path):
+    sql = (EXAMPLES / "orderbook" / "vwap.sql").read_text()
+    check_against_recomputation(sql, orderbook_catalog(), make_orderbook_stream(600, seed=8), batch_size=150,
+                                engine="spark", spark=spark, work_dir=str(tmp_path))
+
+
+def test_q17_variant_on_spark(spark, tpch_streams, tmp_path):
+    sql = (EXAMPLES / "tpch" / "q17.sql").read_text().replace("  and p_container = 'MED BOX'\n", "")
+    check_against_recomputation(sql, tpch_catalog(), tpch_streams["random"], batch_size=45_000,
+                                engine="spark", spark=spark, work_dir=str(tmp_path))
