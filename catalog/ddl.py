@@ -66,6 +66,8 @@ def _table_from_create(create: exp.Create) -> Table:
             for constraint in item.args.get("constraints") or []:
                 kind = constraint.args.get("kind")
                 if isinstance(kind, exp.PrimaryKeyColumnConstraint):
+                    if primary_key:
+                        raise CatalogError(f"table {name} declares more than one primary key")
                     primary_key = (col,)
                     not_null = True
                 elif isinstance(kind, exp.NotNullColumnConstraint):
@@ -74,6 +76,8 @@ def _table_from_create(create: exp.Create) -> Table:
                     foreign_keys.append(_reference(name, (col,), kind))
             columns.append(Column(col, _type_family(name, col, item.args["kind"]), nullable=not not_null))
         elif isinstance(item, exp.PrimaryKey):
+            if primary_key:
+                raise CatalogError(f"table {name} declares more than one primary key")
             primary_key = _names(item.expressions)
         elif isinstance(item, exp.ForeignKey):
             foreign_keys.append(_reference(name, _names(item.expressions), item.args["reference"]))
@@ -94,6 +98,8 @@ def _resolve_default_references(tables: list[Table]) -> list[Table]:
             if not fk.ref_columns:
                 if fk.ref_table not in by_name:
                     raise CatalogError(f"foreign key {fk}: unknown table {fk.ref_table!r}")
+                if not by_name[fk.ref_table].primary_key:
+                    raise CatalogError(f"foreign key {fk}: table {fk.ref_table} has no primary key to reference")
                 fk = ForeignKey(fk.table, fk.columns, fk.ref_table, by_name[fk.ref_table].primary_key)
             fks.append(fk)
         resolved.append(Table(table.name, table.columns, table.primary_key, tuple(fks), table.static, table.insert_only))

@@ -105,6 +105,8 @@ class Catalog:
             for fk in table.foreign_keys:
                 for col in fk.columns:
                     table.column(col)
+                if not self.has_table(fk.ref_table):
+                    raise UnknownTableError(f"foreign key {fk}: unknown table {fk.ref_table!r}")
                 target = self.table(fk.ref_table)
                 for col in fk.ref_columns:
                     target.column(col)
