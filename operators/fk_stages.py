@@ -13,7 +13,8 @@ Two stage kinds, both order-insensitive within a batch (they diff a key's output
   For a relation with one child this stage *is* the live-tuple test (s(t) ∈ {0, 1}).
 - ``LiveTupleStage`` keyed by R's primary key, for relations with several children: it receives the
   "alive on child j" messages of one lookup stage per child and keeps the counter s(t) of children
-  t is alive on; t is live when s(t) = |C(R)| (Lemma 4 for trees, where no assertion keys are needed).
+  t is alive on; t is live when s(t) = |C(R)| and, in a DAG, every assertion key has one value
+  (Lemma 4). Assertion-key values travel in the subtree rows, which carry every descendant's key.
 """
 
 from __future__ import annotations
@@ -120,8 +121,8 @@ class LiveTupleState:
     rows: Counter = attrs.field(factory=Counter)
     alive_on: list[Counter] = attrs.field(factory=list)
 
-    def live_row(self, stage: str) -> Row | None:
-        """t extended with its children's subtree rows when s(t) = |C(R)|, else None."""
+    def live_row(self, stage: str, assertions: tuple[tuple[int, ...], ...] = ()) -> Row | None:
+        """t extended with its children's subtree rows when s(t) = |C(R)| and no assertion key is ⊥."""
         row = _single(self.rows, stage) if self.rows else None
         if row is None:
             return None
@@ -130,6 +131,12 @@ class LiveTupleState:
             if partner is None:
                 return None
             row = row + partner
+        # Each group holds the positions of one assertion-key column reached along different paths:
+        # different values mean different tuples, Definition 3's ⊥, and t is not live (Lemma 4).
+        for positions in assertions:
+            first = row[positions[0]]
+            if any(row[p] != first for p in positions[1:]):
+                return None
         return row
 
 
@@ -140,8 +147,10 @@ class LiveTupleStage(KeyedStage):
     """
 
     def __init__(self, name: str, row_key: tuple[int, ...], key_width: int, prefix_widths: tuple[int, ...],
-                 output_columns: tuple[str, ...], description: dict[str, str]):
+                 output_columns: tuple[str, ...], description: dict[str, str],
+                 assertions: tuple[tuple[int, ...], ...] = ()):
         self.name = name
+        self.assertions = assertions  # groups of output positions that must hold equal values
         self.row_key = row_key
         self.key_width = key_width
         # message on port j = R's key (+ child j's foreign key columns): prefix_widths[j-1] columns
@@ -165,13 +174,13 @@ class LiveTupleStage(KeyedStage):
 
     def process(self, key: tuple, state: LiveTupleState | None, changes: list[Change]) -> tuple[LiveTupleState | None, Changelog]:
         state = state or LiveTupleState(Counter(), [Counter() for _ in range(self.children)])
-        before = state.live_row(self.name)
+        before = state.live_row(self.name, self.assertions)
         for change in changes:
             if change.port == 0:
                 apply_changes(state.rows, [(change.row, change.weight)])
             else:
                 apply_changes(state.alive_on[change.port - 1], [(change.row[self.prefix_widths[change.port - 1] :], change.weight)])
-        after = state.live_row(self.name)
+        after = state.live_row(self.name, self.assertions)
         out = []
         # t leaves L(R) (Algorithm 4) and/or enters it (Algorithm 2); equal rows cancel
         if before is not None:

@@ -1,6 +1,6 @@
 """Lower a maintenance plan to a dataflow of keyed stages (ARCHITECTURE.md, "keyed stages").
 
-Foreign-key tree joins lower bottom-up, one stage per edge (Cquirrel's pipeline, no backward
+Foreign-key joins (trees and DAGs) lower bottom-up, one stage per edge (Cquirrel's pipeline, no backward
 communication): a relation with one child gets a ``ForeignKeyLookupStage`` keyed by its foreign key;
 a relation with several children gets one lookup stage per child plus a ``LiveTupleStage`` keyed by
 its primary key that counts the children each tuple is alive on. Leaves need no stage: their tuples
@@ -25,6 +25,7 @@ from operators.map_stage import MapStage
 from operators.stage import KeyedStage
 from operators.topk_stage import TopKStage
 from planner.expressions import AggregateCall, Column, Expr
+from planner.fk_graph import assertion_keys
 from planner.maintenance import Atom, ForeignKeyJoin, NestedAggregate, RingAggregate, TopK
 from planner.outputs import output_columns
 from planner.plan import Filter, LogicalPlan, Project, Sort
@@ -128,18 +129,37 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
         builder.route(atom, projected, index, ForeignKeyLookupStage.PARENT)
         child.connect(builder, index, ForeignKeyLookupStage.CHILD)
         indexes.append(index)
+    assertions = _assertion_groups(join, alias, layout, builder)
     live = builder.add(LiveTupleStage(
         f"live {atom.alias}", _positions(atom.output, alias, key), len(key), tuple(map(len, projections)),
         tuple(map(str, layout)),
         {"operator": "LiveTuples (counter s(t))", "inputs": f"{atom.alias}, alive-on messages of {len(children)} children",
          "state": f"tuples of {atom.table} with s(t) and their children's partners", "key": f"{atom.alias}.{','.join(key)}",
          "update_cost": "O(1) per message",
-         "why": f"{atom.alias} has {len(children)} children: live when s(t) = |C(R)| = {len(children)} (AJU §3.3, Lemma 4)"},
+         "why": f"{atom.alias} has {len(children)} children: live when s(t) = |C(R)| = {len(children)} (AJU §3.3, Lemma 4)"
+                + (f"; assertion keys: {', '.join(assertion_keys(join.edges)[alias])} must be reached once (AJU §3.2)"
+                   if assertions else "")},
+        assertions,
     ))
     builder.route(atom, atom.columns, live, 0)
     for port, index in enumerate(indexes, start=1):
         builder.downstream[index] = (live, port)
     return Emitter(layout, stage=live)
+
+
+def _assertion_groups(join: ForeignKeyJoin, alias: str, layout: tuple[Column, ...], builder: StageBuilder):
+    """Per assertion key column of ``alias`` (AJU §3.2), its positions in the live row: one per path.
+
+    A DAG is lowered as a tree (a relation reached along k paths gets k copies of its stages), so
+    the live row carries a copy of each descendant per path; the copies must agree.
+    """
+    groups = []
+    for descendant in assertion_keys(join.edges).get(alias, ()):
+        for column in builder.catalog.table(join.atom(descendant).table).primary_key:
+            positions = tuple(i for i, c in enumerate(layout) if c == Column(descendant, column))
+            if len(positions) > 1:
+                groups.append(positions)
+    return tuple(groups)
 
 
 def finish_function(items: tuple, having: Expr | None, layout: tuple[Column, ...]):

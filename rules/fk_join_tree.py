@@ -7,8 +7,9 @@ when that graph is a DAG with exactly one vertex of in-degree 0, the root. Every
 contains exactly one root tuple, and a root tuple joins at most one tuple of every other relation, so
 the join can be maintained through live tuples without intermediate views (AJU §3.1).
 
-This module handles the graphs that are trees (every relation but the root has one parent). DAGs
-need assertion keys (AJU §3.2); they are refused with the reason until that lands.
+Trees and DAGs are both accepted. In a DAG a relation may reach another along several
+node-disjoint paths; the live-tuple test then also checks the assertion keys of AJU §3.2
+(``planner/fk_graph.py`` finds them; the lowering checks them where the paths meet).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections import defaultdict
 from catalog.schema import Catalog
 from planner.context import OptimizerContext
 from planner.expressions import Column, conjunction, contains_subquery
+from planner.fk_graph import unconstrained_pairs
 from planner.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinGraph
 from planner.plan import LogicalPlan
 from planner.rule_executor import Rule
@@ -98,20 +100,8 @@ def _check_reaches_all(root: str, aliases: list[str], edges: tuple[FkEdge, ...])
         raise NotAForeignKeyJoin(f"relations {', '.join(missing)} are not connected to the root {root} by foreign keys")
 
 
-def require_tree(edges: tuple[FkEdge, ...]) -> None:
-    parents = defaultdict(list)
-    for e in edges:
-        parents[e.referenced].append(e.referencing)
-    for alias, refs in parents.items():
-        if len(refs) > 1:
-            raise NotAForeignKeyJoin(
-                f"the foreign-key graph is a DAG, not a tree: {alias} is referenced by {' and '.join(refs)}; "
-                "maintaining it needs assertion keys (AJU §3.2), which are not implemented yet"
-            )
-
-
 class ChooseForeignKeyJoinTree(Rule):
-    """Rewrite a join graph that is a foreign-key tree into a live-tuple ``ForeignKeyJoin``.
+    """Rewrite a foreign-key-acyclic join graph (a tree or a DAG) into a live-tuple ``ForeignKeyJoin``.
 
     Preconditions: primary and foreign keys from the catalog; normalization has run (atoms, classes).
 
@@ -130,7 +120,7 @@ class ChooseForeignKeyJoinTree(Rule):
     ...   Atom table=lineitem alias=l columns=[l_orderkey] predicate=None
     ... ''', OptimizerContext(tpch_catalog()))
 
-    Paper: AJU §2.2 (foreign-key acyclic joins, the root), §3.1 (live tuples).
+    Paper: AJU §2.2 (foreign-key acyclic joins, the root), §3.1 (live tuples), §3.2 (assertion keys).
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
@@ -145,14 +135,14 @@ class ChooseForeignKeyJoinTree(Rule):
             try:
                 edges = foreign_key_edges(node, ctx.catalog)
                 root = choose_root(node, edges)
-                require_tree(edges)
             except NotAForeignKeyJoin as reason:
                 ctx.refuse(self.name, str(reason))
                 return node
             residual = conjunction(list(node.conditions))
+            shape = "a DAG" if unconstrained_pairs(edges) else "a tree"
             ctx.decide(
                 self.name,
-                f"every join is along a foreign key and the foreign-key graph is a tree rooted at {root}: "
+                f"every join is along a foreign key and the foreign-key graph is {shape} rooted at {root}: "
                 "each join result holds one root tuple, so live tuples need no intermediate views",
             )
             # R1 ⋈ ... ⋈ Rn over a foreign-key tree = the live root tuples extended by their unique partners

@@ -64,3 +64,18 @@ def test_live_tuple_counter_needs_every_child():
     shuffled = [row, on_supplier, on_order]
     random.Random(3).shuffle(shuffled)
     assert run(stage, [shuffled]) == Counter({(1, 100, 200, 100, 200): 1})
+
+
+def test_assertion_key_reached_along_two_paths_must_be_one_tuple():
+    """AJU Figure 6: a tuple alive on both children is live only if both paths reach the same R1 tuple."""
+    # R4(k, fk2, fk3) with children R2 (port 1) and R3 (port 2); subtree rows R2 = (k2, x1), R3 = (k3, x1)
+    # laid out as R4 + R2 + R3 = (k, fk2, fk3, k2, x1, k3, x1'): x1 sits at positions 4 and 6.
+    stage = LiveTupleStage("live R4", (0,), 1, (2, 2), ("k", "fk2", "fk3", "k2", "x1", "k3", "x1"), {},
+                           assertions=((4, 6),))
+    row = Change(0, (1, 20, 30), 1)
+    same = [Change(1, (1, 20, 20, 5), 1), Change(2, (1, 30, 30, 5), 1)]
+    different = [Change(1, (1, 20, 20, 5), 1), Change(2, (1, 30, 30, 6), 1)]
+    assert run(stage, [[row, *same]]) == Counter({(1, 20, 30, 20, 5, 30, 5): 1})
+    assert run(stage, [[row, *different]]) == Counter()
+    fixed = [Change(2, (1, 30, 30, 6), -1), Change(2, (1, 30, 30, 5), 1)]
+    assert run(stage, [[row, *different], fixed]) == Counter({(1, 20, 30, 20, 5, 30, 5): 1})
