@@ -61,8 +61,10 @@ class ForeignKeyLookupStage(KeyedStage):
     PARENT, CHILD = 0, 1
 
     def __init__(self, name: str, parent_key: tuple[int, ...], child_key: tuple[int, ...],
-                 output_columns: tuple[str, ...], description: dict[str, str]):
+                 output_columns: tuple[str, ...], description: dict[str, str], anti: bool = False):
         self.name = name
+        # anti: the parent is alive when NO child has its key (NOT EXISTS / NOT IN) and gains no columns
+        self.anti = anti
         self.parent_key = parent_key
         self.child_key = child_key
         self.output_columns = output_columns
@@ -88,13 +90,13 @@ class ForeignKeyLookupStage(KeyedStage):
 
     def process(self, key: tuple, state: LookupState | None, changes: list[Change]) -> tuple[LookupState | None, Changelog]:
         state = state or LookupState()
-        before = _single(state.child, self.name) if state.child else None
+        before = self._partner(state)
         parent_changes = [(c.row, c.weight) for c in changes if c.port == self.PARENT]
         child_changes = [(c.row, c.weight) for c in changes if c.port == self.CHILD]
         old_parents = state.parents.copy() if child_changes else state.parents
         apply_changes(state.parents, parent_changes)
         apply_changes(state.child, child_changes)
-        after = _single(state.child, self.name) if state.child else None
+        after = self._partner(state)
         if before == after:
             # Child unchanged: only the changed parent tuples enter or leave the result.
             out = [(row + after, w) for row, w in parent_changes] if after is not None else []
@@ -109,6 +111,13 @@ class ForeignKeyLookupStage(KeyedStage):
         # No consolidation: with the child unchanged each parent change maps to one distinct row, and
         # with it changed old and new rows differ in the child part (downstream sums weights anyway).
         return new_state, out
+
+    def _partner(self, state: LookupState) -> Row | None:
+        """What a parent of this key is extended with when alive, or None when it is not alive."""
+        child = _single(state.child, self.name) if state.child else None
+        if self.anti:
+            return () if child is None else None
+        return child
 
     def describe(self) -> dict[str, str]:
         return self.description

@@ -24,9 +24,10 @@ from operators.fused_stage import FusedStage
 from operators.map_stage import MapStage
 from operators.stage import KeyedStage
 from operators.topk_stage import TopKStage
+from operators.zset import Row
 from planner.expressions import AggregateCall, Column, Expr
 from planner.fk_graph import assertion_keys
-from planner.maintenance import Atom, ForeignKeyJoin, NestedAggregate, RingAggregate, TopK
+from planner.maintenance import Atom, ForeignKeyJoin, NestedAggregate, RingAggregate, TopK, ViewAtom
 from planner.outputs import output_columns
 from planner.plan import Filter, LogicalPlan, Project, Sort
 
@@ -59,11 +60,21 @@ class StageBuilder:
 
 @attrs.frozen
 class Emitter:
-    """Where an atom's live subtree rows come from: a stage, or (for a leaf) its source."""
+    """Where an atom's live subtree rows come from: a stage, or (for a leaf) its source.
+
+    ``layout`` is what a parent's rows are extended with; ``rows`` is the layout of the emitted
+    rows themselves (they differ for an anti view, which is matched on but adds no columns).
+    """
 
     layout: tuple[Column, ...]
     stage: int | None = None
     leaf: Atom | None = None
+    rows: tuple[Column, ...] | None = None
+    anti: bool = False
+
+    @property
+    def row_layout(self) -> tuple[Column, ...]:
+        return self.layout if self.rows is None else self.rows
 
     def connect(self, builder: StageBuilder, stage: int, port: int) -> None:
         if self.stage is not None:
@@ -89,6 +100,9 @@ def _positions(layout: tuple[Column, ...], alias: str, names: tuple[str, ...]) -
 
 def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emitter:
     atom = join.atom(alias)
+    if isinstance(atom, ViewAtom):
+        view = lower_query(builder, atom.child)
+        return Emitter(atom.output, stage=view.last, rows=atom.rows, anti=atom.anti)
     edges = join.children_of(alias)
     if not edges:
         return Emitter(atom.output, leaf=atom)
@@ -98,14 +112,16 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
         (edge, child), = children
         layout = atom.output + child.layout
         stage = builder.add(ForeignKeyLookupStage(
-            f"live {atom.alias} by {','.join(edge.columns)}",
-            _positions(atom.output, alias, edge.columns), _positions(child.layout, edge.referenced, edge.key),
+            f"live {atom.alias} by {','.join(edge.columns)}" + (f" (no {edge.referenced})" if child.anti else ""),
+            _positions(atom.output, alias, edge.columns), _positions(child.row_layout, edge.referenced, edge.key),
             tuple(map(str, layout)),
             {"operator": "ForeignKeyLookup (live tuples)", "inputs": f"{atom.alias}, live {edge.referenced}",
              "state": f"tuples of {atom.table} grouped by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
              "key": f"{atom.alias}.{','.join(edge.columns)}",
              "update_cost": "O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized",
-             "why": f"{atom.alias} has one child ({edge.referenced}): alive iff its {edge.referenced} partner is alive (AJU §3.1)"},
+             "why": f"{atom.alias} has one child ({edge.referenced}): alive iff its {edge.referenced} partner is "
+                    + ("absent (NOT EXISTS / NOT IN)" if child.anti else "alive (AJU §3.1)")},
+            anti=child.anti,
         ))
         builder.route(atom, atom.columns, stage, ForeignKeyLookupStage.PARENT)
         child.connect(builder, stage, ForeignKeyLookupStage.CHILD)
@@ -118,13 +134,15 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
     for (edge, child), projected in zip(children, projections, strict=True):
         index = builder.add(ForeignKeyLookupStage(
             f"index {atom.alias}→{edge.referenced}",
-            tuple(projected.index(c) for c in edge.columns), _positions(child.layout, edge.referenced, edge.key),
+            tuple(projected.index(c) for c in edge.columns), _positions(child.row_layout, edge.referenced, edge.key),
             projected + tuple(map(str, child.layout)),
             {"operator": "ChildIndex I(R, R_c)", "inputs": f"{atom.alias} keys, live {edge.referenced}",
              "state": f"keys of {atom.table} by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
              "key": f"{atom.alias}.{','.join(edge.columns)}",
              "update_cost": "O(1) per tuple; O(group) when the child turns (non-)live",
-             "why": f"tells live {atom.alias} tuples which are alive on {edge.referenced} (AJU §3.3)"},
+             "why": f"tells live {atom.alias} tuples which are alive on {edge.referenced} (AJU §3.3)"
+                    + (" (alive when it is absent: NOT EXISTS / NOT IN)" if child.anti else "")},
+            anti=child.anti,
         ))
         builder.route(atom, projected, index, ForeignKeyLookupStage.PARENT)
         child.connect(builder, index, ForeignKeyLookupStage.CHILD)
@@ -155,7 +173,9 @@ def _assertion_groups(join: ForeignKeyJoin, alias: str, layout: tuple[Column, ..
     """
     groups = []
     for descendant in assertion_keys(join.edges).get(alias, ()):
-        for column in builder.catalog.table(join.atom(descendant).table).primary_key:
+        target = join.atom(descendant)
+        key = target.key if isinstance(target, ViewAtom) else builder.catalog.table(target.table).primary_key
+        for column in key:
             positions = tuple(i for i, c in enumerate(layout) if c == Column(descendant, column))
             if len(positions) > 1:
                 groups.append(positions)
@@ -182,6 +202,27 @@ def finish_function(items: tuple, having: Expr | None, layout: tuple[Column, ...
 def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
     """The dataflow maintaining ``plan`` (an optimized maintenance plan)."""
     builder = StageBuilder(catalog)
+    query = lower_query(builder, plan)
+    nodes = tuple(
+        StageNode(i, stage, *(builder.downstream.get(i, (None, 0)) if i != query.last else (None, 0)))
+        for i, stage in enumerate(builder.stages)
+    )
+    return Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in query.layout), query.initial, query.order)
+
+
+@attrs.frozen
+class LoweredQuery:
+    """The stage emitting a (sub)query's result changes, the result's columns, its rows over empty
+    input, and its ORDER BY as (position, ascending) pairs."""
+
+    last: int
+    layout: tuple[Column, ...]
+    initial: tuple[Row, ...]
+    order: tuple[tuple[int, bool], ...]
+
+
+def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
+    """Add the stages maintaining ``plan`` (the whole query, or a view's subplan) to ``builder``."""
     presentation: tuple = ()
     if isinstance(plan, Sort):
         presentation, plan = plan.keys, plan.child
@@ -202,7 +243,7 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
     if not isinstance(plan, ForeignKeyJoin):
         raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
     for node in plan.atoms:
-        if not isinstance(node, Atom):
+        if not isinstance(node, Atom | ViewAtom):
             raise LoweringError(f"cannot maintain a join over a {node.node_name}")
     root = _lower_atom(plan, plan.root, builder)
     join_where = compile_predicate(plan.residual, {c: i for i, c in enumerate(root.layout)})
@@ -231,11 +272,7 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
         last = _lower_top_k(builder, top_k, output_layout, last)
     order_keys = presentation or (top_k.keys if top_k is not None else ())
     order = tuple((output_layout.index(_output_column(k.expr, output_layout)), k.ascending) for k in order_keys)
-    nodes = tuple(
-        StageNode(i, stage, *(builder.downstream.get(i, (None, 0)) if i != last else (None, 0)))
-        for i, stage in enumerate(builder.stages)
-    )
-    return Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in output_layout), initial, order)
+    return LoweredQuery(last, output_layout, initial, order)
 
 
 def _group_owned_by_stage(builder: StageBuilder, root: Emitter, aggregate: RingAggregate, join: ForeignKeyJoin) -> bool:

@@ -9,6 +9,7 @@ from operators.dataflow import Dataflow
 from operators.expr_eval import ExpressionError
 from operators.lowering import LoweringError, lower
 from planner.context import OptimizerContext
+from planner.expressions import contains_subquery
 from planner.optimizer import optimize
 from planner.plan import LogicalPlan
 from planner.rule_executor import PlanTrace
@@ -33,6 +34,8 @@ def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool 
                  nested_strategy: str | None = None) -> CompiledQuery:
     ctx = OptimizerContext(catalog, nested_strategy=nested_strategy)
     plan, trace = optimize(logical, ctx, strict=strict)
+    if any(contains_subquery(e) for node in plan.walk() for e in node.expressions()):
+        raise UnsupportedQueryError(f"cannot maintain this query: {why_unsupported(plan, ctx)}")
     try:
         dataflow = lower(plan, catalog)
     except ExpressionError as err:

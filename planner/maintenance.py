@@ -35,6 +35,32 @@ class Atom(LogicalPlan):
 
 
 @attrs.frozen
+class ViewAtom(LogicalPlan):
+    """A relation maintained by its own subplan and joined like a table whose primary key is ``key``.
+
+    Decorrelated EXISTS/IN subqueries become views grouped by their correlation columns, so the join
+    back is a join on the view's key: a foreign-key join (AJU §5). ``anti`` (NOT EXISTS/NOT IN): an
+    outer tuple qualifies when no view row has its key, and the view contributes no columns.
+    """
+
+    child_fields = ("child",)
+    alias: str
+    key: tuple[str, ...]
+    columns: tuple[str, ...]
+    anti: bool
+    child: LogicalPlan
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        return () if self.anti else tuple(Column(self.alias, c) for c in self.columns)
+
+    @property
+    def rows(self) -> tuple[Column, ...]:
+        """The columns of the rows the subplan emits (also for an anti view)."""
+        return tuple(Column(self.alias, c) for c in self.columns)
+
+
+@attrs.frozen
 class JoinGraph(LogicalPlan):
     child_fields = ("atoms",)
     atoms: tuple[LogicalPlan, ...]
@@ -64,9 +90,9 @@ class ForeignKeyJoin(LogicalPlan):
     residual: Expr | None
     atoms: tuple[LogicalPlan, ...]
 
-    def atom(self, alias: str) -> Atom:
+    def atom(self, alias: str) -> Atom | ViewAtom:
         for atom in self.atoms:
-            if isinstance(atom, Atom) and atom.alias == alias:
+            if isinstance(atom, Atom | ViewAtom) and atom.alias == alias:
                 return atom
         raise KeyError(alias)
 

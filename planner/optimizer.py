@@ -13,6 +13,7 @@ from planner.context import OptimizerContext
 from planner.plan import LogicalPlan
 from planner.rule_executor import Batch, FixedPoint, Once, PlanTrace, RuleExecutor
 from rules.aggregate import MaintainRingAggregate
+from rules.decorrelate import DecorrelateExistsAndIn
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.inline_views import InlineDerivedTables
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
@@ -22,7 +23,8 @@ from rules.top_k import MaintainTopK
 
 BATCHES = (
     Batch("Normalize", FixedPoint(100), (
-        InlineDerivedTables(), FlattenInnerJoins(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
+        InlineDerivedTables(), FlattenInnerJoins(), DecorrelateExistsAndIn(), PushSelectionsIntoAtoms(),
+        FormEquiJoinClasses(),
     )),
     # Before join trees: it takes the nested comparison out of the join graph, leaving a plain join.
     Batch("Correlated nested aggregates", Once(), (RecognizeCorrelatedNestedAggregate(),)),

@@ -5,7 +5,15 @@ from __future__ import annotations
 from functools import singledispatch
 
 from planner.expressions import Column
-from planner.maintenance import Atom, ForeignKeyJoin, JoinGraph, NestedAggregate, RingAggregate, TopK
+from planner.maintenance import (
+    Atom,
+    ForeignKeyJoin,
+    JoinGraph,
+    NestedAggregate,
+    RingAggregate,
+    TopK,
+    ViewAtom,
+)
 from planner.plan import (
     Aggregate,
     Distinct,
@@ -30,8 +38,9 @@ def _(plan: Scan) -> tuple[Column, ...]:
     return plan.output
 
 
-@output_columns.register
-def _(plan: Atom) -> tuple[Column, ...]:
+@output_columns.register(Atom)
+@output_columns.register(ViewAtom)
+def _(plan) -> tuple[Column, ...]:
     return plan.output
 
 

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import attrs
 
-from planner.expressions import Column, Expr
+from planner.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
 
 
 @attrs.frozen
@@ -75,6 +75,17 @@ class LogicalPlan:
         yield self
         for child in self.children:
             yield from child.walk()
+
+    def expressions(self):
+        """The expressions held in this node's own fields (select items, conditions, keys...)."""
+        for field in attrs.fields(type(self)):
+            if field.name in self.child_fields:
+                continue
+            values = getattr(self, field.name)
+            for value in values if isinstance(values, tuple) else (values,):
+                expr = value.expr if isinstance(value, NamedExpr | SortKey) else value
+                if isinstance(expr, Column | Literal | Call | AggregateCall | Subquery):
+                    yield expr
 
     @property
     def node_name(self) -> str:

@@ -20,7 +20,7 @@ from catalog.schema import Catalog
 from planner.context import OptimizerContext
 from planner.expressions import Column, conjunction, contains_subquery
 from planner.fk_graph import unconstrained_pairs
-from planner.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinGraph
+from planner.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinGraph, ViewAtom
 from planner.plan import LogicalPlan
 from planner.rule_executor import Rule
 
@@ -36,20 +36,21 @@ def foreign_key_edges(graph: JoinGraph, catalog: Catalog) -> tuple[FkEdge, ...]:
     explained: set[Column] = set()
     edges: list[FkEdge] = []
     for referenced in atoms.values():
-        key = catalog.table(referenced.table).primary_key
+        key = referenced.key if isinstance(referenced, ViewAtom) else catalog.table(referenced.table).primary_key
         key_classes = [class_of.get(Column(referenced.alias, k)) for k in key]
         if not key or None in key_classes:
             continue
         for referencing in atoms.values():
-            if referencing.alias == referenced.alias:
-                continue
+            if referencing.alias == referenced.alias or isinstance(referencing, ViewAtom):
+                continue  # a view is a leaf: it references nothing
             members = [
                 [c for c in graph.join_classes[i] if c.table == referencing.alias] for i in key_classes
             ]
             if not all(members):
                 continue
             fk_columns = tuple(m[0].name for m in members)
-            if catalog.foreign_key(referencing.table, fk_columns, referenced.table) is None:
+            # A join on a view's key needs no declared foreign key: the key is unique by construction.
+            if not isinstance(referenced, ViewAtom) and catalog.foreign_key(referencing.table, fk_columns, referenced.table) is None:
                 continue
             edges.append(FkEdge(referencing.alias, fk_columns, referenced.alias, key))
             explained.update(Column(referencing.alias, c) for c in fk_columns)
@@ -60,7 +61,7 @@ def foreign_key_edges(graph: JoinGraph, catalog: Catalog) -> tuple[FkEdge, ...]:
                 others = ", ".join(str(c) for c in cls if c != col)
                 raise NotAForeignKeyJoin(
                     f"the join {col} = {others} is not along a declared foreign key "
-                    f"(no foreign key from {atoms[col.table].table}.{col.name} to a primary key in that class)"
+                    f"(no foreign key from {getattr(atoms[col.table], 'table', col.table)}.{col.name} to a primary key in that class)"
                 )
     return tuple(edges)
 
@@ -125,7 +126,7 @@ class ChooseForeignKeyJoinTree(Rule):
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
         def choose(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph) or not all(isinstance(a, Atom) for a in node.atoms):
+            if not isinstance(node, JoinGraph) or not all(isinstance(a, Atom | ViewAtom) for a in node.atoms):
                 return node
             nested = [c for c in node.conditions if contains_subquery(c)]
             if nested:

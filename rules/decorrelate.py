@@ -1,0 +1,172 @@
+"""Decorrelate EXISTS and IN subqueries into maintained views joined on their key (AJU §5).
+
+``EXISTS (SELECT ... FROM S WHERE S.a = R.b AND φ(S))`` holds for the R tuples whose ``b`` is a key
+of the view ``V = γ_{a; count(*)}(σ_φ(S))``: the subquery becomes an atom V joined on its key, which
+is a foreign-key join (every R tuple joins at most one V tuple), maintained with live tuples like any
+other. ``x IN (SELECT e FROM S ...)`` is the same with ``e`` as the key; when the subquery already
+groups by ``e`` (TPC-H Q18's ``GROUP BY l_orderkey HAVING ...``) it is the view itself. NOT EXISTS
+and NOT IN become *anti* views: the outer tuple qualifies when no view row has its key.
+
+NOT IN is NOT EXISTS only when neither side can be NULL; it is refused otherwise. Correlations
+other than equalities (Q21's ``l2.l_suppkey <> l1.l_suppkey``) and scalar subqueries are left to
+other rules.
+"""
+
+from __future__ import annotations
+
+from catalog.schema import Catalog
+from planner.context import OptimizerContext
+from planner.expressions import AggregateCall, Call, Column, Expr, Subquery, columns, conjunction, conjuncts
+from planner.maintenance import Atom, JoinGraph, ViewAtom
+from planner.notation import print_expr
+from planner.plan import Aggregate, Filter, LogicalPlan, NamedExpr, Project, Scan
+from planner.rule_executor import Rule
+
+
+class CannotDecorrelate(Exception):
+    """Why a subquery is left as it is (shown by EXPLAIN)."""
+
+
+def _inner_aliases(plan: LogicalPlan) -> set[str]:
+    return {n.alias for n in plan.walk() if isinstance(n, Scan)}
+
+
+def _split_correlation(plan: LogicalPlan, outer: set[str]) -> tuple[LogicalPlan, list[tuple[Column, Column]]]:
+    """(the subquery's FROM/WHERE without its correlation, [(inner column, outer column)])."""
+    inner_aliases = _inner_aliases(plan)
+    if isinstance(plan, Filter):
+        local, pairs = [], []
+        for part in conjuncts(plan.condition):
+            refs = {c.table for c in columns(part)}
+            if refs <= inner_aliases:
+                local.append(part)
+                continue
+            match part:
+                case Call(op="=", args=(Column() as a, Column() as b)) if a.table in inner_aliases and b.table in outer:
+                    pairs.append((a, b))
+                case Call(op="=", args=(Column() as a, Column() as b)) if b.table in inner_aliases and a.table in outer:
+                    pairs.append((b, a))
+                case _:
+                    raise CannotDecorrelate(f"the subquery's correlation {print_expr(part)} is not an equality between columns")
+        body = Filter(conjunction(local), plan.child) if local else plan.child
+        return body, pairs
+    return plan, []
+
+
+def _referenced_aliases(plan: LogicalPlan) -> set[str | None]:
+    """Aliases of every column the plan's expressions mention (outer references included)."""
+    return {c.table for node in plan.walk() for expr in node.expressions() for c in columns(expr)}
+
+
+def _groups_by(plan: LogicalPlan, item: NamedExpr) -> bool:
+    """Whether ``plan`` (under the IN's Project) has one row per value of ``item`` and no outer reference."""
+    grouped = plan.child if isinstance(plan, Filter) else plan
+    return (
+        isinstance(grouped, Aggregate)
+        and len(grouped.group_by) == 1
+        and item.expr == Column(None, grouped.group_by[0].name)
+        and _referenced_aliases(plan) <= _inner_aliases(plan) | {None}
+    )
+
+
+def view_for(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple[ViewAtom, list[Expr]]:
+    """The view replacing ``subquery`` and the equalities joining it back.
+
+    ``nullable(expr, plan)`` says whether a column may be NULL (NOT IN needs both sides NOT NULL).
+    """
+    plan = subquery.plan
+    if subquery.kind == "exists":
+        body = plan.child if isinstance(plan, Project) else plan
+        body, pairs = _split_correlation(body, outer)
+        if not pairs:
+            raise CannotDecorrelate("an uncorrelated EXISTS is a constant condition; it is not maintained yet")
+        keys = pairs
+    elif subquery.kind == "in":
+        if not (isinstance(plan, Project) and len(plan.items) == 1):
+            raise CannotDecorrelate("the IN subquery must select one expression")
+        (item,) = plan.items
+        if subquery.negated and (nullable(subquery.operand, None) or nullable(item.expr, plan)):
+            raise CannotDecorrelate("NOT IN over a column that may be NULL is not NOT EXISTS; it is not maintained")
+        if _groups_by(plan.child, item):
+            # Already one row per value (Q18's GROUP BY ... HAVING): the subquery is the view itself.
+            view = ViewAtom(alias, (item.name,), (item.name,), subquery.negated, plan)
+            return view, [Call("=", (subquery.operand, Column(alias, item.name)))]
+        body, pairs = _split_correlation(plan.child, outer)
+        keys = [(item.expr, subquery.operand), *pairs]
+    else:
+        raise CannotDecorrelate(f"{subquery.kind} subqueries are not decorrelated into views")
+    names = tuple(f"k{i}" for i in range(len(keys)))
+    group_by = tuple(NamedExpr(name, inner) for name, (inner, _) in zip(names, keys, strict=True))
+    view_plan = Aggregate(group_by, (NamedExpr("_n", AggregateCall("count", None)),), body)
+    view = ViewAtom(alias, names, names + ("_n",), subquery.negated, view_plan)
+    joins = [Call("=", (outer_expr, Column(alias, name))) for name, (_, outer_expr) in zip(names, keys, strict=True)]
+    return view, joins
+
+
+def _nullability(graph: JoinGraph, catalog: Catalog):
+    """``nullable(expr, plan)``: whether the column may be NULL, looked up in the graph's atoms or ``plan``."""
+    def nullable(expr: Expr, plan: LogicalPlan | None) -> bool:
+        if not isinstance(expr, Column):
+            return True
+        relations = list(graph.atoms) + (list(plan.walk()) if plan is not None else [])
+        for node in relations:
+            if isinstance(node, Scan | Atom) and node.alias == expr.table:
+                return catalog.table(node.table).column(expr.name).nullable
+        return True
+
+    return nullable
+
+
+class DecorrelateExistsAndIn(Rule):
+    """Replace EXISTS/IN (and NOT) conditions of a join graph by view atoms joined on their key.
+
+    Preconditions: the join graph's conditions are conjuncts (normalization).
+
+    >>> from catalog.tpch import tpch_catalog
+    >>> from planner.context import OptimizerContext
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(DecorrelateExistsAndIn(), '''
+    ... JoinGraph conditions=[exists{
+    ...       Filter condition=l.l_orderkey = o.o_orderkey and l.l_commitdate < l.l_receiptdate
+    ...         Scan table=lineitem alias=l columns=[l_orderkey, l_commitdate, l_receiptdate]
+    ...     }] join_classes=[]
+    ...   Atom table=orders alias=o columns=[o_orderkey] predicate=None
+    ... ''', '''
+    ... JoinGraph conditions=[o.o_orderkey = _v0.k0] join_classes=[]
+    ...   Atom table=orders alias=o columns=[o_orderkey] predicate=None
+    ...   ViewAtom alias=_v0 key=[k0] columns=[k0, _n] anti=False
+    ...     Aggregate group_by=[l.l_orderkey AS k0] aggregates=[count(*) AS _n]
+    ...       Filter condition=l.l_commitdate < l.l_receiptdate
+    ...         Scan table=lineitem alias=l columns=[l_orderkey, l_commitdate, l_receiptdate]
+    ... ''', OptimizerContext(tpch_catalog()))
+
+    Paper: AJU §5 (subqueries as maintained aggregate views joined along a key).
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        counter = [sum(1 for n in plan.walk() if isinstance(n, ViewAtom))]
+
+        def decorrelate(node: LogicalPlan) -> LogicalPlan:
+            if not isinstance(node, JoinGraph):
+                return node
+            outer = {a.alias for a in node.atoms if isinstance(a, Atom | ViewAtom)}
+            atoms, conditions, changed = list(node.atoms), [], False
+            for condition in node.conditions:
+                match condition:
+                    # R ⋉ σ_{a=b}(S) = R ⋈_{b = key} γ_{a; count}(S)  (each R tuple meets at most one view row)
+                    case Subquery(kind=("exists" | "in")) as subquery:
+                        try:
+                            view, joins = view_for(subquery, outer, f"_v{counter[0]}", _nullability(node, ctx.catalog))
+                        except CannotDecorrelate as reason:
+                            ctx.refuse(self.name, str(reason))
+                            conditions.append(condition)
+                            continue
+                        counter[0] += 1
+                        atoms.append(view)
+                        conditions.extend(joins)
+                        changed = True
+                    case _:
+                        conditions.append(condition)
+            return JoinGraph(tuple(atoms), tuple(conditions), node.join_classes) if changed else node
+
+        return plan.transform_up(decorrelate)
