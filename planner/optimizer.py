@@ -17,14 +17,19 @@ from rules.decorrelate import DecorrelateExistsAndIn
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.inline_views import InlineDerivedTables
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
-from rules.normalize import FlattenInnerJoins, FormEquiJoinClasses, PushSelectionsIntoAtoms
+from rules.normalize import (
+    FactorCommonConjuncts,
+    FlattenInnerJoins,
+    FormEquiJoinClasses,
+    PushSelectionsIntoAtoms,
+)
 from rules.prune_columns import PruneAtomColumns
 from rules.top_k import MaintainTopK
 
 BATCHES = (
     Batch("Normalize", FixedPoint(100), (
-        InlineDerivedTables(), FlattenInnerJoins(), DecorrelateExistsAndIn(), PushSelectionsIntoAtoms(),
-        FormEquiJoinClasses(),
+        InlineDerivedTables(), FlattenInnerJoins(), FactorCommonConjuncts(), DecorrelateExistsAndIn(),
+        PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
     )),
     # Before join trees: it takes the nested comparison out of the join graph, leaving a plain join.
     Batch("Correlated nested aggregates", Once(), (RecognizeCorrelatedNestedAggregate(),)),

@@ -159,3 +159,60 @@ class FormEquiJoinClasses(Rule):
             return JoinGraph(node.atoms, tuple(kept), tuple(classes))
 
         return plan.transform_up(classify)
+
+
+def _disjuncts(expr: Expr) -> list[Expr]:
+    if isinstance(expr, Call) and expr.op == "or":
+        return [d for arg in expr.args for d in _disjuncts(arg)]
+    return [expr]
+
+
+def _disjunction(parts: list[Expr]) -> Expr:
+    result = parts[0]
+    for part in parts[1:]:
+        result = Call("or", (result, part))
+    return result
+
+
+def factor_common_conjuncts(condition: Expr) -> list[Expr]:
+    """``(X ∧ A) ∨ (X ∧ B)`` → ``[X, A ∨ B]``; a condition that is not such an OR comes back alone."""
+    disjuncts = _disjuncts(condition)
+    if len(disjuncts) < 2:
+        return [condition]
+    branches = [conjuncts(d) for d in disjuncts]
+    common = [c for c in branches[0] if all(c in other for other in branches[1:])]
+    if not common:
+        return [condition]
+    rests = [[c for c in branch if c not in common] for branch in branches]
+    if any(not rest for rest in rests):
+        return common  # one branch is exactly the common part: the OR adds nothing
+    return common + [_disjunction([conjunction(rest) for rest in rests])]
+
+
+class FactorCommonConjuncts(Rule):
+    """Pull the conjuncts every OR branch shares out of the OR, so joins hidden in it become visible.
+
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(FactorCommonConjuncts(), '''
+    ... JoinGraph conditions=[p.p_partkey = l.l_partkey and p.p_size < 5 or p.p_partkey = l.l_partkey and l.l_quantity > 10] join_classes=[]
+    ...   Atom table=lineitem alias=l columns=[l_partkey, l_quantity] predicate=None
+    ...   Atom table=part alias=p columns=[p_partkey, p_size] predicate=None
+    ... ''', '''
+    ... JoinGraph conditions=[p.p_partkey = l.l_partkey, p.p_size < 5 or l.l_quantity > 10] join_classes=[]
+    ...   Atom table=lineitem alias=l columns=[l_partkey, l_quantity] predicate=None
+    ...   Atom table=part alias=p columns=[p_partkey, p_size] predicate=None
+    ... ''', None)
+
+    Law: (X ∧ A) ∨ (X ∧ B) = X ∧ (A ∨ B). TPC-H Q19 writes its join inside each OR branch.
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def factor(node: LogicalPlan) -> LogicalPlan:
+            if not isinstance(node, JoinGraph):
+                return node
+            conditions = [part for cond in node.conditions for part in factor_common_conjuncts(cond)]
+            if conditions == list(node.conditions):
+                return node
+            return JoinGraph(node.atoms, tuple(conditions), node.join_classes)
+
+        return plan.transform_up(factor)
