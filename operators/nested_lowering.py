@@ -66,8 +66,16 @@ def lower_nested(builder: StageBuilder, nested: NestedAggregate, items, join: Fo
     lowering = {
         "rpai_tree": _rpai_tree, "pai_map": _pai_map, "per_key_index": _per_key_index, "general": _general,
     }[nested.strategy]
-    last, empty = lowering(builder, nested, join, root, sums, finish, names)
+    last = lowering(builder, nested, join, root, sums, finish, names)
+    # A global aggregate shows one row over empty input (COUNT 0, SUM NULL); a grouped one none.
+    empty = None if nested.group_by else builder.stages[last].empty_result()
     return last, output_layout, (() if empty is None else (empty,))
+
+
+def _group_function(nested: NestedAggregate, layout: dict[Column, int]):
+    """The outer row's group-by values as a tuple (``()`` without GROUP BY)."""
+    parts = tuple(compile_expr(g.expr, layout) for g in nested.group_by)
+    return lambda row: tuple(part(row) for part in parts)
 
 
 def _split(nested: NestedAggregate) -> tuple[Expr, str, int]:
@@ -109,7 +117,7 @@ def _rpai_tree(builder, nested, join, root, sums, finish, names):
     builder.route(Atom(atom.table, atom.alias, table.column_names, atom.predicate), table.column_names, stage, 0)
     for port, i in enumerate(others, start=1):
         _route_subquery(builder, nested.subqueries[i], stage, port)
-    return stage, builder.stages[stage].empty_result()
+    return stage
 
 
 def _correlation_keys(builder, q: SubqueryAggregate, layout: dict[Column, int]):
@@ -142,7 +150,7 @@ def _pai_map(builder, nested, join, root, sums, finish, names):
     builder.downstream[group] = (index, 0)
     for port, i in enumerate(others, start=1):
         _route_subquery(builder, nested.subqueries[i], index, port)
-    return index, builder.stages[index].empty_result()
+    return index
 
 
 def _per_key_index(builder, nested, join, root, sums, finish, names):
@@ -151,27 +159,32 @@ def _per_key_index(builder, nested, join, root, sums, finish, names):
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     keyed = builder.add(PerKeyIndexStage(
-        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums, names,
-        _describe("NestedAggregate[per_key_index]", "per key: q's Σ and count; RPAI trees v → required sums",
-                  key_text, "O(log n) per update",
-                  "equality correlation and a per-row value v: each key's contribution is one range sum"),
+        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
+        _group_function(nested, layout), names,
+        _describe("NestedAggregate[per_key_index]", "per key and group: q's Σ and count; RPAI trees v → required sums",
+                  key_text or "constant: q is a global threshold (does not scale out)", "O(log n) per update",
+                  "q is correlated by equalities (or not at all) and compared with a per-row value v: "
+                  "each key's contribution is one range sum per group"),
     ))
     root.connect(builder, keyed, 0)
     _route_subquery(builder, q, keyed, 1)
+    groups = ", ".join(g.name for g in nested.group_by)
     total = builder.add(SumVectorsStage(
-        "sum of contributions", sums, finish, names,
-        _describe("SumVectors", "the required sums of the whole result", "constant (does not scale out)",
-                  "O(1) per changed key", "adds each key's contribution change"),
+        "sum of contributions", sums, len(nested.group_by), finish, names,
+        _describe("SumVectors", "per group: the required sums of its result row",
+                  groups or "constant (does not scale out)", "O(1) per changed key and group",
+                  "adds each key's contribution change into its group's result"),
     ))
     builder.downstream[keyed] = (total, 0)
-    return total, builder.stages[total].empty_result()
+    return total
 
 
 def _general(builder, nested, join, root, sums, finish, names):
     atom = join.atom(join.root)
     layout = {c: i for i, c in enumerate(root.layout)}
     placeholders = {Column(None, f"_s{i}") for i in range(len(nested.subqueries))}
-    key_columns: list[Column] = sorted({c for c in columns(nested.predicate) if c not in placeholders}, key=str)
+    key_columns: list[Column] = sorted({c for c in columns(nested.predicate) if c not in placeholders}
+                                       | {c for g in nested.group_by for c in columns(g.expr)}, key=str)
     for q in nested.subqueries:
         if q.correlation is not None:
             if q.alias == atom.alias:
@@ -193,11 +206,12 @@ def _general(builder, nested, join, root, sums, finish, names):
     predicate_layout = {**key_index, **{Column(None, f"_s{i}"): len(key_columns) + i for i in range(len(specs))}}
     stage = builder.add(GeneralNestedStage(
         "general nested aggregate", _tuple_of(tuple(layout[c] for c in key_columns)), tuple(specs),
-        compile_expr(nested.predicate, predicate_layout), sums, finish, names,
+        compile_expr(nested.predicate, predicate_layout), sums, _group_function(nested, key_index), finish, names,
         _describe("NestedAggregate[general] (RPAI §4.2)", "free, bound and result maps", "constant (does not scale out)",
                   "O(n) per update", "no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"),
+        grouped=bool(nested.group_by),
     ))
     root.connect(builder, stage, 0)
     for port, q in enumerate(nested.subqueries, start=1):
         _route_subquery(builder, q, stage, port)
-    return stage, builder.stages[stage].empty_result()
+    return stage

@@ -42,20 +42,21 @@ def exact(value):
 
 @attrs.frozen
 class RequiredSums:
-    """The outer aggregates as a vector: (sum, non-NULL count) per aggregate; vectors add up."""
+    """The outer aggregates as a vector that adds up: the number of rows, then (sum, non-NULL count)
+    per aggregate. The row count says whether a group exists (SQL shows a group with any row)."""
 
     funcs: tuple[str, ...]
     arguments: tuple[Compiled | None, ...] = attrs.field(eq=False)
 
     @property
     def width(self) -> int:
-        return 2 * len(self.funcs)
+        return 1 + 2 * len(self.funcs)
 
     def zero(self) -> tuple:
         return (0,) * self.width
 
     def of(self, row: Row, weight: int) -> tuple:
-        vector = []
+        vector = [weight]
         for argument in self.arguments:
             value = 1 if argument is None else argument(row)
             vector += [0, 0] if value is None else [weight * value, weight]
@@ -64,7 +65,7 @@ class RequiredSums:
     def values(self, vector) -> tuple:
         out = []
         for i, func in enumerate(self.funcs):
-            total, count = vector[2 * i], vector[2 * i + 1]
+            total, count = vector[1 + 2 * i], vector[2 + 2 * i]
             if func == "count":
                 out.append(count)
             elif count == 0:
@@ -135,6 +136,21 @@ class _GlobalResult:
 
     def emit(self, before: Row | None, after: Row | None) -> Changelog:
         return consolidate(([(before, -1)] if before is not None else []) + ([(after, 1)] if after is not None else []))
+
+
+def grouped_rows(finish: Callable[[Row], Row | None], sums: RequiredSums, vectors: dict) -> list[Row]:
+    """The result rows of the groups that have rows: ``finish(group + aggregate values)``."""
+    rows = []
+    for group, vector in vectors.items():
+        if vector[0] > 0:
+            row = finish(group + sums.values(vector))
+            if row is not None:
+                rows.append(row)
+    return rows
+
+
+def diff_rows(before: list[Row], after: list[Row]) -> Changelog:
+    return consolidate([(row, -1) for row in before] + [(row, 1) for row in after])
 
 
 @attrs.define
@@ -311,21 +327,20 @@ class AggregateIndexStage(_GlobalResult, KeyedStage):
 @attrs.define
 class KeyIndexState:
     inner: list
-    trees: list[RPAITree]
-    rows: int
+    trees: dict  # group -> RPAI trees (one per required-sum component) keyed by v
 
 
 class PerKeyIndexStage(KeyedStage):
-    """TPC-H Q17's shape: keyed by the correlation key, the outer rows in RPAI trees keyed by v.
-
-    Emits the key's contribution (its required sums for rows with ``v op q``) as ``-old, +new``.
+    """TPC-H Q17's shape: keyed by the correlation key (a constant for a global threshold, PSP and
+    Q22), the outer rows of each group in RPAI trees keyed by v; emits each group's contribution
+    (its required sums over rows with ``v op q``) as ``group + sums`` rows, ``-old, +new``.
     """
 
     def __init__(self, name: str, outer_key: Compiled, inner_key: Compiled, value: Compiled, op: str,
-                 correlated: ScalarAggregate, sums: RequiredSums, output_columns: tuple[str, ...],
+                 correlated: ScalarAggregate, sums: RequiredSums, group: Compiled, output_columns: tuple[str, ...],
                  description: dict[str, str]):
         self.name, self.outer_key, self.inner_key = name, outer_key, inner_key
-        self.value, self.op, self.correlated, self.sums = value, op, correlated, sums
+        self.value, self.op, self.correlated, self.sums, self.group = value, op, correlated, sums, group
         self.output_columns, self.description = output_columns, description
 
     def key_of(self, port: int, row: Row) -> tuple:
@@ -334,59 +349,74 @@ class PerKeyIndexStage(KeyedStage):
     def key_function(self, port: int):
         return self.outer_key if port == 0 else self.inner_key
 
-    def _contribution(self, state: KeyIndexState | None) -> Row | None:
-        if state is None or state.rows == 0:
-            return None
+    def _contributions(self, state: KeyIndexState | None) -> list[Row]:
+        if state is None:
+            return []
         q = self.correlated.result(*state.inner)
         if q is None:
-            return None
+            return []
         # rows with v op q, i.e. keys k = v with k op q: the mirrored range of range_sum
         mirrored = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}[self.op]
-        return tuple(range_sum(tree, mirrored, q) for tree in state.trees)
+        out = []
+        for group, trees in state.trees.items():
+            vector = tuple(range_sum(tree, mirrored, q) for tree in trees)
+            if vector[0]:
+                out.append(group + vector)
+        return out
 
     def process(self, key: tuple, state: KeyIndexState | None, changes: list[Change]):
-        before = self._contribution(state)
-        state = state or KeyIndexState([0, 0], [RPAITree() for _ in range(self.sums.width)], 0)
+        before = self._contributions(state)
+        state = state or KeyIndexState([0, 0], {})
         for change in changes:
             if change.port == 0:
                 v = self.value(change.row)
-                state.rows += change.weight
                 if v is None:
-                    continue
-                for tree, part in zip(state.trees, self.sums.of(change.row, change.weight), strict=True):
+                    continue  # a NULL v satisfies no comparison
+                group = self.group(change.row)
+                trees = state.trees.get(group)
+                if trees is None:
+                    trees = state.trees[group] = [RPAITree() for _ in range(self.sums.width)]
+                for tree, part in zip(trees, self.sums.of(change.row, change.weight), strict=True):
                     if part:
                         tree.add(exact(v), part)
+                if not len(trees[0]):
+                    del state.trees[group]
             else:
                 total, count = self.correlated.contribution(change.row, change.weight)
                 state.inner[0] += total
                 state.inner[1] += count
-        after = self._contribution(state)
-        out = []
-        if before is not None:
-            out.append((before, -1))
-        if after is not None:
-            out.append((after, 1))
-        empty = state.rows == 0 and state.inner[1] == 0
-        return (None if empty else state), consolidate(out)
+        empty = not state.trees and state.inner[1] == 0
+        return (None if empty else state), diff_rows(before, self._contributions(state))
 
     def describe(self) -> dict[str, str]:
         return self.description
 
 
 class SumVectorsStage(_GlobalResult, KeyedStage):
-    """Adds the per-key contributions into the global result row (keyed by a constant)."""
+    """Adds the per-key contributions ``group + sums`` into each group's result row (keyed by the group,
+    so it scales out by group; a constant for a global aggregate)."""
 
-    def __init__(self, name: str, sums: RequiredSums, finish: Callable[[Row], Row | None],
+    def __init__(self, name: str, sums: RequiredSums, group_width: int, finish: Callable[[Row], Row | None],
                  output_columns: tuple[str, ...], description: dict[str, str]):
-        self.name, self.sums, self.finish = name, sums, finish
+        self.name, self.sums, self.group_width, self.finish = name, sums, group_width, finish
         self.output_columns, self.description = output_columns, description
+
+    def key_of(self, port: int, row: Row) -> tuple:
+        return row[: self.group_width]
+
+    def _rows(self, key: tuple, total: tuple) -> list[Row]:
+        if not self.group_width:
+            row = self.result_row(total)
+            return [] if row is None else [row]
+        return grouped_rows(self.finish, self.sums, {key: total})
 
     def process(self, key: tuple, state: tuple | None, changes: list[Change]):
         total = state if state is not None else self.sums.zero()
-        before = self.result_row(total)
+        before = self._rows(key, total)
         for change in changes:
-            total = add_vectors(total, change.row, change.weight)
-        return total, self.emit(before, self.result_row(total))
+            total = add_vectors(total, change.row[self.group_width :], change.weight)
+        empty = self.group_width and total[0] == 0
+        return (None if empty else total), diff_rows(before, self._rows(key, total))
 
     def describe(self) -> dict[str, str]:
         return self.description
@@ -424,9 +454,10 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
     """
 
     def __init__(self, name: str, outer_key: Compiled, subqueries: tuple, predicate: Compiled, sums: RequiredSums,
-                 finish: Callable[[Row], Row | None], output_columns: tuple[str, ...], description: dict[str, str]):
+                 group: Compiled, finish: Callable[[Row], Row | None], output_columns: tuple[str, ...],
+                 description: dict[str, str], grouped: bool = False):
         self.name, self.outer_key, self.subqueries, self.predicate = name, outer_key, subqueries, predicate
-        self.sums, self.finish = sums, finish
+        self.sums, self.finish, self.group, self.grouped = sums, finish, group, grouped
         self.output_columns, self.description = output_columns, description
 
     def _value(self, state: GeneralState, i: int, key: Row):
@@ -436,15 +467,18 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
         total, count, _ = state.free[i][spec.free_of(key)]
         return spec.aggregate.result(total, count)
 
-    def _output(self, state: GeneralState | None) -> Row | None:
-        if state is None:
-            return self.empty_result()
-        total = self.sums.zero()
-        for key, (vector, _) in state.results.items():
+    def _output(self, state: GeneralState | None) -> list[Row]:
+        """The result rows, recomputed from the result map (Algorithm 3's final loop)."""
+        totals: dict[tuple, tuple] = {}
+        for key, (vector, _) in (state.results.items() if state is not None else ()):
             values = tuple(self._value(state, i, key) for i in range(len(self.subqueries)))
             if self.predicate(key + values) is True:
-                total = add_vectors(total, vector)
-        return self.result_row(total)
+                group = self.group(key)
+                totals[group] = add_vectors(totals.get(group, self.sums.zero()), vector)
+        if self.grouped:
+            return grouped_rows(self.finish, self.sums, totals)
+        row = self.result_row(totals.get((), self.sums.zero()))
+        return [] if row is None else [row]
 
     def process(self, key: tuple, state: GeneralState | None, changes: list[Change]):
         before = self._output(state)
@@ -456,7 +490,7 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
         for change in changes:
             if change.port == 0:
                 self._outer(state, change.row, change.weight)
-        return state, self.emit(before, self._output(state))
+        return state, diff_rows(before, self._output(state))
 
     def _inner(self, state: GeneralState, i: int, row: Row, weight: int) -> None:
         spec = self.subqueries[i]

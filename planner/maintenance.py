@@ -155,15 +155,41 @@ class NestedAggregate(LogicalPlan):
 
     ``predicate`` reads each scalar subquery ``subqueries[i]`` as the column ``_s<i>``. For the
     index strategies (rpai_tree, pai_map, per_key_index: RPAI §2.1.3, §2.2.3, §4.3) it is exactly
-    ``value op _s<k>`` with ``subqueries[k]`` the one correlated aggregate and ``value`` built from
-    constants, outer columns and uncorrelated aggregates; the general strategy (§4.2) takes any
-    predicate.
+    ``value op _s<k>`` with ``subqueries[k]`` the one correlated aggregate (for per_key_index it may
+    be uncorrelated: a global threshold) and ``value`` built from constants, outer columns and
+    uncorrelated aggregates; the general strategy (§4.2) takes any predicate. ``group_by`` groups
+    the outer rows (per_key_index and general only).
     """
 
     child_fields = ("child",)
     variant_field = "strategy"
     strategy: str
+    group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     predicate: Expr
     subqueries: tuple[SubqueryAggregate, ...]
+    child: LogicalPlan
+
+
+@attrs.frozen
+class GroupAggregate(LogicalPlan):
+    """GROUP BY with at least one aggregate that is not a ring: MIN/MAX or a DISTINCT aggregate.
+
+    Per group it keeps each such aggregate's argument values as value → multiplicity; MIN/MAX also
+    keep the distinct values sorted, so a change costs O(log n) (n: distinct values in the group),
+    the others O(1) (AJU §5 Thm 14, "an ordered structure per group").
+    """
+
+    child_fields = ("child",)
+    group_by: tuple[NamedExpr, ...]
+    aggregates: tuple[NamedExpr, ...]
+    child: LogicalPlan
+
+
+@attrs.frozen
+class CountedDistinct(LogicalPlan):
+    """SELECT DISTINCT maintained by counting each result row's multiplicity: a row is in the
+    result while its count is positive, so a change costs O(1)."""
+
+    child_fields = ("child",)
     child: LogicalPlan

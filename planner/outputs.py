@@ -66,7 +66,7 @@ def _(plan) -> tuple[Column, ...]:
 
 @output_columns.register(NestedAggregate)
 def _(plan: NestedAggregate) -> tuple[Column, ...]:
-    return tuple(Column(None, item.name) for item in plan.aggregates)
+    return tuple(Column(None, item.name) for item in (*plan.group_by, *plan.aggregates))
 
 
 @output_columns.register(Join)

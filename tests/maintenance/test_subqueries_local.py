@@ -26,6 +26,8 @@ where ps_suppkey not in (select s_suppkey from supplier where s_acctbal < 0)"""
 CASES = {
     "Q4 (EXISTS)": (QUERIES / "q04.sql").read_text(),
     "Q18 (IN over GROUP BY ... HAVING)": (QUERIES / "q18.sql").read_text(),
+    "Q20 (nested IN, per-key index inside a view)": (QUERIES / "q20.sql").read_text(),
+    "Q22 (NOT EXISTS, global threshold with GROUP BY)": (QUERIES / "q22.sql").read_text(),
     "NOT EXISTS": NOT_EXISTS,
     "NOT IN over a key": NOT_IN,
 }
