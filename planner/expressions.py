@@ -94,6 +94,19 @@ def columns(expr: Expr) -> set[Column]:
     return {e for e in walk(expr) if isinstance(e, Column)}
 
 
+def deep_columns(expr: Expr) -> set[Column]:
+    """Every column ``expr`` mentions, including inside subquery plans (outer references too)."""
+    found = set()
+    for e in walk(expr):
+        if isinstance(e, Column):
+            found.add(e)
+        elif isinstance(e, Subquery):
+            for node in e.plan.walk():
+                for inner in node.expressions():
+                    found |= deep_columns(inner)
+    return found
+
+
 def transform(expr: Expr, fn: Callable[[Expr], Expr]) -> Expr:
     """Rebuild bottom-up applying ``fn``; returns the same object when nothing changed."""
     match expr:

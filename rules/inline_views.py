@@ -10,7 +10,7 @@ from __future__ import annotations
 import attrs
 
 from planner.context import OptimizerContext
-from planner.expressions import Column, Expr, transform
+from planner.expressions import Column, Expr, Subquery, transform
 from planner.plan import (
     Aggregate,
     Distinct,
@@ -40,7 +40,17 @@ def _substitute(value, mapping: dict[Column, Expr]):
             return value if new is expr else SortKey(new, ascending)
         case LogicalPlan() | str() | int() | bool() | None:
             return value
-    return transform(value, lambda e: mapping.get(e, e) if isinstance(e, Column) else e)
+    return transform(value, lambda e: _substitute_expr(e, mapping))
+
+
+def _substitute_expr(expr: Expr, mapping: dict[Column, Expr]) -> Expr:
+    if isinstance(expr, Column):
+        return mapping.get(expr, expr)
+    if isinstance(expr, Subquery):
+        # a correlated subquery may read the view's columns too
+        plan = expr.plan.transform_up(lambda n: _substitute_fields(n, mapping))
+        return expr if plan is expr.plan else attrs.evolve(expr, plan=plan)
+    return expr
 
 
 def _substitute_fields(node: LogicalPlan, mapping: dict[Column, Expr]) -> LogicalPlan:

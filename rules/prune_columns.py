@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 
 from planner.context import OptimizerContext
-from planner.expressions import Column, Expr, columns
+from planner.expressions import Column, Expr, columns, deep_columns
 from planner.maintenance import Atom, Correlation, FkEdge, SubqueryAggregate
 from planner.plan import LogicalPlan, NamedExpr, SortKey
 from planner.rule_executor import Rule
@@ -34,7 +34,8 @@ def _referenced(value) -> set[Column]:
             return set()
         case None | str() | int() | bool():
             return set()
-    return columns(value) if _is_expr(value) else set()
+    # deep: an outer column read only by a correlated subquery must stay too
+    return deep_columns(value) if _is_expr(value) else set()
 
 
 def _is_expr(value) -> bool:

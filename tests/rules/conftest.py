@@ -3,6 +3,9 @@
 With the flag, each rewrite case records what its rule printed instead of comparing it; when the
 session ends the recorded blocks replace the old ones in ``tests/rules/cases/*.txt``, so the change
 a rule makes to the expected plans is reviewed as a diff of those files.
+
+Run it as ``pytest tests/rules --regenerate-rule-cases``: pytest learns options only from the
+conftest files beside the paths it is given, so a bare ``pytest`` does not know this flag.
 """
 
 from __future__ import annotations

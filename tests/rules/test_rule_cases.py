@@ -6,6 +6,7 @@
     # rule: FlattenInnerJoins
     # catalog: tpch                         (optional: tpch, the default, or orderbook)
     # ddl: CREATE TABLE r1 (x1 INT PRIMARY KEY);     (optional, repeatable: a catalog of its own)
+    # decision: part of the reason the rule records in ctx.decisions  (optional)
     # xfail: why the rule is known to get this wrong  (optional)
     before:
       <plan in the plan notation, indented>
@@ -40,7 +41,7 @@ from planner.testing import assert_plan_text, assert_unchanged
 
 CASES_DIR = Path(__file__).parent / "cases"
 NAMED_CATALOGS = {"tpch": tpch_catalog, "orderbook": orderbook_catalog}
-DIRECTIVES = ("title", "rule", "catalog", "ddl", "xfail")
+DIRECTIVES = ("title", "rule", "catalog", "ddl", "decision", "xfail")
 
 
 class CaseFileError(ValueError):
@@ -57,6 +58,7 @@ class RuleCase:
     rule: str
     catalog: str | None
     ddl: tuple[str, ...]
+    decision: str | None
     xfail: str | None
     before: str
     after: str | None
@@ -70,11 +72,12 @@ class RuleCase:
 
 
 class _CaseBuilder:
-    """The fields of the case being read, checked when the next case (or the file) starts."""
+    """The fields of the case being read, checked when the next case (or the file) ends it."""
 
     def __init__(self, path: Path, line: int, title: str) -> None:
         self.path, self.line = path, line
         self.fields: dict[str, object] = {"title": title, "ddl": []}
+        # block name -> (0-based index of its first body line, its lines)
         self.blocks: dict[str, tuple[int, list[str]]] = {}
 
     def set(self, key: str, value: str, line: int) -> None:
@@ -84,6 +87,15 @@ class _CaseBuilder:
             raise CaseFileError(f"{self.path.name}:{line}: case {self.fields['title']!r} already has {key}")
         else:
             self.fields[key] = value
+
+    def _body(self, name: str) -> tuple[int, list[str]] | None:
+        """A block without its trailing blank lines (they separate cases)."""
+        if name not in self.blocks:
+            return None
+        start, lines = self.blocks[name]
+        while lines and not lines[-1]:
+            lines = lines[:-1]
+        return start, lines
 
     def build(self) -> RuleCase:
         title = self.fields["title"]
@@ -98,7 +110,7 @@ class _CaseBuilder:
             raise CaseFileError(f"{where}: unknown catalog {catalog!r}; known: {', '.join(NAMED_CATALOGS)}")
         if catalog is not None and self.fields["ddl"]:
             raise CaseFileError(f"{where}: case {title!r} names a catalog and declares DDL; keep one")
-        after = self.blocks.get("after")
+        before, after = (self._body(name) for name in ("before", "after"))
         return RuleCase(
             path=self.path,
             line=self.line,
@@ -106,8 +118,9 @@ class _CaseBuilder:
             rule=self.fields["rule"],
             catalog=catalog,
             ddl=tuple(self.fields["ddl"]),
+            decision=self.fields.get("decision"),
             xfail=self.fields.get("xfail"),
-            before="\n".join(self.blocks["before"][1]),
+            before="\n".join(before[1]),
             after=None if after is None else "\n".join(after[1]),
             after_span=None if after is None else (after[0], after[0] + len(after[1])),
             unchanged="unchanged" in self.fields,
@@ -125,10 +138,7 @@ def read_cases(path: Path) -> list[RuleCase]:
         if block is not None and (not line or line[0] == " "):
             block.append(line)
             continue
-        if block is not None:
-            while block and not block[-1]:
-                block.pop()
-            block = None
+        block = None
         if not line:
             continue
         directive, _, value = line.partition(":")
@@ -161,9 +171,6 @@ def read_cases(path: Path) -> list[RuleCase]:
                 f"{path.name}:{number + 1}: expected before:, after:, unchanged, refused: <reason> "
                 f"or a '# ' line, found {line!r}"
             )
-    if block is not None:
-        while block and not block[-1]:
-            block.pop()
     if current is not None:
         cases.append(current.build())
     return cases
@@ -214,16 +221,25 @@ def test_rule_case(case: RuleCase, after_block_writer) -> None:
     assert print_plan(before) == _dedented(case.before), (
         f"{case.where}: the before: block is not in the canonical notation; it prints as\n{print_plan(before)}"
     )
-    if case.after is not None:
-        assert print_plan(before) != _dedented(case.after), (
-            f"{case.where}: after: equals before:; write `unchanged` for a rule that must not fire"
-        )
-        actual = rule.apply(before, ctx)
-        if after_block_writer is not None and case.xfail is None:
-            after_block_writer.replace(case.path, case.after_span, ["  " + line for line in print_plan(actual).splitlines()])
-            return
-        assert_plan_text(actual, case.after)
+    if case.after is None:
+        _check_left_alone(case, rule, ctx)
         return
+    assert print_plan(before) != _dedented(case.after), (
+        f"{case.where}: after: equals before:; write `unchanged` for a rule that must not fire"
+    )
+    actual = rule.apply(before, ctx)
+    if case.decision is not None:
+        decision = ctx.decisions.get(rule.name)
+        assert decision is not None, f"{case.where}: {rule.name} recorded no decision"
+        assert case.decision in decision, f"{case.where}: the decision {decision!r} does not mention {case.decision!r}"
+    if after_block_writer is not None and case.xfail is None:
+        after_block_writer.replace(case.path, case.after_span, ["  " + line for line in print_plan(actual).splitlines()])
+    else:
+        assert_plan_text(actual, case.after)
+
+
+def _check_left_alone(case: RuleCase, rule: Rule, ctx: OptimizerContext) -> None:
+    """``unchanged``: same plan, no refusal; ``refused:``: same plan and the expected reason."""
     assert_unchanged(rule, case.before, ctx)
     reason = ctx.refusals.get(rule.name)
     if case.unchanged:
@@ -235,3 +251,45 @@ def test_rule_case(case: RuleCase, after_block_writer) -> None:
 
 def _dedented(text: str) -> str:
     return "\n".join(line.rstrip() for line in textwrap.dedent(text).strip().splitlines())
+
+
+# The runner itself: the file format and the regeneration of after: blocks.
+
+_TWO_CASES = """\
+# title: First case.
+# rule: MaintainTopK
+before:
+  Limit count=1
+    Sort keys=[x ASC]
+      Scan table=t alias=t columns=[x]
+after:
+  stale line one
+  stale line two
+
+# title: Second case.
+# rule: MaintainTopK
+before:
+  Scan table=t alias=t columns=[x]
+unchanged
+"""
+
+
+def test_regeneration_replaces_exactly_the_after_block(tmp_path: Path) -> None:
+    from tests.rules.conftest import AfterBlockWriter
+
+    path = tmp_path / "top_k.txt"
+    path.write_text(_TWO_CASES)
+    first, second = read_cases(path)
+    assert (first.after, second.unchanged) == ("  stale line one\n  stale line two", True)
+    writer = AfterBlockWriter()
+    writer.replace(path, first.after_span, ["  fresh"])
+    writer.write()
+    assert path.read_text() == _TWO_CASES.replace("  stale line one\n  stale line two\n", "  fresh\n")
+    assert [case.title for case in read_cases(path)] == ["First case.", "Second case."]
+
+
+def test_a_case_without_an_outcome_is_reported_with_its_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "top_k.txt"
+    path.write_text(_TWO_CASES.replace("unchanged\n", ""))
+    with pytest.raises(CaseFileError, match=r"top_k\.txt:11: case 'Second case\.' needs exactly one of"):
+        read_cases(path)
