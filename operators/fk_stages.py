@@ -61,10 +61,14 @@ class ForeignKeyLookupStage(KeyedStage):
     PARENT, CHILD = 0, 1
 
     def __init__(self, name: str, parent_key: tuple[int, ...], child_key: tuple[int, ...],
-                 output_columns: tuple[str, ...], description: dict[str, str], anti: bool = False):
+                 output_columns: tuple[str, ...], description: dict[str, str], anti: bool = False,
+                 preserve_child_padding: int | None = None):
         self.name = name
         # anti: the parent is alive when NO child has its key (NOT EXISTS / NOT IN) and gains no columns
         self.anti = anti
+        # LEFT OUTER JOIN preserving the child: a child tuple with no parent shows once, the parent's
+        # ``preserve_child_padding`` columns NULL (Q13's customers without orders)
+        self.padding = preserve_child_padding
         self.parent_key = parent_key
         self.child_key = child_key
         self.output_columns = output_columns
@@ -94,6 +98,7 @@ class ForeignKeyLookupStage(KeyedStage):
         parent_changes = [(c.row, c.weight) for c in changes if c.port == self.PARENT]
         child_changes = [(c.row, c.weight) for c in changes if c.port == self.CHILD]
         old_parents = state.parents.copy() if child_changes else state.parents
+        had_parents = bool(state.parents)
         apply_changes(state.parents, parent_changes)
         apply_changes(state.child, child_changes)
         after = self._partner(state)
@@ -107,10 +112,21 @@ class ForeignKeyLookupStage(KeyedStage):
                 out.extend((row + before, -count) for row, count in old_parents.items())
             if after is not None:
                 out.extend((row + after, count) for row, count in state.parents.items())
+        if self.padding is not None:
+            out.extend(self._padding_changes(before, had_parents, after, bool(state.parents)))
         new_state = state if (state.parents or state.child) else None
         # No consolidation: with the child unchanged each parent change maps to one distinct row, and
         # with it changed old and new rows differ in the child part (downstream sums weights anyway).
         return new_state, out
+
+    def _padding_changes(self, before, had_parents: bool, after, has_parents: bool) -> Changelog:
+        """The NULL-padded row of a preserved child: present while the child is and no parent is."""
+        nulls = (None,) * self.padding
+        old = nulls + before if before is not None and not had_parents else None
+        new = nulls + after if after is not None and not has_parents else None
+        if old == new:
+            return []
+        return ([(old, -1)] if old is not None else []) + ([(new, 1)] if new is not None else [])
 
     def _partner(self, state: LookupState) -> Row | None:
         """What a parent of this key is extended with when alive, or None when it is not alive."""

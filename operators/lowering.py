@@ -122,6 +122,7 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
              "why": f"{atom.alias} has one child ({edge.referenced}): alive iff its {edge.referenced} partner is "
                     + ("absent (NOT EXISTS / NOT IN)" if child.anti else "alive (AJU §3.1)")},
             anti=child.anti,
+            preserve_child_padding=len(atom.output) if edge.referenced in join.preserved else None,
         ))
         builder.route(atom, atom.columns, stage, ForeignKeyLookupStage.PARENT)
         child.connect(builder, stage, ForeignKeyLookupStage.CHILD)
@@ -302,24 +303,22 @@ def _output_column(expr: Expr, layout: tuple[Column, ...]) -> Column:
     raise LoweringError(f"ORDER BY {expr} is not a column of the result; order by an output column instead")
 
 
-def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate, items, having, layout, where):
+def _lower_aggregate(builder: StageBuilder, aggregate: LogicalPlan, items, having, layout, where):
+    """A ``RingAggregate`` or ``GroupAggregate`` as one stage keyed by the group."""
+    from operators.aggregate_stage import GroupAggregateStage
+
     index = {c: i for i, c in enumerate(layout)}
     group_by = tuple(compile_expr(g.expr, index) for g in aggregate.group_by)
     specs = []
     for item in aggregate.aggregates:
         call: AggregateCall = item.expr
-        specs.append(AggregateSpec(call.func, None if call.arg is None else compile_expr(call.arg, index)))
+        specs.append(AggregateSpec(call.func, None if call.arg is None else compile_expr(call.arg, index), call.distinct))
     agg_layout = output_columns(aggregate)
     finish = finish_function(items, having, agg_layout)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
-    groups = ", ".join(g.name for g in aggregate.group_by) or "()"
-    stage = RingAggregateStage(
-        f"aggregate by {groups}", group_by, tuple(specs), finish, tuple(map(str, output_layout)),
-        {"operator": "RingAggregate (SUM/COUNT/AVG)", "inputs": "join result changes",
-         "state": "per group: row count, sums, non-NULL counts", "key": groups if aggregate.group_by else "constant (does not scale out)",
-         "update_cost": "O(1) per join change", "why": "SUM/COUNT form a ring: a delete subtracts its insert (AJU Thm 14)"},
-        where=where,
-    )
+    stage_class = RingAggregateStage if isinstance(aggregate, RingAggregate) else GroupAggregateStage
+    stage = stage_class(tuple(g.name for g in aggregate.group_by), group_by, tuple(specs), finish,
+                        tuple(map(str, output_layout)), where=where)
     empty = stage.empty_result()
     return builder.add(stage), output_layout, (() if empty is None else (empty,))
 

@@ -60,12 +60,17 @@ class ViewAtom(LogicalPlan):
         return tuple(Column(self.alias, c) for c in self.columns)
 
 
+#: Atoms a LEFT OUTER JOIN preserves: their tuples without a partner appear padded with NULLs.
+_PRESERVED = {"default": (), "metadata": {"omit_default": True}}
+
+
 @attrs.frozen
 class JoinGraph(LogicalPlan):
     child_fields = ("atoms",)
     atoms: tuple[LogicalPlan, ...]
     conditions: tuple[Expr, ...] = ()
     join_classes: tuple[tuple[Column, ...], ...] = ()
+    preserved: tuple[str, ...] = attrs.field(**_PRESERVED)
 
 
 @notation_value
@@ -89,6 +94,7 @@ class ForeignKeyJoin(LogicalPlan):
     edges: tuple[FkEdge, ...]
     residual: Expr | None
     atoms: tuple[LogicalPlan, ...]
+    preserved: tuple[str, ...] = attrs.field(**_PRESERVED)
 
     def atom(self, alias: str) -> Atom | ViewAtom:
         for atom in self.atoms:

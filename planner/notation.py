@@ -156,7 +156,10 @@ def _plan_lines(plan: LogicalPlan, indent: int) -> Iterator[str]:
     if cls.variant_field is not None:
         head += f"[{_value(getattr(plan, cls.variant_field), indent)}]"
     for field in _shown_fields(cls, skipped={*cls.child_fields, cls.variant_field}):
-        head += f" {field.name}={_value(getattr(plan, field.name), indent)}"
+        value = getattr(plan, field.name)
+        if field.metadata.get("omit_default") and value == field.default:
+            continue  # an optional field left at its default is not written (the parser fills it in)
+        head += f" {field.name}={_value(value, indent)}"
     yield " " * indent + head
     for child in plan.children:
         yield from _plan_lines(child, indent + 2)

@@ -15,7 +15,7 @@ from planner.rule_executor import Batch, FixedPoint, Once, PlanTrace, RuleExecut
 from rules.aggregate import MaintainRingAggregate
 from rules.decorrelate import DecorrelateExistsAndIn
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
-from rules.inline_views import InlineDerivedTables
+from rules.inline_views import InlineDerivedTables, MaintainDerivedAggregateAsView
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
 from rules.normalize import (
     FactorCommonConjuncts,
@@ -28,7 +28,7 @@ from rules.top_k import MaintainTopK
 
 BATCHES = (
     Batch("Normalize", FixedPoint(100), (
-        InlineDerivedTables(), FlattenInnerJoins(), FactorCommonConjuncts(), DecorrelateExistsAndIn(),
+        InlineDerivedTables(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(), DecorrelateExistsAndIn(),
         PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
     )),
     # Before join trees: it takes the nested comparison out of the join graph, leaving a plain join.

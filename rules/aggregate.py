@@ -1,20 +1,32 @@
-"""Group-by aggregation over a maintained join, as ring aggregates (AJU Theorem 14, Olteanu §2).
+"""Group-by aggregation over a maintained join (AJU §5 Theorem 14, Olteanu §2).
 
 SUM and COUNT form a ring under + and −: a deleted row subtracts exactly what its insert added, so a
 group's value is kept in O(1) per change with no access to the other rows of the group. AVG is kept
-as the pair (SUM, COUNT). MIN/MAX and DISTINCT aggregates are not rings (a delete of the current
-minimum needs the rest of the group); they are refused here until ordered multisets land.
+as the pair (SUM, COUNT). That is the preferred strategy, ``RingAggregate``.
+
+MIN/MAX and the DISTINCT aggregates are not rings: deleting the current minimum needs the next
+value, deleting one of two equal values must leave the value in. ``GroupAggregate`` keeps, per group,
+such an aggregate's argument values as value → multiplicity, sorted for MIN/MAX: O(log n) per change
+for MIN/MAX (Theorem 14's ordered structure per group), O(1) for the DISTINCT ones.
 """
 
 from __future__ import annotations
 
 from planner.context import OptimizerContext
 from planner.expressions import AggregateCall
-from planner.maintenance import ForeignKeyJoin, RingAggregate
+from planner.maintenance import ForeignKeyJoin, GroupAggregate, RingAggregate
 from planner.plan import Aggregate, LogicalPlan
 from planner.rule_executor import Rule
 
 RING_FUNCTIONS = ("sum", "count", "avg")
+
+
+def _is_ring(call: AggregateCall) -> bool:
+    return call.func in RING_FUNCTIONS and not call.distinct
+
+
+def _describe(call: AggregateCall) -> str:
+    return f"{call.func.upper()}({'DISTINCT ' if call.distinct else ''}...)"
 
 
 class MaintainRingAggregate(Rule):
@@ -35,6 +47,19 @@ class MaintainRingAggregate(Rule):
     ...     Atom table=lineitem alias=l columns=[l_orderkey, l_extendedprice] predicate=None
     ... ''', None)
 
+    A MIN is not a ring; the rule leaves it (to ``MaintainGroupAggregate``) and records why:
+
+    >>> from catalog.tpch import tpch_catalog
+    >>> from planner.testing import assert_unchanged
+    >>> ctx = OptimizerContext(tpch_catalog())
+    >>> assert_unchanged(MaintainRingAggregate(), '''
+    ... Aggregate group_by=[] aggregates=[min(o.o_totalprice) AS _a0, count(*) AS _a1]
+    ...   ForeignKeyJoin root=o edges=[] residual=None
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_totalprice] predicate=None
+    ... ''', ctx)
+    >>> ctx.refusals["MaintainRingAggregate"]
+    'not ring aggregates: MIN(...) (a delete cannot be undone in O(1) without the rest of the group)'
+
     Paper: AJU §5 Theorem 14 (SUM/COUNT aggregation in O(1) per delta tuple).
     """
 
@@ -43,15 +68,12 @@ class MaintainRingAggregate(Rule):
             match node:
                 # γ_{g; Σ}(Q) with Σ ⊆ {sum, count, avg}: Δγ(Q) = γ(ΔQ) added into the group's value
                 case Aggregate(group_by, aggregates, ForeignKeyJoin() as child):
-                    calls = [item.expr for item in aggregates]
-                    unsupported = [
-                        c for c in calls if not (isinstance(c, AggregateCall) and c.func in RING_FUNCTIONS and not c.distinct)
-                    ]
-                    if unsupported:
-                        names = ", ".join(sorted({_describe(c) for c in unsupported}))
+                    not_rings = [item.expr for item in aggregates if not _is_ring(item.expr)]
+                    if not_rings:
                         if ctx is not None:
-                            ctx.refuse(self.name, f"{names} is not a ring aggregate (a delete cannot be undone in O(1)); "
-                                       "MIN/MAX and DISTINCT aggregates are not implemented yet")
+                            names = ", ".join(sorted({_describe(c) for c in not_rings}))
+                            ctx.refuse(self.name, f"not ring aggregates: {names} (a delete cannot be undone in "
+                                                  "O(1) without the rest of the group)")
                         return node
                     return RingAggregate(group_by, aggregates, child)
             return node
@@ -59,7 +81,34 @@ class MaintainRingAggregate(Rule):
         return plan.transform_up(convert)
 
 
-def _describe(call) -> str:
-    if isinstance(call, AggregateCall):
-        return f"{call.func.upper()}({'DISTINCT ' if call.distinct else ''}...)"
-    return type(call).__name__
+class MaintainGroupAggregate(Rule):
+    """Replace an ``Aggregate`` over a maintained join by a ``GroupAggregate`` (MIN/MAX, DISTINCT aggregates).
+
+    Preconditions: the child is already a maintained join (``ForeignKeyJoin``). Runs after
+    ``MaintainRingAggregate``, which takes every aggregate it can (O(1) per change, no kept values).
+
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(MaintainGroupAggregate(), '''
+    ... Aggregate group_by=[o.o_orderpriority AS o_orderpriority] aggregates=[min(o.o_totalprice) AS _a0, count(distinct l.l_suppkey) AS _a1]
+    ...   ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderpriority, o_totalprice] predicate=None
+    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_suppkey] predicate=None
+    ... ''', '''
+    ... GroupAggregate group_by=[o.o_orderpriority AS o_orderpriority] aggregates=[min(o.o_totalprice) AS _a0, count(distinct l.l_suppkey) AS _a1]
+    ...   ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderpriority, o_totalprice] predicate=None
+    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_suppkey] predicate=None
+    ... ''', None)
+
+    Paper: AJU §5 Theorem 14 (MIN/MAX with an ordered structure per group).
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def convert(node: LogicalPlan) -> LogicalPlan:
+            match node:
+                # γ_{g; min(x)}(Q): Δ moves x's multiplicity in g's ordered multiset; min = its first element
+                case Aggregate(group_by, aggregates, ForeignKeyJoin() as child):
+                    return GroupAggregate(group_by, aggregates, child)
+            return node
+
+        return plan.transform_up(convert)

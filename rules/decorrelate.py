@@ -14,6 +14,8 @@ other rules.
 
 from __future__ import annotations
 
+import attrs
+
 from catalog.schema import Catalog
 from planner.context import OptimizerContext
 from planner.expressions import AggregateCall, Call, Column, Expr, Subquery, columns, conjunction, conjuncts
@@ -167,6 +169,6 @@ class DecorrelateExistsAndIn(Rule):
                         changed = True
                     case _:
                         conditions.append(condition)
-            return JoinGraph(tuple(atoms), tuple(conditions), node.join_classes) if changed else node
+            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions)) if changed else node
 
         return plan.transform_up(decorrelate)

@@ -101,6 +101,13 @@ def _check_reaches_all(root: str, aliases: list[str], edges: tuple[FkEdge, ...])
         raise NotAForeignKeyJoin(f"relations {', '.join(missing)} are not connected to the root {root} by foreign keys")
 
 
+def _left_join_along_key(graph: JoinGraph, edges: tuple[FkEdge, ...], root: str, residual) -> bool:
+    """R ⟕ S where S references R's key: each R tuple pads with NULLs when it has no live S partner,
+    which the stage keyed by that key sees locally (TPC-H Q13's customer ⟕ orders)."""
+    return (len(graph.atoms) == 2 and residual is None and len(edges) == 1
+            and edges[0].referencing == root and (edges[0].referenced,) == graph.preserved)
+
+
 class ChooseForeignKeyJoinTree(Rule):
     """Rewrite a foreign-key-acyclic join graph (a tree or a DAG) into a live-tuple ``ForeignKeyJoin``.
 
@@ -140,6 +147,10 @@ class ChooseForeignKeyJoinTree(Rule):
                 ctx.refuse(self.name, str(reason))
                 return node
             residual = conjunction(list(node.conditions))
+            if node.preserved and not _left_join_along_key(node, edges, root, residual):
+                ctx.refuse(self.name, "a LEFT OUTER JOIN is maintained only between two relations joined on the "
+                           "preserved (left) side's primary key, with no other condition in ON")
+                return node
             shape = "a DAG" if unconstrained_pairs(edges) else "a tree"
             ctx.decide(
                 self.name,
@@ -147,6 +158,6 @@ class ChooseForeignKeyJoinTree(Rule):
                 "each join result holds one root tuple, so live tuples need no intermediate views",
             )
             # R1 ⋈ ... ⋈ Rn over a foreign-key tree = the live root tuples extended by their unique partners
-            return ForeignKeyJoin(root, edges, residual, node.atoms)
+            return ForeignKeyJoin(root, edges, residual, node.atoms, node.preserved)
 
         return plan.transform_up(choose)

@@ -11,9 +11,11 @@ import attrs
 
 from planner.context import OptimizerContext
 from planner.expressions import Column, Expr, Subquery, transform
+from planner.maintenance import ViewAtom
 from planner.plan import (
     Aggregate,
     Distinct,
+    Filter,
     Limit,
     LogicalPlan,
     NamedExpr,
@@ -94,3 +96,42 @@ class InlineDerivedTables(Rule):
 def _inline(plan: LogicalPlan, view: SubqueryAlias, inner: LogicalPlan, mapping: dict[Column, Expr]) -> LogicalPlan:
     replaced = plan.transform_up(lambda n: inner if n is view else n)
     return replaced.transform_up(lambda n: _substitute_fields(n, mapping))
+
+
+class MaintainDerivedAggregateAsView(Rule):
+    """A derived table that groups (``(SELECT k, agg ... GROUP BY k) AS v``) becomes a view atom keyed by
+    its group columns, joined like a table (TPC-H Q13's c_orders, Q15's revenue0).
+
+    Preconditions: every group-by column is in the select list (it becomes the view's key).
+
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(MaintainDerivedAggregateAsView(), '''
+    ... Aggregate group_by=[v.n AS n] aggregates=[count(*) AS _a0]
+    ...   SubqueryAlias alias=v
+    ...     Project items=[k AS k, _a0 AS n]
+    ...       Aggregate group_by=[o.o_custkey AS k] aggregates=[count(*) AS _a0]
+    ...         Scan table=orders alias=o columns=[o_custkey]
+    ... ''', '''
+    ... Aggregate group_by=[v.n AS n] aggregates=[count(*) AS _a0]
+    ...   ViewAtom alias=v key=[k] columns=[k, n] anti=False
+    ...     Project items=[k AS k, _a0 AS n]
+    ...       Aggregate group_by=[o.o_custkey AS k] aggregates=[count(*) AS _a0]
+    ...         Scan table=orders alias=o columns=[o_custkey]
+    ... ''', None)
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def convert(node: LogicalPlan) -> LogicalPlan:
+            match node:
+                # a grouped subquery has one row per group key: a relation with that primary key
+                case SubqueryAlias(alias=alias, child=Project(items=items, child=grouped) as inner):
+                    aggregate = grouped.child if isinstance(grouped, Filter) else grouped
+                    if not (isinstance(aggregate, Aggregate) and aggregate.group_by):
+                        return node
+                    projected = {item.expr: item.name for item in items}
+                    key = tuple(projected.get(Column(None, g.name)) for g in aggregate.group_by)
+                    if None not in key:
+                        return ViewAtom(alias, key, tuple(item.name for item in items), False, inner)
+            return node
+
+        return plan.transform_up(convert)

@@ -216,7 +216,7 @@ class RecognizeCorrelatedNestedAggregate(Rule):
 
         predicate = conjunction([transform(c, placeholder) for c in nested])
         predicate, subqueries = _normalize_comparison(predicate, subqueries)
-        remaining = JoinGraph(graph.atoms, tuple(c for c in graph.conditions if c not in nested), graph.join_classes)
+        remaining = attrs.evolve(graph, conditions=tuple(c for c in graph.conditions if c not in nested))
         strategy = choose_strategy(predicate, subqueries, remaining)
         if forced is not None and forced != strategy:
             if forced != "general":

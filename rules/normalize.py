@@ -7,9 +7,11 @@ Strategy rules then only look at ``JoinGraph`` nodes, whatever shape the SQL had
 
 from __future__ import annotations
 
+import attrs
+
 from planner.context import OptimizerContext
 from planner.expressions import Call, Column, Expr, columns, conjunction, conjuncts, contains_subquery
-from planner.maintenance import Atom, JoinGraph
+from planner.maintenance import Atom, JoinGraph, ViewAtom
 from planner.plan import Filter, Join, LogicalPlan, Scan
 from planner.rule_executor import Rule
 
@@ -20,6 +22,8 @@ def _as_graph(plan: LogicalPlan) -> JoinGraph | None:
             return plan
         case Scan(table, alias, cols):
             return JoinGraph((Atom(table, alias, cols),))
+        case ViewAtom():
+            return JoinGraph((plan,))
     return None
 
 
@@ -49,18 +53,38 @@ class FlattenInnerJoins(Rule):
                 # R ⋈_p S = σ_p(R × S): the join becomes atoms plus a condition
                 case Join(kind=("inner" | "cross"), condition=cond, left=left, right=right):
                     lg, rg = _as_graph(left), _as_graph(right)
-                    if lg is not None and rg is not None:
+                    if lg is not None and rg is not None and not (lg.preserved or rg.preserved):
                         return JoinGraph(lg.atoms + rg.atoms, lg.conditions + rg.conditions + tuple(conjuncts(cond)))
+                # R ⟕_p S of two relations: the atoms and p, with R marked preserved (NULL padding)
+                case Join(kind="left", condition=cond, left=left, right=right):
+                    lg, rg = _as_graph(left), _as_graph(right)
+                    if lg is not None and rg is not None and len(lg.atoms) == 1 == len(rg.atoms) and not (
+                        lg.conditions or rg.conditions or lg.preserved or rg.preserved
+                    ):
+                        return JoinGraph(lg.atoms + rg.atoms, tuple(conjuncts(cond)), preserved=(lg.atoms[0].alias,))
                 # σ_p(σ_q(atoms)) = σ_{p ∧ q}(atoms)
                 case Filter(condition=cond, child=child):
                     graph = _as_graph(child)
-                    if graph is not None:
+                    # a WHERE over a LEFT JOIN may test the NULL padding: it stays a Filter
+                    if graph is not None and not graph.preserved:
                         return JoinGraph(graph.atoms, graph.conditions + tuple(conjuncts(cond)), graph.join_classes)
             return node
 
         flattened = plan.transform_up(flatten)
         # A scan left on its own (a one-table query) is a join graph of one atom.
-        return flattened.transform_up(lambda n: _as_graph(n) if isinstance(n, Scan) else n)
+        # A relation read on its own (a one-table query, a view in FROM) is a join graph of one atom.
+        return _wrap_lone_relations(flattened)
+
+
+def _wrap_lone_relations(plan: LogicalPlan) -> LogicalPlan:
+    def wrap(node: LogicalPlan) -> LogicalPlan:
+        if isinstance(node, JoinGraph):
+            return node
+        return node.with_children(tuple(
+            _as_graph(c) if isinstance(c, Scan | ViewAtom) else c for c in node.children))
+
+    wrapped = plan.transform_up(wrap)
+    return _as_graph(wrapped) if isinstance(wrapped, Scan | ViewAtom) else wrapped
 
 
 class PushSelectionsIntoAtoms(Rule):
@@ -90,7 +114,9 @@ class PushSelectionsIntoAtoms(Rule):
             for cond in node.conditions:
                 aliases = {c.table for c in columns(cond)}
                 # σ_p(R ⋈ S) = σ_p(R) ⋈ S when refs(p) ⊆ out(R)
-                if len(aliases) == 1 and next(iter(aliases)) in by_alias and not contains_subquery(cond):
+                # an ON condition on the preserved side of a LEFT JOIN does not filter that side
+                if (len(aliases) == 1 and next(iter(aliases)) in by_alias and not contains_subquery(cond)
+                        and not aliases & set(node.preserved)):
                     pushed.setdefault(next(iter(aliases)), []).append(cond)
                 else:
                     kept.append(cond)
@@ -102,7 +128,7 @@ class PushSelectionsIntoAtoms(Rule):
                 if extra:
                     atom = Atom(atom.table, atom.alias, atom.columns, conjunction(conjuncts(atom.predicate) + extra))
                 atoms.append(atom)
-            return JoinGraph(tuple(atoms), tuple(kept), node.join_classes)
+            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(kept))
 
         return plan.transform_up(push)
 
@@ -156,7 +182,7 @@ class FormEquiJoinClasses(Rule):
             for col in parent:
                 groups.setdefault(find(col), []).append(col)
             classes = sorted((tuple(sorted(g, key=str)) for g in groups.values()), key=lambda cls: [str(c) for c in cls])
-            return JoinGraph(node.atoms, tuple(kept), tuple(classes))
+            return attrs.evolve(node, conditions=tuple(kept), join_classes=tuple(classes))
 
         return plan.transform_up(classify)
 
@@ -213,6 +239,6 @@ class FactorCommonConjuncts(Rule):
             conditions = [part for cond in node.conditions for part in factor_common_conjuncts(cond)]
             if conditions == list(node.conditions):
                 return node
-            return JoinGraph(node.atoms, tuple(conditions), node.join_classes)
+            return attrs.evolve(node, conditions=tuple(conditions))
 
         return plan.transform_up(factor)
