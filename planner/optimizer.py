@@ -13,7 +13,7 @@ from planner.context import OptimizerContext
 from planner.plan import LogicalPlan
 from planner.rule_executor import Batch, FixedPoint, Once, PlanTrace, RuleExecutor
 from rules.aggregate import MaintainRingAggregate
-from rules.decorrelate import DecorrelateExistsAndIn
+from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.inline_views import InlineDerivedTables, MaintainDerivedAggregateAsView
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
@@ -26,13 +26,19 @@ from rules.normalize import (
 from rules.prune_columns import PruneAtomColumns
 from rules.top_k import MaintainTopK
 
+NORMALIZE = (
+    InlineDerivedTables(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
+    DecorrelateExistsAndIn(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
+)
+
 BATCHES = (
-    Batch("Normalize", FixedPoint(100), (
-        InlineDerivedTables(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(), DecorrelateExistsAndIn(),
-        PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
-    )),
+    Batch("Normalize", FixedPoint(100), NORMALIZE),
     # Before join trees: it takes the nested comparison out of the join graph, leaving a plain join.
     Batch("Correlated nested aggregates", Once(), (RecognizeCorrelatedNestedAggregate(),)),
+    # What the nested-aggregate indexes did not take: correlated scalar aggregates become keyed views,
+    # whose subplans (and the new join equalities) are then normalized like the rest.
+    Batch("Decorrelate scalar subqueries", Once(), (DecorrelateScalarSubqueries(),)),
+    Batch("Normalize views", FixedPoint(100), NORMALIZE),
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
     Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainTopK())),
     Batch("Prune columns", Once(), (PruneAtomColumns(),)),

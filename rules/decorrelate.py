@@ -18,7 +18,17 @@ import attrs
 
 from catalog.schema import Catalog
 from planner.context import OptimizerContext
-from planner.expressions import AggregateCall, Call, Column, Expr, Subquery, columns, conjunction, conjuncts
+from planner.expressions import (
+    AggregateCall,
+    Call,
+    Column,
+    Expr,
+    Subquery,
+    columns,
+    conjunction,
+    conjuncts,
+    transform,
+)
 from planner.maintenance import Atom, JoinGraph, ViewAtom
 from planner.notation import print_expr
 from planner.plan import Aggregate, Filter, LogicalPlan, NamedExpr, Project, Scan
@@ -170,5 +180,85 @@ class DecorrelateExistsAndIn(Rule):
                     case _:
                         conditions.append(condition)
             return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions)) if changed else node
+
+        return plan.transform_up(decorrelate)
+
+
+def scalar_view(subquery: Subquery, outer: set[str], alias: str) -> tuple[ViewAtom, list[Expr]]:
+    """``(SELECT f(agg(x)) FROM S WHERE S.a = R.b ...)`` → ``V = π_{k, f(agg)} γ_{a; agg}(S)`` joined on k."""
+    match subquery.plan:
+        case Project(items=(item,), child=Aggregate(group_by=(), aggregates=(agg,), child=body)):
+            pass
+        case _:
+            raise CannotDecorrelate("the scalar subquery is not one aggregate without GROUP BY")
+    if not isinstance(agg.expr, AggregateCall) or agg.expr.func == "count":
+        # over no rows COUNT gives 0, not NULL, so dropping the unmatched outer rows would be wrong
+        raise CannotDecorrelate("a correlated scalar COUNT is 0 over no rows; joining its view would drop those rows")
+    body, pairs = _split_correlation(body, outer)
+    if not pairs:
+        raise CannotDecorrelate("the scalar subquery is not correlated")
+    names = tuple(f"k{i}" for i in range(len(pairs)))
+    grouped = Aggregate(tuple(NamedExpr(n, inner) for n, (inner, _) in zip(names, pairs, strict=True)), (agg,), body)
+    items = tuple(NamedExpr(n, Column(None, n)) for n in names) + (NamedExpr("_val", item.expr),)
+    view = ViewAtom(alias, names, names + ("_val",), False, Project(items, grouped))
+    joins = [Call("=", (outer_col, Column(alias, n))) for n, (_, outer_col) in zip(names, pairs, strict=True)]
+    return view, joins
+
+
+class DecorrelateScalarSubqueries(Rule):
+    """Replace a correlated scalar aggregate in a join-graph condition by a view keyed by its correlation.
+
+    A SUM/AVG/MIN/MAX over no rows is NULL, and a comparison with NULL is not true, so joining the
+    view (which has no row for that key) drops exactly the outer rows the condition would reject.
+    Runs after the nested-aggregate rule, which maintains the aggregate-query forms better (RPAI).
+
+    >>> from planner.context import OptimizerContext
+    >>> from planner.testing import assert_rewrite
+    >>> assert_rewrite(DecorrelateScalarSubqueries(), '''
+    ... JoinGraph conditions=[ps.ps_supplycost = scalar{
+    ...       Project items=[_a0 AS _c0]
+    ...         Aggregate group_by=[] aggregates=[min(ps2.ps_supplycost) AS _a0]
+    ...           Filter condition=ps2.ps_partkey = ps.ps_partkey
+    ...             Scan table=partsupp alias=ps2 columns=[ps_partkey, ps_supplycost]
+    ...     }] join_classes=[]
+    ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_supplycost] predicate=None
+    ... ''', '''
+    ... JoinGraph conditions=[ps.ps_supplycost = _v0._val, ps.ps_partkey = _v0.k0] join_classes=[]
+    ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_supplycost] predicate=None
+    ...   ViewAtom alias=_v0 key=[k0] columns=[k0, _val] anti=False
+    ...     Project items=[k0 AS k0, _a0 AS _val]
+    ...       Aggregate group_by=[ps2.ps_partkey AS k0] aggregates=[min(ps2.ps_supplycost) AS _a0]
+    ...         Scan table=partsupp alias=ps2 columns=[ps_partkey, ps_supplycost]
+    ... ''', OptimizerContext(None))
+
+    Paper: AJU §5 (TPC-H Q2's correlated MIN as a view joined along the part key).
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        counter = [sum(1 for n in plan.walk() if isinstance(n, ViewAtom))]
+
+        def decorrelate(node: LogicalPlan) -> LogicalPlan:
+            if not isinstance(node, JoinGraph):
+                return node
+            outer = {a.alias for a in node.atoms if isinstance(a, Atom | ViewAtom)}
+            atoms, extra = list(node.atoms), []
+
+            def replace(e: Expr) -> Expr:
+                if not (isinstance(e, Subquery) and e.kind == "scalar"):
+                    return e
+                try:
+                    view, joins = scalar_view(e, outer, f"_v{counter[0]}")
+                except CannotDecorrelate as reason:
+                    ctx.refuse(self.name, str(reason))
+                    return e
+                counter[0] += 1
+                atoms.append(view)
+                extra.extend(joins)
+                return Column(view.alias, "_val")
+
+            conditions = [transform(c, replace) for c in node.conditions]
+            if not extra:
+                return node
+            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions + extra))
 
         return plan.transform_up(decorrelate)

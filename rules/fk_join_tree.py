@@ -18,7 +18,7 @@ from collections import defaultdict
 
 from catalog.schema import Catalog
 from planner.context import OptimizerContext
-from planner.expressions import Column, conjunction, contains_subquery
+from planner.expressions import Call, Column, conjunction, contains_subquery
 from planner.fk_graph import unconstrained_pairs
 from planner.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinGraph, ViewAtom
 from planner.plan import LogicalPlan
@@ -29,8 +29,9 @@ class NotAForeignKeyJoin(Exception):
     """Why a join graph is outside the foreign-key-acyclic class (the message is shown in EXPLAIN)."""
 
 
-def foreign_key_edges(graph: JoinGraph, catalog: Catalog) -> tuple[FkEdge, ...]:
-    """The query's foreign-key graph: R → S when R's FK columns share classes with all of S's key."""
+def foreign_key_edges(graph: JoinGraph, catalog: Catalog) -> tuple[tuple[FkEdge, ...], list[Call]]:
+    """The query's foreign-key graph: R → S when R's FK columns share classes with all of S's key,
+    and the equalities no foreign key explains (they become residual conditions on the join)."""
     atoms = {a.alias: a for a in graph.atoms}
     class_of: dict[Column, int] = {col: i for i, cls in enumerate(graph.join_classes) for col in cls}
     explained: set[Column] = set()
@@ -55,15 +56,23 @@ def foreign_key_edges(graph: JoinGraph, catalog: Catalog) -> tuple[FkEdge, ...]:
             edges.append(FkEdge(referencing.alias, fk_columns, referenced.alias, key))
             explained.update(Column(referencing.alias, c) for c in fk_columns)
             explained.update(Column(referenced.alias, k) for k in key)
+    unexplained = []
     for cls in graph.join_classes:
-        for col in cls:
-            if col not in explained:
-                others = ", ".join(str(c) for c in cls if c != col)
-                raise NotAForeignKeyJoin(
-                    f"the join {col} = {others} is not along a declared foreign key "
-                    f"(no foreign key from {getattr(atoms[col.table], 'table', col.table)}.{col.name} to a primary key in that class)"
-                )
-    return tuple(edges)
+        anchor = next((c for c in cls if c in explained), cls[0])
+        unexplained += [Call("=", (col, anchor)) for col in cls if col not in explained and col != anchor]
+    return tuple(edges), unexplained
+
+
+def _not_along_keys(graph: JoinGraph, unexplained: list[Call]) -> str:
+    """Why the equalities left over cannot join: they name no foreign key (shown by EXPLAIN)."""
+    atoms = {a.alias: a for a in graph.atoms}
+    parts = []
+    for equality in unexplained:
+        col, other = equality.args
+        table = getattr(atoms[col.table], "table", col.table)
+        parts.append(f"the join {col} = {other} is not along a declared foreign key "
+                     f"(no foreign key from {table}.{col.name} to a primary key in that class)")
+    return "; ".join(parts)
 
 
 def choose_root(graph: JoinGraph, edges: tuple[FkEdge, ...]) -> str:
@@ -140,13 +149,16 @@ class ChooseForeignKeyJoinTree(Rule):
                 ctx.refuse(self.name, "a WHERE condition holds a subquery (IN/EXISTS/scalar); it must first be "
                            "decorrelated into a maintained aggregate view, which is not implemented yet")
                 return node
+            edges, unexplained = foreign_key_edges(node, ctx.catalog)
             try:
-                edges = foreign_key_edges(node, ctx.catalog)
                 root = choose_root(node, edges)
             except NotAForeignKeyJoin as reason:
-                ctx.refuse(self.name, str(reason))
+                why = _not_along_keys(node, unexplained)
+                ctx.refuse(self.name, f"{why}, so {reason}" if why else str(reason))
                 return node
-            residual = conjunction(list(node.conditions))
+            # Equalities beside the foreign keys (Q2's ps_supplycost = the subquery's minimum) filter
+            # the joined rows: σ_{a=b}(R ⋈ S) with R ⋈ S already along keys.
+            residual = conjunction([*node.conditions, *unexplained])
             if node.preserved and not _left_join_along_key(node, edges, root, residual):
                 ctx.refuse(self.name, "a LEFT OUTER JOIN is maintained only between two relations joined on the "
                            "preserved (left) side's primary key, with no other condition in ON")
