@@ -17,6 +17,7 @@ import attrs
 
 from catalog.schema import Catalog
 from operators.aggregate_stage import AggregateSpec, RingAggregateStage
+from operators.binary_join_stage import BinaryJoinStage
 from operators.dataflow import Dataflow, SourceRoute, StageNode
 from operators.expr_eval import compile_expr, compile_predicate
 from operators.fk_stages import ForeignKeyLookupStage, LiveTupleStage
@@ -27,7 +28,16 @@ from operators.topk_stage import TopKStage
 from operators.zset import Row
 from planner.expressions import AggregateCall, Column, Expr
 from planner.fk_graph import assertion_keys
-from planner.maintenance import Atom, ForeignKeyJoin, NestedAggregate, RingAggregate, TopK, ViewAtom
+from planner.maintenance import (
+    Atom,
+    BinaryJoin,
+    ChangePropagationJoin,
+    ForeignKeyJoin,
+    NestedAggregate,
+    RingAggregate,
+    TopK,
+    ViewAtom,
+)
 from planner.outputs import output_columns
 from planner.plan import Filter, LogicalPlan, Project, Sort
 
@@ -166,6 +176,31 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
     return Emitter(layout, stage=live)
 
 
+def _lower_tree(builder: StageBuilder, node: LogicalPlan) -> Emitter:
+    """A change-propagation join tree: one materializing binary join stage per inner node."""
+    match node:
+        case Atom():
+            return Emitter(node.output, leaf=node)
+        case ViewAtom(anti=False):
+            return Emitter(node.output, stage=lower_query(builder, node.child).last)
+        case BinaryJoin(on=on, left=left, right=right):
+            lhs, rhs = _lower_tree(builder, left), _lower_tree(builder, right)
+            layout = lhs.layout + rhs.layout
+            keys = ", ".join(f"{a} = {b}" for a, b in on)
+            stage = builder.add(BinaryJoinStage(
+                f"join on {keys}", tuple(lhs.layout.index(a) for a, _ in on), tuple(rhs.layout.index(b) for _, b in on),
+                tuple(map(str, layout)),
+                {"operator": "BinaryJoin (change propagation)", "inputs": "two materialized views",
+                 "state": "both inputs, grouped by the join key (a materialized view each)", "key": keys,
+                 "update_cost": "O(matching rows on the other side) per change",
+                 "why": "ΔL ⋈ R + L' ⋈ ΔR over materialized views (AJU §3.5)"},
+            ))
+            lhs.connect(builder, stage, BinaryJoinStage.LEFT)
+            rhs.connect(builder, stage, BinaryJoinStage.RIGHT)
+            return Emitter(layout, stage=stage)
+    raise LoweringError(f"cannot maintain a {node.node_name} inside a change-propagation join tree")
+
+
 def _assertion_groups(join: ForeignKeyJoin, alias: str, layout: tuple[Column, ...], builder: StageBuilder):
     """Per assertion key column of ``alias`` (AJU §3.2), its positions in the live row: one per path.
 
@@ -241,12 +276,17 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
         aggregate, plan = plan, plan.child
     elif isinstance(plan, NestedAggregate):
         nested, plan = plan, plan.child
-    if not isinstance(plan, ForeignKeyJoin):
+    if isinstance(plan, ChangePropagationJoin):
+        if nested is not None:
+            raise LoweringError("a nested aggregate over a change-propagation join is not supported")
+        root = _lower_tree(builder, plan.tree)
+    elif isinstance(plan, ForeignKeyJoin):
+        for node in plan.atoms:
+            if not isinstance(node, Atom | ViewAtom):
+                raise LoweringError(f"cannot maintain a join over a {node.node_name}")
+        root = _lower_atom(plan, plan.root, builder)
+    else:
         raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
-    for node in plan.atoms:
-        if not isinstance(node, Atom | ViewAtom):
-            raise LoweringError(f"cannot maintain a join over a {node.node_name}")
-    root = _lower_atom(plan, plan.root, builder)
     join_where = compile_predicate(plan.residual, {c: i for i, c in enumerate(root.layout)})
     output_layout: tuple[Column, ...]
     if nested is not None:
@@ -255,7 +295,7 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
         last, output_layout, initial = lower_nested(builder, nested, items, plan, root)
     elif aggregate is not None:
         consumer, output_layout, initial = _lower_aggregate(builder, aggregate, items, having, root.layout, join_where)
-        if _group_owned_by_stage(builder, root, aggregate, plan):
+        if isinstance(plan, ForeignKeyJoin) and _group_owned_by_stage(builder, root, aggregate, plan):
             consumer = _fuse(builder, root.stage, consumer)
             nested = "fused"  # the root stage already feeds the aggregate: nothing left to connect
     else:

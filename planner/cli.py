@@ -26,9 +26,19 @@ def cmd_explain(args) -> int:
     from planner.compiler import compile_query
     from planner.explain import explain_json, explain_text
 
-    compiled = compile_query(_read_query(args.query), _catalog(args.catalog), nested_strategy=args.nested_strategy)
+    compiled = compile_query(_read_query(args.query), _catalog(args.catalog), **_planner_options(args))
     print(explain_json(compiled) if args.format == "json" else explain_text(compiled, verbose=args.verbose))
     return 0
+
+
+def _planner_options(args) -> dict:
+    """--nested-strategy and --join-tree ('theorem11' or comma-separated aliases) as optimizer options."""
+    options = {}
+    if args.nested_strategy:
+        options["nested_strategy"] = args.nested_strategy
+    if args.join_tree:
+        options["join_tree"] = args.join_tree if args.join_tree == "theorem11" else tuple(args.join_tree.split(","))
+    return options
 
 
 def cmd_tpch_gen(args) -> int:
@@ -97,7 +107,7 @@ def cmd_run(args) -> int:
     catalog = _catalog(args.catalog)
     updates = read_stream(args.stream, catalog)
     view = MaintainedView(_read_query(args.query), catalog, engine=args.engine, on_invalid=args.on_invalid,
-                          nested_strategy=args.nested_strategy)
+                          **_planner_options(args))
     deltas, batch_ids, weights = [], [], []
     started = time.perf_counter()
     with view:
@@ -144,6 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--format", choices=("text", "json"), default="text")
     explain.add_argument("--verbose", action="store_true", help="add the rule trace")
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
+    explain.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -173,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--on-invalid", choices=("error", "quarantine"), default="error")
     run.add_argument("--rejects", help="where quarantined updates go (JSON lines; default rejects.jsonl)")
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
+    run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     run.set_defaults(func=cmd_run)
 
     demo = sub.add_parser("demo", help="EXPLAIN TPC-H Q3, maintain it over a window stream, check it")

@@ -30,9 +30,9 @@ class CompiledQuery:
     dataflow: Dataflow
 
 
-def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool = False,
-                 nested_strategy: str | None = None) -> CompiledQuery:
-    ctx = OptimizerContext(catalog, nested_strategy=nested_strategy)
+def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool = False, **options) -> CompiledQuery:
+    """``options`` are ``OptimizerContext`` settings: ``nested_strategy``, ``join_tree``."""
+    ctx = OptimizerContext(catalog, **options)
     plan, trace = optimize(logical, ctx, strict=strict)
     if any(contains_subquery(e) for node in plan.walk() for e in node.expressions()):
         raise UnsupportedQueryError(f"cannot maintain this query: {why_unsupported(plan, ctx)}")
@@ -45,11 +45,13 @@ def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool 
     return CompiledQuery(sql, logical, plan, trace, ctx, dataflow)
 
 
-def compile_query(sql: str, catalog: Catalog, strict: bool = False, nested_strategy: str | None = None) -> CompiledQuery:
+def compile_query(sql: str, catalog: Catalog, strict: bool = False, **options) -> CompiledQuery:
     """Parse and plan ``sql``; raises ``UnsupportedSqlError``/``UnsupportedQueryError`` with the reason.
 
-    ``nested_strategy="general"`` forces RPAI's general algorithm for nested aggregates (to compare).
+    Options, to compare strategies: ``nested_strategy="general"`` forces RPAI's general algorithm;
+    ``join_tree="theorem11"`` (AJU Theorem 11) or a join order such as ``("n", "s", "l")`` maintains
+    the join by change propagation over that tree instead of live tuples.
     """
     from planner.sql import parse_sql
 
-    return compile_plan(sql, parse_sql(sql, catalog), catalog, strict, nested_strategy)
+    return compile_plan(sql, parse_sql(sql, catalog), catalog, strict, **options)

@@ -18,6 +18,9 @@ class OptimizerContext:
     catalog: Catalog
     #: Forces a nested-aggregate strategy (e.g. "general", to compare it with the index strategies).
     nested_strategy: str | None = None
+    #: Forces the change-propagation join tree: "theorem11" (AJU Theorem 11) or a left-deep join order
+    #: as a tuple of aliases; None keeps the live-tuple plan.
+    join_tree: str | tuple[str, ...] | None = None
     decisions: dict[str, str] = attrs.field(factory=dict)
     refusals: dict[str, str] = attrs.field(factory=dict)
 

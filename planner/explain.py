@@ -12,8 +12,9 @@ import json
 from tabulate import tabulate
 
 from planner.compiler import CompiledQuery
-from planner.maintenance import ForeignKeyJoin, NestedAggregate
+from planner.maintenance import ChangePropagationJoin, ForeignKeyJoin, NestedAggregate
 from planner.notation import print_plan
+from rules.change_propagation import theorem11_tree
 
 MAINTENANCE_COLUMNS = ("operator", "inputs", "state kept", "key", "update cost", "why")
 
@@ -29,11 +30,33 @@ NESTED_STRATEGIES = {
 }
 
 
+CHANGE_PROPAGATION = {
+    "theorem11": "change propagation over AJU Theorem 11's join tree (forced): O(λ) amortized, every view materialized",
+    "forced": "change propagation over a forced left-deep join order: no update-time guarantee, views materialized",
+    "fallback": "general fallback: change propagation over binary delta joins with materialized views, "
+                "no update-time guarantee",
+}
+
+
+def theorem11_text(compiled: CompiledQuery) -> str | None:
+    """AJU Theorem 11's change-propagation tree for the query's foreign-key join, shown beside the
+    live-tuple plan (``--join-tree theorem11`` maintains the query with it instead)."""
+    join = next((n for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin)), None)
+    if join is None or not join.edges:
+        return None
+    return print_plan(theorem11_tree(join, ()))
+
+
 def strategy_of(compiled: CompiledQuery) -> dict:
     """The strategies chosen and their guarantees."""
     join = next((n for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin)), None)
     nested = next((n for n in compiled.plan.walk() if isinstance(n, NestedAggregate)), None)
+    propagation = next((n for n in compiled.plan.walk() if isinstance(n, ChangePropagationJoin)), None)
     extra = {"nested_aggregate": nested.strategy, "nested_description": NESTED_STRATEGIES[nested.strategy]} if nested else {}
+    if propagation is not None:
+        why = compiled.context.decisions.get("ChooseChangePropagationJoin", "")
+        return {"strategy": f"change_propagation_{propagation.tree_kind}", "root": None, "fk_edges": [], **extra,
+                "description": CHANGE_PROPAGATION[propagation.tree_kind] + (f" ({why})" if why else "")}
     if join is None:
         return {"strategy": "none", "root": None, "fk_edges": [], **extra}
     return {**extra,
@@ -72,7 +95,8 @@ def maintenance_rows(compiled: CompiledQuery) -> list[dict[str, str]]:
 def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
     strategy = strategy_of(compiled)
     parts = [
-        tabulate([("logical", print_plan(compiled.logical)), ("maintenance", print_plan(compiled.plan))],
+        tabulate([("logical", print_plan(compiled.logical)), ("maintenance", print_plan(compiled.plan))]
+                 + ([("theorem 11 tree", theorem11_text(compiled))] if theorem11_text(compiled) else []),
                  headers=("stage", "plan"), tablefmt="simple"),
         "",
         "Maintenance plan",
@@ -113,5 +137,6 @@ def explain_json(compiled: CompiledQuery) -> str:
         "refusals": compiled.context.refusals,
         "logical_plan": print_plan(compiled.logical),
         "maintenance_plan": print_plan(compiled.plan),
+        "theorem11_tree": theorem11_text(compiled),
     }
     return json.dumps(document, indent=2)

@@ -199,3 +199,30 @@ class CountedDistinct(LogicalPlan):
 
     child_fields = ("child",)
     child: LogicalPlan
+
+
+@attrs.frozen
+class BinaryJoin(LogicalPlan):
+    """One join of the change-propagation framework: a materialized view ``left ⋈ right`` on ``on``
+    (pairs of equal columns). Its delta is ΔL ⋈ R + L' ⋈ ΔR."""
+
+    child_fields = ("left", "right")
+    on: tuple[tuple[Column, Column], ...]
+    left: LogicalPlan
+    right: LogicalPlan
+
+
+@attrs.frozen
+class ChangePropagationJoin(LogicalPlan):
+    """A join maintained by change propagation over a tree of binary joins with materialized views.
+
+    ``tree_kind``: ``theorem11`` (AJU Theorem 11's tree: a view per relation joining it with its
+    children's views along foreign keys, O(λ) amortized), ``forced`` (a join order given by the
+    user, to compare), or ``fallback`` (any other equi-join: no guarantee, EXPLAIN says why).
+    """
+
+    child_fields = ("tree",)
+    variant_field = "tree_kind"
+    tree_kind: str
+    residual: Expr | None
+    tree: LogicalPlan

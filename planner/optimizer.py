@@ -13,6 +13,7 @@ from planner.context import OptimizerContext
 from planner.plan import LogicalPlan
 from planner.rule_executor import Batch, FixedPoint, Once, PlanTrace, RuleExecutor
 from rules.aggregate import MaintainRingAggregate
+from rules.change_propagation import ChooseChangePropagationJoin
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.inline_views import InlineDerivedTables, MaintainDerivedAggregateAsView
@@ -40,6 +41,8 @@ BATCHES = (
     Batch("Decorrelate scalar subqueries", Once(), (DecorrelateScalarSubqueries(),)),
     Batch("Normalize views", FixedPoint(100), NORMALIZE),
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
+    # After the live-tuple strategy: it takes what that refused (or everything, when forced).
+    Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
     Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainTopK())),
     Batch("Prune columns", Once(), (PruneAtomColumns(),)),
 )

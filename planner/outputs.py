@@ -7,6 +7,8 @@ from functools import singledispatch
 from planner.expressions import Column
 from planner.maintenance import (
     Atom,
+    BinaryJoin,
+    ChangePropagationJoin,
     ForeignKeyJoin,
     JoinGraph,
     NestedAggregate,
@@ -80,6 +82,16 @@ def _(plan: Join) -> tuple[Column, ...]:
 @output_columns.register(ForeignKeyJoin)
 def _(plan) -> tuple[Column, ...]:
     return tuple(col for atom in plan.atoms for col in output_columns(atom))
+
+
+@output_columns.register(BinaryJoin)
+def _(plan: BinaryJoin) -> tuple[Column, ...]:
+    return output_columns(plan.left) + output_columns(plan.right)
+
+
+@output_columns.register(ChangePropagationJoin)
+def _(plan: ChangePropagationJoin) -> tuple[Column, ...]:
+    return output_columns(plan.tree)
 
 
 @output_columns.register(SubqueryAlias)

@@ -26,10 +26,11 @@ def _sort_key(value):
 
 class MaintainedView:
     def __init__(self, sql: str, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
-                 strict: bool = False, spark=None, work_dir: str | None = None, nested_strategy: str | None = None):
+                 strict: bool = False, spark=None, work_dir: str | None = None, **planner_options):
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-        self.compiled: CompiledQuery = compile_query(sql, catalog, strict=strict, nested_strategy=nested_strategy)
+        options = {k: v for k, v in planner_options.items() if v is not None}
+        self.compiled: CompiledQuery = compile_query(sql, catalog, strict=strict, **options)
         dataflow = self.compiled.dataflow
         self.validator = Validator(catalog, dataflow.tables(), on_invalid)
         if engine == "local":

@@ -1,0 +1,116 @@
+"""Join trees for the change-propagation framework (AJU §3.5): Theorem 11's tree, a forced join
+order, and the general fallback for joins the live-tuple strategy cannot take.
+
+Theorem 11's tree: traverse the foreign-key DAG bottom-up; a leaf's view is the relation, a
+non-leaf R's view joins R with its children's views left-deep, every join along a foreign key (and,
+in a DAG, also on the keys of the descendants two children share). It has O(λ) amortized update
+time like the live-tuple plan, but materializes every view (AJU Figure 13 compares their memory).
+"""
+
+from __future__ import annotations
+
+from planner.context import OptimizerContext
+from planner.expressions import Column, conjunction, contains_subquery
+from planner.maintenance import Atom, BinaryJoin, ChangePropagationJoin, ForeignKeyJoin, JoinGraph, ViewAtom
+from planner.outputs import output_columns
+from planner.plan import LogicalPlan
+from planner.rule_executor import Rule
+
+
+def _natural_pairs(left: LogicalPlan, right: LogicalPlan, classes: tuple[tuple[Column, ...], ...]):
+    """Equalities joining ``left`` and ``right``: per join class, one column of each side, plus the
+    columns of one relation appearing on both sides (a descendant shared in a DAG)."""
+    left_cols, right_cols = output_columns(left), output_columns(right)
+    pairs = []
+    for cls in classes:
+        lhs = [c for c in cls if c in left_cols]
+        rhs = [c for c in cls if c in right_cols]
+        if lhs and rhs:
+            pairs.append((lhs[0], rhs[0]))
+    shared = [c for c in right_cols if c in left_cols]
+    pairs += [(c, c) for c in dict.fromkeys(shared) if all(c not in p for p in pairs)]
+    return tuple(pairs)
+
+
+def theorem11_tree(join: ForeignKeyJoin, classes: tuple[tuple[Column, ...], ...]) -> LogicalPlan:
+    """AJU Theorem 11's change-propagation tree for a foreign-key-acyclic join."""
+
+    def view(alias: str) -> LogicalPlan:
+        tree: LogicalPlan = join.atom(alias)
+        for edge in join.children_of(alias):
+            child = view(edge.referenced)
+            on = tuple((Column(alias, c), Column(edge.referenced, k)) for c, k in zip(edge.columns, edge.key, strict=True))
+            shared = _natural_pairs(tree, child, ())
+            tree = BinaryJoin(on + tuple(p for p in shared if p not in on), tree, child)
+        return tree
+
+    return view(join.root)
+
+
+def left_deep_tree(graph: JoinGraph, order: tuple[str, ...]) -> LogicalPlan:
+    """Join the atoms in ``order``, each on every equality class it shares with those before it."""
+    by_alias = {a.alias: a for a in graph.atoms}
+    missing = [a for a in order if a not in by_alias]
+    if missing or sorted(order) != sorted(by_alias):
+        raise ValueError(f"the join order {', '.join(order)} must name each relation once: {', '.join(sorted(by_alias))}")
+    tree: LogicalPlan = by_alias[order[0]]
+    for alias in order[1:]:
+        atom = by_alias[alias]
+        on = _natural_pairs(tree, atom, graph.join_classes)
+        if not on:
+            raise ValueError(f"joining {alias} after {', '.join(order[: order.index(alias)])} would be a cross product")
+        tree = BinaryJoin(on, tree, atom)
+    return tree
+
+
+def connected_order(graph: JoinGraph) -> tuple[str, ...] | None:
+    """A left-deep order in which every relation shares a join class with those before it, if any."""
+    aliases = [a.alias for a in graph.atoms]
+    order = [aliases[0]]
+    while len(order) < len(aliases):
+        linked = [a for a in aliases if a not in order and any(
+            any(c.table == a for c in cls) and any(c.table in order for c in cls) for cls in graph.join_classes)]
+        if not linked:
+            return None
+        order.append(linked[0])
+    return tuple(order)
+
+
+class ChooseChangePropagationJoin(Rule):
+    """Maintain a join graph the live-tuple strategy refused (or every join, when a join tree is
+    forced) by change propagation over binary joins.
+
+    Preconditions: normalization (atoms, classes); runs after ``ChooseForeignKeyJoinTree``.
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def choose(node: LogicalPlan) -> LogicalPlan:
+            match node:
+                # a forced tree replaces the live-tuple plan (to compare the two, AJU Figure 12a)
+                case ForeignKeyJoin(atoms=atoms) if ctx.join_tree is not None and not node.preserved:
+                    graph = JoinGraph(atoms, (), _classes_of(node))
+                    if ctx.join_tree == "theorem11":
+                        return ChangePropagationJoin("theorem11", node.residual, theorem11_tree(node, graph.join_classes))
+                    return ChangePropagationJoin("forced", node.residual, left_deep_tree(graph, ctx.join_tree))
+                # the general fallback: any connected equi-join, with no update-time guarantee
+                case JoinGraph(atoms=atoms) if all(isinstance(a, Atom | ViewAtom) for a in atoms) and not node.preserved:
+                    if any(contains_subquery(c) for c in node.conditions) or len(atoms) < 2:
+                        return node
+                    order = connected_order(node)
+                    if order is None:
+                        ctx.refuse(self.name, "the relations are not all connected by equalities (a cross product)")
+                        return node
+                    why = ctx.refusals.get("ChooseForeignKeyJoinTree", "")
+                    ctx.decide(self.name, f"general fallback: binary delta joins with materialized views, because {why}")
+                    return ChangePropagationJoin("fallback", conjunction(list(node.conditions)), left_deep_tree(node, order))
+            return node
+
+        return plan.transform_up(choose)
+
+
+def _classes_of(join: ForeignKeyJoin) -> tuple[tuple[Column, ...], ...]:
+    return tuple(
+        tuple(Column(e.referencing, c) for c in e.columns[i : i + 1]) + (Column(e.referenced, e.key[i]),)
+        for e in join.edges for i in range(len(e.columns))
+    )
+
