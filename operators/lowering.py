@@ -16,9 +16,10 @@ from __future__ import annotations
 import attrs
 
 from catalog.schema import Catalog
-from operators.aggregate_stage import AggregateSpec, RingAggregateStage
+from operators.aggregate_stage import AggregateSpec, GroupAggregateStage, RingAggregateStage
 from operators.binary_join_stage import BinaryJoinStage
 from operators.dataflow import Dataflow, SourceRoute, StageNode
+from operators.distinct_stage import DistinctStage
 from operators.expr_eval import compile_expr, compile_predicate
 from operators.fk_stages import ForeignKeyLookupStage, LiveTupleStage
 from operators.fused_stage import FusedStage
@@ -32,7 +33,9 @@ from planner.maintenance import (
     Atom,
     BinaryJoin,
     ChangePropagationJoin,
+    CountedDistinct,
     ForeignKeyJoin,
+    GroupAggregate,
     NestedAggregate,
     RingAggregate,
     TopK,
@@ -265,14 +268,17 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
     top_k = None
     if isinstance(plan, TopK):
         top_k, plan = plan, plan.child
+    distinct = isinstance(plan, CountedDistinct)
+    if distinct:
+        plan = plan.child
     items = None
     if isinstance(plan, Project):
         items, plan = plan.items, plan.child
     having = None
-    if isinstance(plan, Filter) and isinstance(plan.child, RingAggregate):
+    if isinstance(plan, Filter) and isinstance(plan.child, RingAggregate | GroupAggregate):
         having, plan = plan.condition, plan.child
     aggregate = nested = None
-    if isinstance(plan, RingAggregate):
+    if isinstance(plan, RingAggregate | GroupAggregate):
         aggregate, plan = plan, plan.child
     elif isinstance(plan, NestedAggregate):
         nested, plan = plan, plan.child
@@ -309,6 +315,8 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
         root.connect(builder, consumer, 0)
     if nested in (None, "fused"):
         last = consumer
+    if distinct:
+        last = _lower_distinct(builder, output_layout, last)
     if top_k is not None:
         last = _lower_top_k(builder, top_k, output_layout, last)
     order_keys = presentation or (top_k.keys if top_k is not None else ())
@@ -345,8 +353,6 @@ def _output_column(expr: Expr, layout: tuple[Column, ...]) -> Column:
 
 def _lower_aggregate(builder: StageBuilder, aggregate: LogicalPlan, items, having, layout, where):
     """A ``RingAggregate`` or ``GroupAggregate`` as one stage keyed by the group."""
-    from operators.aggregate_stage import GroupAggregateStage
-
     index = {c: i for i, c in enumerate(layout)}
     group_by = tuple(compile_expr(g.expr, index) for g in aggregate.group_by)
     specs = []
@@ -361,6 +367,12 @@ def _lower_aggregate(builder: StageBuilder, aggregate: LogicalPlan, items, havin
                         tuple(map(str, output_layout)), where=where)
     empty = stage.empty_result()
     return builder.add(stage), output_layout, (() if empty is None else (empty,))
+
+
+def _lower_distinct(builder: StageBuilder, layout: tuple[Column, ...], upstream: int) -> int:
+    stage = builder.add(DistinctStage(tuple(c.name for c in layout)))
+    builder.downstream[upstream] = (stage, 0)
+    return stage
 
 
 def _lower_top_k(builder: StageBuilder, top_k: TopK, layout: tuple[Column, ...], upstream: int) -> int:

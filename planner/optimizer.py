@@ -12,9 +12,10 @@ from __future__ import annotations
 from planner.context import OptimizerContext
 from planner.plan import LogicalPlan
 from planner.rule_executor import Batch, FixedPoint, Once, PlanTrace, RuleExecutor
-from rules.aggregate import MaintainRingAggregate
+from rules.aggregate import MaintainGroupAggregate, MaintainRingAggregate
 from rules.change_propagation import ChooseChangePropagationJoin
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
+from rules.distinct import MaintainDistinct
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.inline_views import InlineDerivedTables, MaintainDerivedAggregateAsView
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
@@ -43,7 +44,7 @@ BATCHES = (
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
     # After the live-tuple strategy: it takes what that refused (or everything, when forced).
     Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
-    Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainTopK())),
+    Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainGroupAggregate(), MaintainDistinct(), MaintainTopK())),
     Batch("Prune columns", Once(), (PruneAtomColumns(),)),
 )
 

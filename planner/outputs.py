@@ -9,7 +9,9 @@ from planner.maintenance import (
     Atom,
     BinaryJoin,
     ChangePropagationJoin,
+    CountedDistinct,
     ForeignKeyJoin,
+    GroupAggregate,
     JoinGraph,
     NestedAggregate,
     RingAggregate,
@@ -51,6 +53,7 @@ def _(plan) -> tuple[Column, ...]:
 @output_columns.register(Limit)
 @output_columns.register(Distinct)
 @output_columns.register(TopK)
+@output_columns.register(CountedDistinct)
 def _(plan) -> tuple[Column, ...]:
     return output_columns(plan.child)
 
@@ -62,6 +65,7 @@ def _(plan: Project) -> tuple[Column, ...]:
 
 @output_columns.register(Aggregate)
 @output_columns.register(RingAggregate)
+@output_columns.register(GroupAggregate)
 def _(plan) -> tuple[Column, ...]:
     return tuple(Column(None, item.name) for item in (*plan.group_by, *plan.aggregates))
 

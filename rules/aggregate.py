@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from planner.context import OptimizerContext
 from planner.expressions import AggregateCall
-from planner.maintenance import ForeignKeyJoin, GroupAggregate, RingAggregate
+from planner.maintenance import ChangePropagationJoin, ForeignKeyJoin, GroupAggregate, RingAggregate
 from planner.plan import Aggregate, LogicalPlan
 from planner.rule_executor import Rule
 
@@ -58,7 +58,7 @@ class MaintainRingAggregate(Rule):
     ...     Atom table=orders alias=o columns=[o_orderkey, o_totalprice] predicate=None
     ... ''', ctx)
     >>> ctx.refusals["MaintainRingAggregate"]
-    'not ring aggregates: MIN(...) (a delete cannot be undone in O(1) without the rest of the group)'
+    'MIN(...) is not a ring aggregate: a delete cannot be undone in O(1) without the rest of the group'
 
     Paper: AJU §5 Theorem 14 (SUM/COUNT aggregation in O(1) per delta tuple).
     """
@@ -67,13 +67,13 @@ class MaintainRingAggregate(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # γ_{g; Σ}(Q) with Σ ⊆ {sum, count, avg}: Δγ(Q) = γ(ΔQ) added into the group's value
-                case Aggregate(group_by, aggregates, ForeignKeyJoin() as child):
-                    not_rings = [item.expr for item in aggregates if not _is_ring(item.expr)]
+                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin()) as child):
+                    not_rings = sorted({_describe(item.expr) for item in aggregates if not _is_ring(item.expr)})
                     if not_rings:
                         if ctx is not None:
-                            names = ", ".join(sorted({_describe(c) for c in not_rings}))
-                            ctx.refuse(self.name, f"not ring aggregates: {names} (a delete cannot be undone in "
-                                                  "O(1) without the rest of the group)")
+                            verb = "is not a ring aggregate" if len(not_rings) == 1 else "are not ring aggregates"
+                            ctx.refuse(self.name, f"{', '.join(not_rings)} {verb}: a delete cannot be undone in O(1) "
+                                                  "without the rest of the group")
                         return node
                     return RingAggregate(group_by, aggregates, child)
             return node
@@ -107,7 +107,7 @@ class MaintainGroupAggregate(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # γ_{g; min(x)}(Q): Δ moves x's multiplicity in g's ordered multiset; min = its first element
-                case Aggregate(group_by, aggregates, ForeignKeyJoin() as child):
+                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin()) as child):
                     return GroupAggregate(group_by, aggregates, child)
             return node
 

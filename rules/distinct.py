@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from planner.context import OptimizerContext
 from planner.maintenance import (
+    ChangePropagationJoin,
     CountedDistinct,
     ForeignKeyJoin,
     GroupAggregate,
@@ -58,7 +59,7 @@ class MaintainDistinct(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # δ(π(Q)): a row is in the result iff its multiplicity in π(Q) is positive
-                case Distinct(Project(child=ForeignKeyJoin() | RingAggregate() | GroupAggregate()
+                case Distinct(Project(child=ForeignKeyJoin() | ChangePropagationJoin() | RingAggregate() | GroupAggregate()
                                       | NestedAggregate() | Filter(child=RingAggregate() | GroupAggregate())) as projected):
                     return CountedDistinct(projected)
             return node

@@ -32,7 +32,9 @@ CASES = {
     # 1.2 * avg keeps the comparison away from exact ties, where float sums kept under deletes and
     # DuckDB's may round differently in the last bit (see README, "floating point").
     "correlated scalar AVG as a view keyed by part": SCALAR,
+    "Q2 (correlated MIN as a view keyed by part)": (QUERIES / "q02.sql").read_text(),
     "Q4 (EXISTS)": (QUERIES / "q04.sql").read_text(),
+    "Q16 (NOT IN, COUNT(DISTINCT))": (QUERIES / "q16.sql").read_text(),
     "Q18 (IN over GROUP BY ... HAVING)": (QUERIES / "q18.sql").read_text(),
     "Q20 (nested IN, per-key index inside a view)": (QUERIES / "q20.sql").read_text(),
     "Q22 (NOT EXISTS, global threshold with GROUP BY)": (QUERIES / "q22.sql").read_text(),
