@@ -185,7 +185,8 @@ class DecorrelateExistsAndIn(Rule):
 
 
 def scalar_view(subquery: Subquery, outer: set[str], alias: str) -> tuple[ViewAtom, list[Expr]]:
-    """``(SELECT f(agg(x)) FROM S WHERE S.a = R.b ...)`` → ``V = π_{k, f(agg)} γ_{a; agg}(S)`` joined on k."""
+    """``(SELECT f(agg(x)) FROM S WHERE S.a = R.b ...)`` → ``V = π_{k, f(agg)} γ_{a; agg}(S)`` joined on k
+    (no k when the subquery is uncorrelated: a one-row view)."""
     match subquery.plan:
         case Project(items=(item,), child=Aggregate(group_by=(), aggregates=(agg,), child=body)):
             pass
@@ -195,8 +196,8 @@ def scalar_view(subquery: Subquery, outer: set[str], alias: str) -> tuple[ViewAt
         # over no rows COUNT gives 0, not NULL, so dropping the unmatched outer rows would be wrong
         raise CannotDecorrelate("a correlated scalar COUNT is 0 over no rows; joining its view would drop those rows")
     body, pairs = _split_correlation(body, outer)
-    if not pairs:
-        raise CannotDecorrelate("the scalar subquery is not correlated")
+    # Uncorrelated: a one-row view with an empty key; an equality with it joins on the value (Q15's
+    # ``total_revenue = (SELECT max(...))``), so a new maximum touches only the rows equal to it.
     names = tuple(f"k{i}" for i in range(len(pairs)))
     grouped = Aggregate(tuple(NamedExpr(n, inner) for n, (inner, _) in zip(names, pairs, strict=True)), (agg,), body)
     items = tuple(NamedExpr(n, Column(None, n)) for n in names) + (NamedExpr("_val", item.expr),)
@@ -257,7 +258,7 @@ class DecorrelateScalarSubqueries(Rule):
                 return Column(view.alias, "_val")
 
             conditions = [transform(c, replace) for c in node.conditions]
-            if not extra:
+            if len(atoms) == len(node.atoms):
                 return node
             return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions + extra))
 
