@@ -9,10 +9,9 @@ state access, which is what a micro-batch on Spark pays for.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
-from operators.stage import Change, KeyedStage
+from operators.stage import Change, KeyedStage, run_keyed
 from operators.zset import Changelog, Row
 
 
@@ -31,17 +30,7 @@ class FusedStage(KeyedStage):
     def process(self, key: tuple, state: Any | None, changes: list[Change]) -> tuple[Any | None, Changelog]:
         first_state, second_states = state if state is not None else (None, {})
         first_state, emitted = self.first.process(key, first_state, changes)
-        by_key: dict[tuple, list[Change]] = defaultdict(list)
-        for row, weight in emitted:
-            by_key[self.second.key_of(self.second_port, row)].append(Change(self.second_port, row, weight))
-        out: Changelog = []
-        for second_key, second_changes in by_key.items():
-            new_state, rows = self.second.process(second_key, second_states.get(second_key), second_changes)
-            if new_state is None:
-                second_states.pop(second_key, None)
-            else:
-                second_states[second_key] = new_state
-            out.extend(rows)
+        out = run_keyed(self.second, second_states, [Change(self.second_port, row, w) for row, w in emitted])
         if first_state is None and not second_states:
             return None, out
         return (first_state, second_states), out

@@ -8,12 +8,11 @@ exactly as under Spark's ``groupBy(key).transformWithState``.
 from __future__ import annotations
 
 import gc
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from operators.dataflow import Dataflow
-from operators.stage import Change
+from operators.stage import Change, run_keyed
 from operators.zset import Changelog, Row, consolidate
 
 
@@ -30,22 +29,7 @@ class LocalRunner:
             changes = inputs.pop(node.id, [])
             if not changes:
                 continue
-            by_key: dict[tuple, list[Change]] = defaultdict(list)
-            key_functions: dict[int, object] = {}
-            for change in changes:
-                key_of = key_functions.get(change.port)
-                if key_of is None:
-                    key_of = key_functions[change.port] = node.stage.key_function(change.port)
-                by_key[key_of(change.row)].append(change)
-            states = self.states[node.id]
-            outputs: Changelog = []
-            for key, key_changes in by_key.items():
-                new_state, emitted = node.stage.process(key, states.get(key), key_changes)
-                if new_state is None:
-                    states.pop(key, None)
-                else:
-                    states[key] = new_state
-                outputs.extend(emitted)
+            outputs = run_keyed(node.stage, self.states[node.id], changes)
             if node.downstream is None:
                 result.extend(outputs)
             else:

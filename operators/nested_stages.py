@@ -101,6 +101,13 @@ class ScalarAggregate:
         return self.value((aggregate,))
 
 
+def accumulate(acc: list, aggregate: ScalarAggregate, row: Row, weight: int) -> None:
+    """Add one row's contribution to a subquery aggregate's ``[Σ argument, count]``."""
+    total, count = aggregate.contribution(row, weight)
+    acc[0] += total
+    acc[1] += count
+
+
 def range_sum(index, op: str, v) -> object:
     """Σ of index values whose key k satisfies ``v op k`` (the outer predicate with q = k)."""
     if v is None:
@@ -221,10 +228,7 @@ class RpaiTreeStage(_GlobalResult, KeyedStage):
                 self._apply(state, row, 1 if weight > 0 else -1)
         for change in changes:
             if change.port > 0:
-                acc = state.uncorrelated[change.port - 1]
-                total, count = self.uncorrelated[change.port - 1].contribution(change.row, change.weight)
-                acc[0] += total
-                acc[1] += count
+                accumulate(state.uncorrelated[change.port - 1], self.uncorrelated[change.port - 1], change.row, change.weight)
         return state, self.emit(before, self._output(state))
 
     def describe(self) -> dict[str, str]:
@@ -266,9 +270,7 @@ class CorrelationGroupStage(KeyedStage):
                 state.outer = add_vectors(state.outer, self.sums.of(change.row, change.weight))
                 state.outer_rows += change.weight
             else:
-                total, count = self.correlated.contribution(change.row, change.weight)
-                state.inner[0] += total
-                state.inner[1] += count
+                accumulate(state.inner, self.correlated, change.row, change.weight)
         after = self._entry(state)
         out = consolidate(([(before, -1)] if before else []) + ([(after, 1)] if after else []))
         empty = state.outer_rows == 0 and state.inner[1] == 0
@@ -314,10 +316,7 @@ class AggregateIndexStage(_GlobalResult, KeyedStage):
                     if part:
                         index.add(exact(q), change.weight * part)
             else:
-                acc = state.uncorrelated[change.port - 1]
-                total, count = self.uncorrelated[change.port - 1].contribution(change.row, change.weight)
-                acc[0] += total
-                acc[1] += count
+                accumulate(state.uncorrelated[change.port - 1], self.uncorrelated[change.port - 1], change.row, change.weight)
         return state, self.emit(before, self._output(state))
 
     def describe(self) -> dict[str, str]:
@@ -382,9 +381,7 @@ class PerKeyIndexStage(KeyedStage):
                 if not len(trees[0]):
                     del state.trees[group]
             else:
-                total, count = self.correlated.contribution(change.row, change.weight)
-                state.inner[0] += total
-                state.inner[1] += count
+                accumulate(state.inner, self.correlated, change.row, change.weight)
         empty = not state.trees and state.inner[1] == 0
         return (None if empty else state), diff_rows(before, self._contributions(state))
 
@@ -495,9 +492,7 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
     def _inner(self, state: GeneralState, i: int, row: Row, weight: int) -> None:
         spec = self.subqueries[i]
         if isinstance(spec, ScalarAggregate):
-            total, count = spec.contribution(row, weight)
-            state.uncorrelated[i][0] += total
-            state.uncorrelated[i][1] += count
+            accumulate(state.uncorrelated[i], spec, row, weight)
             return
         total, count = spec.aggregate.contribution(row, weight)
         bound = spec.bound_of(row)

@@ -13,6 +13,7 @@ whole batch of a key, and emit the difference between the key's output before an
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections import defaultdict
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -50,3 +51,27 @@ class KeyedStage(ABC):
     def describe(self) -> dict[str, str]:
         """Rows for EXPLAIN: state kept, key, update cost (overridden by each stage)."""
         return {"state": "", "key": "", "update_cost": ""}
+
+
+def run_keyed(stage: KeyedStage, states: dict[tuple, Any], changes: list[Change]) -> Changelog:
+    """Group ``changes`` by key, run ``stage.process`` once per key, and keep ``states`` up to date.
+
+    What a runner does for one stage and one batch (the local runner for every stage, a fused stage
+    for its second half).
+    """
+    by_key: dict[tuple, list[Change]] = defaultdict(list)
+    key_functions: dict[int, Callable[[Row], tuple]] = {}
+    for change in changes:
+        key_of = key_functions.get(change.port)
+        if key_of is None:
+            key_of = key_functions[change.port] = stage.key_function(change.port)
+        by_key[key_of(change.row)].append(change)
+    outputs: Changelog = []
+    for key, key_changes in by_key.items():
+        new_state, emitted = stage.process(key, states.get(key), key_changes)
+        if new_state is None:
+            states.pop(key, None)
+        else:
+            states[key] = new_state
+        outputs.extend(emitted)
+    return outputs
