@@ -25,6 +25,7 @@ from operators.fk_stages import ForeignKeyLookupStage, LiveTupleStage
 from operators.fused_stage import FusedStage
 from operators.map_stage import MapStage
 from operators.stage import KeyedStage
+from operators.threshold_stage import ThresholdFilterStage
 from operators.topk_stage import TopKStage
 from operators.zset import Row
 from planner.expressions import AggregateCall, Column, Expr
@@ -38,6 +39,7 @@ from planner.maintenance import (
     GroupAggregate,
     NestedAggregate,
     RingAggregate,
+    ThresholdFilter,
     TopK,
     ViewAtom,
 )
@@ -274,6 +276,9 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
     items = None
     if isinstance(plan, Project):
         items, plan = plan.items, plan.child
+    if isinstance(plan, ThresholdFilter):
+        last, output_layout = _lower_threshold(builder, plan, items)
+        return _finish_query(builder, last, output_layout, (), distinct, top_k, presentation)
     having = None
     if isinstance(plan, Filter) and isinstance(plan.child, RingAggregate | GroupAggregate):
         having, plan = plan.condition, plan.child
@@ -315,13 +320,45 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
         root.connect(builder, consumer, 0)
     if nested in (None, "fused"):
         last = consumer
+    return _finish_query(builder, last, output_layout, initial, distinct, top_k, presentation)
+
+
+def _finish_query(builder: StageBuilder, last: int, layout: tuple[Column, ...], initial: tuple, distinct: bool,
+                  top_k: TopK | None, presentation: tuple) -> LoweredQuery:
+    """DISTINCT and top-k after the query's last stage; the ORDER BY applied when the result is read."""
     if distinct:
-        last = _lower_distinct(builder, output_layout, last)
+        last = _lower_distinct(builder, layout, last)
     if top_k is not None:
-        last = _lower_top_k(builder, top_k, output_layout, last)
+        last = _lower_top_k(builder, top_k, layout, last)
     order_keys = presentation or (top_k.keys if top_k is not None else ())
-    order = tuple((output_layout.index(_output_column(k.expr, output_layout)), k.ascending) for k in order_keys)
-    return LoweredQuery(last, output_layout, initial, order)
+    order = tuple((layout.index(_output_column(k.expr, layout)), k.ascending) for k in order_keys)
+    return LoweredQuery(last, layout, initial, order)
+
+
+def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items) -> tuple[int, tuple[Column, ...]]:
+    """The filtered query and the threshold's query as two branches meeting in a threshold stage."""
+    rows = lower_query(builder, node.child)
+    threshold = lower_query(builder, node.threshold)
+    if len(threshold.layout) != 1:
+        raise LoweringError("the threshold subquery must return one column")
+    stage = builder.add(ThresholdFilterStage(
+        f"threshold {node.op}", compile_expr(node.value, {c: i for i, c in enumerate(rows.layout)}), node.op,
+        threshold.initial, tuple(c.name for c in rows.layout),
+        {"operator": f"ThresholdFilter ({node.op} q)", "inputs": "rows; the threshold's one value",
+         "state": "the rows ordered by the compared value; q", "key": "constant (does not scale out)",
+         "update_cost": "O(log n) per row; O(log n + rows that flip) when q changes",
+         "why": "q is uncorrelated: the rows passing v θ q are a prefix or suffix of the value order"},
+    ))
+    builder.downstream[rows.last] = (stage, ThresholdFilterStage.ROWS)
+    builder.downstream[threshold.last] = (stage, ThresholdFilterStage.THRESHOLD)
+    if items is None:
+        return stage, rows.layout
+    layout = tuple(Column(None, i.name) for i in items)
+    project = builder.add(MapStage("project", finish_function(items, None, rows.layout), tuple(c.name for c in layout), {
+        "operator": "Map (π)", "inputs": "filtered rows", "state": "none", "key": "none (stateless)",
+        "update_cost": "O(1) per change", "why": "projection is linear"}))
+    builder.downstream[stage] = (project, 0)
+    return project, layout
 
 
 def _group_owned_by_stage(builder: StageBuilder, root: Emitter, aggregate: RingAggregate, join: ForeignKeyJoin) -> bool:

@@ -226,3 +226,16 @@ class ChangePropagationJoin(LogicalPlan):
     tree_kind: str
     residual: Expr | None
     tree: LogicalPlan
+
+
+@attrs.frozen
+class ThresholdFilter(LogicalPlan):
+    """The rows of ``child`` with ``value op q``, where q is the one value of the uncorrelated plan
+    ``threshold`` (TPC-H Q11's ``HAVING sum(...) > (SELECT 0.0001 * sum(...) ...)``). The rows are
+    kept ordered by value, so a new q flips only the rows between the old and the new q."""
+
+    child_fields = ("child", "threshold")
+    value: Expr
+    op: str
+    child: LogicalPlan
+    threshold: LogicalPlan

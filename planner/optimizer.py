@@ -26,11 +26,12 @@ from rules.normalize import (
     PushSelectionsIntoAtoms,
 )
 from rules.prune_columns import PruneAtomColumns
+from rules.threshold import MaintainThresholdFilter
 from rules.top_k import MaintainTopK
 
 NORMALIZE = (
     InlineDerivedTables(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
-    DecorrelateExistsAndIn(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
+    DecorrelateExistsAndIn(), MaintainThresholdFilter(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )
 
 BATCHES = (

@@ -15,6 +15,7 @@ from planner.maintenance import (
     JoinGraph,
     NestedAggregate,
     RingAggregate,
+    ThresholdFilter,
     TopK,
     ViewAtom,
 )
@@ -49,6 +50,7 @@ def _(plan) -> tuple[Column, ...]:
 
 
 @output_columns.register(Filter)
+@output_columns.register(ThresholdFilter)
 @output_columns.register(Sort)
 @output_columns.register(Limit)
 @output_columns.register(Distinct)

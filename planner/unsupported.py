@@ -16,6 +16,7 @@ from planner.maintenance import (
     JoinGraph,
     NestedAggregate,
     RingAggregate,
+    ThresholdFilter,
     TopK,
     ViewAtom,
 )
@@ -32,7 +33,7 @@ from planner.plan import (
     SubqueryAlias,
 )
 
-MAINTAINED = (Atom, ViewAtom, ForeignKeyJoin, RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK,
+MAINTAINED = (ThresholdFilter, Atom, ViewAtom, ForeignKeyJoin, RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK,
               Project, Sort)
 
 

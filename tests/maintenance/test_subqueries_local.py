@@ -34,6 +34,7 @@ CASES = {
     "correlated scalar AVG as a view keyed by part": SCALAR,
     "Q2 (correlated MIN as a view keyed by part)": (QUERIES / "q02.sql").read_text(),
     "Q4 (EXISTS)": (QUERIES / "q04.sql").read_text(),
+    "Q11 (HAVING against a maintained threshold)": (QUERIES / "q11.sql").read_text(),
     "Q15 (grouped view, MAX over it joined on its value)": (QUERIES / "q15.sql").read_text(),
     "Q16 (NOT IN, COUNT(DISTINCT))": (QUERIES / "q16.sql").read_text(),
     "Q18 (IN over GROUP BY ... HAVING)": (QUERIES / "q18.sql").read_text(),
