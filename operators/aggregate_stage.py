@@ -222,9 +222,9 @@ class GroupAggregateStage(KeyedStage):
                 if value is None:
                     continue
                 counts[i] += weight
-                if update is _SUMMED:
+                if update == _SUMMED:
                     values[i] = value * weight if values[i] is None else values[i] + value * weight
-                elif update is _KEPT:
+                elif update == _KEPT:
                     if values[i] is None:
                         values[i] = self.aggregates[i].new_values()
                     values[i].add(value, weight)

@@ -49,6 +49,8 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
                 f" ({'; '.join(reasons)})" if reasons else " (scalar subqueries outside an aggregate comparison are not maintained yet)")
         case JoinGraph():
             why = refusals.get("ChooseForeignKeyJoinTree", "no join strategy applies")
+            if "ChooseChangePropagationJoin" in refusals:
+                why += f"; and the general fallback does not apply either: {refusals['ChooseChangePropagationJoin']}"
             aliases = ", ".join(a.alias for a in node.atoms if isinstance(a, Atom | ViewAtom))
             return f"the join of {aliases} cannot be maintained: {why}"
         case Join(kind="left"):

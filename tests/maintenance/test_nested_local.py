@@ -41,7 +41,7 @@ def test_q17_gets_a_per_key_index_under_the_foreign_key_join():
 
 @pytest.mark.parametrize(("name", "reason"), [
     ("mst", "one outer relation only"),
-    ("psp", "one outer relation only"),
+    ("psp", "a cross product"),
     ("nq1", "nested two levels deep"),
     ("nq2", "nested two levels deep"),
 ])
