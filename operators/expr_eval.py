@@ -162,6 +162,9 @@ def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
             return lambda row: inner(row) is not None
         case Call(op="case", args=args):
             return _compile_case(args, layout)
+        case Call(op="coalesce", args=args):
+            parts = [compile_expr(a, layout) for a in args]
+            return lambda row: next((v for v in (p(row) for p in parts) if v is not None), None)
         case Call(op="extract_year", args=(arg,)):
             return _strict(lambda d: d.year, compile_expr(arg, layout))
         case Call(op="extract_month", args=(arg,)):

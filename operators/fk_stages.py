@@ -62,8 +62,10 @@ class ForeignKeyLookupStage(KeyedStage):
 
     def __init__(self, name: str, parent_key: tuple[int, ...], child_key: tuple[int, ...],
                  output_columns: tuple[str, ...], description: dict[str, str], anti: bool = False,
-                 preserve_child_padding: int | None = None):
+                 preserve_child_padding: int | None = None, optional_width: int | None = None):
         self.name = name
+        # optional: the parent is alive with or without a child, extended by NULLs without one
+        self.optional_width = optional_width
         # anti: the parent is alive when NO child has its key (NOT EXISTS / NOT IN) and gains no columns
         self.anti = anti
         # LEFT OUTER JOIN preserving the child: a child tuple with no parent shows once, the parent's
@@ -133,6 +135,8 @@ class ForeignKeyLookupStage(KeyedStage):
         child = _single(state.child, self.name) if state.child else None
         if self.anti:
             return () if child is None else None
+        if child is None and self.optional_width is not None:
+            return (None,) * self.optional_width
         return child
 
     def describe(self) -> dict[str, str]:

@@ -86,6 +86,7 @@ class Emitter:
     leaf: Atom | None = None
     rows: tuple[Column, ...] | None = None
     anti: bool = False
+    optional: bool = False
 
     @property
     def row_layout(self) -> tuple[Column, ...]:
@@ -117,7 +118,7 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
     atom = join.atom(alias)
     if isinstance(atom, ViewAtom):
         view = lower_query(builder, atom.child)
-        return Emitter(atom.output, stage=view.last, rows=atom.rows, anti=atom.anti)
+        return Emitter(atom.output, stage=view.last, rows=atom.rows, anti=atom.anti, optional=atom.optional)
     edges = join.children_of(alias)
     if not edges:
         return Emitter(atom.output, leaf=atom)
@@ -138,6 +139,7 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
                     + ("absent (NOT EXISTS / NOT IN)" if child.anti else "alive (AJU §3.1)")},
             anti=child.anti,
             preserve_child_padding=len(atom.output) if edge.referenced in join.preserved else None,
+            optional_width=len(child.layout) if child.optional else None,
         ))
         builder.route(atom, atom.columns, stage, ForeignKeyLookupStage.PARENT)
         child.connect(builder, stage, ForeignKeyLookupStage.CHILD)
@@ -159,6 +161,7 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
              "why": f"tells live {atom.alias} tuples which are alive on {edge.referenced} (AJU §3.3)"
                     + (" (alive when it is absent: NOT EXISTS / NOT IN)" if child.anti else "")},
             anti=child.anti,
+            optional_width=len(child.layout) if child.optional else None,
         ))
         builder.route(atom, projected, index, ForeignKeyLookupStage.PARENT)
         child.connect(builder, index, ForeignKeyLookupStage.CHILD)

@@ -49,6 +49,8 @@ class ViewAtom(LogicalPlan):
     columns: tuple[str, ...]
     anti: bool
     child: LogicalPlan
+    #: optional: an outer tuple with no view row stays, its view columns NULL (a left outer lookup)
+    optional: bool = attrs.field(default=False, metadata={"omit_default": True})
 
     @property
     def output(self) -> tuple[Column, ...]:

@@ -23,6 +23,7 @@ from planner.expressions import (
     Call,
     Column,
     Expr,
+    Literal,
     Subquery,
     columns,
     conjunction,
@@ -129,6 +130,48 @@ def _nullability(graph: JoinGraph, catalog: Catalog):
     return nullable
 
 
+def _split_inequality(plan: LogicalPlan, outer: set[str]):
+    """Like ``_split_correlation`` but allowing one ``inner.b <> outer.y``: (body, equalities, (b, y))."""
+    inner_aliases = _inner_aliases(plan)
+    if not isinstance(plan, Filter):
+        return None
+    rest, differs = [], []
+    for part in conjuncts(plan.condition):
+        match part:
+            case Call(op="<>", args=(Column() as a, Column() as b)) if a.table in inner_aliases and b.table in outer:
+                differs.append((a, b))
+            case Call(op="<>", args=(Column() as a, Column() as b)) if b.table in inner_aliases and a.table in outer:
+                differs.append((b, a))
+            case _:
+                rest.append(part)
+    if len(differs) != 1 or not rest:
+        return None
+    body, pairs = _split_correlation(Filter(conjunction(rest), plan.child), outer)
+    return (body, pairs, differs[0]) if pairs else None
+
+
+def exists_other_views(subquery: Subquery, outer: set[str], aliases: tuple[str, str]):
+    """``EXISTS (... WHERE S.a = R.x AND S.b <> R.y)`` (TPC-H Q21): some S row of key x has a b other
+    than y exactly when count(a = x) − count(a = x, b = y) > 0. Both counts are views joined on their
+    keys *optionally* (an absent row counts 0), and the EXISTS becomes that comparison."""
+    body = subquery.plan.child if isinstance(subquery.plan, Project) else subquery.plan
+    split = _split_inequality(body, outer)
+    if split is None:
+        return None
+    body, pairs, (inner_b, outer_y) = split
+    views, joins, counts = [], [], []
+    for alias, keys in zip(aliases, (pairs, [*pairs, (inner_b, outer_y)]), strict=True):
+        names = tuple(f"k{i}" for i in range(len(keys)))
+        grouped = Aggregate(tuple(NamedExpr(n, inner) for n, (inner, _) in zip(names, keys, strict=True)),
+                            (NamedExpr("_n", AggregateCall("count", None)),), body)
+        views.append(ViewAtom(alias, names, names + ("_n",), False, grouped, optional=True))
+        joins += [Call("=", (outer_col, Column(alias, n))) for n, (_, outer_col) in zip(names, keys, strict=True)]
+        counts.append(Call("coalesce", (Column(alias, "_n"), Literal(0, "int"))))
+    others = Call("-", tuple(counts))
+    condition = Call("=" if subquery.negated else ">", (others, Literal(0, "int")))
+    return views, joins + [condition]
+
+
 class DecorrelateExistsAndIn(Rule):
     """Replace EXISTS/IN (and NOT) conditions of a join graph by view atoms joined on their key.
 
@@ -166,6 +209,13 @@ class DecorrelateExistsAndIn(Rule):
             for condition in node.conditions:
                 match condition:
                     # R ⋉ σ_{a=b}(S) = R ⋈_{b = key} γ_{a; count}(S)  (each R tuple meets at most one view row)
+                    case Subquery(kind="exists") as subquery if (
+                        found := exists_other_views(subquery, outer, (f"_v{counter[0]}", f"_v{counter[0] + 1}"))
+                    ):
+                        counter[0] += 2
+                        atoms.extend(found[0])
+                        conditions.extend(found[1])
+                        changed = True
                     case Subquery(kind=("exists" | "in")) as subquery:
                         try:
                             view, joins = view_for(subquery, outer, f"_v{counter[0]}", _nullability(node, ctx.catalog))

@@ -95,7 +95,7 @@ def test_vwap_forced_to_the_general_algorithm_equals_recomputation():
                                 nested_strategy="general")
 
 
-@pytest.mark.parametrize("kind", ["window", "random"])
+@pytest.mark.parametrize("kind", ["window", "random", pytest.param("insert", marks=pytest.mark.slow)])
 def test_q17_equals_recomputation(tpch_streams, kind):
     check_against_recomputation(Q17, tpch_catalog(), tpch_streams[kind], batch_size=30_000)
 

@@ -30,7 +30,7 @@ def test_q3_equals_recomputation_after_every_batch(tpch_streams, kind):
 
 
 @pytest.mark.parametrize("number", [1, 5, 6, 7, 8, 9, 10, 12, 13, 14, 19])
-@pytest.mark.parametrize("kind", ["window", "random"])
+@pytest.mark.parametrize("kind", ["window", "random", pytest.param("insert", marks=pytest.mark.slow)])
 def test_tpch_query_equals_recomputation(tpch_streams, number, kind):
     check_against_recomputation(query(number), tpch_catalog(), tpch_streams[kind], batch_size=30_000)
 
