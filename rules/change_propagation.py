@@ -109,8 +109,18 @@ class ChooseChangePropagationJoin(Rule):
 
 
 def _classes_of(join: ForeignKeyJoin) -> tuple[tuple[Column, ...], ...]:
-    return tuple(
-        tuple(Column(e.referencing, c) for c in e.columns[i : i + 1]) + (Column(e.referenced, e.key[i]),)
-        for e in join.edges for i in range(len(e.columns))
-    )
+    """The equi-join classes the foreign-key edges imply (merged: c_nationkey = n_nationkey = s_nationkey)."""
+    parent: dict[Column, Column] = {}
 
+    def find(c: Column) -> Column:
+        while parent.setdefault(c, c) != c:
+            c = parent[c]
+        return c
+
+    for edge in join.edges:
+        for column, key in zip(edge.columns, edge.key, strict=True):
+            parent[find(Column(edge.referencing, column))] = find(Column(edge.referenced, key))
+    groups: dict[Column, list[Column]] = {}
+    for column in list(parent):
+        groups.setdefault(find(column), []).append(column)
+    return tuple(tuple(group) for group in groups.values())
