@@ -28,12 +28,6 @@ class SourceRoute:
     predicate: Callable[[Row], bool] | None = attrs.field(default=None, eq=False)
     predicate_text: str = ""
 
-    def project(self, row: Row) -> Row | None:
-        """The routed row, or None when the selection drops it."""
-        if self.predicate is not None and not self.predicate(row):
-            return None
-        return tuple(row[i] for i in self.columns)
-
     def route(self, changes: Iterable[tuple[Row, int]]) -> list[tuple[Row, int]]:
         """The routed changes of a batch (selection, then projection)."""
         keep, positions = self.predicate, self.columns

@@ -261,3 +261,10 @@ def test_tpch_column_types():
     assert catalog.table("lineitem").column("l_extendedprice").type == "float"
     assert catalog.table("customer").column("c_mktsegment").type == "string"
     assert catalog.table("orders").column("o_orderkey") == Column("o_orderkey", "int", nullable=False)
+
+
+def test_a_primary_key_determines_every_column_of_its_table():
+    catalog = tpch_catalog()
+    assert catalog.functional_dependencies("partsupp") == (
+        (("ps_partkey", "ps_suppkey"), catalog.table("partsupp").column_names),
+    )
