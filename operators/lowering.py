@@ -24,6 +24,7 @@ from operators.expr_eval import compile_expr, compile_predicate
 from operators.fk_stages import ForeignKeyLookupStage, LiveTupleStage
 from operators.fused_stage import FusedStage
 from operators.map_stage import MapStage
+from operators.set_operation_stage import SetOperationStage
 from operators.stage import KeyedStage
 from operators.threshold_stage import ThresholdFilterStage
 from operators.topk_stage import TopKStage
@@ -44,7 +45,7 @@ from planner.maintenance import (
     ViewAtom,
 )
 from planner.outputs import output_columns
-from planner.plan import Filter, LogicalPlan, Project, Sort
+from planner.plan import Filter, LogicalPlan, Project, SetOperation, Sort
 
 
 class LoweringError(ValueError):
@@ -282,6 +283,14 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
     if isinstance(plan, ThresholdFilter):
         last, output_layout = _lower_threshold(builder, plan, items)
         return _finish_query(builder, last, output_layout, (), distinct, top_k, presentation)
+    if isinstance(plan, SetOperation) and items is None:
+        left, right = lower_query(builder, plan.left), lower_query(builder, plan.right)
+        if len(left.layout) != len(right.layout):
+            raise LoweringError(f"{plan.kind.upper()} of {len(left.layout)} and {len(right.layout)} columns")
+        stage = builder.add(SetOperationStage(plan.kind, tuple(c.name for c in left.layout)))
+        builder.downstream[left.last] = (stage, SetOperationStage.LEFT)
+        builder.downstream[right.last] = (stage, SetOperationStage.RIGHT)
+        return _finish_query(builder, stage, left.layout, (), distinct, top_k, presentation)
     having = None
     if isinstance(plan, Filter) and isinstance(plan.child, RingAggregate | GroupAggregate):
         having, plan = plan.condition, plan.child

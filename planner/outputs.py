@@ -28,6 +28,7 @@ from planner.plan import (
     LogicalPlan,
     Project,
     Scan,
+    SetOperation,
     Sort,
     SubqueryAlias,
 )
@@ -98,6 +99,11 @@ def _(plan: BinaryJoin) -> tuple[Column, ...]:
 @output_columns.register(ChangePropagationJoin)
 def _(plan: ChangePropagationJoin) -> tuple[Column, ...]:
     return output_columns(plan.tree)
+
+
+@output_columns.register(SetOperation)
+def _(plan: SetOperation) -> tuple[Column, ...]:
+    return output_columns(plan.left)  # SQL names a set operation's columns after its left side
 
 
 @output_columns.register(SubqueryAlias)

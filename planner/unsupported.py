@@ -62,7 +62,7 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
         case Distinct():
             return "SELECT DISTINCT is not maintained yet"
         case SetOperation(kind=kind):
-            return f"{kind.upper()} is not maintained yet"
+            return f"{kind.upper()} is maintained only between two maintained queries; one side here is not"
         case SubqueryAlias(alias=alias):
             return f"the derived table or WITH view {alias} could not be inlined (it aggregates, sorts or limits)"
         case Limit():
