@@ -59,9 +59,13 @@ def run(query: str, updates, batch: int = 10_000, **options) -> dict:
             "state_mb": round(state_bytes / 2**20, 2), "result_rows": len(view.result())}
 
 
+STATIC = ("nation", "region")  # never deleted, as dimension tables: otherwise Q5's result is mostly empty
+
+
 def lambda_experiment(data, targets=(1, 2, 4, 8, 16, 32)):
     for target in targets:
-        updates = make_lambda_stream(data, CATALOG, target, seed=0)
+        # each tuple is inserted once and deleted at most once, so dropping a delete keeps the stream valid
+        updates = [u for u in make_lambda_stream(data, CATALOG, target, seed=0) if not (u.op < 0 and u.table in STATIC)]
         lam = stream_enclosureness(updates, CATALOG)
         for number in (5, 13):
             print(json.dumps({"experiment": "lambda", "query": f"Q{number}", "lambda": round(lam, 3),
