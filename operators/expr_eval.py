@@ -105,34 +105,8 @@ def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
             raise ExpressionError(f"interval {value} is only supported added to or subtracted from a date")
         case Literal(value=value):
             return lambda row: value
-        case Call(op="and", args=args):
-            parts = [compile_expr(a, layout) for a in args]
-
-            def conj(row):
-                result = True
-                for part in parts:
-                    v = part(row)
-                    if v is False:
-                        return False
-                    if v is None:
-                        result = None
-                return result
-
-            return conj
-        case Call(op="or", args=args):
-            parts = [compile_expr(a, layout) for a in args]
-
-            def disj(row):
-                result = False
-                for part in parts:
-                    v = part(row)
-                    if v is True:
-                        return True
-                    if v is None:
-                        result = None
-                return result
-
-            return disj
+        case Call(op=("and" | "or") as op, args=args):
+            return _three_valued([compile_expr(a, layout) for a in args], dominant=op == "or")
         case Call(op="not", args=(arg,)):
             return _strict(operator.not_, compile_expr(arg, layout))
         case Call(op=("+" | "-") as op, args=(left, Literal(type="interval", value=(amount, unit)))):
@@ -180,6 +154,23 @@ def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
         case Subquery():
             raise ExpressionError("a subquery cannot be evaluated row by row; it must be decorrelated first")
     raise ExpressionError(f"unsupported expression {expr!r}")
+
+
+def _three_valued(parts: list[Compiled], dominant: bool) -> Compiled:
+    """AND (dominant False) / OR (dominant True) in SQL's three-valued logic: the dominant value wins,
+    else NULL if any part is NULL, else the other value."""
+
+    def evaluate(row):
+        result = not dominant
+        for part in parts:
+            value = part(row)
+            if value is dominant:
+                return dominant
+            if value is None:
+                result = None
+        return result
+
+    return evaluate
 
 
 def _compile_case(args: tuple[Expr, ...], layout: Mapping[Column, int]) -> Compiled:

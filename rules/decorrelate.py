@@ -172,6 +172,15 @@ def exists_other_views(subquery: Subquery, outer: set[str], aliases: tuple[str, 
     return views, joins + [condition]
 
 
+def _views_in(plan: LogicalPlan) -> int:
+    """How many view atoms exist: new views are numbered after them (``_v<n>`` stays unique)."""
+    return sum(1 for n in plan.walk() if isinstance(n, ViewAtom))
+
+
+def _relations_of(graph: JoinGraph) -> set[str]:
+    return {a.alias for a in graph.atoms if isinstance(a, Atom | ViewAtom)}
+
+
 class DecorrelateExistsAndIn(Rule):
     """Replace EXISTS/IN (and NOT) conditions of a join graph by view atoms joined on their key.
 
@@ -199,12 +208,12 @@ class DecorrelateExistsAndIn(Rule):
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [sum(1 for n in plan.walk() if isinstance(n, ViewAtom))]
+        counter = [_views_in(plan)]
 
         def decorrelate(node: LogicalPlan) -> LogicalPlan:
             if not isinstance(node, JoinGraph):
                 return node
-            outer = {a.alias for a in node.atoms if isinstance(a, Atom | ViewAtom)}
+            outer = _relations_of(node)
             atoms, conditions, changed = list(node.atoms), [], False
             for condition in node.conditions:
                 match condition:
@@ -286,12 +295,12 @@ class DecorrelateScalarSubqueries(Rule):
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [sum(1 for n in plan.walk() if isinstance(n, ViewAtom))]
+        counter = [_views_in(plan)]
 
         def decorrelate(node: LogicalPlan) -> LogicalPlan:
             if not isinstance(node, JoinGraph):
                 return node
-            outer = {a.alias for a in node.atoms if isinstance(a, Atom | ViewAtom)}
+            outer = _relations_of(node)
             atoms, extra = list(node.atoms), []
 
             def replace(e: Expr) -> Expr:
