@@ -4,11 +4,15 @@ Foreign-key joins (trees and DAGs) lower bottom-up, one stage per edge (Cquirrel
 communication): a relation with one child gets a ``ForeignKeyLookupStage`` keyed by its foreign key;
 a relation with several children gets one lookup stage per child plus a ``LiveTupleStage`` keyed by
 its primary key that counts the children each tuple is alive on. Leaves need no stage: their tuples
-are alive by definition and go straight to their parent's stage. Above the join sit the aggregate
-(keyed by the group, also applying HAVING and the select list), a stateless map, and the top-k.
+are alive by definition and go straight to their parent's stage; a view atom's rows come from its own
+lowered subplan. A DAG is lowered as a tree (a relation reached along k paths gets k copies of its
+stages). Change-propagation joins lower to one ``BinaryJoinStage`` per inner node. Above the join sit
+the aggregate (keyed by the group, also applying HAVING and the select list) or a stateless map,
+then DISTINCT and the top-k; thresholds and set operations join two lowered subqueries.
 
-Departure from STYLE.md's "lower naively, then clean up": the one-child case is emitted fused
-directly (lookup stage doing the live test) instead of a LiveTupleStage cleaned up by a later rule.
+Departures from STYLE.md's "lower naively, then clean up": the one-child case is emitted fused
+directly (lookup stage doing the live test) instead of a LiveTupleStage cleaned up by a later rule,
+and an aggregate whose groups live in one key of the join stage is fused into it here.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from planner.maintenance import (
     TopK,
     ViewAtom,
 )
+from planner.notation import print_expr
 from planner.outputs import output_columns
 from planner.plan import Filter, LogicalPlan, Project, SetOperation, Sort
 
@@ -101,14 +106,7 @@ class Emitter:
 
 
 def _sql(expr: Expr | None) -> str:
-    if expr is None:
-        return ""
-    try:
-        from planner.notation import print_expr
-
-        return print_expr(expr)
-    except ImportError:  # the notation module is optional for lowering
-        return repr(expr)
+    return "" if expr is None else print_expr(expr)
 
 
 def _positions(layout: tuple[Column, ...], alias: str, names: tuple[str, ...]) -> tuple[int, ...]:

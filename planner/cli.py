@@ -205,13 +205,10 @@ def main(argv: list[str] | None = None) -> int:
         from operators.validate import InvalidChangeError
         from planner.compiler import UnsupportedQueryError
 
-        known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, FileNotFoundError)
-        try:
-            from planner.sql import UnsupportedSqlError
+        from planner.sql import UnsupportedSqlError
 
-            known += (UnsupportedSqlError,)
-        except ImportError:
-            pass
+        known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
+                 FileNotFoundError)
         if isinstance(err, known):
             print(f"ivm: error: {err}", file=sys.stderr)
             return 2

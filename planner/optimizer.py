@@ -10,6 +10,7 @@ Ordering constraints:
 from __future__ import annotations
 
 from planner.context import OptimizerContext
+from planner.notation import print_plan
 from planner.plan import LogicalPlan
 from planner.rule_executor import Batch, FixedPoint, Once, PlanTrace, RuleExecutor
 from rules.aggregate import MaintainGroupAggregate, MaintainRingAggregate
@@ -52,8 +53,4 @@ BATCHES = (
 
 def optimize(plan: LogicalPlan, ctx: OptimizerContext, strict: bool = False) -> tuple[LogicalPlan, PlanTrace]:
     """Rewrite a logical plan into a maintenance plan; ``strict`` (tests) turns warnings into errors."""
-    try:
-        from planner.notation import print_plan as render
-    except ImportError:  # notation is only needed for the debug log
-        render = repr
-    return RuleExecutor(BATCHES, strict=strict, render=render).execute(plan, ctx)
+    return RuleExecutor(BATCHES, strict=strict, render=print_plan).execute(plan, ctx)
