@@ -204,7 +204,6 @@ def main(argv: list[str] | None = None) -> int:
         from operators.stream_format import StreamFormatError
         from operators.validate import InvalidChangeError
         from planner.compiler import UnsupportedQueryError
-
         from planner.sql import UnsupportedSqlError
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
