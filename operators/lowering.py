@@ -28,6 +28,7 @@ from operators.expr_eval import compile_expr, compile_predicate
 from operators.fk_stages import ForeignKeyLookupStage, LiveTupleStage
 from operators.fused_stage import FusedStage
 from operators.map_stage import MapStage
+from operators.product_stage import ProductCombineStage
 from operators.set_operation_stage import SetOperationStage
 from operators.stage import KeyedStage
 from operators.threshold_stage import ThresholdFilterStage
@@ -40,6 +41,7 @@ from planner.maintenance import (
     BinaryJoin,
     ChangePropagationJoin,
     CountedDistinct,
+    CrossProductAggregate,
     ForeignKeyJoin,
     GroupAggregate,
     NestedAggregate,
@@ -281,6 +283,9 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
     if isinstance(plan, ThresholdFilter):
         last, output_layout = _lower_threshold(builder, plan, items)
         return _finish_query(builder, last, output_layout, (), distinct, top_k, presentation)
+    if isinstance(plan, CrossProductAggregate):
+        last, output_layout, initial = _lower_cross_product(builder, plan, items)
+        return _finish_query(builder, last, output_layout, initial, distinct, top_k, presentation)
     if isinstance(plan, SetOperation) and items is None:
         left, right = lower_query(builder, plan.left), lower_query(builder, plan.right)
         if len(left.layout) != len(right.layout):
@@ -343,6 +348,21 @@ def _finish_query(builder: StageBuilder, last: int, layout: tuple[Column, ...], 
     order_keys = presentation or (top_k.keys if top_k is not None else ())
     order = tuple((layout.index(_output_column(k.expr, layout)), k.ascending) for k in order_keys)
     return LoweredQuery(last, layout, initial, order)
+
+
+def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, items):
+    """Each relation's one-row aggregate, then their products (see operators/product_stage.py)."""
+    parts = [lower_query(builder, part) for part in node.parts]
+    agg_layout = tuple(Column(None, name) for name in node.names)
+    layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
+    stage = builder.add(ProductCombineStage(
+        tuple(tuple(c.name for c in part.layout) for part in parts), tuple(part.initial for part in parts),
+        node.funcs, tuple(tuple((t.coefficient, t.factors) for t in terms) for terms in node.sums),
+        finish_function(items, None, agg_layout), tuple(c.name for c in layout)))
+    for port, part in enumerate(parts):
+        builder.downstream[part.last] = (stage, port)
+    empty = builder.stages[stage].empty_result()
+    return stage, layout, (() if empty is None else (empty,))
 
 
 def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items) -> tuple[int, tuple[Column, ...]]:

@@ -241,3 +241,30 @@ class ThresholdFilter(LogicalPlan):
     op: str
     child: LogicalPlan
     threshold: LogicalPlan
+
+
+@notation_value
+@attrs.frozen
+class ProductTerm:
+    """``coefficient × Π part[column]``: one monomial of an aggregate argument split across relations."""
+
+    coefficient: float
+    factors: tuple[tuple[int, str], ...]
+
+
+@attrs.frozen
+class CrossProductAggregate(LogicalPlan):
+    """A global SUM/COUNT/AVG over a cross product of relations with per-relation conditions (RPAI
+    §4.3's multi-relation form ``v1 θ q_R1 AND ... AND vn θ q_Rn``; PSP).
+
+    ``Σ_{(a,b) ∈ A'×B'} f(a)·g(b) = Σ_{A'} f · Σ_{B'} g``: each part is a one-row aggregate query over
+    one relation (its count ``_n`` and the sums ``_f<i>`` of its factors), maintained by whatever
+    strategy fits it; ``sums[k]`` lists the terms of the k-th outer aggregate, ``funcs[k]`` its
+    function (sum, count, avg), ``names[k]`` its output name.
+    """
+
+    child_fields = ("parts",)
+    funcs: tuple[str, ...]
+    names: tuple[str, ...]
+    sums: tuple[tuple[ProductTerm, ...], ...]
+    parts: tuple[LogicalPlan, ...]

@@ -15,6 +15,7 @@ from planner.plan import LogicalPlan
 from planner.rule_executor import Batch, FixedPoint, Once, PlanTrace, RuleExecutor
 from rules.aggregate import MaintainGroupAggregate, MaintainRingAggregate
 from rules.change_propagation import ChooseChangePropagationJoin
+from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
@@ -38,7 +39,8 @@ NORMALIZE = (
 BATCHES = (
     Batch("Normalize", FixedPoint(100), NORMALIZE),
     # Before join trees: it takes the nested comparison out of the join graph, leaving a plain join.
-    Batch("Correlated nested aggregates", Once(), (RecognizeCorrelatedNestedAggregate(),)),
+    # Cross products split first: each relation's part then gets its own nested-aggregate index.
+    Batch("Correlated nested aggregates", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
     # What the nested-aggregate indexes did not take: correlated scalar aggregates become keyed views,
     # whose subplans (and the new join equalities) are then normalized like the rest.
     Batch("Decorrelate scalar subqueries", Once(), (DecorrelateScalarSubqueries(),)),

@@ -10,6 +10,7 @@ from planner.maintenance import (
     BinaryJoin,
     ChangePropagationJoin,
     CountedDistinct,
+    CrossProductAggregate,
     ForeignKeyJoin,
     GroupAggregate,
     JoinGraph,
@@ -76,6 +77,11 @@ def _(plan) -> tuple[Column, ...]:
 @output_columns.register(NestedAggregate)
 def _(plan: NestedAggregate) -> tuple[Column, ...]:
     return tuple(Column(None, item.name) for item in (*plan.group_by, *plan.aggregates))
+
+
+@output_columns.register(CrossProductAggregate)
+def _(plan: CrossProductAggregate) -> tuple[Column, ...]:
+    return tuple(Column(None, name) for name in plan.names)
 
 
 @output_columns.register(Join)

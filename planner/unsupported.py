@@ -11,6 +11,7 @@ from planner.expressions import contains_subquery
 from planner.maintenance import (
     Atom,
     CountedDistinct,
+    CrossProductAggregate,
     ForeignKeyJoin,
     GroupAggregate,
     JoinGraph,
@@ -33,7 +34,7 @@ from planner.plan import (
     SubqueryAlias,
 )
 
-MAINTAINED = (ThresholdFilter, Atom, ViewAtom, ForeignKeyJoin, RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK,
+MAINTAINED = (CrossProductAggregate, ThresholdFilter, Atom, ViewAtom, ForeignKeyJoin, RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK,
               Project, Sort)
 
 

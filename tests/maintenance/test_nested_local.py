@@ -41,7 +41,6 @@ def test_q17_gets_a_per_key_index_under_the_foreign_key_join():
 
 @pytest.mark.parametrize(("name", "reason"), [
     ("mst", "one outer relation only"),
-    ("psp", "a cross product"),
     ("nq1", "nested two levels deep"),
     ("nq2", "nested two levels deep"),
 ])
@@ -106,3 +105,11 @@ def test_q17_variant_with_qualifying_rows_equals_recomputation(tpch_streams):
     assert sql != Q17
     view = check_against_recomputation(sql, tpch_catalog(), tpch_streams["insert"], batch_size=20_000)
     assert view.result()[0][0] is not None
+
+
+def test_psp_splits_the_cross_product_into_per_relation_indexes_and_equals_recomputation():
+    """RPAI §4.3's multi-relation form: each relation's threshold gets its own index."""
+    plan = compile_query(orderbook("psp"), orderbook_catalog(), strict=True).plan
+    assert [n.strategy for n in plan.walk() if isinstance(n, NestedAggregate)] == ["per_key_index"] * 2
+    check_against_recomputation(orderbook("psp"), orderbook_catalog(), make_orderbook_stream(900, 600, seed=9),
+                                batch_size=30)
