@@ -353,12 +353,13 @@ def _finish_query(builder: StageBuilder, last: int, layout: tuple[Column, ...], 
 def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, items):
     """Each relation's one-row aggregate, then their products (see operators/product_stage.py)."""
     parts = [lower_query(builder, part) for part in node.parts]
-    agg_layout = tuple(Column(None, name) for name in node.names)
+    agg_layout = output_columns(node)
     layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     stage = builder.add(ProductCombineStage(
         tuple(tuple(c.name for c in part.layout) for part in parts), tuple(part.initial for part in parts),
         node.funcs, tuple(tuple((t.coefficient, t.factors) for t in terms) for terms in node.sums),
-        finish_function(items, None, agg_layout), tuple(c.name for c in layout)))
+        finish_function(items, None, agg_layout), tuple(c.name for c in layout),
+        node.grouped_part, len(node.group_names)))
     for port, part in enumerate(parts):
         builder.downstream[part.last] = (stage, port)
     empty = builder.stages[stage].empty_result()

@@ -112,7 +112,7 @@ def _rpai_tree(builder, nested, join, root, sums, finish, names):
                   "O(log n) per update (getSum + shiftKeys)",
                   f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: inserting a row "
                   "shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)", f"{table.name} rows"),
-        table.name,
+        table.name, _group_function(nested, outer) if nested.group_by else None,
     ))
     builder.route(Atom(atom.table, atom.alias, table.column_names, atom.predicate), table.column_names, stage, 0)
     for port, i in enumerate(others, start=1):

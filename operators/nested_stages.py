@@ -108,6 +108,10 @@ def accumulate(acc: list, aggregate: ScalarAggregate, row: Row, weight: int) -> 
     acc[1] += count
 
 
+_COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+            ">=": lambda a, b: a >= b, "=": lambda a, b: a == b}
+
+
 def range_sum(index, op: str, v) -> object:
     """Σ of index values whose key k satisfies ``v op k`` (the outer predicate with q = k)."""
     if v is None:
@@ -163,7 +167,7 @@ def diff_rows(before: list[Row], after: list[Row]) -> Changelog:
 @attrs.define
 class RpaiState:
     bound: RPAITree
-    indexes: list[RPAITree]
+    indexes: dict  # group (``()`` without GROUP BY) -> RPAI trees, one per required-sum component
     uncorrelated: list[list]
 
 
@@ -171,14 +175,17 @@ class RpaiTreeStage(_GlobalResult, KeyedStage):
     """VWAP-shaped queries (RPAI Figure 2c): port 0 the relation's rows, port 1+i uncorrelated aggregate i.
 
     ``op_inner`` is the correlation ``inner.c op_inner outer.c``; ``>``/``>=`` are mirrored onto
-    ``<``/``<=`` by negating the column. ``op`` compares v with q.
+    ``<``/``<=`` by negating the column. ``op`` compares v with q. With ``group`` (GROUP BY, MST's
+    bids per broker) each group has its own aggregate index; the keys are the same prefix sums in
+    every group, so an insert shifts the same key range in each: O(groups · log n).
     """
 
     def __init__(self, name: str, column: Compiled, op_inner: str, argument: Compiled | None,
                  sums: RequiredSums, value: Compiled, op: str, uncorrelated: tuple[ScalarAggregate, ...],
                  finish: Callable[[Row], Row | None], output_columns: tuple[str, ...], description: dict[str, str],
-                 table: str):
+                 table: str, group: Compiled | None = None):
         self.name, self.column, self.argument, self.sums = name, column, argument, sums
+        self.group = group
         self.mirror = op_inner in (">", ">=")
         self.strict = op_inner in ("<", ">")
         self.value, self.op, self.uncorrelated, self.finish = value, op, uncorrelated, finish
@@ -188,11 +195,20 @@ class RpaiTreeStage(_GlobalResult, KeyedStage):
         values = tuple(agg.result(*acc) for agg, acc in zip(self.uncorrelated, state.uncorrelated, strict=True))
         return self.value(values)
 
-    def _output(self, state: RpaiState | None) -> Row | None:
-        if state is None:
-            return self.empty_result()
-        v = self._v(state)
-        return self.result_row(tuple(range_sum(index, self.op, v) for index in state.indexes))
+    def _output(self, state: RpaiState | None) -> list[Row]:
+        if state is None and self.group is None:
+            empty = self.empty_result()
+            return [] if empty is None else [empty]
+        v = self._v(state) if state is not None else None
+        # SQL's SUM over no rows is NULL, which satisfies no comparison, but the paper's prefix sum
+        # reads 0; values are positive, so q = 0 means exactly "no rows" (only possible for < and >)
+        drop_zero = self.strict and self.argument is not None and v is not None and _COMPARE[self.op](v, 0)
+        vectors = {group: tuple(range_sum(index, self.op, v) - (index.get(0) if drop_zero else 0) for index in indexes)
+                   for group, indexes in (state.indexes.items() if state is not None else ())}
+        if self.group is not None:
+            return grouped_rows(self.finish, self.sums, vectors)
+        row = self.result_row(vectors.get((), self.sums.zero()))
+        return [] if row is None else [row]
 
     def _apply(self, state: RpaiState, row: Row, weight: int) -> None:
         amount = 1 if self.argument is None else self.argument(row)
@@ -204,24 +220,30 @@ class RpaiTreeStage(_GlobalResult, KeyedStage):
         delta = weight * exact(amount)
         at_x = state.bound.get(x)
         prefix = state.bound.get_sum(x)
+        every_index = [index for indexes in state.indexes.values() for index in indexes]
         if self.strict:  # q(t) = Σ over keys < x: the group at x keeps its key, later groups move
             key = prefix - at_x
-            for index in state.indexes:
+            for index in every_index:
                 (index.shift_keys if at_x else index.shift_keys_inclusive)(key, delta)
         else:  # q(t) = Σ over keys <= x: the group at x and all later ones move (Figure 2c, lines 10-18)
-            for index in state.indexes:
+            for index in every_index:
                 index.shift_keys(prefix - at_x, delta)
             key = prefix + delta
         state.bound.add(x, delta)
-        for index, part in zip(state.indexes, self.sums.of(row, weight), strict=True):
+        group = () if self.group is None else self.group(row)
+        indexes = state.indexes.get(group)
+        if indexes is None:
+            indexes = state.indexes[group] = [RPAITree() for _ in range(self.sums.width)]
+        for index, part in zip(indexes, self.sums.of(row, weight), strict=True):
             if part:
                 index.add(key, part)
+        if self.group is not None and not len(indexes[0]):
+            del state.indexes[group]  # the group's last row left
 
     def process(self, key: tuple, state: RpaiState | None, changes: list[Change]):
         before = self._output(state)
         if state is None:
-            state = RpaiState(RPAITree(), [RPAITree() for _ in range(self.sums.width)],
-                              [[0, 0] for _ in self.uncorrelated])
+            state = RpaiState(RPAITree(), {}, [[0, 0] for _ in self.uncorrelated])
         rows = consolidate((c.row, c.weight) for c in changes if c.port == 0)
         for row, weight in rows:  # deletes first (consolidate orders them so): every state stays valid
             for _ in range(abs(weight)):
@@ -229,7 +251,7 @@ class RpaiTreeStage(_GlobalResult, KeyedStage):
         for change in changes:
             if change.port > 0:
                 accumulate(state.uncorrelated[change.port - 1], self.uncorrelated[change.port - 1], change.row, change.weight)
-        return state, self.emit(before, self._output(state))
+        return state, diff_rows(before, self._output(state))
 
     def describe(self) -> dict[str, str]:
         return self.description

@@ -268,3 +268,6 @@ class CrossProductAggregate(LogicalPlan):
     names: tuple[str, ...]
     sums: tuple[tuple[ProductTerm, ...], ...]
     parts: tuple[LogicalPlan, ...]
+    #: GROUP BY columns, all of one relation: that part (``grouped_part``) is grouped the same way (MST)
+    group_names: tuple[str, ...] = attrs.field(default=(), metadata={"omit_default": True})
+    grouped_part: int = attrs.field(default=-1, metadata={"omit_default": True})

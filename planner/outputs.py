@@ -81,7 +81,7 @@ def _(plan: NestedAggregate) -> tuple[Column, ...]:
 
 @output_columns.register(CrossProductAggregate)
 def _(plan: CrossProductAggregate) -> tuple[Column, ...]:
-    return tuple(Column(None, name) for name in plan.names)
+    return tuple(Column(None, name) for name in (*plan.group_names, *plan.names))
 
 
 @output_columns.register(Join)

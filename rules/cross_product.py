@@ -10,7 +10,7 @@ the best strategy for it (an index per nested condition), so the product is neve
 from __future__ import annotations
 
 from planner.context import OptimizerContext
-from planner.expressions import AggregateCall, Call, Expr, Literal, columns
+from planner.expressions import AggregateCall, Call, Expr, Literal, columns, deep_columns
 from planner.maintenance import Atom, CrossProductAggregate, JoinGraph, ProductTerm
 from planner.plan import Aggregate, LogicalPlan, NamedExpr
 from planner.rule_executor import Rule
@@ -49,7 +49,8 @@ def separate(expr: Expr, aliases: set[str]) -> list[tuple[float, dict[str, Expr]
 class DecomposeCrossProductAggregate(Rule):
     """``γ_{sum(f)}(σ_{p1}(R1) × ... × σ_{pn}(Rn))`` → per-relation sums combined by products.
 
-    Preconditions: no GROUP BY; no equality joins the relations; each condition mentions one.
+    Preconditions: GROUP BY columns (if any) of one relation; no equality joins the relations; each
+    condition mentions one relation.
 
     >>> from planner.testing import assert_rewrite
     >>> assert_rewrite(DecomposeCrossProductAggregate(), '''
@@ -74,11 +75,11 @@ class DecomposeCrossProductAggregate(Rule):
         def decompose(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # Σ over A×B of f(a)·g(b) = (Σ_A f)(Σ_B g): the product is never built
-                case Aggregate(group_by=(), aggregates=aggregates, child=JoinGraph() as graph) if (
+                case Aggregate(group_by=group_by, aggregates=aggregates, child=JoinGraph() as graph) if (
                     len(graph.atoms) > 1 and not graph.join_classes and all(isinstance(a, Atom) for a in graph.atoms)
                 ):
                     try:
-                        return _decompose(aggregates, graph)
+                        return _decompose(group_by, aggregates, graph)
                     except NotSeparable as reason:
                         ctx.refuse(self.name, str(reason))
             return node
@@ -87,12 +88,16 @@ class DecomposeCrossProductAggregate(Rule):
 
 
 def _own_conditions(graph: JoinGraph, alias: str) -> tuple[Expr, ...]:
-    """The conditions that mention ``alias`` (outer columns only; subquery columns are their own)."""
-    return tuple(c for c in graph.conditions if {col.table for col in columns(c)} == {alias})
+    """The conditions whose outer references (correlated subqueries included) are all to ``alias``."""
+    aliases = {a.alias for a in graph.atoms}
+    return tuple(c for c in graph.conditions if {col.table for col in deep_columns(c)} & aliases == {alias})
 
 
-def _decompose(aggregates: tuple[NamedExpr, ...], graph: JoinGraph) -> LogicalPlan:
+def _decompose(group_by: tuple[NamedExpr, ...], aggregates: tuple[NamedExpr, ...], graph: JoinGraph) -> LogicalPlan:
     aliases = [a.alias for a in graph.atoms]
+    grouped = {c.table for g in group_by for c in columns(g.expr)}
+    if len(grouped) > 1:
+        raise NotSeparable("the GROUP BY columns come from several relations of the cross product")
     owned = {alias: _own_conditions(graph, alias) for alias in aliases}
     if sum(len(c) for c in owned.values()) != len(graph.conditions):
         raise NotSeparable("a condition mentions several relations of the cross product")
@@ -124,8 +129,11 @@ def _decompose(aggregates: tuple[NamedExpr, ...], graph: JoinGraph) -> LogicalPl
     for atom in graph.atoms:
         items = (NamedExpr("_n", AggregateCall("count", None)),) + tuple(
             NamedExpr(f"_f{i}", AggregateCall("sum", factor)) for i, factor in enumerate(factors[atom.alias]))
-        parts.append(Aggregate((), items, JoinGraph((atom,), owned[atom.alias])))
-    return CrossProductAggregate(tuple(funcs), tuple(names), tuple(sums), tuple(parts))
+        keys = group_by if atom.alias in grouped else ()
+        parts.append(Aggregate(keys, items, JoinGraph((atom,), owned[atom.alias])))
+    grouped_part = aliases.index(next(iter(grouped))) if grouped else -1
+    return CrossProductAggregate(tuple(funcs), tuple(names), tuple(sums), tuple(parts),
+                                 tuple(g.name for g in group_by), grouped_part)
 
 
 

@@ -222,9 +222,9 @@ class RecognizeCorrelatedNestedAggregate(Rule):
             if forced != "general":
                 raise NotRecognized(f"strategy {forced} was forced but its preconditions do not hold")
             strategy = "general"  # every shape the index strategies take, the general algorithm takes too
-        if group_by and strategy in ("rpai_tree", "pai_map"):
-            raise NotRecognized(f"GROUP BY over a nested-aggregate predicate is not maintained with the {strategy} "
-                                "index yet (one index per group would be needed: MST)")
+        if group_by and strategy == "pai_map":
+            raise NotRecognized("GROUP BY over a nested-aggregate predicate is not maintained with the pai_map "
+                                "index yet (one index per group would be needed)")
         return NestedAggregate(strategy, group_by, aggregates, predicate, tuple(subqueries), remaining)
 
 
