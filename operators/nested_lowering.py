@@ -8,7 +8,7 @@ do not: EXPLAIN says so.
 from __future__ import annotations
 
 from operators.expr_eval import compile_expr
-from operators.lowering import Emitter, LoweringError, StageBuilder, finish_function
+from operators.lowering import Emitter, LoweringError, StageBuilder, finish_function, lower_query
 from operators.nested_stages import (
     AggregateIndexStage,
     CorrelatedMaps,
@@ -35,15 +35,35 @@ def _table_layout(builder: StageBuilder, table: str, alias: str) -> dict[Column,
     return {Column(alias, c): i for i, c in enumerate(builder.catalog.table(table).column_names)}
 
 
-def _scalar(builder: StageBuilder, q: SubqueryAggregate) -> ScalarAggregate:
+def _first(row):
+    return row[0]
+
+
+def _scalar(builder: StageBuilder, q: SubqueryAggregate, nested: NestedAggregate | None = None) -> ScalarAggregate:
+    if q.func == "value":
+        # The fed query emits its one row as -old/+new, so Σ value·weight is its current value and
+        # Σ weight is 1. Before its first row the value reads NULL (exact for SUM/AVG/MIN/MAX feeds;
+        # a COUNT feed over an empty table reads NULL instead of 0 until its table gets a row).
+        return ScalarAggregate("sum", _first, compile_expr(q.value, AGG))
     layout = _table_layout(builder, q.table, q.alias)
     argument = None if q.argument is None else compile_expr(q.argument, layout)
     return ScalarAggregate(q.func, argument, compile_expr(q.value, AGG))
 
 
-def _route_subquery(builder: StageBuilder, q: SubqueryAggregate, stage: int, port: int) -> None:
+def _route_subquery(builder: StageBuilder, q: SubqueryAggregate, stage: int, port: int,
+                    fed: dict[str, int] | None = None) -> None:
+    """A subquery's input rows to ``stage``: its table's rows, or a fed query's result rows."""
+    if q.func == "value":
+        builder.downstream[fed[q.alias]] = (stage, port)
+        return
     columns_all = builder.catalog.table(q.table).column_names
     builder.route(Atom(q.table, q.alias, columns_all, q.where), columns_all, stage, port)
+
+
+def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, int]:
+    """Lower the queries feeding values first (stages stay in topological order): alias → last stage."""
+    fed_subqueries = [q for q in nested.subqueries if q.func == "value"]
+    return {q.alias: lower_query(builder, plan).last for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
 
 
 def _describe(operator: str, state: str, key: str, cost: str, why: str, inputs: str = "") -> dict[str, str]:
@@ -66,7 +86,8 @@ def lower_nested(builder: StageBuilder, nested: NestedAggregate, items, join: Fo
     lowering = {
         "rpai_tree": _rpai_tree, "pai_map": _pai_map, "per_key_index": _per_key_index, "general": _general,
     }[nested.strategy]
-    last = lowering(builder, nested, join, root, sums, finish, names)
+    fed = _lower_feeds(builder, nested)
+    last = lowering(builder, nested, join, root, sums, finish, names, fed)
     # A global aggregate shows one row over empty input (COUNT 0, SUM NULL); a grouped one none.
     empty = None if nested.group_by else builder.stages[last].empty_result()
     return last, output_layout, (() if empty is None else (empty,))
@@ -90,10 +111,10 @@ def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value:
     """The uncorrelated subqueries (all but k) and ``value`` compiled over their values."""
     others = [i for i in range(len(nested.subqueries)) if i != k]
     compiled = compile_expr(value, {Column(None, f"_s{i}"): n for n, i in enumerate(others)})
-    return others, tuple(_scalar(builder, nested.subqueries[i]) for i in others), compiled
+    return others, tuple(_scalar(builder, nested.subqueries[i], nested) for i in others), compiled
 
 
-def _rpai_tree(builder, nested, join, root, sums, finish, names):
+def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
     value, op, k = _split(nested)
     q = nested.subqueries[k]
     (correlation,) = q.correlations
@@ -116,7 +137,7 @@ def _rpai_tree(builder, nested, join, root, sums, finish, names):
     ))
     builder.route(Atom(atom.table, atom.alias, table.column_names, atom.predicate), table.column_names, stage, 0)
     for port, i in enumerate(others, start=1):
-        _route_subquery(builder, nested.subqueries[i], stage, port)
+        _route_subquery(builder, nested.subqueries[i], stage, port, fed)
     return stage
 
 
@@ -127,14 +148,14 @@ def _correlation_keys(builder, q: SubqueryAggregate, layout: dict[Column, int]):
     return outer_key, inner_key, ", ".join(f"{c.inner} = {c.outer}" for c in q.correlations)
 
 
-def _pai_map(builder, nested, join, root, sums, finish, names):
+def _pai_map(builder, nested, join, root, sums, finish, names, fed):
     value, op, k = _split(nested)
     q = nested.subqueries[k]
     others, uncorrelated, v = _uncorrelated(builder, nested, k, value)
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     group = builder.add(CorrelationGroupStage(
-        "correlation groups", outer_key, inner_key, _scalar(builder, q), sums, ("q",) + names,
+        "correlation groups", outer_key, inner_key, _scalar(builder, q, nested), sums, ("q",) + names,
         _describe("NestedAggregate[pai_map] groups", "per key: q's Σ and count, the group's required sums",
                   key_text, "O(1) per update", "equality correlation: an update changes one group's q"),
     ))
@@ -149,17 +170,17 @@ def _pai_map(builder, nested, join, root, sums, finish, names):
     ))
     builder.downstream[group] = (index, 0)
     for port, i in enumerate(others, start=1):
-        _route_subquery(builder, nested.subqueries[i], index, port)
+        _route_subquery(builder, nested.subqueries[i], index, port, fed)
     return index
 
 
-def _per_key_index(builder, nested, join, root, sums, finish, names):
+def _per_key_index(builder, nested, join, root, sums, finish, names, fed):
     value, op, k = _split(nested)
     q = nested.subqueries[k]
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     keyed = builder.add(PerKeyIndexStage(
-        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
+        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q, nested), sums,
         _group_function(nested, layout), names,
         _describe("NestedAggregate[per_key_index]", "per key and group: q's Σ and count; RPAI trees v → required sums",
                   key_text or "constant: q is a global threshold (does not scale out)", "O(log n) per update",
@@ -179,7 +200,7 @@ def _per_key_index(builder, nested, join, root, sums, finish, names):
     return total
 
 
-def _general(builder, nested, join, root, sums, finish, names):
+def _general(builder, nested, join, root, sums, finish, names, fed):
     atom = join.atom(join.root)
     layout = {c: i for i, c in enumerate(root.layout)}
     placeholders = {Column(None, f"_s{i}") for i in range(len(nested.subqueries))}
@@ -194,14 +215,14 @@ def _general(builder, nested, join, root, sums, finish, names):
     specs = []
     for q in nested.subqueries:
         if q.correlation is None:
-            specs.append(_scalar(builder, q))
+            specs.append(_scalar(builder, q, nested))
             continue
         free = sorted({c for c in columns(q.correlation) if c.table == atom.alias}, key=str)
         bound = sorted({c for c in columns(q.correlation) if c.table == q.alias}, key=str)
         inner_layout = _table_layout(builder, q.table, q.alias)
         both = {c: n for n, c in enumerate(free + bound)}
         specs.append(CorrelatedMaps(
-            _scalar(builder, q), _tuple_of(tuple(key_index[c] for c in free)),
+            _scalar(builder, q, nested), _tuple_of(tuple(key_index[c] for c in free)),
             _tuple_of(tuple(inner_layout[c] for c in bound)), compile_expr(q.correlation, both)))
     predicate_layout = {**key_index, **{Column(None, f"_s{i}"): len(key_columns) + i for i in range(len(specs))}}
     stage = builder.add(GeneralNestedStage(
@@ -213,5 +234,5 @@ def _general(builder, nested, join, root, sums, finish, names):
     ))
     root.connect(builder, stage, 0)
     for port, q in enumerate(nested.subqueries, start=1):
-        _route_subquery(builder, q, stage, port)
+        _route_subquery(builder, q, stage, port, fed)
     return stage

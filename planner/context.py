@@ -28,4 +28,6 @@ class OptimizerContext:
         self.decisions[rule] = why
 
     def refuse(self, rule: str, why: str) -> None:
-        self.refusals[rule] = why
+        """Record why ``rule`` did not apply; the first reason stays (it speaks of the query as written,
+        later runs of the rule see shapes that other rules already rewrote)."""
+        self.refusals.setdefault(rule, why)

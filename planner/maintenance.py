@@ -169,7 +169,7 @@ class NestedAggregate(LogicalPlan):
     the outer rows (per_key_index and general only).
     """
 
-    child_fields = ("child",)
+    child_fields = ("child", "feeds")
     variant_field = "strategy"
     strategy: str
     group_by: tuple[NamedExpr, ...]
@@ -177,6 +177,9 @@ class NestedAggregate(LogicalPlan):
     predicate: Expr
     subqueries: tuple[SubqueryAggregate, ...]
     child: LogicalPlan
+    #: Uncorrelated subqueries too complex for one relation (NQ1's inner VWAP): maintained as queries of
+    #: their own, each feeding its one value to the ``subqueries`` entry with ``func == "value"`` (in order).
+    feeds: tuple[LogicalPlan, ...] = ()
 
 
 @attrs.frozen

@@ -45,6 +45,8 @@ BATCHES = (
     # whose subplans (and the new join equalities) are then normalized like the rest.
     Batch("Decorrelate scalar subqueries", Once(), (DecorrelateScalarSubqueries(),)),
     Batch("Normalize views", FixedPoint(100), NORMALIZE),
+    # Again, for what the batches above created: views' subplans and the queries feeding a value (NQ1).
+    Batch("Nested aggregates in views", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
     # After the live-tuple strategy: it takes what that refused (or everything, when forced).
     Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),

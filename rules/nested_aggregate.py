@@ -35,6 +35,7 @@ from planner.expressions import (
     conjunction,
     conjuncts,
     contains_subquery,
+    deep_columns,
     transform,
 )
 from planner.maintenance import Atom, Correlation, JoinGraph, NestedAggregate, SubqueryAggregate
@@ -206,11 +207,21 @@ class RecognizeCorrelatedNestedAggregate(Rule):
         outer_aliases = {a.alias for a in graph.atoms if isinstance(a, Atom)}
         subqueries: list[SubqueryAggregate] = []
 
+        feeds: list[LogicalPlan] = []
+
         def placeholder(e: Expr) -> Expr:
             if isinstance(e, Subquery):
                 if e.kind != "scalar":
                     raise NotRecognized(f"{e.kind.upper()} subqueries are not maintained by nested-aggregate indexes")
-                subqueries.append(subquery_aggregate(e, outer_aliases))
+                try:
+                    subqueries.append(subquery_aggregate(e, outer_aliases))
+                except NotRecognized:
+                    if {c.table for c in deep_columns(e)} & outer_aliases:
+                        raise
+                    # an uncorrelated subquery of any shape: its own maintained query feeds its value
+                    feeds.append(e.plan)
+                    subqueries.append(SubqueryAggregate("", f"_feed{len(feeds) - 1}", "value", None, None, None, (),
+                                                        Column(None, "_agg")))
                 return Column(None, f"_s{len(subqueries) - 1}")
             return e
 
@@ -225,6 +236,6 @@ class RecognizeCorrelatedNestedAggregate(Rule):
         if group_by and strategy == "pai_map":
             raise NotRecognized("GROUP BY over a nested-aggregate predicate is not maintained with the pai_map "
                                 "index yet (one index per group would be needed)")
-        return NestedAggregate(strategy, group_by, aggregates, predicate, tuple(subqueries), remaining)
+        return NestedAggregate(strategy, group_by, aggregates, predicate, tuple(subqueries), remaining, tuple(feeds))
 
 

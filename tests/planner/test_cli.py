@@ -93,6 +93,7 @@ def test_quarantine_writes_rejects_and_goes_on(files, capsys):
 
 def test_unsupported_query_says_which_operator_and_why(files, capsys):
     _, ddl, _ = files
-    sql = "select count(*) from customer, orders"  # no join condition: a cross product
+    # no join condition and a GROUP BY over both relations: not separable, and a cross product
+    sql = "select c_nation, o_total, count(*) from customer, orders group by c_nation, o_total"
     assert main(["explain", sql, "--catalog", str(ddl)]) == 2
     assert "cross product" in capsys.readouterr().err
