@@ -7,6 +7,7 @@ do not: EXPLAIN says so.
 
 from __future__ import annotations
 
+from operators.aggregate_index import PrefixAggregateIndex
 from operators.expr_eval import compile_expr
 from operators.lowering import Emitter, LoweringError, StageBuilder, finish_function, lower_query
 from operators.nested_stages import (
@@ -14,6 +15,7 @@ from operators.nested_stages import (
     CorrelatedMaps,
     CorrelationGroupStage,
     GeneralNestedStage,
+    ParameterizedIndex,
     PerKeyIndexStage,
     RequiredSums,
     RpaiTreeStage,
@@ -21,7 +23,13 @@ from operators.nested_stages import (
     SumVectorsStage,
 )
 from planner.expressions import Call, Column, Expr, columns
-from planner.maintenance import Atom, ForeignKeyJoin, NestedAggregate, SubqueryAggregate
+from planner.maintenance import (
+    Atom,
+    ForeignKeyJoin,
+    NestedAggregate,
+    ParameterizedAggregate,
+    SubqueryAggregate,
+)
 from planner.outputs import output_columns
 
 AGG = {Column(None, "_agg"): 0}
@@ -50,9 +58,11 @@ def _scalar(builder: StageBuilder, q: SubqueryAggregate, nested: NestedAggregate
     return ScalarAggregate(q.func, argument, compile_expr(q.value, AGG))
 
 
-def _route_subquery(builder: StageBuilder, q: SubqueryAggregate, stage: int, port: int,
+def _route_subquery(builder: StageBuilder, q: SubqueryAggregate | ParameterizedAggregate, stage: int, port: int,
                     fed: dict[str, int] | None = None) -> None:
     """A subquery's input rows to ``stage``: its table's rows, or a fed query's result rows."""
+    if isinstance(q, ParameterizedAggregate):
+        q = q.aggregate  # its prefix aggregate reads the same rows (the rule checked it)
     if q.func == "value":
         builder.downstream[fed[q.alias]] = (stage, port)
         return
@@ -62,7 +72,7 @@ def _route_subquery(builder: StageBuilder, q: SubqueryAggregate, stage: int, por
 
 def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, int]:
     """Lower the queries feeding values first (stages stay in topological order): alias → last stage."""
-    fed_subqueries = [q for q in nested.subqueries if q.func == "value"]
+    fed_subqueries = [q for q in nested.subqueries if isinstance(q, SubqueryAggregate) and q.func == "value"]
     return {q.alias: lower_query(builder, plan).last for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
 
 
@@ -125,15 +135,16 @@ def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
     # The outer rows are also the inner rows: route whole rows so q's argument can be read too.
     row_sums = RequiredSums(sums.funcs, tuple(
         None if item.expr.arg is None else compile_expr(item.expr.arg, outer) for item in nested.aggregates))
+    index = PrefixAggregateIndex(compile_expr(correlation.inner, outer), correlation.op,
+                                 None if q.argument is None else compile_expr(q.argument, outer), table.name)
     stage = builder.add(RpaiTreeStage(
-        f"RPAI tree on {q.table}.{correlation.inner.name}", compile_expr(correlation.inner, outer), correlation.op,
-        None if q.argument is None else compile_expr(q.argument, outer), row_sums, v, op, uncorrelated, finish, names,
+        f"RPAI tree on {q.table}.{correlation.inner.name}", index, row_sums, v, op, uncorrelated, finish, names,
         _describe("NestedAggregate[rpai_tree] (RPAI tree)",
                   f"RPAI trees: {correlation.inner.name} → Σ {q.func}; q → required sums", "constant (does not scale out)",
                   "O(log n) per update (getSum + shiftKeys)",
                   f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: inserting a row "
                   "shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)", f"{table.name} rows"),
-        table.name, _group_function(nested, outer) if nested.group_by else None,
+        _group_function(nested, outer) if nested.group_by else None,
     ))
     builder.route(Atom(atom.table, atom.alias, table.column_names, atom.predicate), table.column_names, stage, 0)
     for port, i in enumerate(others, start=1):
@@ -200,6 +211,18 @@ def _per_key_index(builder, nested, join, root, sums, finish, names, fed):
     return total
 
 
+def _parameterized(builder: StageBuilder, q: ParameterizedAggregate, position: int) -> ParameterizedIndex:
+    """The middle level of a two-level nesting: an RPAI tree over its rows, read at the parameter."""
+    (correlation,) = q.prefix.correlations
+    layout = {**_table_layout(builder, q.prefix.table, q.prefix.alias),
+              **_table_layout(builder, q.aggregate.table, q.aggregate.alias)}
+    index = PrefixAggregateIndex(compile_expr(correlation.inner, layout), correlation.op,
+                                 None if q.prefix.argument is None else compile_expr(q.prefix.argument, layout),
+                                 q.aggregate.table)
+    earlier = {Column(None, f"_s{j}"): j for j in range(position)}
+    return ParameterizedIndex(_scalar(builder, q.aggregate), index, compile_expr(q.parameter, earlier), q.op)
+
+
 def _general(builder, nested, join, root, sums, finish, names, fed):
     atom = join.atom(join.root)
     layout = {c: i for i, c in enumerate(root.layout)}
@@ -207,13 +230,17 @@ def _general(builder, nested, join, root, sums, finish, names, fed):
     key_columns: list[Column] = sorted({c for c in columns(nested.predicate) if c not in placeholders}
                                        | {c for g in nested.group_by for c in columns(g.expr)}, key=str)
     for q in nested.subqueries:
-        if q.correlation is not None:
+        if isinstance(q, SubqueryAggregate) and q.correlation is not None:
             if q.alias == atom.alias:
                 raise LoweringError(f"the subquery over {q.table} reuses the outer alias {q.alias}; rename one of them")
             key_columns += sorted({c for c in columns(q.correlation) if c.table == atom.alias} - set(key_columns), key=str)
     key_index = {c: i for i, c in enumerate(key_columns)}
     specs = []
+    two_levels = any(isinstance(q, ParameterizedAggregate) for q in nested.subqueries)
     for q in nested.subqueries:
+        if isinstance(q, ParameterizedAggregate):
+            specs.append(_parameterized(builder, q, len(specs)))
+            continue
         if q.correlation is None:
             specs.append(_scalar(builder, q, nested))
             continue
@@ -228,8 +255,11 @@ def _general(builder, nested, join, root, sums, finish, names, fed):
     stage = builder.add(GeneralNestedStage(
         "general nested aggregate", _tuple_of(tuple(layout[c] for c in key_columns)), tuple(specs),
         compile_expr(nested.predicate, predicate_layout), sums, _group_function(nested, key_index), finish, names,
-        _describe("NestedAggregate[general] (RPAI §4.2)", "free, bound and result maps", "constant (does not scale out)",
-                  "O(n) per update", "no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"),
+        _describe("NestedAggregate[general] (RPAI §4.2)",
+                  "free, bound and result maps" + ("; an RPAI tree per subquery nested two levels" if two_levels else ""),
+                  "constant (does not scale out)", "O(n log n) per update" if two_levels else "O(n) per update",
+                  "no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"
+                  + (" (O(n³) for two levels)" if two_levels else "")),
         grouped=bool(nested.group_by),
     ))
     root.connect(builder, stage, 0)

@@ -12,32 +12,25 @@ having that q; the result is a range sum over the index for ``v θ q``.
   from the old q to the new one (the PAI map), O(1) for ``=``, O(log n) for a range.
 - ``PerKeyIndexStage`` + ``SumVectorsStage`` (TPC-H Q17): per correlation key an RPAI tree keyed by
   the outer value v; the key's contribution is one range sum, O(log n) per update.
-- ``GeneralNestedStage`` (§4.2): free, bound and result maps; O(n) per update.
+- ``GeneralNestedStage`` (§4.2): free, bound and result maps; O(n) per update. A subquery nested two
+  levels in the VWAP shape (NQ2) is one more of its subqueries, read from an RPAI tree.
 
-Index keys must be exact numbers: integral floats become ints and other floats Fractions, because
-the RPAI tree stores keys relative to their parents and float subtraction would drift.
+Index keys are made exact numbers (``operators/aggregate_index.py`` says why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from fractions import Fraction
 
 import attrs
 
+from operators.aggregate_index import PrefixAggregateIndex, PrefixIndexState, exact, range_sum
 from operators.pai_map import HashAggregateIndex
 from operators.rpai_tree import RPAITree
 from operators.stage import Change, KeyedStage
 from operators.zset import Changelog, Row, consolidate
 
 Compiled = Callable[[Row], object]
-
-
-def exact(value):
-    """An index key that survives relative-key arithmetic: ints stay, floats become int or Fraction."""
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else Fraction(value)
-    return value
 
 
 @attrs.frozen
@@ -108,28 +101,6 @@ def accumulate(acc: list, aggregate: ScalarAggregate, row: Row, weight: int) -> 
     acc[1] += count
 
 
-_COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-            ">=": lambda a, b: a >= b, "=": lambda a, b: a == b}
-
-
-def range_sum(index, op: str, v) -> object:
-    """Σ of index values whose key k satisfies ``v op k`` (the outer predicate with q = k)."""
-    if v is None:
-        return 0
-    if op == "=":
-        return index.get(exact(v))
-    v = exact(v)
-    at_most = index.get_sum(v)
-    below = at_most - index.get(v)
-    if op == "<":  # keys > v
-        return index.total() - at_most
-    if op == "<=":  # keys >= v
-        return index.total() - below
-    if op == ">":  # keys < v
-        return below
-    return at_most  # ">=": keys <= v
-
-
 class _GlobalResult:
     """Shared by the stages keyed by a constant that emit the one result row of a global aggregate."""
 
@@ -166,30 +137,23 @@ def diff_rows(before: list[Row], after: list[Row]) -> Changelog:
 
 @attrs.define
 class RpaiState:
-    bound: RPAITree
-    indexes: dict  # group (``()`` without GROUP BY) -> RPAI trees, one per required-sum component
+    index: PrefixIndexState
     uncorrelated: list[list]
 
 
 class RpaiTreeStage(_GlobalResult, KeyedStage):
     """VWAP-shaped queries (RPAI Figure 2c): port 0 the relation's rows, port 1+i uncorrelated aggregate i.
 
-    ``op_inner`` is the correlation ``inner.c op_inner outer.c``; ``>``/``>=`` are mirrored onto
-    ``<``/``<=`` by negating the column. ``op`` compares v with q. With ``group`` (GROUP BY, MST's
-    bids per broker) each group has its own aggregate index; the keys are the same prefix sums in
-    every group, so an insert shifts the same key range in each: O(groups · log n).
+    ``index`` keeps the rows by their q with their required sums; ``op`` compares v with q. With
+    ``group`` (GROUP BY, MST's bids per broker) each group has its own trees in the index.
     """
 
-    def __init__(self, name: str, column: Compiled, op_inner: str, argument: Compiled | None,
-                 sums: RequiredSums, value: Compiled, op: str, uncorrelated: tuple[ScalarAggregate, ...],
-                 finish: Callable[[Row], Row | None], output_columns: tuple[str, ...], description: dict[str, str],
-                 table: str, group: Compiled | None = None):
-        self.name, self.column, self.argument, self.sums = name, column, argument, sums
-        self.group = group
-        self.mirror = op_inner in (">", ">=")
-        self.strict = op_inner in ("<", ">")
+    def __init__(self, name: str, index: PrefixAggregateIndex, sums: RequiredSums, value: Compiled, op: str,
+                 uncorrelated: tuple[ScalarAggregate, ...], finish: Callable[[Row], Row | None],
+                 output_columns: tuple[str, ...], description: dict[str, str], group: Compiled | None = None):
+        self.name, self.index, self.sums, self.group = name, index, sums, group
         self.value, self.op, self.uncorrelated, self.finish = value, op, uncorrelated, finish
-        self.output_columns, self.description, self.table = output_columns, description, table
+        self.output_columns, self.description = output_columns, description
 
     def _v(self, state: RpaiState):
         values = tuple(agg.result(*acc) for agg, acc in zip(self.uncorrelated, state.uncorrelated, strict=True))
@@ -199,55 +163,22 @@ class RpaiTreeStage(_GlobalResult, KeyedStage):
         if state is None and self.group is None:
             empty = self.empty_result()
             return [] if empty is None else [empty]
-        v = self._v(state) if state is not None else None
-        # SQL's SUM over no rows is NULL, which satisfies no comparison, but the paper's prefix sum
-        # reads 0; values are positive, so q = 0 means exactly "no rows" (only possible for < and >)
-        drop_zero = self.strict and self.argument is not None and v is not None and _COMPARE[self.op](v, 0)
-        vectors = {group: tuple(range_sum(index, self.op, v) - (index.get(0) if drop_zero else 0) for index in indexes)
-                   for group, indexes in (state.indexes.items() if state is not None else ())}
+        vectors = {} if state is None else self.index.range_vectors(state.index, self.op, self._v(state))
         if self.group is not None:
             return grouped_rows(self.finish, self.sums, vectors)
         row = self.result_row(vectors.get((), self.sums.zero()))
         return [] if row is None else [row]
 
-    def _apply(self, state: RpaiState, row: Row, weight: int) -> None:
-        amount = 1 if self.argument is None else self.argument(row)
-        if amount is None or amount <= 0:
-            raise ValueError(f"table {self.table}: the RPAI tree strategy needs positive aggregated values, "
-                             f"got {amount!r} in row {row!r}")
-        x = exact(self.column(row))
-        x = -x if self.mirror else x
-        delta = weight * exact(amount)
-        at_x = state.bound.get(x)
-        prefix = state.bound.get_sum(x)
-        every_index = [index for indexes in state.indexes.values() for index in indexes]
-        if self.strict:  # q(t) = Σ over keys < x: the group at x keeps its key, later groups move
-            key = prefix - at_x
-            for index in every_index:
-                (index.shift_keys if at_x else index.shift_keys_inclusive)(key, delta)
-        else:  # q(t) = Σ over keys <= x: the group at x and all later ones move (Figure 2c, lines 10-18)
-            for index in every_index:
-                index.shift_keys(prefix - at_x, delta)
-            key = prefix + delta
-        state.bound.add(x, delta)
-        group = () if self.group is None else self.group(row)
-        indexes = state.indexes.get(group)
-        if indexes is None:
-            indexes = state.indexes[group] = [RPAITree() for _ in range(self.sums.width)]
-        for index, part in zip(indexes, self.sums.of(row, weight), strict=True):
-            if part:
-                index.add(key, part)
-        if self.group is not None and not len(indexes[0]):
-            del state.indexes[group]  # the group's last row left
-
     def process(self, key: tuple, state: RpaiState | None, changes: list[Change]):
         before = self._output(state)
         if state is None:
-            state = RpaiState(RPAITree(), {}, [[0, 0] for _ in self.uncorrelated])
+            state = RpaiState(self.index.new_state(), [[0, 0] for _ in self.uncorrelated])
         rows = consolidate((c.row, c.weight) for c in changes if c.port == 0)
         for row, weight in rows:  # deletes first (consolidate orders them so): every state stays valid
+            sign = 1 if weight > 0 else -1
+            group = () if self.group is None else self.group(row)
             for _ in range(abs(weight)):
-                self._apply(state, row, 1 if weight > 0 else -1)
+                self.index.apply(state.index, row, sign, self.sums.of(row, sign), group)
         for change in changes:
             if change.port > 0:
                 accumulate(state.uncorrelated[change.port - 1], self.uncorrelated[change.port - 1], change.row, change.weight)
@@ -455,12 +386,33 @@ class CorrelatedMaps:
     holds: Compiled = attrs.field(eq=False)
 
 
+@attrs.frozen
+class ParameterizedIndex:
+    """How the general algorithm reads a subquery nested two levels (NQ2's middle level).
+
+    Its rows sit in one ``PrefixAggregateIndex`` keyed by their q; for an outer key its value is
+    the aggregate over the rows with ``parameter op q``, one range sum (O(log n)), where
+    ``parameter`` reads the values of the subqueries before it (RPAI §4.2 applied recursively,
+    with §2.2.3's tree for the inner level instead of a second set of free and bound maps).
+    """
+
+    aggregate: ScalarAggregate
+    index: PrefixAggregateIndex = attrs.field(eq=False)
+    parameter: Compiled = attrs.field(eq=False)  # over the tuple of the earlier subqueries' values
+    op: str
+
+    def value_at(self, state: PrefixIndexState, parameter) -> object:
+        total, count = self.index.range_vectors(state, self.op, parameter).get((), (0, 0))
+        return self.aggregate.result(total, count)
+
+
 @attrs.define
 class GeneralState:
     results: dict  # outer key -> [required sums, row count]           (result maps)
     bound: list[dict]  # per subquery: bound values -> [Σ, count]       (bound maps)
     free: list[dict]  # per subquery: free values -> [Σ, count, outer rows using it]  (free maps)
     uncorrelated: list[list]
+    prefix: list  # per subquery: its PrefixIndexState if it is a ParameterizedIndex, else None
 
 
 class GeneralNestedStage(_GlobalResult, KeyedStage):
@@ -479,18 +431,29 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
         self.sums, self.finish, self.group, self.grouped = sums, finish, group, grouped
         self.output_columns, self.description = output_columns, description
 
-    def _value(self, state: GeneralState, i: int, key: Row):
-        spec = self.subqueries[i]
-        if isinstance(spec, ScalarAggregate):
-            return spec.result(*state.uncorrelated[i])
-        total, count, _ = state.free[i][spec.free_of(key)]
-        return spec.aggregate.result(total, count)
+    def _values(self, state: GeneralState, key: Row, memo: dict) -> tuple:
+        """Every subquery's value for one outer key; a parameterized one reads the values before it
+        (``memo`` keeps its range sums per parameter for this pass over the result map)."""
+        values: list = []
+        for i, spec in enumerate(self.subqueries):
+            if isinstance(spec, ScalarAggregate):
+                values.append(spec.result(*state.uncorrelated[i]))
+            elif isinstance(spec, ParameterizedIndex):
+                parameter = spec.parameter(tuple(values))
+                if (i, parameter) not in memo:
+                    memo[i, parameter] = spec.value_at(state.prefix[i], parameter)
+                values.append(memo[i, parameter])
+            else:
+                total, count, _ = state.free[i][spec.free_of(key)]
+                values.append(spec.aggregate.result(total, count))
+        return tuple(values)
 
     def _output(self, state: GeneralState | None) -> list[Row]:
         """The result rows, recomputed from the result map (Algorithm 3's final loop)."""
         totals: dict[tuple, tuple] = {}
+        memo: dict = {}
         for key, (vector, _) in (state.results.items() if state is not None else ()):
-            values = tuple(self._value(state, i, key) for i in range(len(self.subqueries)))
+            values = self._values(state, key, memo)
             if self.predicate(key + values) is True:
                 group = self.group(key)
                 totals[group] = add_vectors(totals.get(group, self.sums.zero()), vector)
@@ -502,10 +465,16 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
     def process(self, key: tuple, state: GeneralState | None, changes: list[Change]):
         before = self._output(state)
         n = len(self.subqueries)
-        state = state or GeneralState({}, [{} for _ in range(n)], [{} for _ in range(n)], [[0, 0] for _ in range(n)])
-        for change in changes:  # inner rows first: new free keys below then see the updated bound maps
+        state = state or GeneralState({}, [{} for _ in range(n)], [{} for _ in range(n)], [[0, 0] for _ in range(n)],
+                                      [s.index.new_state() if isinstance(s, ParameterizedIndex) else None
+                                       for s in self.subqueries])
+        by_port: dict[int, list] = {}
+        for change in changes:
             if change.port > 0:
-                self._inner(state, change.port - 1, change.row, change.weight)
+                by_port.setdefault(change.port, []).append((change.row, change.weight))
+        for port, rows in by_port.items():  # inner rows first: new free keys below then see the updated bound maps
+            for row, weight in consolidate(rows):  # deletes first: an index never loses a row it lacks
+                self._inner(state, port - 1, row, weight)
         for change in changes:
             if change.port == 0:
                 self._outer(state, change.row, change.weight)
@@ -515,6 +484,11 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
         spec = self.subqueries[i]
         if isinstance(spec, ScalarAggregate):
             accumulate(state.uncorrelated[i], spec, row, weight)
+            return
+        if isinstance(spec, ParameterizedIndex):
+            sign = 1 if weight > 0 else -1
+            for _ in range(abs(weight)):
+                spec.index.apply(state.prefix[i], row, sign, spec.aggregate.contribution(row, sign))
             return
         total, count = spec.aggregate.contribution(row, weight)
         bound = spec.bound_of(row)
@@ -536,8 +510,8 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
         if entry[1] == 0:
             del state.results[key]
         for i, spec in enumerate(self.subqueries):
-            if isinstance(spec, ScalarAggregate):
-                continue
+            if isinstance(spec, ScalarAggregate | ParameterizedIndex):
+                continue  # read the outer rows only through other subqueries, or not at all
             free = spec.free_of(key)
             aggregate = state.free[i].get(free)
             if aggregate is None:  # Algorithm 3, lines 19-24: the new outer value's aggregate

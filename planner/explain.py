@@ -12,7 +12,7 @@ import json
 from tabulate import tabulate
 
 from planner.compiler import CompiledQuery
-from planner.maintenance import ChangePropagationJoin, ForeignKeyJoin, NestedAggregate
+from planner.maintenance import ChangePropagationJoin, ForeignKeyJoin, NestedAggregate, ParameterizedAggregate
 from planner.notation import print_plan
 from rules.change_propagation import theorem11_tree
 
@@ -28,6 +28,14 @@ NESTED_STRATEGIES = {
                      "value; an update re-reads one range sum: O(log n)",
     "general": "RPAI's general algorithm (§4.2): free, bound and result maps, O(n) per update (recomputation: O(n²))",
 }
+
+TWO_LEVELS = ("; with a subquery nested two levels (RPAI §5.2.1, NQ2) an update costs O(n log n) instead: that "
+              "subquery's rows sit in an RPAI tree keyed by its correlated aggregate, read once per distinct parameter")
+
+
+def _nested_description(nested: NestedAggregate) -> str:
+    text = NESTED_STRATEGIES[nested.strategy]
+    return text + TWO_LEVELS if any(isinstance(q, ParameterizedAggregate) for q in nested.subqueries) else text
 
 
 CHANGE_PROPAGATION = {
@@ -52,7 +60,7 @@ def strategy_of(compiled: CompiledQuery) -> dict:
     join = next((n for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin)), None)
     nested = next((n for n in compiled.plan.walk() if isinstance(n, NestedAggregate)), None)
     propagation = next((n for n in compiled.plan.walk() if isinstance(n, ChangePropagationJoin)), None)
-    extra = {"nested_aggregate": nested.strategy, "nested_description": NESTED_STRATEGIES[nested.strategy]} if nested else {}
+    extra = {"nested_aggregate": nested.strategy, "nested_description": _nested_description(nested)} if nested else {}
     if propagation is not None:
         why = compiled.context.decisions.get("ChooseChangePropagationJoin", "")
         return {"strategy": f"change_propagation_{propagation.tree_kind}", "root": None, "fk_edges": [], **extra,

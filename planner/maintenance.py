@@ -157,6 +157,24 @@ class SubqueryAggregate:
     value: Expr
 
 
+@notation_value
+@attrs.frozen
+class ParameterizedAggregate:
+    """A subquery one level down whose own WHERE compares a *parameter* with a VWAP-shaped aggregate
+    (NQ2's middle level): ``aggregate``'s value over the rows r of its table with
+    ``parameter op q(r)``, where ``prefix`` is q, a SUM/COUNT over the same rows correlated to r by
+    one inequality on one column. ``parameter`` reads the enclosing ``NestedAggregate``'s other
+    subqueries as ``_s<j>`` (hoisted there because they read only the outer rows) and constants, so
+    the subquery is a function of the outer row through them. One RPAI tree keyed by q answers it
+    for any parameter with one range sum (RPAI §4.2: "for multi-level nesting, apply this approach
+    recursively"; §2.2.3 for the tree)."""
+
+    aggregate: SubqueryAggregate
+    parameter: Expr
+    op: str
+    prefix: SubqueryAggregate
+
+
 @attrs.frozen
 class NestedAggregate(LogicalPlan):
     """An aggregate over the ``child`` rows that satisfy ``predicate`` (RPAI §4.1 grammar).
@@ -166,7 +184,8 @@ class NestedAggregate(LogicalPlan):
     ``value op _s<k>`` with ``subqueries[k]`` the one correlated aggregate (for per_key_index it may
     be uncorrelated: a global threshold) and ``value`` built from constants, outer columns and
     uncorrelated aggregates; the general strategy (§4.2) takes any predicate. ``group_by`` groups
-    the outer rows (per_key_index and general only).
+    the outer rows (per_key_index and general only). A ``ParameterizedAggregate`` (a subquery
+    nested two levels) appears only under the general strategy.
     """
 
     child_fields = ("child", "feeds")
@@ -175,7 +194,7 @@ class NestedAggregate(LogicalPlan):
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     predicate: Expr
-    subqueries: tuple[SubqueryAggregate, ...]
+    subqueries: tuple[SubqueryAggregate | ParameterizedAggregate, ...]
     child: LogicalPlan
     #: Uncorrelated subqueries too complex for one relation (NQ1's inner VWAP): maintained as queries of
     #: their own, each feeding its one value to the ``subqueries`` entry with ``func == "value"`` (in order).

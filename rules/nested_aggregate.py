@@ -21,6 +21,8 @@ outer relation. GROUP BY on the outer aggregate and subqueries nested two levels
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from planner.context import OptimizerContext
@@ -38,7 +40,14 @@ from planner.expressions import (
     deep_columns,
     transform,
 )
-from planner.maintenance import Atom, Correlation, JoinGraph, NestedAggregate, SubqueryAggregate
+from planner.maintenance import (
+    Atom,
+    Correlation,
+    JoinGraph,
+    NestedAggregate,
+    ParameterizedAggregate,
+    SubqueryAggregate,
+)
 from planner.plan import Aggregate, Filter, LogicalPlan, Project, Scan
 from planner.rule_executor import Rule
 
@@ -88,11 +97,65 @@ def subquery_aggregate(subquery: Subquery, outer_aliases: set[str]) -> SubqueryA
                              conjunction(correlating), tuple(correlations), value)
 
 
-def choose_strategy(predicate: Expr, subqueries: list[SubqueryAggregate], outer: JoinGraph) -> str:
+def parameterized_aggregate(subquery: Subquery, hoist: Callable[[Subquery], Column]) -> ParameterizedAggregate:
+    """Read a subquery nested two levels (NQ2's middle level) into a ``ParameterizedAggregate``.
+
+    Its one nested comparison must be ``parameter op q``: q correlated to this level's relation by one
+    inequality on one column (the VWAP shape, an RPAI tree), and the parameter built from constants
+    and subqueries that read only the outer query, which ``hoist`` makes the enclosing query's own.
+    """
+    match subquery.plan:
+        case Project(child=Aggregate(child=Filter(condition=condition, child=Scan() as scan)) as aggregate):
+            pass
+        case _:
+            raise NotRecognized("a subquery nested two levels must be a scalar aggregate over one relation")
+    nested = [c for c in conjuncts(condition) if contains_subquery(c)]
+    plain = [c for c in conjuncts(condition) if not contains_subquery(c)]
+    if len(nested) != 1:
+        raise NotRecognized("a subquery nested two levels must compare exactly one value with a subquery")
+    if any(c.table != scan.alias for part in plain for c in columns(part)):
+        raise NotRecognized("a subquery nested two levels may read the outer query only through its own subqueries")
+    flat = attrs.evolve(subquery, plan=attrs.evolve(
+        subquery.plan, child=attrs.evolve(aggregate, child=attrs.evolve(aggregate.child, condition=conjunction(plain))
+                                          if plain else scan)))
+    middle = subquery_aggregate(flat, set())
+    prefixes: list[SubqueryAggregate] = []
+
+    def placeholder(e: Expr) -> Expr:
+        if not isinstance(e, Subquery):
+            return e
+        if scan.alias in {c.table for c in deep_columns(e)}:
+            prefixes.append(subquery_aggregate(e, {scan.alias}))
+            return Column(None, "_q")
+        return hoist(e)
+
+    match transform(nested[0], placeholder):
+        case Call(op=op, args=(parameter, Column(table=None, name="_q"))) if op in FLIPPED and op != "<>":
+            pass
+        case Call(op=op, args=(Column(table=None, name="_q"), parameter)) if op in FLIPPED and op != "<>":
+            op = FLIPPED[op]
+        case _:
+            raise NotRecognized("a subquery nested two levels must compare a parameter with one correlated aggregate")
+    (prefix,) = prefixes
+    (correlation,) = prefix.correlations if len(prefix.correlations) == 1 else (None,)
+    if not (
+        correlation is not None and correlation.op in INEQUALITIES and correlation.inner.name == correlation.outer.name
+        and prefix.table == scan.table and prefix.func in ("sum", "count") and prefix.value == Column(None, "_agg")
+        and prefix.where == _retarget(middle.where, scan.alias, prefix.alias)
+        and not any(c.table is not None or c.name == "_q" for c in columns(parameter))
+    ):
+        raise NotRecognized("a subquery nested two levels is maintained only in the VWAP shape: a SUM/COUNT over "
+                            "the same rows correlated by one inequality on one column, compared with a parameter "
+                            "that reads the outer query only through subqueries")
+    return ParameterizedAggregate(middle, parameter, op, prefix)
+
+
+def choose_strategy(predicate: Expr, subqueries: list[SubqueryAggregate], outer: JoinGraph,
+                    index_forms: bool = True) -> str:
     """The strongest strategy whose preconditions hold (module docstring); "general" otherwise."""
     single_atom = len(outer.atoms) == 1 and isinstance(outer.atoms[0], Atom)
     correlated = [i for i, q in enumerate(subqueries) if q.correlation is not None]
-    match predicate:
+    match predicate if index_forms else None:
         case Call(args=(value, Column(table=None, name=name))) if (
             not correlated and any(c.table is not None for c in columns(value))
             and not any(c.table is None for c in columns(value))
@@ -147,6 +210,10 @@ def _normalize_comparison(predicate: Expr, subqueries: list[SubqueryAggregate]):
         subqueries = [*subqueries[:k], attrs.evolve(q, value=value), *subqueries[k + 1 :]]
         return Call(θ, (other, Column(None, f"_s{k}"))), subqueries
     return predicate, subqueries
+
+
+def _nests_subquery(subquery: Subquery) -> bool:
+    return any(contains_subquery(e) for node in subquery.plan.walk() for e in node.expressions())
 
 
 def _retarget(expr: Expr | None, old: str, new: str) -> Expr | None:
@@ -209,6 +276,11 @@ class RecognizeCorrelatedNestedAggregate(Rule):
 
         feeds: list[LogicalPlan] = []
 
+        def hoist(e: Subquery) -> Column:
+            """A subquery two levels down that reads only the outer query becomes this level's own."""
+            subqueries.append(subquery_aggregate(e, outer_aliases))
+            return Column(None, f"_s{len(subqueries) - 1}")
+
         def placeholder(e: Expr) -> Expr:
             if isinstance(e, Subquery):
                 if e.kind != "scalar":
@@ -217,7 +289,10 @@ class RecognizeCorrelatedNestedAggregate(Rule):
                     subqueries.append(subquery_aggregate(e, outer_aliases))
                 except NotRecognized:
                     if {c.table for c in deep_columns(e)} & outer_aliases:
-                        raise
+                        if not _nests_subquery(e):
+                            raise
+                        subqueries.append(parameterized_aggregate(e, hoist))
+                        return Column(None, f"_s{len(subqueries) - 1}")
                     # an uncorrelated subquery of any shape: its own maintained query feeds its value
                     feeds.append(e.plan)
                     subqueries.append(SubqueryAggregate("", f"_feed{len(feeds) - 1}", "value", None, None, None, (),
@@ -226,9 +301,13 @@ class RecognizeCorrelatedNestedAggregate(Rule):
             return e
 
         predicate = conjunction([transform(c, placeholder) for c in nested])
-        predicate, subqueries = _normalize_comparison(predicate, subqueries)
         remaining = attrs.evolve(graph, conditions=tuple(c for c in graph.conditions if c not in nested))
-        strategy = choose_strategy(predicate, subqueries, remaining)
+        if any(isinstance(q, ParameterizedAggregate) for q in subqueries):
+            # the paper's NQ2: "we have to rely on the general algorithm for the outermost query"
+            strategy = choose_strategy(predicate, [], remaining, index_forms=False)
+        else:
+            predicate, subqueries = _normalize_comparison(predicate, subqueries)
+            strategy = choose_strategy(predicate, subqueries, remaining)
         if forced is not None and forced != strategy:
             if forced != "general":
                 raise NotRecognized(f"strategy {forced} was forced but its preconditions do not hold")

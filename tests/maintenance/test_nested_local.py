@@ -39,12 +39,13 @@ def test_q17_gets_a_per_key_index_under_the_foreign_key_join():
     assert strategy(Q17, tpch_catalog()) == "per_key_index"
 
 
-@pytest.mark.parametrize(("name", "reason"), [
-    ("nq2", "nested two levels deep"),
+@pytest.mark.parametrize(("sql", "reason"), [
+    (orderbook("nq2").replace("b4.price <= b1.price", "b4.broker_id = b1.broker_id"), "only in the VWAP shape"),
+    (orderbook("nq2").replace("select sum(b4.volume)", "select max(b4.volume)"), "must be SUM, COUNT or AVG"),
 ])
-def test_shapes_outside_the_implemented_ones_are_refused_with_the_reason(name, reason):
+def test_shapes_outside_the_implemented_ones_are_refused_with_the_reason(sql, reason):
     with pytest.raises(UnsupportedQueryError, match=reason):
-        compile_query(orderbook(name), orderbook_catalog())
+        compile_query(sql, orderbook_catalog())
 
 
 def test_forcing_an_index_whose_preconditions_fail_is_refused():
@@ -131,3 +132,27 @@ def test_nq1_feeds_an_inner_vwap_into_the_outer_index_and_equals_recomputation()
     assert [n.strategy for n in plan.walk() if isinstance(n, NestedAggregate)] == ["rpai_tree"] * 2
     check_against_recomputation(orderbook("nq1"), orderbook_catalog(), make_orderbook_stream(900, seed=11),
                                 batch_size=30)
+
+
+NQ2 = orderbook("nq2")
+NQ2_VARIANTS = {
+    "as written": NQ2,
+    "strict inner inequality": NQ2.replace("b4.price <= b1.price", "b4.price < b1.price"),
+    "mirrored inequality, COUNT parameter": NQ2.replace("b4.price <= b1.price", "b4.price >= b1.price")
+    .replace("0.75 * (select sum(b3.volume)", "0.5 * (select count(*)"),
+    "lowest level correlated twice": NQ2.replace("b3.broker_id = b.broker_id", "b3.broker_id = b.broker_id and b3.price < b.price"),
+    "grouped by broker": NQ2.replace("select sum(b.price * b.volume) as nq2", "select b.broker_id, sum(b.price * b.volume) as nq2")
+    + " group by b.broker_id",
+}
+
+
+@pytest.mark.parametrize("variant", list(NQ2_VARIANTS))
+def test_nq2_keeps_its_middle_level_in_an_rpai_tree_under_the_general_algorithm(variant):
+    """NQ2: the lowest level reads the outer bid's broker, so the middle level is a function of it;
+    the paper runs the general algorithm for the outermost query (RPAI §5.2.1)."""
+    sql = NQ2_VARIANTS[variant]
+    plan = compile_query(sql, orderbook_catalog(), strict=True).plan
+    (nested,) = [n for n in plan.walk() if isinstance(n, NestedAggregate)]
+    assert nested.strategy == "general"
+    assert [type(q).__name__ for q in nested.subqueries].count("ParameterizedAggregate") == 1
+    check_against_recomputation(sql, orderbook_catalog(), make_orderbook_stream(900, seed=12), batch_size=20)
