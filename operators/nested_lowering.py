@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from operators.aggregate_index import PrefixAggregateIndex
 from operators.expr_eval import compile_expr
-from operators.lowering import Emitter, LoweringError, StageBuilder, finish_function, lower_query
+from operators.lowering import (
+    Emitter,
+    LoweredQuery,
+    LoweringError,
+    StageBuilder,
+    finish_function,
+    lower_query,
+)
 from operators.nested_stages import (
     AggregateIndexStage,
     CorrelatedMaps,
@@ -47,33 +54,35 @@ def _first(row):
     return row[0]
 
 
-def _scalar(builder: StageBuilder, q: SubqueryAggregate, nested: NestedAggregate | None = None) -> ScalarAggregate:
+def _scalar(builder: StageBuilder, q: SubqueryAggregate, fed: dict[str, LoweredQuery] | None = None) -> ScalarAggregate:
     if q.func == "value":
-        # The fed query emits its one row as -old/+new, so Σ value·weight is its current value and
-        # Σ weight is 1. Before its first row the value reads NULL (exact for SUM/AVG/MIN/MAX feeds;
-        # a COUNT feed over an empty table reads NULL instead of 0 until its table gets a row).
-        return ScalarAggregate("sum", _first, compile_expr(q.value, AGG))
+        # The fed query emits its one row as -old/+new from its row over empty input on, so its
+        # current value is Σ value·weight with Σ weight = 1 once that initial row is counted in.
+        initial = fed[q.alias].initial
+        start = (sum(row[0] for row in initial if row[0] is not None),
+                 sum(1 for row in initial if row[0] is not None))
+        return ScalarAggregate("sum", _first, compile_expr(q.value, AGG), start)
     layout = _table_layout(builder, q.table, q.alias)
     argument = None if q.argument is None else compile_expr(q.argument, layout)
     return ScalarAggregate(q.func, argument, compile_expr(q.value, AGG))
 
 
 def _route_subquery(builder: StageBuilder, q: SubqueryAggregate | ParameterizedAggregate, stage: int, port: int,
-                    fed: dict[str, int] | None = None) -> None:
+                    fed: dict[str, LoweredQuery] | None = None) -> None:
     """A subquery's input rows to ``stage``: its table's rows, or a fed query's result rows."""
     if isinstance(q, ParameterizedAggregate):
         q = q.aggregate  # its prefix aggregate reads the same rows (the rule checked it)
     if q.func == "value":
-        builder.downstream[fed[q.alias]] = (stage, port)
+        builder.downstream[fed[q.alias].last] = (stage, port)
         return
     columns_all = builder.catalog.table(q.table).column_names
     builder.route(Atom(q.table, q.alias, columns_all, q.where), columns_all, stage, port)
 
 
-def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, int]:
-    """Lower the queries feeding values first (stages stay in topological order): alias → last stage."""
+def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, LoweredQuery]:
+    """Lower the queries feeding values first (stages stay in topological order): alias → the lowered query."""
     fed_subqueries = [q for q in nested.subqueries if isinstance(q, SubqueryAggregate) and q.func == "value"]
-    return {q.alias: lower_query(builder, plan).last for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
+    return {q.alias: lower_query(builder, plan) for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
 
 
 def _describe(operator: str, state: str, key: str, cost: str, why: str, inputs: str = "") -> dict[str, str]:
@@ -117,18 +126,18 @@ def _split(nested: NestedAggregate) -> tuple[Expr, str, int]:
     raise LoweringError(f"strategy {nested.strategy} needs a predicate 'value op subquery'")
 
 
-def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value: Expr):
+def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value: Expr, fed: dict[str, LoweredQuery]):
     """The uncorrelated subqueries (all but k) and ``value`` compiled over their values."""
     others = [i for i in range(len(nested.subqueries)) if i != k]
     compiled = compile_expr(value, {Column(None, f"_s{i}"): n for n, i in enumerate(others)})
-    return others, tuple(_scalar(builder, nested.subqueries[i], nested) for i in others), compiled
+    return others, tuple(_scalar(builder, nested.subqueries[i], fed) for i in others), compiled
 
 
 def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
     value, op, k = _split(nested)
     q = nested.subqueries[k]
     (correlation,) = q.correlations
-    others, uncorrelated, v = _uncorrelated(builder, nested, k, value)
+    others, uncorrelated, v = _uncorrelated(builder, nested, k, value, fed)
     atom = join.atom(join.root)
     table = builder.catalog.table(atom.table)
     outer = {**_table_layout(builder, atom.table, q.alias), **_table_layout(builder, atom.table, atom.alias)}
@@ -162,11 +171,11 @@ def _correlation_keys(builder, q: SubqueryAggregate, layout: dict[Column, int]):
 def _pai_map(builder, nested, join, root, sums, finish, names, fed):
     value, op, k = _split(nested)
     q = nested.subqueries[k]
-    others, uncorrelated, v = _uncorrelated(builder, nested, k, value)
+    others, uncorrelated, v = _uncorrelated(builder, nested, k, value, fed)
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     group = builder.add(CorrelationGroupStage(
-        "correlation groups", outer_key, inner_key, _scalar(builder, q, nested), sums, ("q",) + names,
+        "correlation groups", outer_key, inner_key, _scalar(builder, q), sums, ("q",) + names,
         _describe("NestedAggregate[pai_map] groups", "per key: q's Σ and count, the group's required sums",
                   key_text, "O(1) per update", "equality correlation: an update changes one group's q"),
     ))
@@ -191,7 +200,7 @@ def _per_key_index(builder, nested, join, root, sums, finish, names, fed):
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     keyed = builder.add(PerKeyIndexStage(
-        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q, nested), sums,
+        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
         _group_function(nested, layout), names,
         _describe("NestedAggregate[per_key_index]", "per key and group: q's Σ and count; RPAI trees v → required sums",
                   key_text or "constant: q is a global threshold (does not scale out)", "O(log n) per update",
@@ -242,14 +251,14 @@ def _general(builder, nested, join, root, sums, finish, names, fed):
             specs.append(_parameterized(builder, q, len(specs)))
             continue
         if q.correlation is None:
-            specs.append(_scalar(builder, q, nested))
+            specs.append(_scalar(builder, q, fed))
             continue
         free = sorted({c for c in columns(q.correlation) if c.table == atom.alias}, key=str)
         bound = sorted({c for c in columns(q.correlation) if c.table == q.alias}, key=str)
         inner_layout = _table_layout(builder, q.table, q.alias)
         both = {c: n for n, c in enumerate(free + bound)}
         specs.append(CorrelatedMaps(
-            _scalar(builder, q, nested), _tuple_of(tuple(key_index[c] for c in free)),
+            _scalar(builder, q), _tuple_of(tuple(key_index[c] for c in free)),
             _tuple_of(tuple(inner_layout[c] for c in bound)), compile_expr(q.correlation, both)))
     predicate_layout = {**key_index, **{Column(None, f"_s{i}"): len(key_columns) + i for i in range(len(specs))}}
     stage = builder.add(GeneralNestedStage(

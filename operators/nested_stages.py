@@ -79,12 +79,14 @@ class ScalarAggregate:
     func: str
     argument: Compiled | None = attrs.field(eq=False)
     value: Compiled = attrs.field(eq=False)  # over the one-column row (aggregate,)
+    start: tuple = (0, 0)  # (Σ, count) before any input: a fed query's row over empty input
 
     def contribution(self, row: Row, weight: int) -> tuple:
         value = 1 if self.argument is None else self.argument(row)
         return (0, 0) if value is None else (weight * value, weight)
 
     def result(self, total, count):
+        total, count = total + self.start[0], count + self.start[1]
         if self.func == "count":
             aggregate = count
         elif count == 0:

@@ -156,3 +156,10 @@ def test_nq2_keeps_its_middle_level_in_an_rpai_tree_under_the_general_algorithm(
     assert nested.strategy == "general"
     assert [type(q).__name__ for q in nested.subqueries].count("ParameterizedAggregate") == 1
     check_against_recomputation(sql, orderbook_catalog(), make_orderbook_stream(900, seed=12), batch_size=20)
+
+
+def test_a_fed_count_reads_zero_before_its_first_row_and_counts_after():
+    """A COUNT-valued fed query starts at its row over empty input, (0,), not at NULL."""
+    sql = orderbook("nq1").replace("select sum(b1.volume)", "select count(*)").replace("0.75 * (\n", "100 * (\n")
+    assert sql.count("count(*)") == 1 and "100 * (" in sql
+    check_against_recomputation(sql, orderbook_catalog(), make_orderbook_stream(300, seed=11), batch_size=30)
