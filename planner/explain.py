@@ -12,6 +12,7 @@ import json
 from tabulate import tabulate
 
 from planner.compiler import CompiledQuery
+from planner.fk_graph import assertion_keys, auxiliary_attributes
 from planner.maintenance import ChangePropagationJoin, ForeignKeyJoin, NestedAggregate, ParameterizedAggregate
 from planner.notation import print_plan
 from rules.change_propagation import theorem11_tree
@@ -76,7 +77,13 @@ def strategy_of(compiled: CompiledQuery) -> dict:
         ),
         "root": join.root,
         "fk_edges": [str(e) for e in join.edges],
+        "assertion_keys": {r: list(d) for r, d in assertion_keys(join.edges).items()},
+        "auxiliary_attributes": {r: list(d) for r, d in auxiliary_attributes(join.edges).items()},
     }
+
+
+def _keys_text(keys: dict[str, list[str]]) -> str:
+    return "; ".join(f"{relation}: " + ", ".join(f"PK({d})" for d in found) for relation, found in keys.items())
 
 
 def maintenance_rows(compiled: CompiledQuery) -> list[dict[str, str]]:
@@ -115,6 +122,10 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
     ]
     if strategy["fk_edges"]:
         parts.append(f"Foreign-key edges: {', '.join(strategy['fk_edges'])}")
+    if strategy.get("assertion_keys"):
+        parts.append(f"Assertion keys (AJU §3.2): {_keys_text(strategy['assertion_keys'])}; auxiliary attributes "
+                     f"(Condition 5, fewest by brute force): {_keys_text(strategy['auxiliary_attributes']) or 'none'}. "
+                     "The stages carry every descendant's key in each live tuple's payload, a superset of these.")
     if "nested_aggregate" in strategy:
         parts.append(f"Nested aggregate: {strategy['nested_description']}")
     for rule, why in compiled.context.refusals.items():

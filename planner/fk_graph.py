@@ -5,13 +5,16 @@ to R_i: a tuple of R_j may then reach different R_i tuples along different paths
 ``PK(R_i)`` is an *assertion key* of R_j and a tuple of R_j is live only if every path reaches the
 same R_i tuple (Lemma 4). When all paths share a relation R_k, the check at R_k suffices.
 
-The graphs are query-sized (a handful of relations), so paths are enumerated directly.
+Where a relation's children do not already hold ``PK(R_i)``, the key must be added to some
+relations as *auxiliary attributes* so that Condition 5 holds; finding the fewest is NP-hard in
+the DAG's size but the DAG is query-sized, so ``auxiliary_attributes`` searches by brute force, as
+the paper says. The graphs are a handful of relations, so paths are enumerated directly.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from itertools import combinations
+from itertools import chain, combinations
 
 from planner.maintenance import FkEdge
 
@@ -59,3 +62,45 @@ def assertion_keys(edges: tuple[FkEdge, ...]) -> dict[str, tuple[str, ...]]:
     for descendant, ancestor in unconstrained_pairs(edges):
         keys[ancestor].append(descendant)
     return {alias: tuple(found) for alias, found in keys.items()}
+
+
+#: Beyond this many candidate attributes the brute-force search would try too many sets.
+MAX_AUXILIARY_CANDIDATES = 16
+
+
+def auxiliary_attributes(edges: tuple[FkEdge, ...]) -> dict[str, tuple[str, ...]]:
+    """The fewest auxiliary attributes satisfying AJU Condition 5: relation → descendants whose key it gets.
+
+    Condition 5: for each unconstrained pair (R_i, R_j) and each child R_c of R_j that reaches R_i,
+    some path from R_c down to R_i has ``PK(R_i)`` in every relation on it, as an original attribute
+    (R_i itself, or a foreign key straight to R_i), an assertion key, or an auxiliary attribute.
+    Tries candidate sets by increasing size; the first that satisfies the condition is the answer.
+    """
+    pairs = unconstrained_pairs(edges)
+    keys = assertion_keys(edges)
+    direct = {(e.referencing, e.referenced) for e in edges}
+    children = _children(edges)
+    routes = [(descendant, paths(edges, child, descendant))
+              for descendant, ancestor in pairs for child in children[ancestor]]
+    routes = [(descendant, found) for descendant, found in routes if found]
+
+    def native(relation: str, descendant: str) -> bool:
+        return (relation == descendant or (relation, descendant) in direct
+                or descendant in keys.get(relation, ()))
+
+    candidates = sorted({(relation, descendant) for descendant, found in routes for path in found
+                         for relation in path if not native(relation, descendant)})
+    if len(candidates) > MAX_AUXILIARY_CANDIDATES:
+        raise ValueError(f"the foreign-key DAG needs a choice among {len(candidates)} auxiliary attributes; "
+                         f"the brute-force search (AJU §3.2) stops at {MAX_AUXILIARY_CANDIDATES}")
+
+    def satisfied(added: set[tuple[str, str]]) -> bool:
+        return all(any(all(native(r, descendant) or (r, descendant) in added for r in path) for path in found)
+                   for descendant, found in routes)
+
+    subsets = chain.from_iterable(combinations(candidates, size) for size in range(len(candidates) + 1))
+    chosen = next(set(subset) for subset in subsets if satisfied(set(subset)))
+    result: dict[str, list[str]] = defaultdict(list)
+    for relation, descendant in sorted(chosen):
+        result[relation].append(descendant)
+    return {relation: tuple(found) for relation, found in result.items()}
