@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pyspark import cloudpickle
 
+from catalog.orderbook import make_orderbook_stream, orderbook_catalog
 from catalog.tpch import tpch_catalog
 from operators.local_runner import LocalRunner
 from tests.maintenance.checking import check_against_recomputation
@@ -38,3 +39,10 @@ def test_query_with_serialized_stages_and_states_equals_recomputation(tpch_strea
     monkeypatch.setattr("planner.view.LocalRunner", SerializingRunner)
     check_against_recomputation((QUERIES / f"q{number:02d}.sql").read_text(), tpch_catalog(),
                                 tpch_streams["random"], batch_size=45_000)
+
+
+@pytest.mark.parametrize("name", ["vwap", "nq1", "nq2", "mst"])
+def test_orderbook_query_with_serialized_stages_and_states_equals_recomputation(name, monkeypatch):
+    monkeypatch.setattr("planner.view.LocalRunner", SerializingRunner)
+    sql = (QUERIES.parent / "orderbook" / f"{name}.sql").read_text()
+    check_against_recomputation(sql, orderbook_catalog(), make_orderbook_stream(400, 300, seed=13), batch_size=40)
