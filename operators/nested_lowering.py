@@ -174,19 +174,24 @@ def _pai_map(builder, nested, join, root, sums, finish, names, fed):
     others, uncorrelated, v = _uncorrelated(builder, nested, k, value, fed)
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
+    grouped = " per GROUP BY group" if nested.group_by else ""
     group = builder.add(CorrelationGroupStage(
-        "correlation groups", outer_key, inner_key, _scalar(builder, q), sums, ("q",) + names,
-        _describe("NestedAggregate[pai_map] groups", "per key: q's Σ and count, the group's required sums",
-                  key_text, "O(1) per update", "equality correlation: an update changes one group's q"),
+        "correlation groups", outer_key, inner_key, _scalar(builder, q), sums, _group_function(nested, layout),
+        ("q",) + names,
+        _describe("NestedAggregate[pai_map] groups", f"per key: q's Σ and count, the required sums{grouped}",
+                  key_text, "O(1) per update" + (" (O(groups) when q moves)" if grouped else ""),
+                  "equality correlation: an update changes one group's q"),
     ))
     root.connect(builder, group, 0)
     _route_subquery(builder, q, group, 1)
     index = builder.add(AggregateIndexStage(
         "PAI map", sums, v, op, uncorrelated, finish, names,
         _describe("NestedAggregate[pai_map] (PAI map)", "aggregate index: q → required sums "
-                  + ("(hash map)" if op == "=" else "(RPAI tree for the range)"), "constant (does not scale out)",
+                  + ("(hash map)" if op == "=" else "(RPAI tree for the range)") + grouped,
+                  "constant (does not scale out)",
                   "O(1) per moved group" if op == "=" else "O(log n) per moved group",
                   "a group's sums move from its old q to its new q (RPAI §2.1.3)"),
+        len(nested.group_by),
     ))
     builder.downstream[group] = (index, 0)
     for port, i in enumerate(others, start=1):

@@ -184,7 +184,7 @@ class NestedAggregate(LogicalPlan):
     ``value op _s<k>`` with ``subqueries[k]`` the one correlated aggregate (for per_key_index it may
     be uncorrelated: a global threshold) and ``value`` built from constants, outer columns and
     uncorrelated aggregates; the general strategy (§4.2) takes any predicate. ``group_by`` groups
-    the outer rows (per_key_index and general only). A ``ParameterizedAggregate`` (a subquery
+    the outer rows (one index per group). A ``ParameterizedAggregate`` (a subquery
     nested two levels) appears only under the general strategy.
     """
 

@@ -13,10 +13,12 @@ correlated scalar aggregate q, ``v θ q``. Which index maintains it depends on q
 - **per_key_index** (TPC-H Q17): q is correlated by equalities and v reads the outer row. Each
   correlation key keeps its outer rows in an RPAI tree keyed by v; its contribution is one range sum.
 - **general** (§4.2): any other single-level shape over one outer relation: free, bound and result
-  maps, O(n) per update instead of recomputation's O(n²).
+  maps, O(n) per update instead of recomputation's O(n²). A subquery nested two levels whose lowest
+  level reads the outer row (NQ2) joins it as a ``ParameterizedAggregate``; an uncorrelated subquery
+  of any shape (NQ1) is maintained as its own query feeding one value.
 
 The index strategies need exactly one nested comparison; the general one takes several over one
-outer relation. GROUP BY on the outer aggregate and subqueries nested two levels are refused.
+outer relation. GROUP BY on the outer aggregate keeps one index per group.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def subquery_aggregate(subquery: Subquery, outer_aliases: set[str]) -> SubqueryA
     where, correlating, correlations = [], [], []
     for part in conjuncts(condition):
         if contains_subquery(part):
-            raise NotRecognized("subqueries nested two levels deep are not maintained yet (NQ1/NQ2 shapes)")
+            raise NotRecognized("the subquery nests another subquery")
         if all(c.table == scan.alias for c in columns(part)):
             where.append(part)
             continue
@@ -312,9 +314,6 @@ class RecognizeCorrelatedNestedAggregate(Rule):
             if forced != "general":
                 raise NotRecognized(f"strategy {forced} was forced but its preconditions do not hold")
             strategy = "general"  # every shape the index strategies take, the general algorithm takes too
-        if group_by and strategy == "pai_map":
-            raise NotRecognized("GROUP BY over a nested-aggregate predicate is not maintained with the pai_map "
-                                "index yet (one index per group would be needed)")
         return NestedAggregate(strategy, group_by, aggregates, predicate, tuple(subqueries), remaining, tuple(feeds))
 
 

@@ -163,3 +163,12 @@ def test_a_fed_count_reads_zero_before_its_first_row_and_counts_after():
     sql = orderbook("nq1").replace("select sum(b1.volume)", "select count(*)").replace("0.75 * (\n", "100 * (\n")
     assert sql.count("count(*)") == 1 and "100 * (" in sql
     check_against_recomputation(sql, orderbook_catalog(), make_orderbook_stream(300, seed=11), batch_size=30)
+
+
+@pytest.mark.parametrize("op", ["=", "<"])
+def test_example_2_1_grouped_keeps_a_pai_map_index_per_group(op):
+    """GROUP BY a column other than the correlation key: a correlation key's rows spread over groups."""
+    sql = (EX21.replace("select sum(r.a * r.b) as result", "select r.b, sum(r.a * r.b) as result, count(*) as n")
+           .replace(") =", f") {op}") + " group by r.b")
+    assert strategy(sql, orderbook_catalog()) == "pai_map"
+    check_against_recomputation(sql, orderbook_catalog(), make_r_stream(800, seed=7, groups=4), batch_size=10)
