@@ -9,19 +9,11 @@ this materializes every intermediate view, and a join that is not along a key ca
 from __future__ import annotations
 
 from collections import Counter
-from operator import itemgetter
 
 import attrs
 
-from operators.stage import Change, KeyedStage
+from operators.stage import Change, KeyedStage, key_getter
 from operators.zset import Changelog, Row, apply_changes
-
-
-def _getter(positions: tuple[int, ...]):
-    if len(positions) == 1:
-        (only,) = positions
-        return lambda row: (row[only],)
-    return itemgetter(*positions)
 
 
 @attrs.define
@@ -37,7 +29,7 @@ class BinaryJoinStage(KeyedStage):
                  output_columns: tuple[str, ...], description: dict[str, str]):
         self.name, self.left_key, self.right_key = name, left_key, right_key
         self.output_columns, self.description = output_columns, description
-        self._left, self._right = _getter(left_key), _getter(right_key)
+        self._left, self._right = key_getter(left_key), key_getter(right_key)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -46,7 +38,7 @@ class BinaryJoinStage(KeyedStage):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._left, self._right = _getter(self.left_key), _getter(self.right_key)
+        self._left, self._right = key_getter(self.left_key), key_getter(self.right_key)
 
     def key_of(self, port: int, row: Row) -> tuple:
         return tuple(self._left(row) if port == self.LEFT else self._right(row))

@@ -20,20 +20,11 @@ Two stage kinds, both order-insensitive within a batch (they diff a key's output
 from __future__ import annotations
 
 from collections import Counter
-from operator import itemgetter
 
 import attrs
 
-from operators.stage import Change, KeyedStage
+from operators.stage import Change, KeyedStage, key_getter
 from operators.zset import Changelog, Row, apply_changes, consolidate
-
-
-def _getter(positions: tuple[int, ...]):
-    """A function extracting ``positions`` of a row as a tuple (fast path via itemgetter)."""
-    if len(positions) == 1:
-        pos = positions[0]
-        return lambda row: (row[pos],)
-    return itemgetter(*positions)
 
 
 def _single(rows: Counter, stage: str) -> Row | None:
@@ -75,8 +66,8 @@ class ForeignKeyLookupStage(KeyedStage):
         self.child_key = child_key
         self.output_columns = output_columns
         self.description = description
-        self._parent_key = _getter(parent_key)
-        self._child_key = _getter(child_key)
+        self._parent_key = key_getter(parent_key)
+        self._child_key = key_getter(child_key)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -85,8 +76,8 @@ class ForeignKeyLookupStage(KeyedStage):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._parent_key = _getter(self.parent_key)
-        self._child_key = _getter(self.child_key)
+        self._parent_key = key_getter(self.parent_key)
+        self._child_key = key_getter(self.child_key)
 
     def key_of(self, port: int, row: Row) -> tuple:
         return tuple(self._parent_key(row) if port == self.PARENT else self._child_key(row))
@@ -187,7 +178,7 @@ class LiveTupleStage(KeyedStage):
         self.children = len(prefix_widths)
         self.output_columns = output_columns
         self.description = description
-        self._row_key = _getter(row_key)
+        self._row_key = key_getter(row_key)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -196,7 +187,7 @@ class LiveTupleStage(KeyedStage):
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._row_key = _getter(self.row_key)
+        self._row_key = key_getter(self.row_key)
 
     def key_of(self, port: int, row: Row) -> tuple:
         return tuple(self._row_key(row)) if port == 0 else row[: self.key_width]

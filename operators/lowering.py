@@ -27,11 +27,11 @@ from operators.distinct_stage import DistinctStage
 from operators.expr_eval import compile_expr, compile_predicate
 from operators.fk_stages import ForeignKeyLookupStage, LiveTupleStage
 from operators.fused_stage import FusedStage
+from operators.join_select_stage import JoinSelectStage
 from operators.map_stage import MapStage
 from operators.product_stage import ProductCombineStage
 from operators.set_operation_stage import SetOperationStage
 from operators.stage import KeyedStage
-from operators.threshold_stage import ThresholdFilterStage
 from operators.topk_stage import TopKStage
 from operators.zset import Row
 from planner.expressions import AggregateCall, Column, Expr
@@ -372,16 +372,19 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items) -> tup
     threshold = lower_query(builder, node.threshold)
     if len(threshold.layout) != 1:
         raise LoweringError("the threshold subquery must return one column")
-    stage = builder.add(ThresholdFilterStage(
+    # a join-select whose key x1 is empty: q is Q's one value (AJU Theorem 15 with a constant key)
+    stage = builder.add(JoinSelectStage(
         f"threshold {node.op}", compile_expr(node.value, {c: i for i, c in enumerate(rows.layout)}), node.op,
-        threshold.initial, tuple(c.name for c in rows.layout),
+        tuple(c.name for c in rows.layout),
         {"operator": f"ThresholdFilter ({node.op} q)", "inputs": "rows; the threshold's one value",
          "state": "the rows ordered by the compared value; q", "key": "constant (does not scale out)",
          "update_cost": "O(log n) per row; O(log n + rows that flip) when q changes",
-         "why": "q is uncorrelated: the rows passing v θ q are a prefix or suffix of the value order"},
+         "why": "q is uncorrelated: the rows passing v θ q are a prefix or suffix of the value order "
+                "(AJU Theorem 15's join-select with a constant key)"},
+        initial_threshold=threshold.initial,
     ))
-    builder.downstream[rows.last] = (stage, ThresholdFilterStage.ROWS)
-    builder.downstream[threshold.last] = (stage, ThresholdFilterStage.THRESHOLD)
+    builder.downstream[rows.last] = (stage, JoinSelectStage.ROWS)
+    builder.downstream[threshold.last] = (stage, JoinSelectStage.THRESHOLD)
     if items is None:
         return stage, rows.layout
     layout = tuple(Column(None, i.name) for i in items)

@@ -15,9 +15,24 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from operators.zset import Changelog, Row
+
+
+def key_getter(positions: tuple[int, ...]) -> Callable[[Row], tuple]:
+    """A function extracting ``positions`` of a row as a tuple (itemgetter where it returns one)."""
+    if not positions:
+        return _constant_key
+    if len(positions) == 1:
+        (only,) = positions
+        return lambda row: (row[only],)
+    return itemgetter(*positions)
+
+
+def _constant_key(row: Row) -> tuple:
+    return ()
 
 
 class Change(NamedTuple):

@@ -6,8 +6,8 @@ import random
 from collections import Counter
 
 from operators.binary_join_stage import BinaryJoinStage
+from operators.join_select_stage import JoinSelectStage
 from operators.stage import Change, run_keyed
-from operators.threshold_stage import ThresholdFilterStage
 from operators.zset import apply_changes
 
 
@@ -21,7 +21,7 @@ def replay(stage, batches):
 def test_threshold_filter_matches_recomputation_while_rows_and_the_threshold_move():
     rng = random.Random(4)
     for op in ("<", "<=", ">", ">=", "="):
-        stage = ThresholdFilterStage("t", lambda row: row[1], op, (), ("k", "v"), {})
+        stage = JoinSelectStage("t", lambda row: row[1], op, ("k", "v"), {})
         rows, q, batches, expected = Counter(), None, [], Counter()
         for _ in range(60):
             batch = []
