@@ -3,7 +3,9 @@
 Foreign-key joins (trees and DAGs) lower bottom-up, one stage per edge (Cquirrel's pipeline, no backward
 communication): a relation with one child gets a ``ForeignKeyLookupStage`` keyed by its foreign key;
 a relation with several children gets one lookup stage per child plus a ``LiveTupleStage`` keyed by
-its primary key that counts the children each tuple is alive on. Leaves need no stage: their tuples
+its primary key that counts the children each tuple is alive on. An edge into a view with a
+join-select (AJU Theorem 15) gets a ``JoinSelectStage`` in place of the lookup: the tuple is alive
+on the view only while its compared column passes the view's value. Leaves need no stage: their tuples
 are alive by definition and go straight to their parent's stage; a view atom's rows come from its own
 lowered subplan. A DAG is lowered as a tree (a relation reached along k paths gets k copies of its
 stages). Change-propagation joins lower to one ``BinaryJoinStage`` per inner node. Above the join sit
@@ -42,8 +44,10 @@ from planner.maintenance import (
     ChangePropagationJoin,
     CountedDistinct,
     CrossProductAggregate,
+    FkEdge,
     ForeignKeyJoin,
     GroupAggregate,
+    JoinSelect,
     NestedAggregate,
     RingAggregate,
     ThresholdFilter,
@@ -119,7 +123,9 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
     atom = join.atom(alias)
     if isinstance(atom, ViewAtom):
         view = lower_query(builder, atom.child)
-        return Emitter(atom.output, stage=view.last, rows=atom.rows, anti=atom.anti, optional=atom.optional)
+        # under a join-select the view's value is a pointer, not a column: its rows extend others by the key
+        extends = atom.output if join.join_select_into(alias) is None else tuple(Column(alias, k) for k in atom.key)
+        return Emitter(extends, stage=view.last, rows=atom.rows, anti=atom.anti, optional=atom.optional)
     edges = join.children_of(alias)
     if not edges:
         return Emitter(atom.output, leaf=atom)
@@ -128,6 +134,12 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
     if len(children) == 1:
         (edge, child), = children
         layout = atom.output + child.layout
+        select = join.join_select_into(edge.referenced)
+        if select is not None:
+            stage = builder.add(_join_select_stage(atom, atom.output, edge, child, select))
+            builder.route(atom, atom.columns, stage, JoinSelectStage.ROWS)
+            child.connect(builder, stage, JoinSelectStage.THRESHOLD)
+            return Emitter(layout, stage=stage)
         stage = builder.add(ForeignKeyLookupStage(
             f"live {atom.alias} by {','.join(edge.columns)}" + (f" (no {edge.referenced})" if child.anti else ""),
             _positions(atom.output, alias, edge.columns), _positions(child.row_layout, edge.referenced, edge.key),
@@ -148,9 +160,18 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
     layout = atom.output + tuple(c for _, child in children for c in child.layout)
     # Each child's index stage sees R's key plus that child's foreign key columns; the index
     # stages come first so that stages stay in topological order.
-    projections = [tuple(dict.fromkeys(key + edge.columns)) for edge, _ in children]
+    # A join-select's index also needs the compared column.
+    selects = [join.join_select_into(edge.referenced) for edge, _ in children]
+    projections = [tuple(dict.fromkeys(key + edge.columns + ((select.row.name,) if select else ())))
+                   for (edge, _), select in zip(children, selects, strict=True)]
     indexes = []
-    for (edge, child), projected in zip(children, projections, strict=True):
+    for (edge, child), projected, select in zip(children, projections, selects, strict=True):
+        if select is not None:
+            index = builder.add(_join_select_stage(atom, tuple(Column(alias, c) for c in projected), edge, child, select))
+            builder.route(atom, projected, index, JoinSelectStage.ROWS)
+            child.connect(builder, index, JoinSelectStage.THRESHOLD)
+            indexes.append(index)
+            continue
         index = builder.add(ForeignKeyLookupStage(
             f"index {atom.alias}→{edge.referenced}",
             tuple(projected.index(c) for c in edge.columns), _positions(child.row_layout, edge.referenced, edge.key),
@@ -183,6 +204,27 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
     for port, index in enumerate(indexes, start=1):
         builder.downstream[index] = (live, port)
     return Emitter(layout, stage=live)
+
+
+def _join_select_stage(atom: Atom, rows: tuple[Column, ...], edge: FkEdge, child: Emitter,
+                       select: JoinSelect) -> JoinSelectStage:
+    """The lookup of a keyed view that passes a tuple only where ``row θ value`` (AJU Theorem 15, (3))."""
+    columns = ",".join(edge.columns)
+    return JoinSelectStage(
+        f"join-select {atom.alias} by {columns}", compile_expr(select.row, {c: i for i, c in enumerate(rows)}),
+        select.op, tuple(map(str, rows + child.layout)),
+        {"operator": "join-select (AJU Theorem 15)", "inputs": f"{atom.alias}, {edge.referenced} (x2 = {select.value})",
+         "state": f"per key: tuples of {atom.table} ordered by {select.row.name}; {edge.referenced}'s row, "
+                  f"its {select.value.name} a pointer into them",
+         "key": f"{atom.alias}.{columns}",
+         "update_cost": f"O(log n) per tuple; O(log n + rows that flip) when {select.value} changes",
+         "why": f"{select.row} {select.op} {select.value} with {edge.referenced} keyed by the join: a new "
+                f"{select.value.name} passes or fails only the tuples between its old and new position, "
+                "instead of re-testing every tuple of the key"},
+        row_key=tuple(rows.index(Column(atom.alias, c)) for c in edge.columns),
+        threshold_key=_positions(child.row_layout, edge.referenced, edge.key),
+        threshold_value=child.row_layout.index(select.value),
+    )
 
 
 def _lower_tree(builder: StageBuilder, node: LogicalPlan) -> Emitter:

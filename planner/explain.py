@@ -56,12 +56,19 @@ def theorem11_text(compiled: CompiledQuery) -> str | None:
     return print_plan(theorem11_tree(join, ()))
 
 
+JOIN_SELECT = ("join-select (AJU Theorem 15): the tuples of each key ordered by the compared column, the view's value "
+               "a pointer into them: O(log n) per tuple, O(log n + rows that flip) when the value changes")
+
+
 def strategy_of(compiled: CompiledQuery) -> dict:
     """The strategies chosen and their guarantees."""
     join = next((n for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin)), None)
     nested = next((n for n in compiled.plan.walk() if isinstance(n, NestedAggregate)), None)
     propagation = next((n for n in compiled.plan.walk() if isinstance(n, ChangePropagationJoin)), None)
     extra = {"nested_aggregate": nested.strategy, "nested_description": _nested_description(nested)} if nested else {}
+    selects = [s for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) for s in n.join_selects]
+    if selects:
+        extra["join_selects"] = [f"{s.row} {s.op} {s.value}" for s in selects]
     if propagation is not None:
         why = compiled.context.decisions.get("ChooseChangePropagationJoin", "")
         return {"strategy": f"change_propagation_{propagation.tree_kind}", "root": None, "fk_edges": [], **extra,
@@ -128,6 +135,8 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
                      "The stages carry every descendant's key in each live tuple's payload, a superset of these.")
     if "nested_aggregate" in strategy:
         parts.append(f"Nested aggregate: {strategy['nested_description']}")
+    if "join_selects" in strategy:
+        parts.append(f"Join-select: {', '.join(strategy['join_selects'])}: {JOIN_SELECT}")
     for rule, why in compiled.context.refusals.items():
         parts.append(f"Not applied: {rule}: {why}")
     if verbose:

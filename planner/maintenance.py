@@ -9,6 +9,8 @@ for an incremental operator with a known update cost:
   classes, the rest kept as conditions. Normalization produces it; strategies consume it.
 - ``ForeignKeyJoin``: a foreign-key-acyclic join maintained with live tuples (AJU §3.1, §3.3):
   ``root`` is the relation of in-degree 0, ``edges`` the foreign-key graph of the query.
+- ``JoinSelect`` (on a ``ForeignKeyJoin``): a comparison between a referencing relation and the
+  keyed view it joins, maintained with the view's value as a pointer (AJU Theorem 15).
 - ``RingAggregate``: GROUP BY with SUM/COUNT/AVG maintained as ring aggregates (AJU Thm 14).
 - ``TopK``: ORDER BY ... LIMIT k maintained under deletes from an ordered multiset of the result.
 """
@@ -89,6 +91,18 @@ class FkEdge:
         return f"{self.referencing}({','.join(self.columns)})→{self.referenced}({','.join(self.key)})"
 
 
+@notation_value
+@attrs.frozen
+class JoinSelect:
+    """AJU Theorem 15's join-select on the edge from ``row``'s relation into the keyed view of ``value``:
+    a tuple joins the view's row of its key only where ``row op value`` (x3 θ x2) holds. The view
+    then contributes only its key columns to the join (its other columns move with the pointer)."""
+
+    row: Column
+    op: str
+    value: Column
+
+
 @attrs.frozen
 class ForeignKeyJoin(LogicalPlan):
     child_fields = ("atoms",)
@@ -97,6 +111,7 @@ class ForeignKeyJoin(LogicalPlan):
     residual: Expr | None
     atoms: tuple[LogicalPlan, ...]
     preserved: tuple[str, ...] = attrs.field(**_PRESERVED)
+    join_selects: tuple[JoinSelect, ...] = attrs.field(default=(), metadata={"omit_default": True})
 
     def atom(self, alias: str) -> Atom | ViewAtom:
         for atom in self.atoms:
@@ -110,6 +125,10 @@ class ForeignKeyJoin(LogicalPlan):
 
     def parents_of(self, alias: str) -> tuple[FkEdge, ...]:
         return tuple(e for e in self.edges if e.referenced == alias)
+
+    def join_select_into(self, alias: str) -> JoinSelect | None:
+        """The join-select whose keyed view is ``alias``, if any (its one edge in is the join-select's)."""
+        return next((s for s in self.join_selects if s.value.table == alias), None)
 
 
 @attrs.frozen

@@ -20,6 +20,7 @@ from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubquerie
 from rules.distinct import MaintainDistinct
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.inline_views import InlineDerivedTables, MaintainDerivedAggregateAsView
+from rules.join_select import MaintainJoinSelect
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
 from rules.normalize import (
     FactorCommonConjuncts,
@@ -50,6 +51,9 @@ BATCHES = (
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
     # After the live-tuple strategy: it takes what that refused (or everything, when forced).
     Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
+    # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column
+    # pruning, which must see the join-select's compared column.
+    Batch("Join-select", Once(), (MaintainJoinSelect(),)),
     Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainGroupAggregate(), MaintainDistinct(), MaintainTopK())),
     Batch("Prune columns", Once(), (PruneAtomColumns(),)),
 )

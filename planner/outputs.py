@@ -92,9 +92,16 @@ def _(plan: Join) -> tuple[Column, ...]:
 
 
 @output_columns.register(JoinGraph)
-@output_columns.register(ForeignKeyJoin)
-def _(plan) -> tuple[Column, ...]:
+def _(plan: JoinGraph) -> tuple[Column, ...]:
     return tuple(col for atom in plan.atoms for col in output_columns(atom))
+
+
+@output_columns.register(ForeignKeyJoin)
+def _(plan: ForeignKeyJoin) -> tuple[Column, ...]:
+    # a view under a join-select passes on its key only: its value is the pointer (rules/join_select.py)
+    pointing = {s.value.table for s in plan.join_selects}
+    return tuple(col for atom in plan.atoms for col in output_columns(atom)
+                 if col.table not in pointing or col.name in plan.atom(col.table).key)
 
 
 @output_columns.register(BinaryJoin)

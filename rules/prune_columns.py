@@ -6,11 +6,13 @@ saved in every stage's state. The primary key stays so that projected atoms keep
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from planner.context import OptimizerContext
 from planner.expressions import Column, Expr, columns, deep_columns
-from planner.maintenance import Atom, Correlation, FkEdge, SubqueryAggregate
+from planner.maintenance import Atom, Correlation, FkEdge, JoinSelect, SubqueryAggregate
 from planner.plan import LogicalPlan, NamedExpr, SortKey
 from planner.rule_executor import Rule
 
@@ -30,12 +32,25 @@ def _referenced(value) -> set[Column]:
             return set() if correlation is None else columns(correlation)
         case Correlation(outer=outer):
             return {outer}
+        case JoinSelect(row=row, value=value):
+            return {row, value}
         case LogicalPlan():
             return set()
         case None | str() | int() | bool():
             return set()
     # deep: an outer column read only by a correlated subquery must stay too
     return deep_columns(value) if _is_expr(value) else set()
+
+
+def columns_read(plan: LogicalPlan, skip: Callable[[LogicalPlan, str], bool] = lambda node, field: False) -> set[Column]:
+    """Every column the nodes of ``plan`` read in their own fields (not their children), except the
+    fields ``skip(node, field_name)`` names."""
+    used: set[Column] = set()
+    for node in plan.walk():
+        for field in attrs.fields(type(node)):
+            if field.name not in node.child_fields and not skip(node, field.name):
+                used |= _referenced(getattr(node, field.name))
+    return used
 
 
 def _is_expr(value) -> bool:
@@ -60,12 +75,8 @@ class PruneAtomColumns(Rule):
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        used: set[Column] = set()
-        for node in plan.walk():
-            for field in attrs.fields(type(node)):
-                # an atom's selection runs on the full source row, before projection
-                if field.name not in node.child_fields and not (isinstance(node, Atom) and field.name == "predicate"):
-                    used |= _referenced(getattr(node, field.name))
+        # an atom's selection runs on the full source row, before projection
+        used = columns_read(plan, skip=lambda node, field: isinstance(node, Atom) and field == "predicate")
 
         def prune(node: LogicalPlan) -> LogicalPlan:
             if not isinstance(node, Atom):
