@@ -207,10 +207,12 @@ def _per_key_index(builder, nested, join, root, sums, finish, names, fed):
     keyed = builder.add(PerKeyIndexStage(
         "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
         _group_function(nested, layout), names,
-        _describe("NestedAggregate[per_key_index]", "per key and group: q's Σ and count; RPAI trees v → required sums",
+        _describe("NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
+                  "per key and group: q's Σ and count; RPAI trees v → required sums",
                   key_text or "constant: q is a global threshold (does not scale out)", "O(log n) per update",
-                  "q is correlated by equalities (or not at all) and compared with a per-row value v: "
-                  "each key's contribution is one range sum per group"),
+                  "q is correlated by equalities (or not at all) and compared with a per-row value v: AJU Theorem 15's "
+                  "join-select-aggregate, the rows of a key in a tree by v annotated with partial sums, so each key's "
+                  "contribution is one range sum per group"),
     ))
     root.connect(builder, keyed, 0)
     _route_subquery(builder, q, keyed, 1)

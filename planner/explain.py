@@ -25,8 +25,9 @@ NESTED_STRATEGIES = {
                  "of q values: O(log n) per update",
     "pai_map": "PAI map (RPAI §2.1.3): an update moves one group's q, and its partial aggregate moves with it: "
                "O(1) per update (O(log n) for a range comparison)",
-    "per_key_index": "per-key RPAI trees (RPAI §4.3): per correlation key the outer rows are indexed by the compared "
-                     "value; an update re-reads one range sum: O(log n)",
+    "per_key_index": "AJU Theorem 15's join-select-aggregate, as per-key RPAI trees (RPAI §4.3): per correlation key "
+                     "the outer rows are indexed by the compared value, each node holding its subtree's sums; an "
+                     "update re-reads one range sum: O(log n)",
     "general": "RPAI's general algorithm (§4.2): free, bound and result maps, O(n) per update (recomputation: O(n²))",
 }
 

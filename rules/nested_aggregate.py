@@ -12,6 +12,7 @@ correlated scalar aggregate q, ``v θ q``. Which index maintains it depends on q
   (an RPAI tree when θ is an inequality, for the range sum).
 - **per_key_index** (TPC-H Q17): q is correlated by equalities and v reads the outer row. Each
   correlation key keeps its outer rows in an RPAI tree keyed by v; its contribution is one range sum.
+  This is AJU Theorem 15's join-select-aggregate (query (4)), the tree's nodes holding partial sums.
 - **general** (§4.2): any other single-level shape over one outer relation: free, bound and result
   maps, O(n) per update instead of recomputation's O(n²). A subquery nested two levels whose lowest
   level reads the outer row (NQ2) joins it as a ``ParameterizedAggregate``; an uncorrelated subquery
