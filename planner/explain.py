@@ -58,7 +58,8 @@ def theorem11_text(compiled: CompiledQuery) -> str | None:
 
 
 JOIN_SELECT = ("join-select (AJU Theorem 15): the tuples of each key ordered by the compared column, the view's value "
-               "a pointer into them: O(log n) per tuple, O(log n + rows that flip) when the value changes")
+               "a pointer into them: O(log n) per tuple, O(log n + rows that flip) when the value changes, so the "
+               "join's O(λ) becomes O(λ log n) plus the rows that flip")
 
 
 def strategy_of(compiled: CompiledQuery) -> dict:
