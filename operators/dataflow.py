@@ -40,6 +40,19 @@ class SourceRoute:
 
 
 @attrs.frozen
+class RowRequirement:
+    """A condition a stage's algorithm needs of every inserted row of ``table`` (e.g. the RPAI tree's
+    positive aggregated values). The validator checks it with the rest of a batch, so a row that
+    breaks it is rejected before any stage runs and all state stays as it was.
+
+    ``violation`` returns None for a good row, else what is wrong with it.
+    """
+
+    table: str
+    violation: Callable[[Row], str | None] = attrs.field(eq=False)
+
+
+@attrs.frozen
 class StageNode:
     id: int
     stage: KeyedStage = attrs.field(eq=False)
@@ -58,6 +71,8 @@ class Dataflow:
     initial_result: tuple[Row, ...] = ()
     #: ORDER BY of the query without LIMIT: applied when the result is read, not maintained.
     presentation_order: tuple[tuple[int, bool], ...] = ()
+    #: What the stages need of the input rows beyond the schema (checked by the validator).
+    requirements: tuple[RowRequirement, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         position = {node.id: i for i, node in enumerate(self.stages)}

@@ -24,7 +24,7 @@ import attrs
 from catalog.schema import Catalog
 from operators.aggregate_stage import AggregateSpec, GroupAggregateStage, RingAggregateStage
 from operators.binary_join_stage import BinaryJoinStage
-from operators.dataflow import Dataflow, SourceRoute, StageNode
+from operators.dataflow import Dataflow, RowRequirement, SourceRoute, StageNode
 from operators.distinct_stage import DistinctStage
 from operators.expr_eval import compile_expr, compile_predicate
 from operators.fk_stages import ForeignKeyLookupStage, LiveTupleStage
@@ -71,6 +71,7 @@ class StageBuilder:
     stages: list[KeyedStage] = attrs.field(factory=list)
     downstream: dict[int, tuple[int, int]] = attrs.field(factory=dict)
     sources: list[SourceRoute] = attrs.field(factory=list)
+    requirements: list[RowRequirement] = attrs.field(factory=list)
 
     def add(self, stage: KeyedStage) -> int:
         self.stages.append(stage)
@@ -294,7 +295,8 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
         StageNode(i, stage, *(builder.downstream.get(i, (None, 0)) if i != query.last else (None, 0)))
         for i, stage in enumerate(builder.stages)
     )
-    return Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in query.layout), query.initial, query.order)
+    return Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in query.layout), query.initial, query.order,
+                    tuple(builder.requirements))
 
 
 @attrs.frozen

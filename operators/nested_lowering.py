@@ -8,7 +8,8 @@ do not: EXPLAIN says so.
 from __future__ import annotations
 
 from operators.aggregate_index import PrefixAggregateIndex
-from operators.expr_eval import compile_expr
+from operators.dataflow import RowRequirement
+from operators.expr_eval import compile_expr, compile_predicate
 from operators.lowering import (
     Emitter,
     LoweredQuery,
@@ -29,7 +30,7 @@ from operators.nested_stages import (
     ScalarAggregate,
     SumVectorsStage,
 )
-from planner.expressions import Call, Column, Expr, columns
+from planner.expressions import Call, Column, Expr, columns, transform
 from planner.maintenance import (
     Atom,
     ForeignKeyJoin,
@@ -83,6 +84,28 @@ def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, Lo
     """Lower the queries feeding values first (stages stay in topological order): alias → the lowered query."""
     fed_subqueries = [q for q in nested.subqueries if isinstance(q, SubqueryAggregate) and q.func == "value"]
     return {q.alias: lower_query(builder, plan) for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
+
+
+def _require_positive(builder: StageBuilder, table: str, layout: dict[Column, int], where: Expr | None,
+                      argument: Expr | None) -> None:
+    """An RPAI tree keys rows by prefix sums of ``argument``, which must grow with every row (§3.2.4's
+    monotone keys): the validator rejects an inserted row of ``table`` passing ``where`` whose
+    ``argument`` is not positive, before any stage runs. COUNT (no argument) adds 1 per row."""
+    if argument is None:
+        return
+    amount, passes = compile_expr(argument, layout), compile_predicate(where, layout)
+    shown = transform(argument, lambda e: Column(None, e.name) if isinstance(e, Column) else e)
+
+    def violation(row) -> str | None:
+        if passes is not None and not passes(row):
+            return None
+        value = amount(row)
+        if value is not None and value > 0:
+            return None
+        return (f"{shown} is {value!r}, but the RPAI tree maintaining this query sums it by prefix "
+                "and needs it positive on every row (RPAI §3)")
+
+    builder.requirements.append(RowRequirement(table, violation))
 
 
 def _describe(operator: str, state: str, key: str, cost: str, why: str, inputs: str = "") -> dict[str, str]:
@@ -146,6 +169,7 @@ def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
         None if item.expr.arg is None else compile_expr(item.expr.arg, outer) for item in nested.aggregates))
     index = PrefixAggregateIndex(compile_expr(correlation.inner, outer), correlation.op,
                                  None if q.argument is None else compile_expr(q.argument, outer), table.name)
+    _require_positive(builder, table.name, outer, atom.predicate, q.argument)
     stage = builder.add(RpaiTreeStage(
         f"RPAI tree on {q.table}.{correlation.inner.name}", index, row_sums, v, op, uncorrelated, finish, names,
         _describe("NestedAggregate[rpai_tree] (RPAI tree)",
@@ -235,6 +259,7 @@ def _parameterized(builder: StageBuilder, q: ParameterizedAggregate, position: i
     index = PrefixAggregateIndex(compile_expr(correlation.inner, layout), correlation.op,
                                  None if q.prefix.argument is None else compile_expr(q.prefix.argument, layout),
                                  q.aggregate.table)
+    _require_positive(builder, q.aggregate.table, layout, q.aggregate.where, q.prefix.argument)
     earlier = {Column(None, f"_s{j}"): j for j in range(position)}
     return ParameterizedIndex(_scalar(builder, q.aggregate), index, compile_expr(q.parameter, earlier), q.op)
 

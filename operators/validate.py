@@ -2,7 +2,8 @@
 
 Base tables with a primary key have set semantics, so the validator keeps each table's rows by key
 and checks every change in ``_seq`` order: a duplicate key, a delete of an absent row (or of a row
-that differs from the stored one), a wrong number of columns, a wrong type or a NULL key is invalid.
+that differs from the stored one), a wrong number of columns, a wrong type or a NULL key is invalid,
+and so is an inserted row that breaks a requirement of the plan's stages (``RowRequirement``).
 A batch is checked against a scratch overlay and committed only when it is accepted, so a rejected
 batch leaves every state as it was. With the ``quarantine`` policy invalid changes are set aside with
 their reason and the rest of the batch goes on.
@@ -17,6 +18,7 @@ from operator import itemgetter
 import attrs
 
 from catalog.schema import Catalog, Table
+from operators.dataflow import RowRequirement
 from operators.stream_format import Update
 from operators.zset import Row
 
@@ -65,11 +67,15 @@ def _type_error(table: Table, row: Row) -> str | None:
 class Validator:
     """Keeps each validated table's rows by primary key (all columns when it has no key)."""
 
-    def __init__(self, catalog: Catalog, tables: Iterable[str], policy: str = "error"):
+    def __init__(self, catalog: Catalog, tables: Iterable[str], policy: str = "error",
+                 requirements: Iterable[RowRequirement] = ()):
         if policy not in POLICIES:
             raise ValueError(f"unknown invalid-input policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.policy = policy
         self.tables = {name: catalog.table(name) for name in tables}
+        self.requirements: dict[str, list[RowRequirement]] = {}
+        for requirement in requirements:
+            self.requirements.setdefault(requirement.table, []).append(requirement)
         self._key_of = {
             name: itemgetter(*(tuple(t.column_names.index(k) for k in t.primary_key) or range(len(t.columns))))
             for name, t in self.tables.items()
@@ -132,6 +138,8 @@ class Validator:
                 if op == 1:
                     if current is not None:
                         reason = f"duplicate primary key {_show(key)}: a row with this key is already present"
+                    for requirement in self.requirements.get(table, ()):
+                        reason = reason or requirement.violation(row)
                 elif op == -1:
                     if current is None:
                         reason = f"delete of an absent row (no row with key {_show(key)})"

@@ -32,7 +32,7 @@ class MaintainedView:
         options = {k: v for k, v in planner_options.items() if v is not None}
         self.compiled: CompiledQuery = compile_query(sql, catalog, strict=strict, **options)
         dataflow = self.compiled.dataflow
-        self.validator = Validator(catalog, dataflow.tables(), on_invalid)
+        self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
         if engine == "local":
             self.runner = LocalRunner(dataflow)
         else:

@@ -9,8 +9,11 @@ import pytest
 
 from catalog.orderbook import make_orderbook_stream, make_r_stream, orderbook_catalog
 from catalog.tpch import tpch_catalog
+from operators.stream_format import Update
+from operators.validate import InvalidChangeError
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.maintenance import NestedAggregate
+from planner.view import MaintainedView
 from tests.maintenance.checking import check_against_recomputation
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
@@ -172,3 +175,21 @@ def test_example_2_1_grouped_keeps_a_pai_map_index_per_group(op):
            .replace(") =", f") {op}") + " group by r.b")
     assert strategy(sql, orderbook_catalog()) == "pai_map"
     check_against_recomputation(sql, orderbook_catalog(), make_r_stream(800, seed=7, groups=4), batch_size=10)
+
+
+@pytest.mark.parametrize("name", ["vwap", "nq2"])
+def test_a_row_the_rpai_tree_cannot_take_is_rejected_before_any_state_changes(name):
+    """Prefix sums need positive volumes: the validator rejects the whole batch, naming the row and why."""
+    view = MaintainedView(orderbook(name), orderbook_catalog())
+    stream = make_orderbook_stream(200, seed=14)
+    view.apply(stream)
+    before = view.result()
+    good = Update(10**6, "bids", 1, (10**6, 10**6, 1, 10, 100))
+    bad = Update(10**6 + 1, "bids", 1, (10**6 + 1, 10**6 + 1, 1, -5, 100))
+    with pytest.raises(InvalidChangeError, match=r"volume is -5, but the RPAI tree"):
+        view.apply([good, bad])
+    assert view.result() == before
+    view.apply([good])  # the good row was not half-applied: it is accepted now, exactly once
+    check = MaintainedView(orderbook(name), orderbook_catalog(), on_invalid="quarantine")
+    check.apply(stream + [good, bad])
+    assert view.result() == check.result() and [r.update for r in check.rejected] == [bad]
