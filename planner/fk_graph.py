@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import chain, combinations
 
+from planner.expressions import Column
 from planner.maintenance import FkEdge
 
 
@@ -104,3 +105,19 @@ def auxiliary_attributes(edges: tuple[FkEdge, ...]) -> dict[str, tuple[str, ...]
     for relation, descendant in sorted(chosen):
         result[relation].append(descendant)
     return {relation: tuple(found) for relation, found in result.items()}
+
+
+def implied(edge: FkEdge, edges: tuple[FkEdge, ...]) -> bool:
+    """Whether the equalities of ``edge`` follow from those of ``edges`` (transitively)."""
+    parent: dict[Column, Column] = {}
+
+    def find(column: Column) -> Column:
+        while parent.setdefault(column, column) != column:
+            column = parent[column]
+        return column
+
+    for other in edges:
+        for column, key in zip(other.columns, other.key, strict=True):
+            parent[find(Column(other.referencing, column))] = find(Column(other.referenced, key))
+    return all(find(Column(edge.referencing, c)) == find(Column(edge.referenced, k))
+               for c, k in zip(edge.columns, edge.key, strict=True))

@@ -31,6 +31,7 @@ from rules.normalize import (
 from rules.prune_columns import PruneAtomColumns
 from rules.threshold import MaintainThresholdFilter
 from rules.top_k import MaintainTopK
+from rules.view_edges import JoinEachViewOnce
 
 NORMALIZE = (
     InlineDerivedTables(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
@@ -53,7 +54,7 @@ BATCHES = (
     Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
     # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column
     # pruning, which must see the join-select's compared column.
-    Batch("Join-select", Once(), (MaintainJoinSelect(),)),
+    Batch("Join-select", Once(), (MaintainJoinSelect(), JoinEachViewOnce())),
     Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainGroupAggregate(), MaintainDistinct(), MaintainTopK())),
     Batch("Prune columns", Once(), (PruneAtomColumns(),)),
 )

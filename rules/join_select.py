@@ -16,6 +16,7 @@ import attrs
 
 from planner.context import OptimizerContext
 from planner.expressions import FLIPPED, Call, Column, Expr, conjunction, conjuncts, deep_columns
+from planner.fk_graph import implied
 from planner.maintenance import FkEdge, ForeignKeyJoin, JoinSelect, ViewAtom
 from planner.notation import print_expr
 from planner.plan import LogicalPlan
@@ -45,22 +46,6 @@ def oriented(part: Expr, join: ForeignKeyJoin) -> JoinSelect | None:
         ):
             return JoinSelect(row, theta, value)
     return None
-
-
-def implied(edge: FkEdge, edges: tuple[FkEdge, ...]) -> bool:
-    """Whether the equalities of ``edge`` follow from those of ``edges`` (transitively)."""
-    parent: dict[Column, Column] = {}
-
-    def find(column: Column) -> Column:
-        while parent.setdefault(column, column) != column:
-            column = parent[column]
-        return column
-
-    for other in edges:
-        for column, key in zip(other.columns, other.key, strict=True):
-            parent[find(Column(other.referencing, column))] = find(Column(other.referenced, key))
-    return all(find(Column(edge.referencing, c)) == find(Column(edge.referenced, k))
-               for c, k in zip(edge.columns, edge.key, strict=True))
 
 
 def edges_for(join: ForeignKeyJoin, select: JoinSelect, read_elsewhere: set[Column]) -> tuple[FkEdge, ...]:
