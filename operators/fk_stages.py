@@ -134,20 +134,35 @@ class ForeignKeyLookupStage(KeyedStage):
         return self.description
 
 
-@attrs.define
+def _slot_after(slot: Row | None, changes: list[tuple[Row, int]], stage: str) -> Row | None:
+    """A primary key's one row after ``changes`` (consolidated: deletes first, each ±1 on valid input)."""
+    for row, weight in consolidate(changes):
+        if weight == -1 and slot == row:
+            slot = None
+        elif weight == 1 and slot is None:
+            slot = row
+        else:
+            raise RuntimeError(f"{stage}: change {row!r} (weight {weight:+d}) conflicts with the key's row {slot!r}: "
+                               "several live tuples share one primary key (input was not validated)")
+    return slot
+
+
+@attrs.define(slots=True)
 class LiveTupleState:
-    """One tuple t of R: its row(s), and for each child the subtree rows t is alive on."""
+    """One tuple t of R: its row, and for each child the subtree row t is alive on (None: not alive on it).
 
-    rows: Counter = attrs.field(factory=Counter)
-    alive_on: list[Counter] = attrs.field(factory=list)
+    R's key and each child's key are primary keys, so each is one row or none: plain slots, not
+    multisets, which keeps the state of the largest relation small."""
 
-    def live_row(self, stage: str, assertions: tuple[tuple[int, ...], ...] = ()) -> Row | None:
+    row: Row | None
+    alive_on: list
+
+    def live_row(self, assertions: tuple[tuple[int, ...], ...] = ()) -> Row | None:
         """t extended with its children's subtree rows when s(t) = |C(R)| and no assertion key is ⊥."""
-        row = _single(self.rows, stage) if self.rows else None
+        row = self.row
         if row is None:
             return None
-        for partners in self.alive_on:
-            partner = _single(partners, stage) if partners else None
+        for partner in self.alive_on:
             if partner is None:
                 return None
             row = row + partner
@@ -193,21 +208,25 @@ class LiveTupleStage(KeyedStage):
         return tuple(self._row_key(row)) if port == 0 else row[: self.key_width]
 
     def process(self, key: tuple, state: LiveTupleState | None, changes: list[Change]) -> tuple[LiveTupleState | None, Changelog]:
-        state = state or LiveTupleState(Counter(), [Counter() for _ in range(self.children)])
-        before = state.live_row(self.name, self.assertions)
+        state = state or LiveTupleState(None, [None] * self.children)
+        before = state.live_row(self.assertions)
+        by_port: dict[int, list[tuple[Row, int]]] = {}
         for change in changes:
-            if change.port == 0:
-                apply_changes(state.rows, [(change.row, change.weight)])
+            row = change.row if change.port == 0 else change.row[self.prefix_widths[change.port - 1] :]
+            by_port.setdefault(change.port, []).append((row, change.weight))
+        for port, port_changes in by_port.items():
+            if port == 0:
+                state.row = _slot_after(state.row, port_changes, self.name)
             else:
-                apply_changes(state.alive_on[change.port - 1], [(change.row[self.prefix_widths[change.port - 1] :], change.weight)])
-        after = state.live_row(self.name, self.assertions)
+                state.alive_on[port - 1] = _slot_after(state.alive_on[port - 1], port_changes, self.name)
+        after = state.live_row(self.assertions)
         out = []
         # t leaves L(R) (Algorithm 4) and/or enters it (Algorithm 2); equal rows cancel
         if before is not None:
             out.append((before, -1))
         if after is not None:
             out.append((after, 1))
-        empty = not state.rows and not any(state.alive_on)
+        empty = state.row is None and all(partner is None for partner in state.alive_on)
         return (None if empty else state), consolidate(out)
 
     def describe(self) -> dict[str, str]:
