@@ -19,28 +19,30 @@ Two stage kinds, both order-insensitive within a batch (they diff a key's output
 
 from __future__ import annotations
 
-from collections import Counter
-
 import attrs
 
 from operators.stage import Change, KeyedStage, key_getter
-from operators.zset import Changelog, Row, apply_changes, consolidate
+from operators.zset import Changelog, Row, consolidate
 
 
-def _single(rows: Counter, stage: str) -> Row | None:
-    """The unique present child row of a key (primary keys are unique), or None."""
-    present = [row for row, count in rows.items() if count > 0]
-    if len(present) > 1 or any(count > 1 for count in rows.values()):
-        raise RuntimeError(f"{stage}: several live tuples share one primary key: {present[:3]} (input was not validated)")
-    return present[0] if present else None
-
-
-@attrs.define
+@attrs.define(slots=True)
 class LookupState:
-    """I(R, R_c) for one key value: R's tuples (a multiset) and the child's live subtree rows."""
+    """I(R, R_c) for one key value: R's tuples (a set: R has a primary key) and the child's live subtree row."""
 
-    parents: Counter = attrs.field(factory=Counter)
-    child: Counter = attrs.field(factory=Counter)
+    parents: set = attrs.field(factory=set)
+    child: Row | None = None
+
+
+def _apply_to_set(rows: set, changes: list[tuple[Row, int]], stage: str) -> None:
+    """Apply consolidated ±1 changes of rows unique by their primary key to ``rows`` in place."""
+    for row, weight in consolidate(changes):
+        if weight == -1 and row in rows:
+            rows.remove(row)
+        elif weight == 1 and row not in rows:
+            rows.add(row)
+        else:
+            raise RuntimeError(f"{stage}: change {row!r} (weight {weight:+d}) does not fit the stored tuples "
+                               "(input was not validated)")
 
 
 class ForeignKeyLookupStage(KeyedStage):
@@ -92,8 +94,8 @@ class ForeignKeyLookupStage(KeyedStage):
         child_changes = [(c.row, c.weight) for c in changes if c.port == self.CHILD]
         old_parents = state.parents.copy() if child_changes else state.parents
         had_parents = bool(state.parents)
-        apply_changes(state.parents, parent_changes)
-        apply_changes(state.child, child_changes)
+        _apply_to_set(state.parents, parent_changes, self.name)
+        state.child = _slot_after(state.child, child_changes, self.name)
         after = self._partner(state)
         if before == after:
             # Child unchanged: only the changed parent tuples enter or leave the result.
@@ -102,12 +104,12 @@ class ForeignKeyLookupStage(KeyedStage):
             # Child turned alive, died or changed: the whole group is retracted and re-emitted.
             out = []
             if before is not None:
-                out.extend((row + before, -count) for row, count in old_parents.items())
+                out.extend((row + before, -1) for row in old_parents)
             if after is not None:
-                out.extend((row + after, count) for row, count in state.parents.items())
+                out.extend((row + after, 1) for row in state.parents)
         if self.padding is not None:
             out.extend(self._padding_changes(before, had_parents, after, bool(state.parents)))
-        new_state = state if (state.parents or state.child) else None
+        new_state = state if (state.parents or state.child is not None) else None
         # No consolidation: with the child unchanged each parent change maps to one distinct row, and
         # with it changed old and new rows differ in the child part (downstream sums weights anyway).
         return new_state, out
@@ -123,7 +125,7 @@ class ForeignKeyLookupStage(KeyedStage):
 
     def _partner(self, state: LookupState) -> Row | None:
         """What a parent of this key is extended with when alive, or None when it is not alive."""
-        child = _single(state.child, self.name) if state.child else None
+        child = state.child
         if self.anti:
             return () if child is None else None
         if child is None and self.optional_width is not None:
