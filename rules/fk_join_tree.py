@@ -81,10 +81,33 @@ def choose_root(graph: JoinGraph, edges: tuple[FkEdge, ...]) -> str:
     referenced = {e.referenced for e in edges}
     roots = [a for a in aliases if a not in referenced]
     if len(roots) != 1:
-        detail = "a cycle of foreign keys" if not roots else f"{len(roots)} relations referenced by none: {', '.join(roots)}"
+        detail = (f"a cycle of foreign keys {' → '.join(find_cycle(edges))}" if not roots
+                  else f"{len(roots)} relations referenced by none: {', '.join(roots)}")
         raise NotAForeignKeyJoin(f"the foreign-key graph needs exactly one root, found {detail}")
     _check_reaches_all(roots[0], aliases, edges)
     return roots[0]
+
+
+def find_cycle(edges: tuple[FkEdge, ...]) -> list[str]:
+    """One cycle of the foreign-key graph as relations, first repeated last (``[o, c, o]``); [] if none."""
+    children = defaultdict(list)
+    for e in edges:
+        children[e.referencing].append(e.referenced)
+
+    def walk(node: str, path: list[str]) -> list[str]:
+        for nxt in children[node]:
+            if nxt in path:
+                return path[path.index(nxt):] + [nxt]
+            found = walk(nxt, path + [nxt])
+            if found:
+                return found
+        return []
+
+    for start in sorted(children):
+        found = walk(start, [start])
+        if found:
+            return found
+    return []
 
 
 def _check_reaches_all(root: str, aliases: list[str], edges: tuple[FkEdge, ...]) -> None:
@@ -100,7 +123,7 @@ def _check_reaches_all(root: str, aliases: list[str], edges: tuple[FkEdge, ...])
             stack.pop()
             on_path.discard(node)
         elif nxt in on_path:
-            raise NotAForeignKeyJoin(f"cycle of foreign keys through {node} → {nxt}")
+            raise NotAForeignKeyJoin(f"a cycle of foreign keys {' → '.join(find_cycle(edges))}")
         elif nxt not in seen:
             seen.add(nxt)
             on_path.add(nxt)
