@@ -435,6 +435,7 @@ class GeneralState:
     free: list[dict]  # per subquery: free values -> [Σ, count, outer rows using it]  (free maps)
     uncorrelated: list[list]
     prefix: list  # per subquery: its PrefixIndexState if it is a ParameterizedIndex, else None
+    output: list  # the result rows after the last batch: the next batch's "before" without an O(n) pass
 
 
 class GeneralNestedStage(_GlobalResult, KeyedStage):
@@ -454,21 +455,31 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
         self.output_columns, self.description = output_columns, description
 
     def _values(self, state: GeneralState, key: Row, memo: dict) -> tuple:
-        """Every subquery's value for one outer key; a parameterized one reads the values before it
-        (``memo`` keeps its range sums per parameter for this pass over the result map)."""
+        """Every subquery's value for one outer key. ``memo`` keeps, for this pass over the result map,
+        each value by what it depends on: nothing (uncorrelated), the free values (correlated) or the
+        parameter (parameterized, which reads the values before it): many outer keys share them."""
         values: list = []
         for i, spec in enumerate(self.subqueries):
             if isinstance(spec, ScalarAggregate):
-                values.append(spec.result(*state.uncorrelated[i]))
+                depends = (i,)
             elif isinstance(spec, ParameterizedIndex):
-                parameter = spec.parameter(tuple(values))
-                if (i, parameter) not in memo:
-                    memo[i, parameter] = spec.value_at(state.prefix[i], parameter)
-                values.append(memo[i, parameter])
+                depends = (i, spec.parameter(tuple(values)))
             else:
-                total, count, _ = state.free[i][spec.free_of(key)]
-                values.append(spec.aggregate.result(total, count))
+                depends = (i, spec.free_of(key))
+            value = memo.get(depends, memo)
+            if value is memo:
+                value = memo[depends] = self._value(state, i, depends[1:])
+            values.append(value)
         return tuple(values)
+
+    def _value(self, state: GeneralState, i: int, depends: tuple):
+        spec = self.subqueries[i]
+        if isinstance(spec, ScalarAggregate):
+            return spec.result(*state.uncorrelated[i])
+        if isinstance(spec, ParameterizedIndex):
+            return spec.value_at(state.prefix[i], depends[0])
+        total, count, _ = state.free[i][depends[0]]
+        return spec.aggregate.result(total, count)
 
     def _output(self, state: GeneralState | None) -> list[Row]:
         """The result rows, recomputed from the result map (Algorithm 3's final loop)."""
@@ -485,11 +496,11 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
         return [] if row is None else [row]
 
     def process(self, key: tuple, state: GeneralState | None, changes: list[Change]):
-        before = self._output(state)
         n = len(self.subqueries)
+        before = state.output if state is not None else self._output(None)
         state = state or GeneralState({}, [{} for _ in range(n)], [{} for _ in range(n)], [[0, 0] for _ in range(n)],
                                       [s.index.new_state() if isinstance(s, ParameterizedIndex) else None
-                                       for s in self.subqueries])
+                                       for s in self.subqueries], before)
         by_port: dict[int, list] = {}
         for change in changes:
             if change.port > 0:
@@ -500,7 +511,8 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
         for change in changes:
             if change.port == 0:
                 self._outer(state, change.row, change.weight)
-        return state, diff_rows(before, self._output(state))
+        state.output = self._output(state)
+        return state, diff_rows(before, state.output)
 
     def _inner(self, state: GeneralState, i: int, row: Row, weight: int) -> None:
         spec = self.subqueries[i]
