@@ -19,18 +19,15 @@ Two stage kinds, both order-insensitive within a batch (they diff a key's output
 
 from __future__ import annotations
 
-import attrs
-
 from operators.stage import Change, KeyedStage, key_getter
 from operators.zset import Changelog, Row, consolidate
 
-
-@attrs.define(slots=True)
-class LookupState:
-    """I(R, R_c) for one key value: R's tuples (a set: R has a primary key) and the child's live subtree row."""
-
-    parents: set = attrs.field(factory=set)
-    child: Row | None = None
+# Stage states are plain lists indexed by input port, not classes: the Spark runner pickles every
+# key's state on its own, and a class reference in each pickle more than doubled the size of the
+# largest states (a live lineitem: 111 bytes as a class, 45 as a list).
+#
+# Lookup state, I(R, R_c) for one key value: [R's tuples (a set: R has a primary key), the child's
+# live subtree row or None].
 
 
 def _apply_to_set(rows: set, changes: list[tuple[Row, int]], stage: str) -> None:
@@ -48,15 +45,18 @@ def _apply_to_set(rows: set, changes: list[tuple[Row, int]], stage: str) -> None
 class ForeignKeyLookupStage(KeyedStage):
     """Join R's tuples (port 0) with the live child tuple of the same key (port 1), keyed by the key.
 
-    Output rows are ``parent row + child subtree row``.
+    Output rows are ``parent row + child subtree row``, the child row cut to ``child_columns`` (the
+    positions something above still reads; None: all), which is also all the stage keeps of it.
     """
 
     PARENT, CHILD = 0, 1
 
     def __init__(self, name: str, parent_key: tuple[int, ...], child_key: tuple[int, ...],
                  output_columns: tuple[str, ...], description: dict[str, str], anti: bool = False,
-                 preserve_child_padding: int | None = None, optional_width: int | None = None):
+                 preserve_child_padding: int | None = None, optional_width: int | None = None,
+                 child_columns: tuple[int, ...] | None = None):
         self.name = name
+        self.child_columns = child_columns
         # optional: the parent is alive with or without a child, extended by NULLs without one
         self.optional_width = optional_width
         # anti: the parent is alive when NO child has its key (NOT EXISTS / NOT IN) and gains no columns
@@ -87,15 +87,18 @@ class ForeignKeyLookupStage(KeyedStage):
     def key_function(self, port: int):
         return self._parent_key if port == self.PARENT else self._child_key
 
-    def process(self, key: tuple, state: LookupState | None, changes: list[Change]) -> tuple[LookupState | None, Changelog]:
-        state = state or LookupState()
+    def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list | None, Changelog]:
+        state = state or [set(), None]  # [parents, child]: slot = input port
+        parents = state[self.PARENT]
         before = self._partner(state)
         parent_changes = [(c.row, c.weight) for c in changes if c.port == self.PARENT]
         child_changes = [(c.row, c.weight) for c in changes if c.port == self.CHILD]
-        old_parents = state.parents.copy() if child_changes else state.parents
-        had_parents = bool(state.parents)
-        _apply_to_set(state.parents, parent_changes, self.name)
-        state.child = _slot_after(state.child, child_changes, self.name)
+        if self.child_columns is not None and child_changes:
+            child_changes = [(tuple(row[p] for p in self.child_columns), w) for row, w in child_changes]
+        old_parents = parents.copy() if child_changes else parents
+        had_parents = bool(parents)
+        _apply_to_set(parents, parent_changes, self.name)
+        state[self.CHILD] = _slot_after(state[self.CHILD], child_changes, self.name)
         after = self._partner(state)
         if before == after:
             # Child unchanged: only the changed parent tuples enter or leave the result.
@@ -106,10 +109,10 @@ class ForeignKeyLookupStage(KeyedStage):
             if before is not None:
                 out.extend((row + before, -1) for row in old_parents)
             if after is not None:
-                out.extend((row + after, 1) for row in state.parents)
+                out.extend((row + after, 1) for row in parents)
         if self.padding is not None:
-            out.extend(self._padding_changes(before, had_parents, after, bool(state.parents)))
-        new_state = state if (state.parents or state.child is not None) else None
+            out.extend(self._padding_changes(before, had_parents, after, bool(parents)))
+        new_state = state if (parents or state[self.CHILD] is not None) else None
         # No consolidation: with the child unchanged each parent change maps to one distinct row, and
         # with it changed old and new rows differ in the child part (downstream sums weights anyway).
         return new_state, out
@@ -123,9 +126,9 @@ class ForeignKeyLookupStage(KeyedStage):
             return []
         return ([(old, -1)] if old is not None else []) + ([(new, 1)] if new is not None else [])
 
-    def _partner(self, state: LookupState) -> Row | None:
+    def _partner(self, state: list) -> Row | None:
         """What a parent of this key is extended with when alive, or None when it is not alive."""
-        child = state.child
+        child = state[self.CHILD]
         if self.anti:
             return () if child is None else None
         if child is None and self.optional_width is not None:
@@ -149,32 +152,24 @@ def _slot_after(slot: Row | None, changes: list[tuple[Row, int]], stage: str) ->
     return slot
 
 
-@attrs.define(slots=True)
-class LiveTupleState:
-    """One tuple t of R: its row, and for each child the subtree row t is alive on (None: not alive on it).
-
-    R's key and each child's key are primary keys, so each is one row or none: plain slots, not
-    multisets, which keeps the state of the largest relation small."""
-
-    row: Row | None
-    alive_on: list
-
-    def live_row(self, assertions: tuple[tuple[int, ...], ...] = ()) -> Row | None:
-        """t extended with its children's subtree rows when s(t) = |C(R)| and no assertion key is ⊥."""
-        row = self.row
-        if row is None:
+def live_row(state: list, assertions: tuple[tuple[int, ...], ...] = ()) -> Row | None:
+    """A live-tuple state ``[t's row, the subtree row t is alive on for child 1, ..., child k]`` (None
+    where absent) as t extended with its children's subtree rows when s(t) = |C(R)| and no
+    assertion key is ⊥; else None. R's key and each child's key are primary keys: one row each."""
+    row = state[0]
+    if row is None:
+        return None
+    for partner in state[1:]:
+        if partner is None:
             return None
-        for partner in self.alive_on:
-            if partner is None:
-                return None
-            row = row + partner
-        # Each group holds the positions of one assertion-key column reached along different paths:
-        # different values mean different tuples, Definition 3's ⊥, and t is not live (Lemma 4).
-        for positions in assertions:
-            first = row[positions[0]]
-            if any(row[p] != first for p in positions[1:]):
-                return None
-        return row
+        row = row + partner
+    # Each group holds the positions of one assertion-key column reached along different paths:
+    # different values mean different tuples, Definition 3's ⊥, and t is not live (Lemma 4).
+    for positions in assertions:
+        first = row[positions[0]]
+        if any(row[p] != first for p in positions[1:]):
+            return None
+    return row
 
 
 class LiveTupleStage(KeyedStage):
@@ -209,26 +204,23 @@ class LiveTupleStage(KeyedStage):
     def key_of(self, port: int, row: Row) -> tuple:
         return tuple(self._row_key(row)) if port == 0 else row[: self.key_width]
 
-    def process(self, key: tuple, state: LiveTupleState | None, changes: list[Change]) -> tuple[LiveTupleState | None, Changelog]:
-        state = state or LiveTupleState(None, [None] * self.children)
-        before = state.live_row(self.assertions)
+    def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list | None, Changelog]:
+        state = state or [None] * (1 + self.children)  # see live_row: slot = input port
+        before = live_row(state, self.assertions)
         by_port: dict[int, list[tuple[Row, int]]] = {}
         for change in changes:
             row = change.row if change.port == 0 else change.row[self.prefix_widths[change.port - 1] :]
             by_port.setdefault(change.port, []).append((row, change.weight))
         for port, port_changes in by_port.items():
-            if port == 0:
-                state.row = _slot_after(state.row, port_changes, self.name)
-            else:
-                state.alive_on[port - 1] = _slot_after(state.alive_on[port - 1], port_changes, self.name)
-        after = state.live_row(self.assertions)
+            state[port] = _slot_after(state[port], port_changes, self.name)
+        after = live_row(state, self.assertions)
         out = []
         # t leaves L(R) (Algorithm 4) and/or enters it (Algorithm 2); equal rows cancel
         if before is not None:
             out.append((before, -1))
         if after is not None:
             out.append((after, 1))
-        empty = state.row is None and all(partner is None for partner in state.alive_on)
+        empty = all(slot is None for slot in state)
         return (None if empty else state), consolidate(out)
 
     def describe(self) -> dict[str, str]:

@@ -57,6 +57,7 @@ from planner.maintenance import (
 from planner.notation import print_expr
 from planner.outputs import output_columns
 from planner.plan import Filter, LogicalPlan, Project, SetOperation, Sort
+from planner.reads import columns_read
 
 
 class LoweringError(ValueError):
@@ -120,7 +121,15 @@ def _positions(layout: tuple[Column, ...], alias: str, names: tuple[str, ...]) -
     return tuple(layout.index(Column(alias, n)) for n in names)
 
 
-def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emitter:
+def _kept(child: Emitter, needed: frozenset[Column]) -> tuple[int, ...]:
+    """Positions of the child's subtree row its parent is extended with: the columns read above."""
+    return tuple(i for i, c in enumerate(child.layout) if c in needed)
+
+
+def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder, needed: frozenset[Column]) -> Emitter:
+    """The stages of ``alias``'s subtree. Each parent keeps and passes on only the ``needed`` columns
+    of its children's subtree rows (those read above the join or by an assertion check): a live
+    tuple then carries what its ancestors use, not every descendant column."""
     atom = join.atom(alias)
     if isinstance(atom, ViewAtom):
         view = lower_query(builder, atom.child)
@@ -130,11 +139,16 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
     edges = join.children_of(alias)
     if not edges:
         return Emitter(atom.output, leaf=atom)
-    children = [(edge, _lower_atom(join, edge.referenced, builder)) for edge in edges]
+    children = [(edge, _lower_atom(join, edge.referenced, builder, needed)) for edge in edges]
+    # a join-select passes on its view's key columns only, and an anti view none: nothing to cut
+    kept = [None if child.anti or join.join_select_into(edge.referenced) is not None else _kept(child, needed)
+            for edge, child in children]
+    appended = [child.layout if keep is None else tuple(child.layout[i] for i in keep)
+                for (_, child), keep in zip(children, kept, strict=True)]
     key = builder.catalog.table(atom.table).primary_key
     if len(children) == 1:
         (edge, child), = children
-        layout = atom.output + child.layout
+        layout = atom.output + appended[0]
         select = join.join_select_into(edge.referenced)
         if select is not None:
             stage = builder.add(_join_select_stage(atom, atom.output, edge, child, select))
@@ -153,12 +167,12 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
                     + ("absent (NOT EXISTS / NOT IN)" if child.anti else "alive (AJU §3.1)")},
             anti=child.anti,
             preserve_child_padding=len(atom.output) if edge.referenced in join.preserved else None,
-            optional_width=len(child.layout) if child.optional else None,
+            optional_width=len(appended[0]) if child.optional else None, child_columns=kept[0],
         ))
         builder.route(atom, atom.columns, stage, ForeignKeyLookupStage.PARENT)
         child.connect(builder, stage, ForeignKeyLookupStage.CHILD)
         return Emitter(layout, stage=stage)
-    layout = atom.output + tuple(c for _, child in children for c in child.layout)
+    layout = atom.output + tuple(c for part in appended for c in part)
     # Each child's index stage sees R's key plus that child's foreign key columns; the index
     # stages come first so that stages stay in topological order.
     # A join-select's index also needs the compared column.
@@ -166,7 +180,7 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
     projections = [tuple(dict.fromkeys(key + edge.columns + ((select.row.name,) if select else ())))
                    for (edge, _), select in zip(children, selects, strict=True)]
     indexes = []
-    for (edge, child), projected, select in zip(children, projections, selects, strict=True):
+    for (edge, child), projected, select, keep, part in zip(children, projections, selects, kept, appended, strict=True):
         if select is not None:
             index = builder.add(_join_select_stage(atom, tuple(Column(alias, c) for c in projected), edge, child, select))
             builder.route(atom, projected, index, JoinSelectStage.ROWS)
@@ -176,7 +190,7 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
         index = builder.add(ForeignKeyLookupStage(
             f"index {atom.alias}→{edge.referenced}",
             tuple(projected.index(c) for c in edge.columns), _positions(child.row_layout, edge.referenced, edge.key),
-            projected + tuple(map(str, child.layout)),
+            projected + tuple(map(str, part)),
             {"operator": "ChildIndex I(R, R_c)", "inputs": f"{atom.alias} keys, live {edge.referenced}",
              "state": f"keys of {atom.table} by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
              "key": f"{atom.alias}.{','.join(edge.columns)}",
@@ -184,7 +198,7 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder) -> Emit
              "why": f"tells live {atom.alias} tuples which are alive on {edge.referenced} (AJU §3.3)"
                     + (" (alive when it is absent: NOT EXISTS / NOT IN)" if child.anti else "")},
             anti=child.anti,
-            optional_width=len(child.layout) if child.optional else None,
+            optional_width=len(part) if child.optional else None, child_columns=keep,
         ))
         builder.route(atom, projected, index, ForeignKeyLookupStage.PARENT)
         child.connect(builder, index, ForeignKeyLookupStage.CHILD)
@@ -310,8 +324,22 @@ class LoweredQuery:
     order: tuple[tuple[int, bool], ...]
 
 
+def _read_above_edges(plan: LogicalPlan, catalog: Catalog) -> frozenset[Column]:
+    """The columns ``plan`` reads anywhere but in its joins' edges (which the join stages consume),
+    plus the keys that assertion checks compare where a DAG's paths meet."""
+    read = columns_read(plan, skip=lambda node, field: isinstance(node, ForeignKeyJoin) and field == "edges")
+    for join in (node for node in plan.walk() if isinstance(node, ForeignKeyJoin)):
+        for descendants in assertion_keys(join.edges).values():
+            for descendant in descendants:
+                target = join.atom(descendant)
+                key = target.key if isinstance(target, ViewAtom) else catalog.table(target.table).primary_key
+                read |= {Column(descendant, k) for k in key}
+    return frozenset(read)
+
+
 def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
     """Add the stages maintaining ``plan`` (the whole query, or a view's subplan) to ``builder``."""
+    needed = _read_above_edges(plan, builder.catalog)
     presentation: tuple = ()
     if isinstance(plan, Sort):
         presentation, plan = plan.keys, plan.child
@@ -354,7 +382,7 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
         for node in plan.atoms:
             if not isinstance(node, Atom | ViewAtom):
                 raise LoweringError(f"cannot maintain a join over a {node.node_name}")
-        root = _lower_atom(plan, plan.root, builder)
+        root = _lower_atom(plan, plan.root, builder, needed)
     else:
         raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
     join_where = compile_predicate(plan.residual, {c: i for i, c in enumerate(root.layout)})
@@ -447,7 +475,10 @@ def _group_owned_by_stage(builder: StageBuilder, root: Emitter, aggregate: RingA
         return False
     grouped = {root.layout.index(g.expr) for g in aggregate.group_by if g.expr in root.layout}
     parent_width = len(join.atom(join.root).output)
-    child_positions = tuple(parent_width + p for p in stage.child_key)
+    kept = stage.child_columns if stage.child_columns is not None else range(len(root.layout) - parent_width)
+    if not set(stage.child_key) <= set(kept):
+        return set(stage.parent_key) <= grouped  # the child's key is not passed on
+    child_positions = tuple(parent_width + kept.index(p) for p in stage.child_key)
     return set(stage.parent_key) <= grouped or set(child_positions) <= grouped
 
 

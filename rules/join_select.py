@@ -20,8 +20,8 @@ from planner.fk_graph import implied
 from planner.maintenance import FkEdge, ForeignKeyJoin, JoinSelect, ViewAtom
 from planner.notation import print_expr
 from planner.plan import LogicalPlan
+from planner.reads import columns_read
 from planner.rule_executor import Rule
-from rules.prune_columns import columns_read
 
 COMPARISONS = ("<", "<=", ">", ">=", "=")
 
