@@ -1,34 +1,64 @@
-"""TPC-H change streams with a chosen enclosureness λ (AJU §1, §6): a sliding window with two lifetimes.
+"""TPC-H change streams with a chosen enclosureness λ (AJU §1, §6): live dimensions, flickering orders.
 
-AJU §6 says only that its streams of higher λ "adjust the order of the insertions and deletions";
-how is not stated. We keep what makes a stream useful for joins and change only when tuples leave:
+What AJU specifies: λ(i) is the largest number of pairwise-disjoint lifespans inside lifespan i and
+λ the average over all lifespans (§1); AJU maintains a foreign-key acyclic join in O(λ) amortized
+time because a tuple's counter s(t) changes once per insert or delete of a child tuple it joins
+with, and those child tuples share a primary key, so their lifespans inside i are disjoint: at most
+λ(i) + 2 of them (§3.4, Lemma 7). The cost is high when "a tuple affecting a lot of other tuples is
+repeatedly deleted and inserted back". For Figure 15, AJU §6 says only that the streams have "the
+same length" and that it "adjust[s] the order of the insertions and deletions"; how is not stated.
 
-- Tuples are inserted once each, in ``make_stream``'s ``insert`` order (every table sorted by key and
-  spread over one timeline), so an order arrives near its lineitems and joins are not empty.
-- Each tuple is deleted a fixed number of insertions after its own insert, as in a FIFO window,
-  but a seeded random share of them (``long_fraction``) lives ``long_life`` plus a seeded spread
-  below ``window`` insertions instead of ``window``. Tuples due when the stream ends stay (their
-  lifespans end at +∞).
+What we chose, and why:
 
-With one lifetime this is FIFO and λ = 1 exactly. A long-lived tuple's lifespan contains the
-lifespans of short-lived tuples inserted after it, about ``long_life / window - 1`` of them pairwise
-disjoint, and no short lifespan contains anything but itself, so λ is about
-``1 + long_fraction * (long_life / window - 2)``. Rather than trust that estimate, ``long_life`` is
-chosen by bisection on the exact λ of the generated schedule. λ grows with ``long_life``: all long
-ends move later together, so every containment between lifespans survives and new ones can only
-appear; and the spread makes it grow in small steps, so the achieved λ is close to the target.
+- **Dimension tables live.** Every table but ``orders`` and ``lineitem`` is inserted first, in
+  ``make_stream``'s ``insert`` order, and never deleted, so joins through them never go empty (the
+  earlier streams deleted nation and region and left Q5's result empty most of the time).
+- **Facts in a FIFO window.** ``orders`` and ``lineitem`` follow in the ``insert`` order (an order
+  next to its lineitems); each fact tuple is deleted ``window`` fact insertions after its insert
+  (default: a fifth of the facts, AJU §6.2's FIFO keeps 20% of the data). Without flicker this is
+  FIFO over the facts.
+- **λ from re-inserted orders.** A stream whose tuples are each inserted and deleted once costs AJU
+  O(1) amortized per update whatever its λ (each child lifespan changes each joining s(t) at most
+  twice), so reordering alone cannot make Q5 slower. What Lemma 7 charges is a child deleted and
+  inserted back under live parents: here an order (child of lineitem in Q5's tree) is deleted and
+  re-inserted while its lineitems stay, every such change flipping all of its lineitems non-live and
+  live again. Each ``flickering`` order's span of ``window`` insertions is cut into ``k`` lifespans
+  (about ``window / k`` long each) with a pause of ``gap`` insertions before each re-insert; a
+  lineitem's lifespan then holds about ``k`` disjoint order lifespans, its own order's among them.
+  ``k`` is a per-order integer drawn (seeded) around a real knob ``x``, and ``x`` is found by
+  bisection on the exact λ of the generated stream (``operators.enclosureness``), so the achieved λ
+  is close to the target.
+- **One length.** Every stream is cut to the length of the stream without flicker (``x = 1``), so
+  streams of every λ have the same number of updates (AJU's "same length"); re-inserts make a
+  high-λ stream cover less of the fact timeline. Tuples present at the cut stay (lifespans to +∞).
 
-The default ``window`` puts long lifespans at about 1/20 of the stream, whatever the target; then
-about 1/40 of the tuples are present at any time for every λ, so streams of different λ over the
-same data differ in how hard they are, not in how big the database gets.
+Consequences to keep in mind when reading λ (all measured, none hidden):
+
+- λ is an average over all lifespans, so it counts containments the query never pays for: a
+  dimension tuple, present from the start to the end, holds every fact lifespan (its λ(i) is the
+  longest chain of disjoint lifespans in the stream), and a lineitem holds other orders' lifespans
+  too. With no flicker the stream is therefore λ ≈ 1.1, not 1.
+- Re-inserting *every* order dilutes λ: each re-insert adds an order lifespan of λ ≈ 1 to the
+  average, so while lineitems dominate the stream λ stays below about 1 + |lineitem| / |orders| ≈ 5,
+  and higher targets are reached only once orders updates crowd out the lineitems (at SF 0.01, λ 8
+  took 91% orders updates). High λ with a realistic mix needs few flickering orders under many
+  lineitems: by default a seeded ``FLICKER_SHARE`` of the orders; ``flickering`` picks them instead
+  (the benchmark picks the orders Q5's selections keep, since a flicker of any other order is
+  dropped by Q5 at its source in O(1)). Which orders flicker is our choice, not AJU's.
+- The local runner nets a key's changes inside one batch, so a delete and re-insert of an order in
+  the same batch costs nothing downstream; ``gap`` (in insertions, hence at least as many updates)
+  must be at least the batch size for the flicker to be seen as AJU's tuple-at-a-time algorithm
+  sees it.
+- The mix changes with λ: re-inserts add ``orders`` updates and, at one length, displace lineitem
+  updates. A query whose per-update work differs by table (Q13 ignores lineitem) sees that too.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from functools import cache
+from collections.abc import Callable, Mapping, Sequence
 
+import attrs
 import numpy as np
 
 from catalog.schema import Catalog
@@ -36,9 +66,25 @@ from catalog.tpch_streams import make_stream
 from operators.enclosureness import enclosureness
 from operators.stream_format import DELETE, INSERT, Update, gc_paused
 
-LONG_FRACTION = 0.5
-LONG_LIFE_SHARE = 1 / 20  # default window: long lifespans cover about this share of the stream
-CLOSE_ENOUGH = 1e-4  # relative distance from the target at which the search stops
+FACT_TABLES = ("orders", "lineitem")
+FLICKER_TABLE = "orders"  # the fact table that is deleted and re-inserted under its live lineitems
+WINDOW_SHARE = 1 / 5  # default window: AJU §6.2's FIFO streams keep 20% of the data
+FLICKER_SHARE = 1 / 32  # default share of orders re-inserted: few, so lineitems stay most of the stream
+DEFAULT_GAP = 100  # insertions between an order's delete and its re-insert (>= the benchmark's batch)
+CLOSE_ENOUGH = 2e-3  # relative distance from the target at which the search stops
+SEARCH_STEPS = 40
+
+
+@attrs.frozen
+class _Layout:
+    """The parts of the schedule that do not depend on the flicker knob."""
+
+    dimensions: list[tuple[str, tuple]]  # inserted first, never deleted
+    facts: list[tuple[str, tuple]]  # the fact timeline: fact i is inserted at step i
+    flickering: np.ndarray  # fact indexes of the orders that may be re-inserted
+    draws: np.ndarray  # one seeded uniform per flickering order (rounds the knob to an integer k)
+    window: int
+    gap: int
 
 
 @gc_paused()
@@ -49,105 +95,147 @@ def make_lambda_stream(
     seed: int = 0,
     *,
     window: int | None = None,
-    long_fraction: float = LONG_FRACTION,
+    gap: int = DEFAULT_GAP,
+    flickering: Callable[[tuple], bool] | None = None,
+    length: int | None = None,
     first_seq: int = 1,
 ) -> list[Update]:
-    """A valid stream over ``tables`` whose exact λ is as close to ``target_lambda`` as ``long_life`` allows.
+    """A valid stream over ``tables`` whose exact λ is as close to ``target_lambda`` as the knob allows.
 
-    ``window`` is the lifetime of short-lived tuples, in insertions; by default it is chosen so that
-    long lifespans cover about 1/20 of the stream, which keeps the part of the stream that starts
-    full (and ends with tuples left over) small. ``seed`` picks which tuples live long. ``_seq``
-    runs from ``first_seq`` without gaps. Raises ``ValueError`` when the target is below 1 (no
-    stream has λ < 1) or beyond what ``window`` allows on this many tuples.
+    ``flickering`` selects the ``orders`` rows that may be deleted and re-inserted (default: a
+    seeded ``FLICKER_SHARE`` of them);
+    ``window`` is a fact tuple's lifetime in fact insertions; ``gap`` the pause before a re-insert;
+    ``length`` the number of updates (default: that of the stream without flicker). ``_seq`` runs
+    from ``first_seq`` without gaps. Raises ``ValueError`` for a target below 1 or out of reach.
     """
-    timeline = [(update.table, update.row) for update in make_stream(tables, catalog, "insert")]
-    lifetimes = lambda_lifetimes(len(timeline), target_lambda, seed, window=window, long_fraction=long_fraction)
-    owners, is_insert = _schedule(lifetimes)
-    updates = []
-    for position, (owner, inserting) in enumerate(zip(owners.tolist(), is_insert.tolist(), strict=True)):
-        table, row = timeline[owner]
-        updates.append(Update(first_seq + position, table, INSERT if inserting else DELETE, row))
-    return updates
+    layout = _layout(tables, catalog, seed, window, gap, flickering)
+    length = length or _stream_length(layout, 1.0)
+    knob = _lambda_knob(layout, target_lambda, length)
+    owners, is_insert = _schedule(layout, knob, length)
+    everything = layout.dimensions + layout.facts
+    return [
+        Update(first_seq + position, everything[owner][0], INSERT if inserting else DELETE, everything[owner][1])
+        for position, (owner, inserting) in enumerate(zip(owners.tolist(), is_insert.tolist(), strict=True))
+    ]
 
 
-def lambda_lifetimes(
-    tuple_count: int,
-    target_lambda: float,
-    seed: int = 0,
-    *,
-    window: int | None = None,
-    long_fraction: float = LONG_FRACTION,
-) -> np.ndarray:
-    """Each tuple's lifetime in insertions, short (``window``) or long, with λ of the schedule near the target."""
+def _layout(tables, catalog: Catalog, seed: int, window: int | None, gap: int,
+            flickering: Callable[[tuple], bool] | None) -> _Layout:
+    """Split ``tables`` into live dimensions and the fact timeline, and draw the flicker rounding."""
+    missing = [name for name in FACT_TABLES if name not in tables]
+    if missing:
+        raise ValueError(f"a λ stream needs the fact tables {', '.join(FACT_TABLES)}; missing: {', '.join(missing)}")
+    dimensions = {name: rows for name, rows in tables.items() if name not in FACT_TABLES}
+    facts = [(u.table, u.row) for u in make_stream({name: tables[name] for name in FACT_TABLES}, catalog, "insert")]
+    if not facts:
+        raise ValueError("a λ stream needs at least one fact tuple")
+    window = window if window is not None else max(1, round(len(facts) * WINDOW_SHARE))
+    if window < 1 or gap < 1:
+        raise ValueError(f"window and gap must be at least 1 insertion, got window {window} and gap {gap}")
+    rng = np.random.default_rng(seed)
+    orders = [i for i, (table, _) in enumerate(facts) if table == FLICKER_TABLE]
+    if flickering is None:
+        chosen = [i for i, draw in zip(orders, rng.random(len(orders)), strict=True) if draw < FLICKER_SHARE]
+    else:
+        chosen = [i for i in orders if flickering(facts[i][1])]
+    return _Layout(
+        dimensions=[(u.table, u.row) for u in make_stream(dimensions, catalog, "insert")] if dimensions else [],
+        facts=facts, flickering=np.array(chosen, dtype=np.int64),
+        draws=rng.random(len(chosen)), window=window, gap=gap,
+    )
+
+
+def _lambda_knob(layout: _Layout, target_lambda: float, length: int) -> float:
+    """The flicker knob x (mean lifespans per flickering order) whose stream's λ is nearest the target.
+
+    λ grows with x (more, shorter order lifespans fit in each lineitem lifespan), so bisection; the
+    per-order rounding draws make it grow in small steps.
+    """
     if not target_lambda >= 1:
         raise ValueError(f"target λ must be at least 1 (every lifespan contains itself), got {target_lambda}")
-    if not 0 < long_fraction <= 1:
-        raise ValueError(f"long_fraction must be in (0, 1], got {long_fraction}")
-    if tuple_count < 1:
-        raise ValueError("a λ stream needs at least one tuple")
-    if window is None:
-        window = max(1, round(tuple_count * LONG_LIFE_SHARE / (2 + (target_lambda - 1) / long_fraction)))
-    if window < 1:
-        raise ValueError(f"window must be at least 1 insertion, got {window}")
-    fifo = np.full(tuple_count, window)  # λ = 1 exactly
-    if target_lambda == 1:
-        return fifo
-    rng = np.random.default_rng(seed)
-    is_long = rng.random(tuple_count) < long_fraction
-    # Without the spread, long lifespans reach the next short end all at the same long_life and λ jumps.
-    spread = rng.integers(0, window, tuple_count)
+    highest = max(1.0, layout.window / (layout.gap + 1))  # a lifespan needs more room than its pause
 
-    def lifetimes(long_life: int) -> np.ndarray:
-        return np.where(is_long, long_life + spread, window)
+    def achieved(knob: float) -> float:
+        return _schedule_enclosureness(layout, knob, length)
 
-    @cache
-    def achieved(long_life: int) -> float:
-        return _schedule_enclosureness(lifetimes(long_life))
-
-    # Bracket the target starting from the estimate of the module docstring, then bisect.
-    shortest, longest = window, min(tuple_count, round(window * (2 + (target_lambda - 1) / long_fraction)))
-    while achieved(longest) < target_lambda and longest < tuple_count:
-        shortest, longest = longest, min(tuple_count, 2 * longest)
-    if achieved(longest) < target_lambda:
+    low, high = 1.0, highest
+    if achieved(low) >= target_lambda or len(layout.flickering) == 0:
+        return low
+    if achieved(high) < target_lambda:
         raise ValueError(
-            f"target λ {target_lambda} is out of reach with window {window} on {tuple_count} tuples "
-            f"(at most {achieved(longest):.3f}); use a smaller window or more data"
+            f"target λ {target_lambda} is out of reach: at most {achieved(high):.3f} with window {layout.window}, "
+            f"gap {layout.gap} and {len(layout.flickering)} flickering orders; flicker fewer orders or widen the window"
         )
-    # invariant: achieved(shortest) < target <= achieved(longest), or shortest == window
-    while longest - shortest > 1 and achieved(longest) - target_lambda > CLOSE_ENOUGH * target_lambda:
-        middle = (shortest + longest) // 2
+    for _ in range(SEARCH_STEPS):
+        middle = (low + high) / 2
         if achieved(middle) < target_lambda:
-            shortest = middle
+            low = middle
         else:
-            longest = middle
-    best = min((shortest, longest), key=lambda life: abs(achieved(life) - target_lambda))
-    # Near the end, lifespans left open make even the shortest spread-out schedule a bit above 1.
-    return fifo if target_lambda - 1 < abs(achieved(best) - target_lambda) else lifetimes(best)
+            high = middle
+        if abs(achieved(high) - target_lambda) <= CLOSE_ENOUGH * target_lambda:
+            break
+    return min((low, high), key=lambda knob: abs(achieved(knob) - target_lambda))
 
 
-def _schedule(lifetimes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The stream's events in order, as (tuple index, is insert) arrays.
+def _flicker_counts(layout: _Layout, knob: float) -> np.ndarray:
+    """Lifespans per flickering order: floor(x) or ceil(x), ceil with probability frac(x) (seeded, monotone in x)."""
+    whole = math.floor(knob)
+    return whole + (layout.draws < knob - whole).astype(np.int64)
 
-    Tuple t is inserted at step t; a tuple due at step d (t + its lifetime) is deleted just before
-    the insert of step d, tuples due together in insertion order; tuples due after the last step stay.
+
+def _events(layout: _Layout, knob: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fact events as (step, fact index, is insert), unordered, before the stream is cut.
+
+    Fact i is inserted at step i and deleted at step i + window; a flickering order with k
+    lifespans is also deleted at i + round(j * window / k) and re-inserted ``gap`` steps later,
+    j = 1 .. k-1. Events at or after the last step are dropped (those tuples stay).
     """
-    tuple_count = len(lifetimes)
-    inserted = np.arange(tuple_count)
-    due = inserted + lifetimes
-    leaving = inserted[due < tuple_count]
-    owners = np.concatenate([inserted, leaving])
-    steps = np.concatenate([inserted, due[leaving]])
-    is_insert = np.concatenate([np.ones(tuple_count, dtype=bool), np.zeros(len(leaving), dtype=bool)])
-    order = np.lexsort((owners, is_insert, steps))
-    return owners[order], is_insert[order]
+    count, window = len(layout.facts), layout.window
+    inserted = np.arange(count)
+    cuts_per_order = _flicker_counts(layout, knob) - 1
+    owners = np.repeat(layout.flickering, cuts_per_order)
+    lifespans = np.repeat(cuts_per_order + 1, cuts_per_order)
+    ordinal = np.arange(len(owners)) - np.repeat(np.cumsum(cuts_per_order) - cuts_per_order, cuts_per_order) + 1
+    cut_steps = owners + np.rint(ordinal * window / np.maximum(lifespans, 1)).astype(np.int64)
+    steps = np.concatenate([inserted, inserted + window, cut_steps, cut_steps + layout.gap])
+    facts = np.concatenate([inserted, inserted, owners, owners])
+    is_insert = np.concatenate([np.ones(count, bool), np.zeros(count, bool), np.zeros(len(owners), bool),
+                                np.ones(len(owners), bool)])
+    kept = steps < count
+    return steps[kept], facts[kept], is_insert[kept]
 
 
-def _schedule_enclosureness(lifetimes: np.ndarray) -> float:
-    """λ of ``_schedule(lifetimes)``, from event positions, without building the updates."""
-    owners, is_insert = _schedule(lifetimes)
-    positions = np.arange(len(owners), dtype=float)
-    starts = np.empty(len(lifetimes))
-    ends = np.full(len(lifetimes), math.inf)
-    starts[owners[is_insert]] = positions[is_insert]
-    ends[owners[~is_insert]] = positions[~is_insert]
+def _schedule(layout: _Layout, knob: float, length: int) -> tuple[np.ndarray, np.ndarray]:
+    """The stream's first ``length`` events as (index into dimensions + facts, is insert) arrays.
+
+    Dimensions come first; then fact events by step, deletes of a step before its inserts (as in a
+    FIFO window), ties by fact index.
+    """
+    steps, facts, is_insert = _events(layout, knob)
+    order = np.lexsort((facts, is_insert, steps))
+    dimension_count = len(layout.dimensions)
+    owners = np.concatenate([np.arange(dimension_count), facts[order] + dimension_count])[:length]
+    inserting = np.concatenate([np.ones(dimension_count, bool), is_insert[order]])[:length]
+    return owners, inserting
+
+
+def _stream_length(layout: _Layout, knob: float) -> int:
+    """Number of updates of the uncut stream at ``knob``."""
+    return len(layout.dimensions) + len(_events(layout, knob)[0])
+
+
+def _schedule_enclosureness(layout: _Layout, knob: float, length: int) -> float:
+    """λ of ``_schedule(layout, knob, length)`` from event positions, without building the updates.
+
+    A tuple's events alternate insert, delete, insert ...; each insert opens a lifespan that its
+    tuple's next event closes (+∞ when there is none).
+    """
+    owners, is_insert = _schedule(layout, knob, length)
+    by_owner = np.lexsort((np.arange(len(owners)), owners))
+    same_next = np.append(owners[by_owner][1:] == owners[by_owner][:-1], False)
+    positions = by_owner.astype(float)
+    opening = is_insert[by_owner]
+    next_position = np.append(positions[1:], math.inf)
+    starts = positions[opening]
+    ends = np.where(same_next, next_position, math.inf)[opening]
     return enclosureness(np.column_stack([starts, ends]))
