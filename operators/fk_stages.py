@@ -19,6 +19,8 @@ Two stage kinds, both order-insensitive within a batch (they diff a key's output
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from operators.stage import Change, KeyedStage, key_getter
 from operators.zset import Changelog, Row, consolidate
 
@@ -204,6 +206,9 @@ class LiveTupleStage(KeyedStage):
     def key_of(self, port: int, row: Row) -> tuple:
         return tuple(self._row_key(row)) if port == 0 else row[: self.key_width]
 
+    def key_function(self, port: int):
+        return self._row_key if port == 0 else itemgetter(slice(0, self.key_width))
+
     def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list | None, Changelog]:
         state = state or [None] * (1 + self.children)  # see live_row: slot = input port
         before = live_row(state, self.assertions)
@@ -214,14 +219,10 @@ class LiveTupleStage(KeyedStage):
         for port, port_changes in by_port.items():
             state[port] = _slot_after(state[port], port_changes, self.name)
         after = live_row(state, self.assertions)
-        out = []
         # t leaves L(R) (Algorithm 4) and/or enters it (Algorithm 2); equal rows cancel
-        if before is not None:
-            out.append((before, -1))
-        if after is not None:
-            out.append((after, 1))
+        out = [] if before == after else [(r, w) for r, w in ((before, -1), (after, 1)) if r is not None]
         empty = all(slot is None for slot in state)
-        return (None if empty else state), consolidate(out)
+        return (None if empty else state), out
 
     def describe(self) -> dict[str, str]:
         return self.description

@@ -15,6 +15,8 @@ Changelog = list[tuple[Row, int]]
 
 def consolidate(changes: Iterable[tuple[Row, int]]) -> Changelog:
     """Sum weights of equal rows, drop zero weights; deletes come before inserts."""
+    if type(changes) is list and len(changes) == 1:  # the common case of keyed stages, without a Counter
+        return [changes[0]] if changes[0][1] != 0 else []
     totals: Counter = Counter()
     for row, weight in changes:
         totals[row] += weight
