@@ -285,13 +285,17 @@ def _general(builder, nested, join, root, sums, finish, names, fed):
         if q.correlation is None:
             specs.append(_scalar(builder, q, fed))
             continue
-        free = sorted({c for c in columns(q.correlation) if c.table == atom.alias}, key=str)
-        bound = sorted({c for c in columns(q.correlation) if c.table == q.alias}, key=str)
+        equalities = bool(q.correlations) and all(c.op == "=" for c in q.correlations)
+        if equalities:  # pairwise aligned, so that bound values look up the equal free key
+            free, bound = [c.outer for c in q.correlations], [c.inner for c in q.correlations]
+        else:
+            free = sorted({c for c in columns(q.correlation) if c.table == atom.alias}, key=str)
+            bound = sorted({c for c in columns(q.correlation) if c.table == q.alias}, key=str)
         inner_layout = _table_layout(builder, q.table, q.alias)
         both = {c: n for n, c in enumerate(free + bound)}
         specs.append(CorrelatedMaps(
             _scalar(builder, q), _tuple_of(tuple(key_index[c] for c in free)),
-            _tuple_of(tuple(inner_layout[c] for c in bound)), compile_expr(q.correlation, both)))
+            _tuple_of(tuple(inner_layout[c] for c in bound)), compile_expr(q.correlation, both), equalities))
     predicate_layout = {**key_index, **{Column(None, f"_s{i}"): len(key_columns) + i for i in range(len(specs))}}
     stage = builder.add(GeneralNestedStage(
         "general nested aggregate", _tuple_of(tuple(layout[c] for c in key_columns)), tuple(specs),

@@ -400,12 +400,16 @@ class CorrelatedMaps:
 
     ``free_of`` picks the subquery's free (outer) values out of an outer key; ``bound_of`` its bound
     (inner) values out of an inner row; ``holds`` evaluates the correlation on ``free + bound``.
+    With ``equalities`` the correlation is ``bound[j] = free[j]`` for every j: an inner row then
+    changes the one free key equal to its bound values, found by lookup instead of a scan (SQL's
+    ``=`` never holds for NULL, so a key holding NULL matches nothing).
     """
 
     aggregate: ScalarAggregate
     free_of: Compiled = attrs.field(eq=False)
     bound_of: Compiled = attrs.field(eq=False)
     holds: Compiled = attrs.field(eq=False)
+    equalities: bool = False
 
 
 @attrs.frozen
@@ -531,10 +535,14 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
         entry[1] += count
         if entry[1] == 0:
             del state.bound[i][bound]
-        for free, aggregate in state.free[i].items():  # Algorithm 3, lines 14-17
-            if spec.holds(free + bound) is True:
-                aggregate[0] += total
-                aggregate[1] += count
+        if spec.equalities:  # the one free key equal to the bound values, if any
+            aggregate = None if None in bound else state.free[i].get(bound)
+            affected = () if aggregate is None else (aggregate,)
+        else:  # Algorithm 3, lines 14-17
+            affected = [aggregate for free, aggregate in state.free[i].items() if spec.holds(free + bound) is True]
+        for aggregate in affected:
+            aggregate[0] += total
+            aggregate[1] += count
 
     def _outer(self, state: GeneralState, row: Row, weight: int) -> None:
         key = self.outer_key(row)
@@ -549,11 +557,12 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
             free = spec.free_of(key)
             aggregate = state.free[i].get(free)
             if aggregate is None:  # Algorithm 3, lines 19-24: the new outer value's aggregate
-                aggregate = state.free[i][free] = [0, 0, 0]
-                for bound, (total, count) in state.bound[i].items():
-                    if spec.holds(free + bound) is True:
-                        aggregate[0] += total
-                        aggregate[1] += count
+                if spec.equalities:
+                    sums = None if None in free else state.bound[i].get(free)
+                    matching = () if sums is None else (sums,)
+                else:
+                    matching = [sums for bound, sums in state.bound[i].items() if spec.holds(free + bound) is True]
+                aggregate = state.free[i][free] = [sum(t for t, _ in matching), sum(c for _, c in matching), 0]
             aggregate[2] += weight
             if aggregate[2] == 0:
                 del state.free[i][free]
