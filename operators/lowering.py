@@ -163,11 +163,16 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder, needed:
              "state": f"tuples of {atom.table} grouped by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
              "key": f"{atom.alias}.{','.join(edge.columns)}",
              "update_cost": "O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized",
-             "why": f"{atom.alias} has one child ({edge.referenced}): alive iff its {edge.referenced} partner is "
-                    + ("absent (NOT EXISTS / NOT IN)" if child.anti else "alive (AJU §3.1)")},
+             "why": f"{atom.alias} has one child ({edge.referenced}): "
+                    + (f"{atom.alias} ⟕ {edge.referenced}, alive with its live {edge.referenced} partner or with NULLs"
+                       if alias in join.preserved else
+                       f"alive iff its {edge.referenced} partner is "
+                       + ("absent (NOT EXISTS / NOT IN)" if child.anti else "alive (AJU §3.1)"))},
             anti=child.anti,
             preserve_child_padding=len(atom.output) if edge.referenced in join.preserved else None,
-            optional_width=len(appended[0]) if child.optional else None, child_columns=kept[0],
+            # R ⟕ S with R referencing S: R's tuples stay alive without an S partner, padded with NULLs
+            optional_width=len(appended[0]) if child.optional or alias in join.preserved else None,
+            child_columns=kept[0],
         ))
         builder.route(atom, atom.columns, stage, ForeignKeyLookupStage.PARENT)
         child.connect(builder, stage, ForeignKeyLookupStage.CHILD)

@@ -134,10 +134,16 @@ def _check_reaches_all(root: str, aliases: list[str], edges: tuple[FkEdge, ...])
 
 
 def _left_join_along_key(graph: JoinGraph, edges: tuple[FkEdge, ...], root: str, residual) -> bool:
-    """R ⟕ S where S references R's key: each R tuple pads with NULLs when it has no live S partner,
-    which the stage keyed by that key sees locally (TPC-H Q13's customer ⟕ orders)."""
-    return (len(graph.atoms) == 2 and residual is None and len(edges) == 1
-            and edges[0].referencing == root and (edges[0].referenced,) == graph.preserved)
+    """R ⟕ S of two relations joined along one foreign key, either way round; the stage keyed by
+    that key sees locally whether an R tuple has a live partner:
+
+    - S references R's key (TPC-H Q13's customer ⟕ orders): an R tuple without S partners shows
+      once, padded with NULLs;
+    - R references S's key (orders ⟕ customer, a dangling or NULL foreign key): each R tuple shows
+      once, with its S partner or with NULLs.
+    """
+    return (len(graph.atoms) == 2 and residual is None and len(edges) == 1 and edges[0].referencing == root
+            and graph.preserved in ((edges[0].referenced,), (edges[0].referencing,)))
 
 
 class ChooseForeignKeyJoinTree(Rule):
@@ -183,8 +189,9 @@ class ChooseForeignKeyJoinTree(Rule):
             # the joined rows: σ_{a=b}(R ⋈ S) with R ⋈ S already along keys.
             residual = conjunction([*node.conditions, *unexplained])
             if node.preserved and not _left_join_along_key(node, edges, root, residual):
-                ctx.refuse(self.name, "a LEFT OUTER JOIN is maintained only between two relations joined on the "
-                           "preserved (left) side's primary key, with no other condition in ON")
+                ctx.refuse(self.name, "a LEFT OUTER JOIN is maintained only between two relations joined along "
+                           "one foreign key (either way round), with no other condition in ON than on the "
+                           "right side's own columns")
                 return node
             shape = "a DAG" if unconstrained_pairs(edges) else "a tree"
             ctx.decide(

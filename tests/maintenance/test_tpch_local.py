@@ -46,3 +46,27 @@ def test_random_stream_has_dangling_keys_and_deletes_under_live_tuples(tpch_stre
             dangling += 1
     assert dangling > 1000
     assert sum(1 for u in tpch_streams["random"] if u.table in ("orders", "customer") and u.op < 0) > 1000
+
+
+LEFT_JOINS = {
+    # R ⟕ S with R referencing S: every order once, with its customer or NULLs (dangling keys)
+    "orders ⟕ customer": "select o.o_orderkey, c.c_name from orders o left join customer c on o.o_custkey = c.c_custkey",
+    # ... an ON condition on S's own columns only decides which customers count as partners
+    "grouped, ON filter on the right side":
+        "select c.c_mktsegment, count(*) as n, count(c.c_custkey) as matched, sum(o.o_totalprice) as total "
+        "from orders o left join customer c on o.o_custkey = c.c_custkey and c.c_acctbal > 0 group by c.c_mktsegment",
+}
+
+
+@pytest.mark.parametrize("name", list(LEFT_JOINS))
+def test_left_join_along_the_referencing_sides_foreign_key_equals_recomputation(tpch_streams, name):
+    view = check_against_recomputation(LEFT_JOINS[name], tpch_catalog(), tpch_streams["random"], batch_size=30_000)
+    if name == "orders ⟕ customer":
+        assert any(row[1] is None for row in view.result()), "the random stream leaves orders without customers"
+
+
+def test_a_filter_above_a_left_join_is_refused_with_the_reason():
+    from planner.compiler import UnsupportedQueryError, compile_query
+
+    with pytest.raises(UnsupportedQueryError, match="filter sits above an operator that is not maintained"):
+        compile_query(LEFT_JOINS["orders ⟕ customer"] + " where c.c_name is null", tpch_catalog())
