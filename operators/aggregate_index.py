@@ -20,13 +20,11 @@ from fractions import Fraction
 
 import attrs
 
+from operators.expr_eval import COMPARISONS
 from operators.rpai_tree import RPAITree
 from operators.zset import Row
 
 Compiled = Callable[[Row], object]
-
-COMPARE = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
-           ">=": lambda a, b: a >= b, "=": lambda a, b: a == b}
 
 
 def exact(value):
@@ -114,6 +112,6 @@ class PrefixAggregateIndex:
         reads 0; aggregated values are positive, so q = 0 means exactly "no rows" (possible only for
         a strict ``op_inner``): those rows are left out when ``v op 0`` would wrongly admit them.
         """
-        drop_zero = self.strict and self.argument is not None and v is not None and COMPARE[op](v, 0)
+        drop_zero = self.strict and self.argument is not None and v is not None and COMPARISONS[op](v, 0)
         return {group: tuple(range_sum(index, op, v) - (index.get(0) if drop_zero else 0) for index in indexes)
                 for group, indexes in state.indexes.items()}

@@ -36,6 +36,9 @@ _BINARY = {
     ">=": operator.ge,
 }
 
+#: The comparisons an index or a join-select can answer as a range of sorted keys.
+COMPARISONS = {op: _BINARY[op] for op in ("=", "<", "<=", ">", ">=")}
+
 
 def _divide(a, b):
     return None if b == 0 else a / b

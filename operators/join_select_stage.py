@@ -21,13 +21,9 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedKeyList
 
+from operators.expr_eval import COMPARISONS
 from operators.stage import Change, KeyedStage, key_getter
 from operators.zset import Changelog, Row, apply_changes, consolidate
-
-_COMPARE = {
-    "<": lambda v, q: v < q, "<=": lambda v, q: v <= q, ">": lambda v, q: v > q, ">=": lambda v, q: v >= q,
-    "=": lambda v, q: v == q,
-}
 
 
 @attrs.define
@@ -63,7 +59,7 @@ class JoinSelectStage(KeyedStage):
     def __init__(self, name: str, value: Callable[[Row], object], op: str, output_columns: tuple[str, ...],
                  description: dict[str, str], *, row_key: tuple[int, ...] = (), threshold_key: tuple[int, ...] = (),
                  threshold_value: int = 0, initial_threshold: tuple[Row, ...] = ()):
-        if op not in _COMPARE:
+        if op not in COMPARISONS:
             raise ValueError(f"unsupported comparison {op!r} in a join-select")
         if len(row_key) != len(threshold_key):
             raise ValueError(f"{name}: the key has {len(row_key)} columns in the rows, {len(threshold_key)} in Q")
@@ -108,7 +104,7 @@ class JoinSelectStage(KeyedStage):
             for weight, span, other in ((-1, before, after), (1, after, before)):
                 for lo, hi in _difference(span, other):
                     out.extend((self._extended(entry[1]), weight) for entry in state.rows.islice(lo, hi))
-        compare = _COMPARE[self.op]
+        compare = COMPARISONS[self.op]
         for row, weight in consolidate((c.row, c.weight) for c in changes if c.port == self.ROWS):
             value = self.value(row)
             if value is None:
