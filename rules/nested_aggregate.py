@@ -139,8 +139,8 @@ def parameterized_aggregate(subquery: Subquery, hoist: Callable[[Subquery], Colu
             op = FLIPPED[op]
         case _:
             raise NotRecognized("a subquery nested two levels must compare a parameter with one correlated aggregate")
-    (prefix,) = prefixes
-    (correlation,) = prefix.correlations if len(prefix.correlations) == 1 else (None,)
+    prefix = prefixes[0] if len(prefixes) == 1 else None
+    (correlation,) = prefix.correlations if prefix is not None and len(prefix.correlations) == 1 else (None,)
     if not (
         correlation is not None and correlation.op in INEQUALITIES and correlation.inner.name == correlation.outer.name
         and prefix.table == scan.table and prefix.func in ("sum", "count") and prefix.value == Column(None, "_agg")
@@ -153,12 +153,11 @@ def parameterized_aggregate(subquery: Subquery, hoist: Callable[[Subquery], Colu
     return ParameterizedAggregate(middle, parameter, op, prefix)
 
 
-def choose_strategy(predicate: Expr, subqueries: list[SubqueryAggregate], outer: JoinGraph,
-                    index_forms: bool = True) -> str:
+def choose_strategy(predicate: Expr, subqueries: list[SubqueryAggregate], outer: JoinGraph) -> str:
     """The strongest strategy whose preconditions hold (module docstring); "general" otherwise."""
     single_atom = len(outer.atoms) == 1 and isinstance(outer.atoms[0], Atom)
     correlated = [i for i, q in enumerate(subqueries) if q.correlation is not None]
-    match predicate if index_forms else None:
+    match predicate:
         case Call(args=(value, Column(table=None, name=name))) if (
             not correlated and any(c.table is not None for c in columns(value))
             and not any(c.table is None for c in columns(value))
@@ -185,7 +184,12 @@ def choose_strategy(predicate: Expr, subqueries: list[SubqueryAggregate], outer:
                 and outer.atoms[0].predicate == _retarget(q.where, q.alias, outer.atoms[0].alias)
             ):
                 return "rpai_tree"
-    if not single_atom:
+    return general_strategy(outer)
+
+
+def general_strategy(outer: JoinGraph) -> str:
+    """RPAI's general algorithm, which takes any nested predicate over one outer relation."""
+    if not (len(outer.atoms) == 1 and isinstance(outer.atoms[0], Atom)):
         raise NotRecognized("the general algorithm (RPAI §4.2) is implemented for one outer relation only")
     return "general"
 
@@ -279,35 +283,36 @@ class RecognizeCorrelatedNestedAggregate(Rule):
 
         feeds: list[LogicalPlan] = []
 
-        def hoist(e: Subquery) -> Column:
-            """A subquery two levels down that reads only the outer query becomes this level's own."""
-            subqueries.append(subquery_aggregate(e, outer_aliases))
+        def added(subquery: SubqueryAggregate | ParameterizedAggregate) -> Column:
+            subqueries.append(subquery)
             return Column(None, f"_s{len(subqueries) - 1}")
 
+        def hoist(e: Subquery) -> Column:
+            """A subquery that reads only this level's outer rows (also from two levels down) is its own."""
+            return added(subquery_aggregate(e, outer_aliases))
+
         def placeholder(e: Expr) -> Expr:
-            if isinstance(e, Subquery):
-                if e.kind != "scalar":
-                    raise NotRecognized(f"{e.kind.upper()} subqueries are not maintained by nested-aggregate indexes")
-                try:
-                    subqueries.append(subquery_aggregate(e, outer_aliases))
-                except NotRecognized:
-                    if {c.table for c in deep_columns(e)} & outer_aliases:
-                        if not _nests_subquery(e):
-                            raise
-                        subqueries.append(parameterized_aggregate(e, hoist))
-                        return Column(None, f"_s{len(subqueries) - 1}")
+            if not isinstance(e, Subquery):
+                return e
+            if e.kind != "scalar":
+                raise NotRecognized(f"{e.kind.upper()} subqueries are not maintained by nested-aggregate indexes")
+            try:
+                return hoist(e)
+            except NotRecognized:
+                if not {c.table for c in deep_columns(e)} & outer_aliases:
                     # an uncorrelated subquery of any shape: its own maintained query feeds its value
                     feeds.append(e.plan)
-                    subqueries.append(SubqueryAggregate("", f"_feed{len(feeds) - 1}", "value", None, None, None, (),
-                                                        Column(None, "_agg")))
-                return Column(None, f"_s{len(subqueries) - 1}")
-            return e
+                    return added(SubqueryAggregate("", f"_feed{len(feeds) - 1}", "value", None, None, None, (),
+                                                   Column(None, "_agg")))
+                if not _nests_subquery(e):
+                    raise
+                return added(parameterized_aggregate(e, hoist))
 
         predicate = conjunction([transform(c, placeholder) for c in nested])
         remaining = attrs.evolve(graph, conditions=tuple(c for c in graph.conditions if c not in nested))
         if any(isinstance(q, ParameterizedAggregate) for q in subqueries):
             # the paper's NQ2: "we have to rely on the general algorithm for the outermost query"
-            strategy = choose_strategy(predicate, [], remaining, index_forms=False)
+            strategy = general_strategy(remaining)
         else:
             predicate, subqueries = _normalize_comparison(predicate, subqueries)
             strategy = choose_strategy(predicate, subqueries, remaining)

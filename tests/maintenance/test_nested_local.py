@@ -45,6 +45,10 @@ def test_q17_gets_a_per_key_index_under_the_foreign_key_join():
 @pytest.mark.parametrize(("sql", "reason"), [
     (orderbook("nq2").replace("b4.price <= b1.price", "b4.broker_id = b1.broker_id"), "only in the VWAP shape"),
     (orderbook("nq2").replace("select sum(b4.volume)", "select max(b4.volume)"), "must be SUM, COUNT or AVG"),
+    (orderbook("nq2").replace("0.75 * (select sum(b3.volume) from bids b3 where b3.broker_id = b.broker_id)",
+                              "(select sum(b3.volume) from bids b3 where b3.broker_id = b.broker_id)"
+                              " - (select sum(b5.volume) from bids b5 where b5.price < b1.price)"),
+     "only in the VWAP shape"),
 ])
 def test_shapes_outside_the_implemented_ones_are_refused_with_the_reason(sql, reason):
     with pytest.raises(UnsupportedQueryError, match=reason):
