@@ -280,9 +280,7 @@ def _assertion_groups(join: ForeignKeyJoin, alias: str, layout: tuple[Column, ..
     """
     groups = []
     for descendant in assertion_keys(join.edges).get(alias, ()):
-        target = join.atom(descendant)
-        key = target.key if isinstance(target, ViewAtom) else builder.catalog.table(target.table).primary_key
-        for column in key:
+        for column in _key_of(join.atom(descendant), builder.catalog):
             positions = tuple(i for i, c in enumerate(layout) if c == Column(descendant, column))
             if len(positions) > 1:
                 groups.append(positions)
@@ -329,6 +327,10 @@ class LoweredQuery:
     order: tuple[tuple[int, bool], ...]
 
 
+def _key_of(atom: Atom | ViewAtom, catalog: Catalog) -> tuple[str, ...]:
+    return atom.key if isinstance(atom, ViewAtom) else catalog.table(atom.table).primary_key
+
+
 def _read_above_edges(plan: LogicalPlan, catalog: Catalog) -> frozenset[Column]:
     """The columns ``plan`` reads anywhere but in its joins' edges (which the join stages consume),
     plus the keys that assertion checks compare where a DAG's paths meet."""
@@ -336,9 +338,7 @@ def _read_above_edges(plan: LogicalPlan, catalog: Catalog) -> frozenset[Column]:
     for join in (node for node in plan.walk() if isinstance(node, ForeignKeyJoin)):
         for descendants in assertion_keys(join.edges).values():
             for descendant in descendants:
-                target = join.atom(descendant)
-                key = target.key if isinstance(target, ViewAtom) else catalog.table(target.table).primary_key
-                read |= {Column(descendant, k) for k in key}
+                read |= {Column(descendant, k) for k in _key_of(join.atom(descendant), catalog)}
     return frozenset(read)
 
 
