@@ -33,6 +33,7 @@ from operators.nested_stages import (
 from planner.expressions import Call, Column, Expr, columns, transform
 from planner.maintenance import (
     Atom,
+    Correlation,
     ForeignKeyJoin,
     NestedAggregate,
     ParameterizedAggregate,
@@ -86,13 +87,22 @@ def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, Lo
     return {q.alias: lower_query(builder, plan) for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
 
 
-def _require_positive(builder: StageBuilder, table: str, layout: dict[Column, int], where: Expr | None,
-                      argument: Expr | None) -> None:
-    """An RPAI tree keys rows by prefix sums of ``argument``, which must grow with every row (§3.2.4's
-    monotone keys): the validator rejects an inserted row of ``table`` passing ``where`` whose
-    ``argument`` is not positive, before any stage runs. COUNT (no argument) adds 1 per row."""
-    if argument is None:
-        return
+def _prefix_index(builder: StageBuilder, table: str, layout: dict[Column, int], where: Expr | None,
+                  correlation: Correlation, argument: Expr | None) -> PrefixAggregateIndex:
+    """The rows of ``table`` passing ``where`` indexed by their prefix aggregate along ``correlation``.
+
+    The keys are prefix sums of ``argument``, which must grow with every row (§3.2.4's monotone
+    keys): the validator rejects an inserted row whose ``argument`` is not positive, before any
+    stage runs. COUNT (no argument) adds 1 per row."""
+    index = PrefixAggregateIndex(compile_expr(correlation.inner, layout), correlation.op,
+                                 None if argument is None else compile_expr(argument, layout), table)
+    if argument is not None:
+        builder.requirements.append(RowRequirement(table, _positive(layout, where, argument)))
+    return index
+
+
+def _positive(layout: dict[Column, int], where: Expr | None, argument: Expr):
+    """What is wrong with a row passing ``where`` whose ``argument`` is not positive (None: nothing)."""
     amount, passes = compile_expr(argument, layout), compile_predicate(where, layout)
     shown = transform(argument, lambda e: Column(None, e.name) if isinstance(e, Column) else e)
 
@@ -105,7 +115,7 @@ def _require_positive(builder: StageBuilder, table: str, layout: dict[Column, in
         return (f"{shown} is {value!r}, but the RPAI tree maintaining this query sums it by prefix "
                 "and needs it positive on every row (RPAI §3)")
 
-    builder.requirements.append(RowRequirement(table, violation))
+    return violation
 
 
 def _describe(operator: str, state: str, key: str, cost: str, why: str, inputs: str = "") -> dict[str, str]:
@@ -167,9 +177,7 @@ def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
     # The outer rows are also the inner rows: route whole rows so q's argument can be read too.
     row_sums = RequiredSums(sums.funcs, tuple(
         None if item.expr.arg is None else compile_expr(item.expr.arg, outer) for item in nested.aggregates))
-    index = PrefixAggregateIndex(compile_expr(correlation.inner, outer), correlation.op,
-                                 None if q.argument is None else compile_expr(q.argument, outer), table.name)
-    _require_positive(builder, table.name, outer, atom.predicate, q.argument)
+    index = _prefix_index(builder, table.name, outer, atom.predicate, correlation, q.argument)
     stage = builder.add(RpaiTreeStage(
         f"RPAI tree on {q.table}.{correlation.inner.name}", index, row_sums, v, op, uncorrelated, finish, names,
         _describe("NestedAggregate[rpai_tree] (RPAI tree)",
@@ -256,10 +264,7 @@ def _parameterized(builder: StageBuilder, q: ParameterizedAggregate, position: i
     (correlation,) = q.prefix.correlations
     layout = {**_table_layout(builder, q.prefix.table, q.prefix.alias),
               **_table_layout(builder, q.aggregate.table, q.aggregate.alias)}
-    index = PrefixAggregateIndex(compile_expr(correlation.inner, layout), correlation.op,
-                                 None if q.prefix.argument is None else compile_expr(q.prefix.argument, layout),
-                                 q.aggregate.table)
-    _require_positive(builder, q.aggregate.table, layout, q.aggregate.where, q.prefix.argument)
+    index = _prefix_index(builder, q.aggregate.table, layout, q.aggregate.where, correlation, q.prefix.argument)
     earlier = {Column(None, f"_s{j}"): j for j in range(position)}
     return ParameterizedIndex(_scalar(builder, q.aggregate), index, compile_expr(q.parameter, earlier), q.op)
 
