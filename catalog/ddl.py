@@ -7,8 +7,6 @@ column list references the target's primary key.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import sqlglot
 from sqlglot import exp
 
@@ -122,15 +120,3 @@ def catalog_from_ddl(text: str) -> Catalog:
     if not tables:
         raise CatalogError("the DDL defines no table")
     return Catalog.of(_resolve_default_references(tables))
-
-
-def load_catalog(spec: str) -> Catalog:
-    """``tpch`` for the built-in TPC-H catalog, else the path of a DDL file."""
-    if spec == "tpch":
-        from catalog.tpch import tpch_catalog
-
-        return tpch_catalog()
-    path = Path(spec)
-    if not path.exists():
-        raise CatalogError(f"catalog {spec!r} is neither 'tpch' nor an existing DDL file")
-    return catalog_from_ddl(path.read_text())

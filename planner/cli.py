@@ -17,7 +17,7 @@ def _read_query(text: str) -> str:
 
 
 def _catalog(spec: str):
-    from catalog.ddl import load_catalog
+    from catalog.load import load_catalog
 
     return load_catalog(spec)
 
@@ -42,30 +42,25 @@ def _planner_options(args) -> dict:
 
 
 def cmd_tpch_gen(args) -> int:
-    from catalog.tpch_data import generate_tpch
+    from planner.workloads.tpch_data import generate_tpch
 
     out = generate_tpch(args.sf, args.out or DEFAULT_DATA / f"tpch-sf{args.sf}")
     print(f"TPC-H SF {args.sf} written to {out}")
     return 0
 
 
-def default_window(lineitems: int) -> int:
-    """A tenth of lineitem, so the window slides ten times over the data."""
-    return max(1, lineitems // 10)
-
-
 def cmd_tpch_stream(args) -> int:
     from catalog.tpch import tpch_catalog
-    from catalog.tpch_data import generate_tpch, load_tables
-    from catalog.tpch_streams import make_stream
-    from operators.stream_format import write_stream
+    from operators.runtime.stream_format import write_stream
+    from planner.workloads.tpch_data import generate_tpch, load_tables
+    from planner.workloads.tpch_streams import default_window, make_stream
 
     catalog = tpch_catalog()
     data = generate_tpch(args.sf, args.data or DEFAULT_DATA / f"tpch-sf{args.sf}")
     tables = load_tables(data, catalog)
     window = None
     if args.target_lambda is not None:
-        from catalog.lambda_streams import make_lambda_stream
+        from planner.workloads.lambda_streams import make_lambda_stream
 
         updates = make_lambda_stream(tables, catalog, args.target_lambda, seed=args.seed)
         kind = f"λ-target {args.target_lambda}"
@@ -83,7 +78,7 @@ def cmd_tpch_stream(args) -> int:
 
 def _enclosureness(updates, catalog) -> str:
     """λ of the stream (AJU §1), or why it is undefined (invalid updates have no lifespan)."""
-    from operators.enclosureness import StreamLifespanError, stream_enclosureness
+    from planner.workloads.enclosureness import StreamLifespanError, stream_enclosureness
 
     try:
         return f"{stream_enclosureness(updates, catalog):.3f}"
@@ -101,7 +96,7 @@ def _write_rows(path: str, columns: tuple[str, ...], rows: list[tuple], extra: d
 
 
 def cmd_run(args) -> int:
-    from operators.stream_format import batches, read_stream
+    from operators.runtime.stream_format import batches, read_stream
     from planner.view import MaintainedView
 
     catalog = _catalog(args.catalog)
@@ -139,7 +134,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from planner.demo import run_demo
+    from planner.workloads.demo import run_demo
 
     return run_demo(sf=args.sf, batch_size=args.batch_size, engine=args.engine)
 
@@ -201,10 +196,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
         from catalog.schema import CatalogError
-        from operators.stream_format import StreamFormatError
-        from operators.validate import InvalidChangeError
+        from operators.runtime.stream_format import StreamFormatError
+        from operators.runtime.validate import InvalidChangeError
         from planner.compiler import UnsupportedQueryError
-        from planner.sql import UnsupportedSqlError
+        from planner.sql.statements import UnsupportedSqlError
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
                  FileNotFoundError)

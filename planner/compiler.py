@@ -5,15 +5,15 @@ from __future__ import annotations
 import attrs
 
 from catalog.schema import Catalog
-from operators.dataflow import Dataflow
-from operators.expr_eval import ExpressionError
-from operators.lowering import LoweringError, lower
-from planner.context import OptimizerContext
-from planner.expressions import contains_subquery
-from planner.optimizer import optimize
-from planner.plan import LogicalPlan
-from planner.rule_executor import PlanTrace
-from planner.unsupported import why_unsupported
+from operators.lowering.expr_eval import ExpressionError
+from operators.lowering.query import LoweringError, lower
+from operators.runtime.dataflow import Dataflow
+from planner.ir.expressions import contains_subquery
+from planner.ir.logical import LogicalPlan
+from planner.optimizer.batches import optimize
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import PlanTrace
+from planner.optimizer.unsupported import why_unsupported
 
 
 class UnsupportedQueryError(ValueError):
@@ -52,6 +52,6 @@ def compile_query(sql: str, catalog: Catalog, strict: bool = False, **options) -
     ``join_tree="theorem11"`` (AJU Theorem 11) or a join order such as ``("n", "s", "l")`` maintains
     the join by change propagation over that tree instead of live tuples.
     """
-    from planner.sql import parse_sql
+    from planner.sql.statements import parse_sql
 
     return compile_plan(sql, parse_sql(sql, catalog), catalog, strict, **options)

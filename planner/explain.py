@@ -12,10 +12,14 @@ import json
 from tabulate import tabulate
 
 from planner.compiler import CompiledQuery
-from planner.fk_graph import assertion_keys, auxiliary_attributes
-from planner.maintenance import ChangePropagationJoin, ForeignKeyJoin, NestedAggregate, ParameterizedAggregate
-from planner.notation import print_plan
-from rules.change_propagation import theorem11_tree
+from planner.ir.fk_graph import assertion_keys, auxiliary_attributes, theorem11_tree
+from planner.ir.maintenance import (
+    ChangePropagationJoin,
+    ForeignKeyJoin,
+    NestedAggregate,
+    ParameterizedAggregate,
+)
+from planner.ir.notation import print_plan
 
 MAINTENANCE_COLUMNS = ("operator", "inputs", "state kept", "key", "update cost", "why")
 
@@ -54,7 +58,7 @@ def theorem11_text(compiled: CompiledQuery) -> str | None:
     join = next((n for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin)), None)
     if join is None or not join.edges:
         return None
-    return print_plan(theorem11_tree(join, ()))
+    return print_plan(theorem11_tree(join))
 
 
 JOIN_SELECT = ("join-select (AJU Theorem 15): the tuples of each key ordered by the compared column, the view's value "

@@ -11,9 +11,9 @@ from collections import Counter
 from collections.abc import Iterable
 
 from catalog.schema import Catalog
-from operators.local_runner import LocalRunner
-from operators.stream_format import Update
-from operators.validate import Rejected, Validator
+from operators.runtime.local_runner import LocalRunner
+from operators.runtime.stream_format import Update
+from operators.runtime.validate import Rejected, Validator
 from operators.zset import Changelog, Row, apply_changes
 from planner.compiler import CompiledQuery, compile_query
 
@@ -36,7 +36,7 @@ class MaintainedView:
         if engine == "local":
             self.runner = LocalRunner(dataflow)
         else:
-            from operators.spark_runner import SparkRunner
+            from operators.runtime.spark_runner import SparkRunner
 
             self.runner = SparkRunner(dataflow, spark=spark, work_dir=work_dir)
         self.current: Counter = Counter(dataflow.initial_result)

@@ -12,11 +12,11 @@ for MIN/MAX (Theorem 14's ordered structure per group), O(1) for the DISTINCT on
 
 from __future__ import annotations
 
-from planner.context import OptimizerContext
-from planner.expressions import AggregateCall
-from planner.maintenance import ChangePropagationJoin, ForeignKeyJoin, GroupAggregate, RingAggregate
-from planner.plan import Aggregate, LogicalPlan
-from planner.rule_executor import Rule
+from planner.ir.expressions import AggregateCall
+from planner.ir.logical import Aggregate, LogicalPlan
+from planner.ir.maintenance import ChangePropagationJoin, ForeignKeyJoin, GroupAggregate, RingAggregate
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 RING_FUNCTIONS = ("sum", "count", "avg")
 
@@ -34,7 +34,7 @@ class MaintainRingAggregate(Rule):
 
     Preconditions: the child is already a maintained join (``ForeignKeyJoin``).
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainRingAggregate(), '''
     ... Aggregate group_by=[o.o_orderdate AS o_orderdate] aggregates=[sum(l.l_extendedprice) AS _a0]
     ...   ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
@@ -50,7 +50,7 @@ class MaintainRingAggregate(Rule):
     A MIN is not a ring; the rule leaves it (to ``MaintainGroupAggregate``) and records why:
 
     >>> from catalog.tpch import tpch_catalog
-    >>> from planner.testing import assert_unchanged
+    >>> from planner.optimizer.testing import assert_unchanged
     >>> ctx = OptimizerContext(tpch_catalog())
     >>> assert_unchanged(MaintainRingAggregate(), '''
     ... Aggregate group_by=[] aggregates=[min(o.o_totalprice) AS _a0, count(*) AS _a1]
@@ -87,7 +87,7 @@ class MaintainGroupAggregate(Rule):
     Preconditions: the child is already a maintained join (``ForeignKeyJoin``). Runs after
     ``MaintainRingAggregate``, which takes every aggregate it can (O(1) per change, no kept values).
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainGroupAggregate(), '''
     ... Aggregate group_by=[o.o_orderpriority AS o_orderpriority] aggregates=[min(o.o_totalprice) AS _a0, count(distinct l.l_suppkey) AS _a1]
     ...   ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None

@@ -9,42 +9,19 @@ time like the live-tuple plan, but materializes every view (AJU Figure 13 compar
 
 from __future__ import annotations
 
-from planner.context import OptimizerContext
-from planner.expressions import Column, conjunction, contains_subquery
-from planner.maintenance import Atom, BinaryJoin, ChangePropagationJoin, ForeignKeyJoin, JoinGraph, ViewAtom
-from planner.outputs import output_columns
-from planner.plan import LogicalPlan
-from planner.rule_executor import Rule
-
-
-def _natural_pairs(left: LogicalPlan, right: LogicalPlan, classes: tuple[tuple[Column, ...], ...]):
-    """Equalities joining ``left`` and ``right``: per join class, one column of each side, plus the
-    columns of one relation appearing on both sides (a descendant shared in a DAG)."""
-    left_cols, right_cols = output_columns(left), output_columns(right)
-    pairs = []
-    for cls in classes:
-        lhs = [c for c in cls if c in left_cols]
-        rhs = [c for c in cls if c in right_cols]
-        if lhs and rhs:
-            pairs.append((lhs[0], rhs[0]))
-    shared = [c for c in right_cols if c in left_cols]
-    pairs += [(c, c) for c in dict.fromkeys(shared) if all(c not in p for p in pairs)]
-    return tuple(pairs)
-
-
-def theorem11_tree(join: ForeignKeyJoin, classes: tuple[tuple[Column, ...], ...]) -> LogicalPlan:
-    """AJU Theorem 11's change-propagation tree for a foreign-key-acyclic join."""
-
-    def view(alias: str) -> LogicalPlan:
-        tree: LogicalPlan = join.atom(alias)
-        for edge in join.children_of(alias):
-            child = view(edge.referenced)
-            on = tuple((Column(alias, c), Column(edge.referenced, k)) for c, k in zip(edge.columns, edge.key, strict=True))
-            shared = _natural_pairs(tree, child, ())
-            tree = BinaryJoin(on + tuple(p for p in shared if p not in on), tree, child)
-        return tree
-
-    return view(join.root)
+from planner.ir.expressions import Column, conjunction, contains_subquery
+from planner.ir.fk_graph import natural_pairs, theorem11_tree
+from planner.ir.logical import LogicalPlan
+from planner.ir.maintenance import (
+    Atom,
+    BinaryJoin,
+    ChangePropagationJoin,
+    ForeignKeyJoin,
+    JoinGraph,
+    ViewAtom,
+)
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 
 def left_deep_tree(graph: JoinGraph, order: tuple[str, ...]) -> LogicalPlan:
@@ -56,7 +33,7 @@ def left_deep_tree(graph: JoinGraph, order: tuple[str, ...]) -> LogicalPlan:
     tree: LogicalPlan = by_alias[order[0]]
     for alias in order[1:]:
         atom = by_alias[alias]
-        on = _natural_pairs(tree, atom, graph.join_classes)
+        on = natural_pairs(tree, atom, graph.join_classes)
         if not on:
             raise ValueError(f"joining {alias} after {', '.join(order[: order.index(alias)])} would be a cross product")
         tree = BinaryJoin(on, tree, atom)
@@ -90,7 +67,7 @@ class ChooseChangePropagationJoin(Rule):
                 case ForeignKeyJoin(atoms=atoms) if ctx.join_tree is not None and not node.preserved:
                     graph = JoinGraph(atoms, (), _classes_of(node))
                     if ctx.join_tree == "theorem11":
-                        return ChangePropagationJoin("theorem11", node.residual, theorem11_tree(node, graph.join_classes))
+                        return ChangePropagationJoin("theorem11", node.residual, theorem11_tree(node))
                     return ChangePropagationJoin("forced", node.residual, left_deep_tree(graph, ctx.join_tree))
                 # the general fallback: any connected equi-join, with no update-time guarantee
                 case JoinGraph(atoms=atoms) if all(isinstance(a, Atom | ViewAtom) for a in atoms) and not node.preserved:

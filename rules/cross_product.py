@@ -9,11 +9,11 @@ the best strategy for it (an index per nested condition), so the product is neve
 
 from __future__ import annotations
 
-from planner.context import OptimizerContext
-from planner.expressions import AggregateCall, Call, Expr, Literal, columns, deep_columns
-from planner.maintenance import Atom, CrossProductAggregate, JoinGraph, ProductTerm
-from planner.plan import Aggregate, LogicalPlan, NamedExpr
-from planner.rule_executor import Rule
+from planner.ir.expressions import AggregateCall, Call, Expr, Literal, columns, deep_columns
+from planner.ir.logical import Aggregate, LogicalPlan, NamedExpr
+from planner.ir.maintenance import Atom, CrossProductAggregate, JoinGraph, ProductTerm
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 
 class NotSeparable(Exception):
@@ -52,7 +52,7 @@ class DecomposeCrossProductAggregate(Rule):
     Preconditions: GROUP BY columns (if any) of one relation; no equality joins the relations; each
     condition mentions one relation.
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecomposeCrossProductAggregate(), '''
     ... Aggregate group_by=[] aggregates=[sum(a.price - b.price) AS _a0]
     ...   JoinGraph conditions=[b.volume > 10, a.volume > 20] join_classes=[]

@@ -17,8 +17,7 @@ from __future__ import annotations
 import attrs
 
 from catalog.schema import Catalog
-from planner.context import OptimizerContext
-from planner.expressions import (
+from planner.ir.expressions import (
     AggregateCall,
     Call,
     Column,
@@ -30,10 +29,11 @@ from planner.expressions import (
     conjuncts,
     transform,
 )
-from planner.maintenance import Atom, JoinGraph, ViewAtom
-from planner.notation import print_expr
-from planner.plan import Aggregate, Filter, LogicalPlan, NamedExpr, Project, Scan
-from planner.rule_executor import Rule
+from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project, Scan
+from planner.ir.maintenance import Atom, JoinGraph, ViewAtom
+from planner.ir.notation import print_expr
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 
 class CannotDecorrelate(Exception):
@@ -187,8 +187,8 @@ class DecorrelateExistsAndIn(Rule):
     Preconditions: the join graph's conditions are conjuncts (normalization).
 
     >>> from catalog.tpch import tpch_catalog
-    >>> from planner.context import OptimizerContext
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.context import OptimizerContext
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecorrelateExistsAndIn(), '''
     ... JoinGraph conditions=[exists{
     ...       Filter condition=l.l_orderkey = o.o_orderkey and l.l_commitdate < l.l_receiptdate
@@ -272,8 +272,8 @@ class DecorrelateScalarSubqueries(Rule):
     view (which has no row for that key) drops exactly the outer rows the condition would reject.
     Runs after the nested-aggregate rule, which maintains the aggregate-query forms better (RPAI).
 
-    >>> from planner.context import OptimizerContext
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.context import OptimizerContext
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecorrelateScalarSubqueries(), '''
     ... JoinGraph conditions=[ps.ps_supplycost = scalar{
     ...       Project items=[_a0 AS _c0]

@@ -8,8 +8,8 @@ under set semantics).
 
 from __future__ import annotations
 
-from planner.context import OptimizerContext
-from planner.maintenance import (
+from planner.ir.logical import Distinct, Filter, LogicalPlan, Project
+from planner.ir.maintenance import (
     ChangePropagationJoin,
     CountedDistinct,
     ForeignKeyJoin,
@@ -17,8 +17,8 @@ from planner.maintenance import (
     NestedAggregate,
     RingAggregate,
 )
-from planner.plan import Distinct, Filter, LogicalPlan, Project
-from planner.rule_executor import Rule
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 
 class MaintainDistinct(Rule):
@@ -27,7 +27,7 @@ class MaintainDistinct(Rule):
     Preconditions: the child is the select list (``Project``) of a maintained join or aggregate
     (after ``ChooseForeignKeyJoinTree`` and the aggregate rules).
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainDistinct(), '''
     ... Distinct
     ...   Project items=[o.o_orderpriority AS o_orderpriority, l.l_shipmode AS l_shipmode]
@@ -44,7 +44,7 @@ class MaintainDistinct(Rule):
 
     An input that is not maintained yet (here a join no strategy took) is left alone:
 
-    >>> from planner.testing import assert_unchanged
+    >>> from planner.optimizer.testing import assert_unchanged
     >>> assert_unchanged(MaintainDistinct(), '''
     ... Distinct
     ...   Project items=[o.o_orderpriority AS o_orderpriority]

@@ -9,7 +9,7 @@ the join can be maintained through live tuples without intermediate views (AJU ย
 
 Trees and DAGs are both accepted. In a DAG a relation may reach another along several
 node-disjoint paths; the live-tuple test then also checks the assertion keys of AJU ยง3.2
-(``planner/fk_graph.py`` finds them; the lowering checks them where the paths meet).
+(``planner/ir/fk_graph.py`` finds them; the lowering checks them where the paths meet).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections import defaultdict
 
 from catalog.schema import Catalog
-from planner.context import OptimizerContext
-from planner.expressions import Call, Column, conjunction, contains_subquery
-from planner.fk_graph import unconstrained_pairs
-from planner.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinGraph, ViewAtom
-from planner.plan import LogicalPlan
-from planner.rule_executor import Rule
+from planner.ir.expressions import Call, Column, conjunction, contains_subquery
+from planner.ir.fk_graph import unconstrained_pairs
+from planner.ir.logical import LogicalPlan
+from planner.ir.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinGraph, ViewAtom
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 
 class NotAForeignKeyJoin(Exception):
@@ -152,8 +152,8 @@ class ChooseForeignKeyJoinTree(Rule):
     Preconditions: primary and foreign keys from the catalog; normalization has run (atoms, classes).
 
     >>> from catalog.tpch import tpch_catalog
-    >>> from planner.context import OptimizerContext
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.context import OptimizerContext
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(ChooseForeignKeyJoinTree(), '''
     ... JoinGraph conditions=[] join_classes=[[c.c_custkey, o.o_custkey], [l.l_orderkey, o.o_orderkey]]
     ...   Atom table=customer alias=c columns=[c_custkey] predicate=None

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import attrs
 
-from planner.context import OptimizerContext
-from planner.expressions import Column, Expr, Subquery, transform
-from planner.maintenance import ViewAtom
-from planner.plan import (
+from planner.ir.expressions import Column, Expr, Subquery, transform
+from planner.ir.logical import (
     Aggregate,
     Distinct,
     Filter,
@@ -25,7 +23,9 @@ from planner.plan import (
     SortKey,
     SubqueryAlias,
 )
-from planner.rule_executor import Rule
+from planner.ir.maintenance import ViewAtom
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 _BLOCKING = (Aggregate, Distinct, Limit, Sort, SetOperation, SubqueryAlias)
 
@@ -72,7 +72,7 @@ class InlineDerivedTables(Rule):
 
     Preconditions: the inner block has no aggregate, DISTINCT, ORDER BY, LIMIT or set operation.
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(InlineDerivedTables(), '''
     ... Aggregate group_by=[v.y AS y] aggregates=[sum(v.vol) AS _a0]
     ...   SubqueryAlias alias=v
@@ -104,7 +104,7 @@ class MaintainDerivedAggregateAsView(Rule):
 
     Preconditions: every group-by column is in the select list (it becomes the view's key).
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainDerivedAggregateAsView(), '''
     ... Aggregate group_by=[v.n AS n] aggregates=[count(*) AS _a0]
     ...   SubqueryAlias alias=v

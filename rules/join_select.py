@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import attrs
 
-from planner.context import OptimizerContext
-from planner.expressions import FLIPPED, Call, Column, Expr, conjunction, conjuncts, deep_columns
-from planner.fk_graph import implied
-from planner.maintenance import FkEdge, ForeignKeyJoin, JoinSelect, ViewAtom
-from planner.notation import print_expr
-from planner.plan import LogicalPlan
-from planner.reads import columns_read
-from planner.rule_executor import Rule
+from planner.ir.expressions import FLIPPED, Call, Column, Expr, conjunction, conjuncts, deep_columns
+from planner.ir.fk_graph import implied
+from planner.ir.logical import LogicalPlan
+from planner.ir.maintenance import FkEdge, ForeignKeyJoin, JoinSelect, ViewAtom
+from planner.ir.notation import print_expr
+from planner.ir.reads import columns_read
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 COMPARISONS = ("<", "<=", ">", ">=", "=")
 
@@ -77,8 +77,8 @@ class MaintainJoinSelect(Rule):
     column and nothing else reads V's non-key columns; other edges into V are implied by the rest
     (they are dropped). θ is one of ``< <= > >= =``.
 
-    >>> from planner.context import OptimizerContext
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.context import OptimizerContext
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainJoinSelect(), '''
     ... ForeignKeyJoin root=ps edges=[FkEdge(referencing=ps, columns=[ps_partkey], referenced=_v0, key=[k0])] residual=ps.ps_supplycost = _v0._val
     ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_suppkey, ps_supplycost] predicate=None

@@ -28,8 +28,7 @@ from collections.abc import Callable
 
 import attrs
 
-from planner.context import OptimizerContext
-from planner.expressions import (
+from planner.ir.expressions import (
     FLIPPED,
     AggregateCall,
     Call,
@@ -43,7 +42,8 @@ from planner.expressions import (
     deep_columns,
     transform,
 )
-from planner.maintenance import (
+from planner.ir.logical import Aggregate, Filter, LogicalPlan, Project, Scan
+from planner.ir.maintenance import (
     Atom,
     Correlation,
     JoinGraph,
@@ -51,8 +51,8 @@ from planner.maintenance import (
     ParameterizedAggregate,
     SubqueryAggregate,
 )
-from planner.plan import Aggregate, Filter, LogicalPlan, Project, Scan
-from planner.rule_executor import Rule
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 RING = ("sum", "count", "avg")
 INEQUALITIES = ("<", "<=", ">", ">=")
@@ -234,7 +234,7 @@ class RecognizeCorrelatedNestedAggregate(Rule):
 
     Preconditions: normalization has run (the nested comparison is a join-graph condition).
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(RecognizeCorrelatedNestedAggregate(), '''
     ... Aggregate group_by=[] aggregates=[sum(b.price * b.volume) AS _a0]
     ...   JoinGraph conditions=[0.75 * scalar{

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import attrs
 
-from planner.context import OptimizerContext
-from planner.expressions import Call, Column, Expr, columns, conjunction, conjuncts, contains_subquery
-from planner.maintenance import Atom, JoinGraph, ViewAtom
-from planner.plan import Filter, Join, LogicalPlan, Scan
-from planner.rule_executor import Rule
+from planner.ir.expressions import Call, Column, Expr, columns, conjunction, conjuncts, contains_subquery
+from planner.ir.logical import Filter, Join, LogicalPlan, Scan
+from planner.ir.maintenance import Atom, JoinGraph, ViewAtom
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 
 def _as_graph(plan: LogicalPlan) -> JoinGraph | None:
@@ -32,7 +32,7 @@ class FlattenInnerJoins(Rule):
 
     Preconditions: none (pure algebra).
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(FlattenInnerJoins(), '''
     ... Filter condition=o.o_custkey = c.c_custkey
     ...   Join[cross] condition=None
@@ -90,7 +90,7 @@ def _wrap_lone_relations(plan: LogicalPlan) -> LogicalPlan:
 class PushSelectionsIntoAtoms(Rule):
     """Move conjuncts that mention one atom only into that atom's predicate.
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(PushSelectionsIntoAtoms(), '''
     ... JoinGraph conditions=[c.c_mktsegment = 'BUILDING', o.o_custkey = c.c_custkey] join_classes=[]
     ...   Atom table=customer alias=c columns=[c_custkey, c_mktsegment] predicate=None
@@ -136,7 +136,7 @@ class PushSelectionsIntoAtoms(Rule):
 class FormEquiJoinClasses(Rule):
     """Turn equalities between columns of different atoms into equi-join variable classes.
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(FormEquiJoinClasses(), '''
     ... JoinGraph conditions=[o.o_custkey = c.c_custkey, l.l_orderkey = o.o_orderkey] join_classes=[]
     ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
@@ -218,7 +218,7 @@ def factor_common_conjuncts(condition: Expr) -> list[Expr]:
 class FactorCommonConjuncts(Rule):
     """Pull the conjuncts every OR branch shares out of the OR, so joins hidden in it become visible.
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(FactorCommonConjuncts(), '''
     ... JoinGraph conditions=[p.p_partkey = l.l_partkey and p.p_size < 5 or p.p_partkey = l.l_partkey and l.l_quantity > 10] join_classes=[]
     ...   Atom table=lineitem alias=l columns=[l_partkey, l_quantity] predicate=None

@@ -6,20 +6,20 @@ saved in every stage's state. The primary key stays so that projected atoms keep
 
 from __future__ import annotations
 
-from planner.context import OptimizerContext
-from planner.expressions import Column
-from planner.maintenance import Atom
-from planner.plan import LogicalPlan
-from planner.reads import columns_read
-from planner.rule_executor import Rule
+from planner.ir.expressions import Column
+from planner.ir.logical import LogicalPlan
+from planner.ir.maintenance import Atom
+from planner.ir.reads import columns_read
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 
 class PruneAtomColumns(Rule):
     """Drop atom columns nothing reads.
 
     >>> from catalog.tpch import tpch_catalog
-    >>> from planner.context import OptimizerContext
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.context import OptimizerContext
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(PruneAtomColumns(), '''
     ... Project items=[o.o_orderdate AS d]
     ...   ForeignKeyJoin root=o edges=[] residual=None

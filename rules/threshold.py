@@ -7,11 +7,11 @@ between the old and the new q across the threshold (TPC-H Q11's HAVING).
 
 from __future__ import annotations
 
-from planner.context import OptimizerContext
-from planner.expressions import FLIPPED, Call, Subquery, contains_subquery
-from planner.maintenance import ThresholdFilter
-from planner.plan import Filter, LogicalPlan, Scan
-from planner.rule_executor import Rule
+from planner.ir.expressions import FLIPPED, Call, Subquery, contains_subquery
+from planner.ir.logical import Filter, LogicalPlan, Scan
+from planner.ir.maintenance import ThresholdFilter
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 from rules.decorrelate import _referenced_aliases
 
 
@@ -23,7 +23,7 @@ def _uncorrelated(subquery: Subquery) -> bool:
 class MaintainThresholdFilter(Rule):
     """Rewrite ``Filter(v θ scalar{uncorrelated})`` into ``ThresholdFilter(v, θ, child, subquery plan)``.
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainThresholdFilter(), '''
     ... Filter condition=_a0 > scalar{
     ...     Project items=[0.5 * _a0 AS _c0]

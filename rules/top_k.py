@@ -7,16 +7,16 @@ after each batch (O(log n + k) per batch).
 
 from __future__ import annotations
 
-from planner.context import OptimizerContext
-from planner.maintenance import TopK
-from planner.plan import Limit, LogicalPlan, Sort
-from planner.rule_executor import Rule
+from planner.ir.logical import Limit, LogicalPlan, Sort
+from planner.ir.maintenance import TopK
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 
 class MaintainTopK(Rule):
     """Fuse ``Limit(k, Sort(keys, q))`` into ``TopK(keys, k, q)``.
 
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainTopK(), '''
     ... Limit count=10
     ...   Sort keys=[revenue DESC]

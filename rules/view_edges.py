@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import attrs
 
-from planner.context import OptimizerContext
-from planner.fk_graph import implied
-from planner.maintenance import FkEdge, ForeignKeyJoin, ViewAtom
-from planner.plan import LogicalPlan
-from planner.rule_executor import Rule
+from planner.ir.fk_graph import implied
+from planner.ir.logical import LogicalPlan
+from planner.ir.maintenance import FkEdge, ForeignKeyJoin, ViewAtom
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
 
 
 def _depths(join: ForeignKeyJoin) -> dict[str, int]:
@@ -58,8 +58,8 @@ class JoinEachViewOnce(Rule):
     Preconditions: the join's tree is chosen (``ChooseForeignKeyJoinTree``) and join-selects have
     taken their edges (``MaintainJoinSelect`` keeps the edge its comparison needs).
 
-    >>> from planner.context import OptimizerContext
-    >>> from planner.testing import assert_rewrite
+    >>> from planner.optimizer.context import OptimizerContext
+    >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(JoinEachViewOnce(), '''
     ... ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey]), FkEdge(referencing=o, columns=[o_orderkey], referenced=_v0, key=[k0]), FkEdge(referencing=l, columns=[l_orderkey], referenced=_v0, key=[k0])] residual=None
     ...   Atom table=lineitem alias=l columns=[l_orderkey, l_linenumber] predicate=None

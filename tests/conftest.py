@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from catalog.tpch import tpch_catalog
-from catalog.tpch_data import generate_tpch, load_tables
+from planner.workloads.tpch_data import generate_tpch, load_tables
 
 TPCH_CACHE_ENV = "IVM_TPCH_CACHE"
 

@@ -2,7 +2,7 @@
 
 - ``lambda``: Q5 and Q13 processing time on streams of one length with enclosureness λ = 1..32
   (AJU Figure 15: Q5's time should grow with λ, Q13's should not). Streams of
-  ``catalog/lambda_streams.py`` over Q5's six tables: dimensions live, facts in a FIFO window,
+  ``planner/workloads/lambda_streams.py`` over Q5's six tables: dimensions live, facts in a FIFO window,
   λ raised by re-inserting the orders Q5 keeps under their live lineitems; a control family
   re-inserts orders of 1995 instead (same λ and mix, dropped by Q5's date selection). Batches of
   100 updates, the re-insert gap, so no batch nets a delete with its re-insert;
@@ -35,14 +35,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from catalog.lambda_streams import DEFAULT_GAP, make_lambda_stream  # noqa: E402
 from catalog.tpch import tpch_catalog  # noqa: E402
-from catalog.tpch_data import generate_tpch, load_tables  # noqa: E402
-from catalog.tpch_streams import make_stream  # noqa: E402
-from operators.enclosureness import stream_enclosureness  # noqa: E402
-from operators.stream_format import batches  # noqa: E402
-from planner.cli import default_window  # noqa: E402
+from operators.runtime.stream_format import batches  # noqa: E402
 from planner.view import MaintainedView  # noqa: E402
+from planner.workloads.enclosureness import stream_enclosureness  # noqa: E402
+from planner.workloads.lambda_streams import DEFAULT_GAP, make_lambda_stream  # noqa: E402
+from planner.workloads.tpch_data import generate_tpch, load_tables  # noqa: E402
+from planner.workloads.tpch_streams import default_window, make_stream  # noqa: E402
 
 CATALOG = tpch_catalog()
 QUERIES = ROOT / "examples" / "tpch"

@@ -27,9 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 def _stream(sf: float, data_dir: Path):
     from catalog.tpch import tpch_catalog
-    from catalog.tpch_data import generate_tpch, load_tables
-    from catalog.tpch_streams import make_stream
-    from planner.cli import default_window
+    from planner.workloads.tpch_data import generate_tpch, load_tables
+    from planner.workloads.tpch_streams import default_window, make_stream
 
     catalog = tpch_catalog()
     tables = load_tables(generate_tpch(sf, data_dir / f"tpch-sf{sf}"), catalog)
@@ -47,7 +46,7 @@ def _rss_mb() -> float:
 
 
 def _measure(engine: str, sf: float, batch: int, data_dir: str, queue) -> None:
-    from operators.stream_format import batches
+    from operators.runtime.stream_format import batches
     from planner.view import MaintainedView
 
     catalog, updates, window = _stream(sf, Path(data_dir))

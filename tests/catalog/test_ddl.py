@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from catalog.ddl import catalog_from_ddl, load_catalog, type_family
+from catalog.ddl import catalog_from_ddl, type_family
+from catalog.load import load_catalog
 from catalog.schema import CatalogError, Column, ForeignKey, UnknownColumnError, UnknownTableError
 from catalog.tpch import TPCH_TABLES, tpch_catalog
 

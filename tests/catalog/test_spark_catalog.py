@@ -12,7 +12,7 @@ import pytest
 from catalog.schema import Catalog, CatalogError, Column, ForeignKey, Table, UnknownTableError
 from catalog.spark import catalog_from_spark
 from catalog.tpch import tpch_catalog
-from operators.spark_session import make_spark_session
+from operators.runtime.spark_session import make_spark_session
 
 pytestmark = pytest.mark.spark
 

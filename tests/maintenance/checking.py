@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from catalog.schema import Catalog
-from operators.stream_format import Update, batches
-from planner.recompute import DuckDBOracle, assert_rows_match
+from operators.runtime.stream_format import Update, batches
 from planner.view import MaintainedView
+from planner.workloads.oracle import DuckDBOracle, assert_rows_match
 
 
 def check_against_recomputation(sql: str, catalog: Catalog, updates: list[Update], batch_size: int,

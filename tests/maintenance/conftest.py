@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from catalog.lambda_streams import make_lambda_stream
 from catalog.tpch import tpch_catalog
-from catalog.tpch_data import load_tables
-from catalog.tpch_streams import make_stream
+from planner.workloads.lambda_streams import make_lambda_stream
+from planner.workloads.tpch_data import load_tables
+from planner.workloads.tpch_streams import make_stream
 
 WINDOW = 2_000  # lineitem tuples: the window slides about 30 times over SF 0.01
 

@@ -10,7 +10,7 @@ import pytest
 from catalog.tpch import tpch_catalog
 from planner.compiler import compile_query
 from planner.explain import explain_text, strategy_of
-from planner.maintenance import ChangePropagationJoin
+from planner.ir.maintenance import ChangePropagationJoin
 from tests.maintenance.checking import check_against_recomputation
 
 Q5 = (Path(__file__).parents[2] / "examples" / "tpch" / "q05.sql").read_text()

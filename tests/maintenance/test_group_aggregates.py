@@ -8,11 +8,11 @@ import pytest
 
 from catalog.tpch import tpch_catalog
 from planner.compiler import compile_query
-from planner.maintenance import CountedDistinct, GroupAggregate
+from planner.ir.maintenance import CountedDistinct, GroupAggregate
 from tests.maintenance.checking import check_against_recomputation
 
-# GroupAggregate and CountedDistinct need lower_query (operators/lowering.py), planner/outputs.py and
-# planner/optimizer.py to know them; remove this mark from the tests once they do.
+# GroupAggregate and CountedDistinct need lower_query (operators/lowering/query.py), planner/ir/outputs.py and
+# planner/optimizer/batches.py to know them; remove this mark from the tests once they do.
 
 
 MIN_MAX_AND_COUNT_DISTINCT = """

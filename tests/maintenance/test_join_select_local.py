@@ -14,7 +14,7 @@ import pytest
 from catalog.tpch import tpch_catalog
 from planner.compiler import compile_query
 from planner.explain import explain_text
-from planner.maintenance import ForeignKeyJoin
+from planner.ir.maintenance import ForeignKeyJoin
 from tests.maintenance.checking import check_against_recomputation
 
 Q2 = (Path(__file__).parents[2] / "examples" / "tpch" / "q02.sql").read_text()

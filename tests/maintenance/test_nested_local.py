@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from catalog.orderbook import make_orderbook_stream, make_r_stream, orderbook_catalog
+from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
-from operators.stream_format import Update
-from operators.validate import InvalidChangeError
+from operators.runtime.stream_format import Update
+from operators.runtime.validate import InvalidChangeError
 from planner.compiler import UnsupportedQueryError, compile_query
-from planner.maintenance import NestedAggregate
+from planner.ir.maintenance import NestedAggregate
 from planner.view import MaintainedView
+from planner.workloads.orderbook_streams import make_orderbook_stream, make_r_stream
 from tests.maintenance.checking import check_against_recomputation
 
 EXAMPLES = Path(__file__).parents[2] / "examples"

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from catalog.orderbook import make_orderbook_stream, orderbook_catalog
+from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
+from planner.workloads.orderbook_streams import make_orderbook_stream
 from tests.maintenance.checking import check_against_recomputation
 
 pytestmark = pytest.mark.spark
@@ -17,7 +18,7 @@ EXAMPLES = Path(__file__).parents[2] / "examples"
 
 @pytest.fixture(scope="module")
 def spark():
-    from operators.spark_session import make_spark_session
+    from operators.runtime.spark_session import make_spark_session
 
     return make_spark_session(app="spark-ivm-tests")
 

@@ -17,7 +17,7 @@ Q3 = (Path(__file__).parents[2] / "examples" / "tpch" / "q03.sql").read_text()
 
 @pytest.fixture(scope="module")
 def spark():
-    from operators.spark_session import make_spark_session
+    from operators.runtime.spark_session import make_spark_session
 
     return make_spark_session(app="spark-ivm-tests")
 

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from pyspark import cloudpickle
 
-from catalog.orderbook import make_orderbook_stream, orderbook_catalog
+from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
-from operators.local_runner import LocalRunner
+from operators.runtime.local_runner import LocalRunner
+from planner.workloads.orderbook_streams import make_orderbook_stream
 from tests.maintenance.checking import check_against_recomputation
 
 QUERIES = Path(__file__).parents[2] / "examples" / "tpch"

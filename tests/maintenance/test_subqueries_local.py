@@ -9,7 +9,7 @@ import pytest
 
 from catalog.tpch import tpch_catalog
 from planner.compiler import UnsupportedQueryError, compile_query
-from planner.maintenance import ViewAtom
+from planner.ir.maintenance import ViewAtom
 from tests.maintenance.checking import check_against_recomputation
 
 QUERIES = Path(__file__).parents[2] / "examples" / "tpch"

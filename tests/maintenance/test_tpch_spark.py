@@ -22,7 +22,7 @@ QUERIES = Path(__file__).parents[2] / "examples" / "tpch"
 
 @pytest.fixture(scope="module")
 def spark():
-    from operators.spark_session import make_spark_session
+    from operators.runtime.spark_session import make_spark_session
 
     return make_spark_session(app="spark-ivm-tests")
 

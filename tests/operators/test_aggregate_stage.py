@@ -10,9 +10,9 @@ from operator import itemgetter
 
 import pytest
 
-from operators.aggregate_stage import AggregateSpec, GroupAggregateStage, RingAggregateStage
-from operators.distinct_stage import DistinctStage
-from operators.stage import Change
+from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
+from operators.stages.base import Change
+from operators.stages.distinct import DistinctStage
 from operators.zset import apply_changes
 
 VALUE = itemgetter(1)

@@ -6,8 +6,8 @@ import itertools
 import random
 from collections import Counter
 
-from operators.fk_stages import ForeignKeyLookupStage, LiveTupleStage
-from operators.stage import Change
+from operators.stages.base import Change
+from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
 from operators.zset import apply_changes
 
 # orders(o_orderkey, o_custkey) looking up customer(c_custkey, c_name) by o_custkey

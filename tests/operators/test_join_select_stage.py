@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from operators.join_select_stage import JoinSelectStage
-from operators.stage import Change, run_keyed
+from operators.stages.base import Change, run_keyed
+from operators.stages.join_select import JoinSelectStage
 from operators.zset import apply_changes
 
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "=": operator.eq}

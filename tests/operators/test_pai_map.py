@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from operators.pai_map import PAIMap
-from operators.rpai_tree import RPAITree
+from operators.structures.pai_map import PAIMap
+from operators.structures.rpai_tree import RPAITree
 
 rows = st.lists(
     st.tuples(st.integers(1, 4), st.integers(-3, 3), st.booleans()),  # A, B, delete an earlier row?

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from operators.rpai_tree import RPAITree
+from operators.structures.rpai_tree import RPAITree
 
 
 class DictReference:

@@ -10,8 +10,8 @@ from pyspark import cloudpickle
 from pyspark.sql.streaming.tws_tester import TwsTester
 from pyspark.sql.types import Row as SparkRow
 
-from operators.dataflow import StageNode
-from operators.spark_runner import RESULT, StageProcessor, key_text, state_name
+from operators.runtime.dataflow import StageNode
+from operators.runtime.spark_runner import RESULT, StageProcessor, key_text, state_name
 from tests.operators.toy_stages import JoinStage, SumStage, column, toy_dataflow
 
 SUM_NODE = StageNode(7, SumStage("sum per region", column(0), column(1)), downstream=None)

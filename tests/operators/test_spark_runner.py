@@ -12,10 +12,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from operators.dataflow import Dataflow, SourceRoute, StageNode
-from operators.local_runner import LocalRunner
-from operators.spark_runner import SparkRunner
-from operators.spark_session import make_spark_session
+from operators.runtime.dataflow import Dataflow, SourceRoute, StageNode
+from operators.runtime.local_runner import LocalRunner
+from operators.runtime.spark_runner import SparkRunner
+from operators.runtime.spark_session import make_spark_session
 from operators.zset import Row
 from tests.operators.toy_stages import SumStage, column, toy_dataflow
 

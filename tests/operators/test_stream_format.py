@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.stream_format import StreamFormatError, Update, batches, read_stream, write_stream
+from operators.runtime.stream_format import StreamFormatError, Update, batches, read_stream, write_stream
 
 CATALOG = catalog_from_ddl(
     """

@@ -5,9 +5,9 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from operators.binary_join_stage import BinaryJoinStage
-from operators.join_select_stage import JoinSelectStage
-from operators.stage import Change, run_keyed
+from operators.stages.base import Change, run_keyed
+from operators.stages.binary_join import BinaryJoinStage
+from operators.stages.join_select import JoinSelectStage
 from operators.zset import apply_changes
 
 

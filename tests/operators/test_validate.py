@@ -7,8 +7,8 @@ import datetime
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.stream_format import Update
-from operators.validate import InvalidChangeError, Validator
+from operators.runtime.stream_format import Update
+from operators.runtime.validate import InvalidChangeError, Validator
 
 CATALOG = catalog_from_ddl("""
 CREATE TABLE customer (c_custkey INT, c_name VARCHAR(20), c_since DATE, PRIMARY KEY (c_custkey));

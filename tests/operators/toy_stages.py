@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from operators.dataflow import Dataflow, SourceRoute, StageNode
-from operators.stage import Change, KeyedStage
+from operators.runtime.dataflow import Dataflow, SourceRoute, StageNode
+from operators.stages.base import Change, KeyedStage
 from operators.zset import Changelog, Row, apply_changes, consolidate
 
 

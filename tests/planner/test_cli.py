@@ -8,7 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.stream_format import Update, write_stream
+from operators.runtime.stream_format import Update, write_stream
 from planner.cli import main
 
 DDL = """

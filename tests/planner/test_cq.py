@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.cq import Atom, ConjunctiveQuery, parse_cq, print_cq
-from planner.expressions import Call, Column, Expr, Literal
+from planner.ir.cq import Atom, ConjunctiveQuery, parse_cq, print_cq
+from planner.ir.expressions import Call, Column, Expr, Literal
 
 
 def var(name: str) -> Column:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from catalog.tpch import tpch_catalog
 from planner.compiler import compile_query
-from planner.fk_graph import assertion_keys, auxiliary_attributes, unconstrained_pairs
-from planner.maintenance import FkEdge, ForeignKeyJoin
+from planner.ir.fk_graph import assertion_keys, auxiliary_attributes, unconstrained_pairs
+from planner.ir.maintenance import FkEdge, ForeignKeyJoin
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "tpch"
 

@@ -11,17 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import planner.plan
-from planner.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
-from planner.notation import (
-    AGGREGATE_FUNCTIONS,
-    notation_value,
-    parse_expr,
-    parse_plan,
-    print_expr,
-    print_plan,
-)
-from planner.plan import (
+import planner.ir.logical
+from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
+from planner.ir.logical import (
     Aggregate,
     Distinct,
     Filter,
@@ -33,7 +25,15 @@ from planner.plan import (
     Sort,
     SortKey,
 )
-from planner.testing import assert_plan_text, assert_rewrite, assert_unchanged
+from planner.ir.notation import (
+    AGGREGATE_FUNCTIONS,
+    notation_value,
+    parse_expr,
+    parse_plan,
+    print_expr,
+    print_plan,
+)
+from planner.optimizer.testing import assert_plan_text, assert_rewrite, assert_unchanged
 
 
 def col(qualified: str) -> Column:
@@ -188,7 +188,7 @@ def _and_operands(expr: Expr) -> list[Expr]:
 def test_the_sample_plans_cover_every_node_class_of_plan_module() -> None:
     defined = {
         name
-        for name, value in vars(planner.plan).items()
+        for name, value in vars(planner.ir.logical).items()
         if isinstance(value, type) and issubclass(value, LogicalPlan) and value is not LogicalPlan
     }
     used = {type(node).__name__ for sample in (Q3_PLAN, parse_plan(SUBQUERY_TEXT)) for node in sample.walk()}

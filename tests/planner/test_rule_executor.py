@@ -3,8 +3,8 @@ import logging
 import attrs
 import pytest
 
-from planner.plan import LogicalPlan
-from planner.rule_executor import (
+from planner.ir.logical import LogicalPlan
+from planner.optimizer.executor import (
     Batch,
     FixedPoint,
     Once,

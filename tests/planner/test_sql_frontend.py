@@ -13,8 +13,8 @@ import pytest
 
 from catalog.schema import UnknownColumnError, UnknownTableError
 from catalog.tpch import TPCH_TABLES, tpch_catalog
-from planner.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, conjuncts, walk
-from planner.plan import (
+from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, conjuncts, walk
+from planner.ir.logical import (
     Aggregate,
     Distinct,
     Filter,
@@ -29,7 +29,7 @@ from planner.plan import (
     SortKey,
     SubqueryAlias,
 )
-from planner.sql import AmbiguousColumnError, UnsupportedSqlError, parse_sql
+from planner.sql.statements import AmbiguousColumnError, UnsupportedSqlError, parse_sql
 
 QUERY_DIR = Path(__file__).resolve().parents[2] / "examples" / "tpch"
 QUERY_FILES = sorted(QUERY_DIR.glob("q*.sql"))

@@ -34,10 +34,10 @@ from catalog.ddl import catalog_from_ddl
 from catalog.orderbook import orderbook_catalog
 from catalog.schema import Catalog
 from catalog.tpch import tpch_catalog
-from planner.context import OptimizerContext
-from planner.notation import parse_plan, print_plan
-from planner.rule_executor import Rule
-from planner.testing import assert_plan_text, assert_unchanged
+from planner.ir.notation import parse_plan, print_plan
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Rule
+from planner.optimizer.testing import assert_plan_text, assert_unchanged
 
 CASES_DIR = Path(__file__).parent / "cases"
 NAMED_CATALOGS = {"tpch": tpch_catalog, "orderbook": orderbook_catalog}

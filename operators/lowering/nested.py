@@ -1,0 +1,318 @@
+"""Lower a ``NestedAggregate`` (RPAI) to keyed stages; see ``operators/stages/nested.py`` for each.
+
+Equality-correlated parts are keyed by the correlation key and scale out; the global index stages
+(rpai_tree, the PAI map's index, the general algorithm, the final sum) are keyed by a constant and
+do not: EXPLAIN says so.
+"""
+
+from __future__ import annotations
+
+from operators.lowering.expr_eval import compile_expr, compile_predicate
+from operators.lowering.query import (
+    Emitter,
+    LoweredQuery,
+    LoweringError,
+    StageBuilder,
+    finish_function,
+    lower_query,
+)
+from operators.runtime.dataflow import RowRequirement
+from operators.stages.nested import (
+    AggregateIndexStage,
+    CorrelatedMaps,
+    CorrelationGroupStage,
+    GeneralNestedStage,
+    ParameterizedIndex,
+    PerKeyIndexStage,
+    RequiredSums,
+    RpaiTreeStage,
+    ScalarAggregate,
+    SumVectorsStage,
+)
+from operators.structures.aggregate_index import PrefixAggregateIndex
+from planner.ir.expressions import Call, Column, Expr, columns, transform
+from planner.ir.maintenance import (
+    Atom,
+    Correlation,
+    ForeignKeyJoin,
+    NestedAggregate,
+    ParameterizedAggregate,
+    SubqueryAggregate,
+)
+from planner.ir.outputs import output_columns
+
+AGG = {Column(None, "_agg"): 0}
+
+
+def _tuple_of(positions: tuple[int, ...]):
+    return lambda row: tuple(row[p] for p in positions)
+
+
+def _table_layout(builder: StageBuilder, table: str, alias: str) -> dict[Column, int]:
+    return {Column(alias, c): i for i, c in enumerate(builder.catalog.table(table).column_names)}
+
+
+def _first(row):
+    return row[0]
+
+
+def _scalar(builder: StageBuilder, q: SubqueryAggregate, fed: dict[str, LoweredQuery] | None = None) -> ScalarAggregate:
+    if q.func == "value":
+        # The fed query emits its one row as -old/+new from its row over empty input on, so its
+        # current value is Σ value·weight with Σ weight = 1 once that initial row is counted in.
+        initial = fed[q.alias].initial
+        start = (sum(row[0] for row in initial if row[0] is not None),
+                 sum(1 for row in initial if row[0] is not None))
+        return ScalarAggregate("sum", _first, compile_expr(q.value, AGG), start)
+    layout = _table_layout(builder, q.table, q.alias)
+    argument = None if q.argument is None else compile_expr(q.argument, layout)
+    return ScalarAggregate(q.func, argument, compile_expr(q.value, AGG))
+
+
+def _route_subquery(builder: StageBuilder, q: SubqueryAggregate | ParameterizedAggregate, stage: int, port: int,
+                    fed: dict[str, LoweredQuery] | None = None) -> None:
+    """A subquery's input rows to ``stage``: its table's rows, or a fed query's result rows."""
+    if isinstance(q, ParameterizedAggregate):
+        q = q.aggregate  # its prefix aggregate reads the same rows (the rule checked it)
+    if q.func == "value":
+        builder.downstream[fed[q.alias].last] = (stage, port)
+        return
+    columns_all = builder.catalog.table(q.table).column_names
+    builder.route(Atom(q.table, q.alias, columns_all, q.where), columns_all, stage, port)
+
+
+def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, LoweredQuery]:
+    """Lower the queries feeding values first (stages stay in topological order): alias → the lowered query."""
+    fed_subqueries = [q for q in nested.subqueries if isinstance(q, SubqueryAggregate) and q.func == "value"]
+    return {q.alias: lower_query(builder, plan) for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
+
+
+def _prefix_index(builder: StageBuilder, table: str, layout: dict[Column, int], where: Expr | None,
+                  correlation: Correlation, argument: Expr | None) -> PrefixAggregateIndex:
+    """The rows of ``table`` passing ``where`` indexed by their prefix aggregate along ``correlation``.
+
+    The keys are prefix sums of ``argument``, which must grow with every row (§3.2.4's monotone
+    keys): the validator rejects an inserted row whose ``argument`` is not positive, before any
+    stage runs. COUNT (no argument) adds 1 per row."""
+    index = PrefixAggregateIndex(compile_expr(correlation.inner, layout), correlation.op,
+                                 None if argument is None else compile_expr(argument, layout), table)
+    if argument is not None:
+        builder.requirements.append(RowRequirement(table, _positive(layout, where, argument)))
+    return index
+
+
+def _positive(layout: dict[Column, int], where: Expr | None, argument: Expr):
+    """What is wrong with a row passing ``where`` whose ``argument`` is not positive (None: nothing)."""
+    amount, passes = compile_expr(argument, layout), compile_predicate(where, layout)
+    shown = transform(argument, lambda e: Column(None, e.name) if isinstance(e, Column) else e)
+
+    def violation(row) -> str | None:
+        if passes is not None and not passes(row):
+            return None
+        value = amount(row)
+        if value is not None and value > 0:
+            return None
+        return (f"{shown} is {value!r}, but the RPAI tree maintaining this query sums it by prefix "
+                "and needs it positive on every row (RPAI §3)")
+
+    return violation
+
+
+def _describe(operator: str, state: str, key: str, cost: str, why: str, inputs: str = "") -> dict[str, str]:
+    return {"operator": operator, "inputs": inputs, "state": state, "key": key, "update_cost": cost, "why": why}
+
+
+def lower_nested(builder: StageBuilder, nested: NestedAggregate, items, join: ForeignKeyJoin, root: Emitter):
+    """Add the stages of ``nested``; return (last stage, output layout, initial result)."""
+    if join.residual is not None:
+        raise LoweringError("a non-equality join predicate beside a nested aggregate is not supported yet")
+    layout = {c: i for i, c in enumerate(root.layout)}
+    agg_layout = output_columns(nested)
+    output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
+    sums = RequiredSums(
+        tuple(item.expr.func for item in nested.aggregates),
+        tuple(None if item.expr.arg is None else compile_expr(item.expr.arg, layout) for item in nested.aggregates),
+    )
+    finish = finish_function(items, None, agg_layout)
+    names = tuple(c.name for c in output_layout)
+    lowering = {
+        "rpai_tree": _rpai_tree, "pai_map": _pai_map, "per_key_index": _per_key_index, "general": _general,
+    }[nested.strategy]
+    fed = _lower_feeds(builder, nested)
+    last = lowering(builder, nested, join, root, sums, finish, names, fed)
+    # A global aggregate shows one row over empty input (COUNT 0, SUM NULL); a grouped one none.
+    empty = None if nested.group_by else builder.stages[last].empty_result()
+    return last, output_layout, (() if empty is None else (empty,))
+
+
+def _group_function(nested: NestedAggregate, layout: dict[Column, int]):
+    """The outer row's group-by values as a tuple (``()`` without GROUP BY)."""
+    parts = tuple(compile_expr(g.expr, layout) for g in nested.group_by)
+    return lambda row: tuple(part(row) for part in parts)
+
+
+def _split(nested: NestedAggregate) -> tuple[Expr, str, int]:
+    """``value op _s<k>`` → (value, op, k)."""
+    match nested.predicate:
+        case Call(op=op, args=(value, Column(table=None, name=name))):
+            return value, op, int(name[2:])
+    raise LoweringError(f"strategy {nested.strategy} needs a predicate 'value op subquery'")
+
+
+def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value: Expr, fed: dict[str, LoweredQuery]):
+    """The uncorrelated subqueries (all but k) and ``value`` compiled over their values."""
+    others = [i for i in range(len(nested.subqueries)) if i != k]
+    compiled = compile_expr(value, {Column(None, f"_s{i}"): n for n, i in enumerate(others)})
+    return others, tuple(_scalar(builder, nested.subqueries[i], fed) for i in others), compiled
+
+
+def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
+    value, op, k = _split(nested)
+    q = nested.subqueries[k]
+    (correlation,) = q.correlations
+    others, uncorrelated, v = _uncorrelated(builder, nested, k, value, fed)
+    atom = join.atom(join.root)
+    table = builder.catalog.table(atom.table)
+    outer = {**_table_layout(builder, atom.table, q.alias), **_table_layout(builder, atom.table, atom.alias)}
+    # The outer rows are also the inner rows: route whole rows so q's argument can be read too.
+    row_sums = RequiredSums(sums.funcs, tuple(
+        None if item.expr.arg is None else compile_expr(item.expr.arg, outer) for item in nested.aggregates))
+    index = _prefix_index(builder, table.name, outer, atom.predicate, correlation, q.argument)
+    stage = builder.add(RpaiTreeStage(
+        f"RPAI tree on {q.table}.{correlation.inner.name}", index, row_sums, v, op, uncorrelated, finish, names,
+        _describe("NestedAggregate[rpai_tree] (RPAI tree)",
+                  f"RPAI trees: {correlation.inner.name} → Σ {q.func}; q → required sums", "constant (does not scale out)",
+                  "O(log n) per update (getSum + shiftKeys)",
+                  f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: inserting a row "
+                  "shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)", f"{table.name} rows"),
+        _group_function(nested, outer) if nested.group_by else None,
+    ))
+    builder.route(Atom(atom.table, atom.alias, table.column_names, atom.predicate), table.column_names, stage, 0)
+    for port, i in enumerate(others, start=1):
+        _route_subquery(builder, nested.subqueries[i], stage, port, fed)
+    return stage
+
+
+def _correlation_keys(builder, q: SubqueryAggregate, layout: dict[Column, int]):
+    inner_layout = _table_layout(builder, q.table, q.alias)
+    outer_key = _tuple_of(tuple(layout[c.outer] for c in q.correlations))
+    inner_key = _tuple_of(tuple(inner_layout[c.inner] for c in q.correlations))
+    return outer_key, inner_key, ", ".join(f"{c.inner} = {c.outer}" for c in q.correlations)
+
+
+def _pai_map(builder, nested, join, root, sums, finish, names, fed):
+    value, op, k = _split(nested)
+    q = nested.subqueries[k]
+    others, uncorrelated, v = _uncorrelated(builder, nested, k, value, fed)
+    layout = {c: i for i, c in enumerate(root.layout)}
+    outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
+    grouped = " per GROUP BY group" if nested.group_by else ""
+    group = builder.add(CorrelationGroupStage(
+        "correlation groups", outer_key, inner_key, _scalar(builder, q), sums, _group_function(nested, layout),
+        ("q",) + names,
+        _describe("NestedAggregate[pai_map] groups", f"per key: q's Σ and count, the required sums{grouped}",
+                  key_text, "O(1) per update" + (" (O(groups) when q moves)" if grouped else ""),
+                  "equality correlation: an update changes one group's q"),
+    ))
+    root.connect(builder, group, 0)
+    _route_subquery(builder, q, group, 1)
+    index = builder.add(AggregateIndexStage(
+        "PAI map", sums, v, op, uncorrelated, finish, names,
+        _describe("NestedAggregate[pai_map] (PAI map)", "aggregate index: q → required sums "
+                  + ("(hash map)" if op == "=" else "(RPAI tree for the range)") + grouped,
+                  "constant (does not scale out)",
+                  "O(1) per moved group" if op == "=" else "O(log n) per moved group",
+                  "a group's sums move from its old q to its new q (RPAI §2.1.3)"),
+        len(nested.group_by),
+    ))
+    builder.downstream[group] = (index, 0)
+    for port, i in enumerate(others, start=1):
+        _route_subquery(builder, nested.subqueries[i], index, port, fed)
+    return index
+
+
+def _per_key_index(builder, nested, join, root, sums, finish, names, fed):
+    value, op, k = _split(nested)
+    q = nested.subqueries[k]
+    layout = {c: i for i, c in enumerate(root.layout)}
+    outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
+    keyed = builder.add(PerKeyIndexStage(
+        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
+        _group_function(nested, layout), names,
+        _describe("NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
+                  "per key and group: q's Σ and count; RPAI trees v → required sums",
+                  key_text or "constant: q is a global threshold (does not scale out)", "O(log n) per update",
+                  "q is correlated by equalities (or not at all) and compared with a per-row value v: AJU Theorem 15's "
+                  "join-select-aggregate, the rows of a key in a tree by v annotated with partial sums, so each key's "
+                  "contribution is one range sum per group"),
+    ))
+    root.connect(builder, keyed, 0)
+    _route_subquery(builder, q, keyed, 1)
+    groups = ", ".join(g.name for g in nested.group_by)
+    total = builder.add(SumVectorsStage(
+        "sum of contributions", sums, len(nested.group_by), finish, names,
+        _describe("SumVectors", "per group: the required sums of its result row",
+                  groups or "constant (does not scale out)", "O(1) per changed key and group",
+                  "adds each key's contribution change into its group's result"),
+    ))
+    builder.downstream[keyed] = (total, 0)
+    return total
+
+
+def _parameterized(builder: StageBuilder, q: ParameterizedAggregate, position: int) -> ParameterizedIndex:
+    """The middle level of a two-level nesting: an RPAI tree over its rows, read at the parameter."""
+    (correlation,) = q.prefix.correlations
+    layout = {**_table_layout(builder, q.prefix.table, q.prefix.alias),
+              **_table_layout(builder, q.aggregate.table, q.aggregate.alias)}
+    index = _prefix_index(builder, q.aggregate.table, layout, q.aggregate.where, correlation, q.prefix.argument)
+    earlier = {Column(None, f"_s{j}"): j for j in range(position)}
+    return ParameterizedIndex(_scalar(builder, q.aggregate), index, compile_expr(q.parameter, earlier), q.op)
+
+
+def _general(builder, nested, join, root, sums, finish, names, fed):
+    atom = join.atom(join.root)
+    layout = {c: i for i, c in enumerate(root.layout)}
+    placeholders = {Column(None, f"_s{i}") for i in range(len(nested.subqueries))}
+    key_columns: list[Column] = sorted({c for c in columns(nested.predicate) if c not in placeholders}
+                                       | {c for g in nested.group_by for c in columns(g.expr)}, key=str)
+    for q in nested.subqueries:
+        if isinstance(q, SubqueryAggregate) and q.correlation is not None:
+            if q.alias == atom.alias:
+                raise LoweringError(f"the subquery over {q.table} reuses the outer alias {q.alias}; rename one of them")
+            key_columns += sorted({c for c in columns(q.correlation) if c.table == atom.alias} - set(key_columns), key=str)
+    key_index = {c: i for i, c in enumerate(key_columns)}
+    specs = []
+    two_levels = any(isinstance(q, ParameterizedAggregate) for q in nested.subqueries)
+    for q in nested.subqueries:
+        if isinstance(q, ParameterizedAggregate):
+            specs.append(_parameterized(builder, q, len(specs)))
+            continue
+        if q.correlation is None:
+            specs.append(_scalar(builder, q, fed))
+            continue
+        equalities = bool(q.correlations) and all(c.op == "=" for c in q.correlations)
+        if equalities:  # pairwise aligned, so that bound values look up the equal free key
+            free, bound = [c.outer for c in q.correlations], [c.inner for c in q.correlations]
+        else:
+            free = sorted({c for c in columns(q.correlation) if c.table == atom.alias}, key=str)
+            bound = sorted({c for c in columns(q.correlation) if c.table == q.alias}, key=str)
+        inner_layout = _table_layout(builder, q.table, q.alias)
+        both = {c: n for n, c in enumerate(free + bound)}
+        specs.append(CorrelatedMaps(
+            _scalar(builder, q), _tuple_of(tuple(key_index[c] for c in free)),
+            _tuple_of(tuple(inner_layout[c] for c in bound)), compile_expr(q.correlation, both), equalities))
+    predicate_layout = {**key_index, **{Column(None, f"_s{i}"): len(key_columns) + i for i in range(len(specs))}}
+    stage = builder.add(GeneralNestedStage(
+        "general nested aggregate", _tuple_of(tuple(layout[c] for c in key_columns)), tuple(specs),
+        compile_expr(nested.predicate, predicate_layout), sums, _group_function(nested, key_index), finish, names,
+        _describe("NestedAggregate[general] (RPAI §4.2)",
+                  "free, bound and result maps" + ("; an RPAI tree per subquery nested two levels" if two_levels else ""),
+                  "constant (does not scale out)", "O(n log n) per update" if two_levels else "O(n) per update",
+                  "no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"
+                  + (" (O(n³) for two levels)" if two_levels else "")),
+        grouped=bool(nested.group_by),
+    ))
+    root.connect(builder, stage, 0)
+    for port, q in enumerate(nested.subqueries, start=1):
+        _route_subquery(builder, q, stage, port, fed)
+    return stage

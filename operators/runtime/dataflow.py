@@ -1,0 +1,100 @@
+"""A lowered maintenance plan: keyed stages in topological order and the routes of base-table changes.
+
+``SourceRoute`` sends each change of a base table through a selection (rows failing it are dropped,
+AJU §2.3) and a projection to one stage port. Each stage sends its output to one downstream
+(stage, port), or to the result when ``downstream`` is None.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from operator import itemgetter
+
+import attrs
+
+from operators.stages.base import Change, KeyedStage
+from operators.zset import Row
+
+
+@attrs.frozen
+class SourceRoute:
+    table: str
+    stage: int
+    port: int
+    #: Positions (in the table's catalog column order) of the columns the stage receives.
+    columns: tuple[int, ...]
+    #: Selection pushed to the source; None keeps every row.
+    predicate: Callable[[Row], bool] | None = attrs.field(default=None, eq=False)
+    predicate_text: str = ""
+
+    def route(self, changes: Iterable[tuple[Row, int]]) -> list[tuple[Row, int]]:
+        """The routed changes of a batch (selection, then projection)."""
+        keep, positions = self.predicate, self.columns
+        if len(positions) == 1:
+            (only,) = positions
+            project = lambda row: (row[only],)  # noqa: E731
+        else:
+            project = itemgetter(*positions)
+        return [(project(row), w) for row, w in changes if keep is None or keep(row)]
+
+
+@attrs.frozen
+class RowRequirement:
+    """A condition a stage's algorithm needs of every inserted row of ``table`` (e.g. the RPAI tree's
+    positive aggregated values). The validator checks it with the rest of a batch, so a row that
+    breaks it is rejected before any stage runs and all state stays as it was.
+
+    ``violation`` returns None for a good row, else what is wrong with it.
+    """
+
+    table: str
+    violation: Callable[[Row], str | None] = attrs.field(eq=False)
+
+
+@attrs.frozen
+class StageNode:
+    id: int
+    stage: KeyedStage = attrs.field(eq=False)
+    downstream: int | None  # None: output goes to the result
+    downstream_port: int = 0
+
+
+@attrs.frozen
+class Dataflow:
+    """Stages listed so that every stage comes after all stages feeding it."""
+
+    stages: tuple[StageNode, ...]
+    sources: tuple[SourceRoute, ...]
+    output_columns: tuple[str, ...]
+    #: The result before any change (a global aggregate shows one row over empty input).
+    initial_result: tuple[Row, ...] = ()
+    #: ORDER BY of the query without LIMIT: applied when the result is read, not maintained.
+    presentation_order: tuple[tuple[int, bool], ...] = ()
+    #: What the stages need of the input rows beyond the schema (checked by the validator).
+    requirements: tuple[RowRequirement, ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        position = {node.id: i for i, node in enumerate(self.stages)}
+        for node in self.stages:
+            if node.downstream is not None and position[node.downstream] <= position[node.id]:
+                raise ValueError(f"stage {node.id} ({node.stage.name}) feeds stage {node.downstream}, listed before it")
+
+    def stage(self, stage_id: int) -> StageNode:
+        for node in self.stages:
+            if node.id == stage_id:
+                return node
+        raise KeyError(stage_id)
+
+    def route(self, batch: Mapping[str, Iterable[tuple[Row, int]]]) -> dict[int, list[Change]]:
+        """Base-table changes → per-stage input changes (selection and projection applied)."""
+        tables = {table: list(changes) for table, changes in batch.items()}
+        inputs: dict[int, list[Change]] = defaultdict(list)
+        for route in self.sources:
+            if changes := tables.get(route.table):
+                port = route.port
+                inputs[route.stage].extend(Change(port, row, w) for row, w in route.route(changes))
+        return inputs
+
+    def tables(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(route.table for route in self.sources))

@@ -1,0 +1,45 @@
+"""The local runner: drives a dataflow's keyed stages in-process with dict-backed state.
+
+It is the embedded default for small data and the workhorse of the tests. Each batch runs the
+stages in topological order; a stage sees all the batch's rows of a key in one ``process`` call,
+exactly as under Spark's ``groupBy(key).transformWithState``.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from operators.runtime.dataflow import Dataflow
+from operators.stages.base import Change, run_keyed
+from operators.zset import Changelog, Row, consolidate
+
+
+class LocalRunner:
+    def __init__(self, dataflow: Dataflow):
+        self.dataflow = dataflow
+        self.states: dict[int, dict[tuple, Any]] = {node.id: {} for node in dataflow.stages}
+
+    def apply(self, batch: Mapping[str, Iterable[tuple[Row, int]]]) -> Changelog:
+        """Apply one batch of base-table changes (already validated); return the result's changes."""
+        inputs = self.dataflow.route(batch)
+        result: Changelog = []
+        for node in self.dataflow.stages:
+            changes = inputs.pop(node.id, [])
+            if not changes:
+                continue
+            outputs = run_keyed(node.stage, self.states[node.id], changes)
+            if node.downstream is None:
+                result.extend(outputs)
+            else:
+                inputs[node.downstream].extend(Change(node.downstream_port, row, w) for row, w in outputs)
+        # The state is millions of long-lived tuples; freezing them keeps the cyclic garbage collector
+        # from rescanning all of them on every full collection (it halved the run time of Q3 at SF 0.1).
+        # Frozen objects are still freed by reference counting; stage states hold no cycles.
+        gc.freeze()
+        return consolidate(result)
+
+    def state_size(self) -> dict[str, int]:
+        """Number of keys held by each stage (for run statistics)."""
+        return {node.stage.name: len(self.states[node.id]) for node in self.dataflow.stages}

@@ -1,0 +1,161 @@
+"""Validation of base-table changes before any stage sees them (ARCHITECTURE.md, "Errors and bad input").
+
+Base tables with a primary key have set semantics, so the validator keeps each table's rows by key
+and checks every change in ``_seq`` order: a duplicate key, a delete of an absent row (or of a row
+that differs from the stored one), a wrong number of columns, a wrong type or a NULL key is invalid,
+and so is an inserted row that breaks a requirement of the plan's stages (``RowRequirement``).
+A batch is checked against a scratch overlay and committed only when it is accepted, so a rejected
+batch leaves every state as it was. With the ``quarantine`` policy invalid changes are set aside with
+their reason and the rest of the batch goes on.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable
+from operator import itemgetter
+
+import attrs
+
+from catalog.schema import Catalog, Table
+from operators.runtime.dataflow import RowRequirement
+from operators.runtime.stream_format import Update
+from operators.zset import Row
+
+POLICIES = ("error", "quarantine")
+
+_PYTHON_TYPES = {
+    "int": (int,),
+    "float": (int, float),
+    "string": (str,),
+    "date": (datetime.date,),
+    "bool": (bool,),
+}
+
+
+class InvalidChangeError(ValueError):
+    """A change violates the table's schema or set semantics; the message names table, row and reason."""
+
+    def __init__(self, update: Update, reason: str):
+        super().__init__(f"invalid change to table {update.table} at _seq {update.seq} (op {update.op:+d}, row {update.row!r}): {reason}")
+        self.update = update
+        self.reason = reason
+
+
+@attrs.frozen
+class Rejected:
+    update: Update
+    reason: str
+
+
+def _type_error(table: Table, row: Row) -> str | None:
+    if len(row) != len(table.columns):
+        return f"has {len(row)} columns, table {table.name} has {len(table.columns)} ({', '.join(table.column_names)})"
+    for value, column in zip(row, table.columns, strict=True):
+        if value is None:
+            if column.name in table.primary_key:
+                return f"NULL in key column {column.name}"
+            continue
+        allowed = _PYTHON_TYPES[column.type]
+        wrong_bool = isinstance(value, bool) and column.type != "bool"
+        wrong_datetime = isinstance(value, datetime.datetime)
+        if not isinstance(value, allowed) or wrong_bool or wrong_datetime:
+            return f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}"
+    return None
+
+
+class Validator:
+    """Keeps each validated table's rows by primary key (all columns when it has no key)."""
+
+    def __init__(self, catalog: Catalog, tables: Iterable[str], policy: str = "error",
+                 requirements: Iterable[RowRequirement] = ()):
+        if policy not in POLICIES:
+            raise ValueError(f"unknown invalid-input policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        self.policy = policy
+        self.tables = {name: catalog.table(name) for name in tables}
+        self.requirements: dict[str, list[RowRequirement]] = {}
+        for requirement in requirements:
+            self.requirements.setdefault(requirement.table, []).append(requirement)
+        self._key_of = {
+            name: itemgetter(*(tuple(t.column_names.index(k) for k in t.primary_key) or range(len(t.columns))))
+            for name, t in self.tables.items()
+        }
+        # Rows of one table nearly always have the same column types: a type signature seen valid
+        # once is valid again, so the per-column check runs only for new signatures.
+        self._valid_signatures: dict[str, set[tuple[type, ...]]] = {name: set() for name in self.tables}
+        self.rows: dict[str, dict[tuple, Row]] = {name: {} for name in self.tables}
+
+    def check(self, updates: Iterable[Update], typed: bool = False) -> tuple[dict[str, list[tuple[Row, int]]], list[Rejected]]:
+        """Validate one batch: (accepted changes by table, rejected changes). Raises under policy 'error'.
+
+        ``typed=True`` says the rows' column types were already checked, column by column, when they
+        were read (``read_stream`` casts every Parquet column to its catalog type and rejects NULL
+        keys); the per-row type check, a third of the validation time, is then skipped.
+
+        Keys belong to one table, so each table's changes are checked on their own (in ``_seq``
+        order); this is the hot path of every runner, hence one tight loop per table.
+        """
+        by_table: dict[str, list[Update]] = {}
+        for update in updates:
+            if update.table in self.tables:
+                by_table.setdefault(update.table, []).append(update)
+        overlays: dict[str, dict] = {}
+        accepted: dict[str, list[tuple[Row, int]]] = {}
+        rejected: list[Rejected] = []
+        for table, table_updates in by_table.items():
+            if any(a.seq > b.seq for a, b in zip(table_updates, table_updates[1:], strict=False)):
+                table_updates.sort(key=lambda u: u.seq)
+            overlays[table], accepted[table] = self._check_table(table, table_updates, rejected, typed)
+        for table, overlay in overlays.items():
+            stored = self.rows[table]
+            for key, row in overlay.items():
+                if row is None:
+                    stored.pop(key, None)
+                else:
+                    stored[key] = row
+        return {table: changes for table, changes in accepted.items() if changes}, rejected
+
+    def _check_table(self, table: str, updates: list[Update], rejected: list[Rejected], typed: bool):
+        key_of, stored, valid = self._key_of[table], self.rows[table], self._valid_signatures[table]
+        width = len(self.tables[table].columns)
+        overlay: dict = {}
+        accepted: list[tuple[Row, int]] = []
+        for update in updates:
+            row, op = update.row, update.op
+            reason = None
+            if type(row) is not tuple:
+                reason = "row is not a tuple of column values"
+            elif typed:
+                if len(row) != width:
+                    reason = _type_error(self.tables[table], row)
+            elif tuple(map(type, row)) not in valid:
+                reason = _type_error(self.tables[table], row)
+                if reason is None:
+                    valid.add(tuple(map(type, row)))
+            if reason is None:
+                key = key_of(row)
+                current = overlay[key] if key in overlay else stored.get(key)
+                if op == 1:
+                    if current is not None:
+                        reason = f"duplicate primary key {_show(key)}: a row with this key is already present"
+                    for requirement in self.requirements.get(table, ()):
+                        reason = reason or requirement.violation(row)
+                elif op == -1:
+                    if current is None:
+                        reason = f"delete of an absent row (no row with key {_show(key)})"
+                    elif current != row:
+                        reason = f"delete does not match the stored row {current!r}"
+                else:
+                    reason = f"_op must be +1 or -1, got {op}"
+            if reason is not None:
+                if self.policy == "error":
+                    raise InvalidChangeError(update, reason)
+                rejected.append(Rejected(update, reason))
+                continue
+            overlay[key] = row if op == 1 else None
+            accepted.append((row, op))
+        return overlay, accepted
+
+
+def _show(key) -> str:
+    return str(key if isinstance(key, tuple) else (key,))

@@ -1,0 +1,76 @@
+"""ORDER BY ... LIMIT k maintained under inserts and deletes, keyed by a constant.
+
+The state is the whole result as an ordered multiset (sortedcontainers' SortedList: a well-kept
+library giving O(log n) insert/delete, which a plain list cannot). After each batch the stage
+compares the first k rows before and after and emits the difference. Ties are broken by the whole
+row, so the top k is deterministic. Being keyed by a constant, it does not scale out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import total_ordering
+
+from sortedcontainers import SortedList
+
+from operators.stages.base import Change, KeyedStage
+from operators.zset import Changelog, Row, consolidate
+
+
+@total_ordering
+class _Descending:
+    """Inverts the order of a value (strings and dates cannot be negated)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __eq__(self, other):
+        return self.value == other.value
+
+    def __lt__(self, other):
+        return other.value < self.value
+
+
+def _nulls_first(value):
+    return (value is not None, value)
+
+
+class TopKStage(KeyedStage):
+    def __init__(self, name: str, sort_keys: tuple[tuple[Callable[[Row], object], bool], ...], count: int,
+                 output_columns: tuple[str, ...], description: dict[str, str]):
+        self.name = name
+        self.sort_keys = sort_keys  # (value of row, ascending)
+        self.count = count
+        self.output_columns = output_columns
+        self.description = description
+
+    def order_key(self, row: Row) -> tuple:
+        parts = []
+        for value_of, ascending in self.sort_keys:
+            value = _nulls_first(value_of(row))
+            parts.append(value if ascending else _Descending(value))
+        return (tuple(parts), tuple(_nulls_first(v) for v in row))
+
+    def key_of(self, port: int, row: Row) -> tuple:
+        return ()
+
+    def process(self, key: tuple, state: SortedList | None, changes: list[Change]) -> tuple[SortedList | None, Changelog]:
+        state = state if state is not None else SortedList()
+        before = [row for _, row in state[: self.count]]
+        # Net weights first: a row deleted and re-inserted in one batch must not be removed twice.
+        for row, weight in consolidate((c.row, c.weight) for c in changes):
+            entry = (self.order_key(row), row)
+            for _ in range(abs(weight)):
+                if weight > 0:
+                    state.add(entry)
+                else:
+                    state.remove(entry)
+        after = [row for _, row in state[: self.count]]
+        out = [(row, -1) for row in before] + [(row, 1) for row in after]
+        return (state if state else None), consolidate(out)
+
+    def describe(self) -> dict[str, str]:
+        return self.description
+

@@ -1,0 +1,152 @@
+"""Scalar expressions of logical plans: frozen values, compared by structure.
+
+One generic ``Call(op, args)`` node carries every operator and function (arithmetic, comparison,
+boolean logic, LIKE, IN lists, CASE, EXTRACT, SUBSTRING, CAST), so rules match on ``op`` strings and
+new functions need no new class. Subqueries are expressions holding a logical plan.
+
+Operator names (``Call.op``):
+  arithmetic ``+ - * / neg``; comparison ``= <> < <= > >=``; logic ``and or not``;
+  ``like``, ``not like``, ``in`` (args: operand, *values), ``not in``, ``between`` (x, lo, hi),
+  ``is null``, ``is not null``, ``case`` (when1, then1, ..., [else]), ``extract_year`` etc.
+  (``extract_<unit>``), ``substring`` (s, start, length), ``cast_<type>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+import attrs
+
+if TYPE_CHECKING:
+    from planner.ir.logical import LogicalPlan
+
+COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
+FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+@attrs.frozen
+class Column:
+    """A column reference; ``table`` is the alias of the relation it comes from (None if unresolved)."""
+
+    table: str | None
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.table}.{self.name}" if self.table else self.name
+
+
+@attrs.frozen
+class Literal:
+    """A constant. ``type`` is int, float, string, date, bool, null or interval (value = (n, unit))."""
+
+    value: object
+    type: str
+
+
+@attrs.frozen
+class Call:
+    op: str
+    args: tuple[Expr, ...]
+
+
+@attrs.frozen
+class AggregateCall:
+    """``func`` is sum, count, avg, min or max; ``arg`` None means ``count(*)``."""
+
+    func: str
+    arg: Expr | None
+    distinct: bool = False
+
+
+@attrs.frozen
+class Subquery:
+    """``kind`` is scalar, exists or in; ``operand`` is the left side of IN; ``negated`` for NOT."""
+
+    kind: str
+    plan: LogicalPlan
+    operand: Expr | None = None
+    negated: bool = False
+
+
+Expr = Column | Literal | Call | AggregateCall | Subquery
+
+
+def children(expr: Expr) -> tuple[Expr, ...]:
+    match expr:
+        case Call(args=args):
+            return args
+        case AggregateCall(arg=arg) if arg is not None:
+            return (arg,)
+        case Subquery(operand=operand) if operand is not None:
+            return (operand,)
+    return ()
+
+
+def walk(expr: Expr) -> Iterator[Expr]:
+    """Pre-order traversal; does not descend into subquery plans."""
+    yield expr
+    for child in children(expr):
+        yield from walk(child)
+
+
+def columns(expr: Expr) -> set[Column]:
+    return {e for e in walk(expr) if isinstance(e, Column)}
+
+
+def deep_columns(expr: Expr) -> set[Column]:
+    """Every column ``expr`` mentions, including inside subquery plans (outer references too)."""
+    found = set()
+    for e in walk(expr):
+        if isinstance(e, Column):
+            found.add(e)
+        elif isinstance(e, Subquery):
+            for node in e.plan.walk():
+                for inner in node.expressions():
+                    found |= deep_columns(inner)
+    return found
+
+
+def transform(expr: Expr, fn: Callable[[Expr], Expr]) -> Expr:
+    """Rebuild bottom-up applying ``fn``; returns the same object when nothing changed."""
+    match expr:
+        case Call(op, args):
+            new_args = tuple(transform(a, fn) for a in args)
+            if any(n is not o for n, o in zip(new_args, args, strict=True)):
+                expr = Call(op, new_args)
+        case AggregateCall(func, arg, distinct) if arg is not None:
+            new_arg = transform(arg, fn)
+            if new_arg is not arg:
+                expr = AggregateCall(func, new_arg, distinct)
+        case Subquery(kind, plan, operand, negated) if operand is not None:
+            new_operand = transform(operand, fn)
+            if new_operand is not operand:
+                expr = Subquery(kind, plan, new_operand, negated)
+    return fn(expr)
+
+
+def conjuncts(expr: Expr | None) -> list[Expr]:
+    """Split a predicate on AND: ``a AND (b AND c)`` → [a, b, c]."""
+    if expr is None:
+        return []
+    if isinstance(expr, Call) and expr.op == "and":
+        return [c for arg in expr.args for c in conjuncts(arg)]
+    return [expr]
+
+
+def conjunction(parts: list[Expr]) -> Expr | None:
+    """The AND of ``parts`` (left-deep), None for the empty list."""
+    if not parts:
+        return None
+    result = parts[0]
+    for part in parts[1:]:
+        result = Call("and", (result, part))
+    return result
+
+
+def contains_aggregate(expr: Expr) -> bool:
+    return any(isinstance(e, AggregateCall) for e in walk(expr))
+
+
+def contains_subquery(expr: Expr) -> bool:
+    return any(isinstance(e, Subquery) for e in walk(expr))

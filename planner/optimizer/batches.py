@@ -1,0 +1,65 @@
+"""The optimizer pipeline: one visible list of rule batches, in order.
+
+Ordering constraints:
+- Normalization first: strategies only look at join graphs of atoms; derived tables are inlined
+  inside the same fixpoint so their joins flatten with the outer ones.
+- Foreign-key join trees before aggregates: ``MaintainRingAggregate`` needs a maintained join below.
+- Column pruning last: it must see the edges and residuals the strategies introduced.
+"""
+
+from __future__ import annotations
+
+from planner.ir.logical import LogicalPlan
+from planner.ir.notation import print_plan
+from planner.optimizer.context import OptimizerContext
+from planner.optimizer.executor import Batch, FixedPoint, Once, PlanTrace, RuleExecutor
+from rules.aggregate import MaintainGroupAggregate, MaintainRingAggregate
+from rules.change_propagation import ChooseChangePropagationJoin
+from rules.cross_product import DecomposeCrossProductAggregate
+from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
+from rules.distinct import MaintainDistinct
+from rules.fk_join_tree import ChooseForeignKeyJoinTree
+from rules.inline_views import InlineDerivedTables, MaintainDerivedAggregateAsView
+from rules.join_select import MaintainJoinSelect
+from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
+from rules.normalize import (
+    FactorCommonConjuncts,
+    FlattenInnerJoins,
+    FormEquiJoinClasses,
+    PushSelectionsIntoAtoms,
+)
+from rules.prune_columns import PruneAtomColumns
+from rules.threshold import MaintainThresholdFilter
+from rules.top_k import MaintainTopK
+from rules.view_edges import JoinEachViewOnce
+
+NORMALIZE = (
+    InlineDerivedTables(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
+    DecorrelateExistsAndIn(), MaintainThresholdFilter(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
+)
+
+BATCHES = (
+    Batch("Normalize", FixedPoint(100), NORMALIZE),
+    # Before join trees: it takes the nested comparison out of the join graph, leaving a plain join.
+    # Cross products split first: each relation's part then gets its own nested-aggregate index.
+    Batch("Correlated nested aggregates", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
+    # What the nested-aggregate indexes did not take: correlated scalar aggregates become keyed views,
+    # whose subplans (and the new join equalities) are then normalized like the rest.
+    Batch("Decorrelate scalar subqueries", Once(), (DecorrelateScalarSubqueries(),)),
+    Batch("Normalize views", FixedPoint(100), NORMALIZE),
+    # Again, for what the batches above created: views' subplans and the queries feeding a value (NQ1).
+    Batch("Nested aggregates in views", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
+    Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
+    # After the live-tuple strategy: it takes what that refused (or everything, when forced).
+    Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
+    # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column
+    # pruning, which must see the join-select's compared column.
+    Batch("Join-select", Once(), (MaintainJoinSelect(), JoinEachViewOnce())),
+    Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainGroupAggregate(), MaintainDistinct(), MaintainTopK())),
+    Batch("Prune columns", Once(), (PruneAtomColumns(),)),
+)
+
+
+def optimize(plan: LogicalPlan, ctx: OptimizerContext, strict: bool = False) -> tuple[LogicalPlan, PlanTrace]:
+    """Rewrite a logical plan into a maintenance plan; ``strict`` (tests) turns warnings into errors."""
+    return RuleExecutor(BATCHES, strict=strict, render=print_plan).execute(plan, ctx)

@@ -1,0 +1,90 @@
+"""Say why a plan has no maintenance plan: the first operator no strategy covered, and the reason.
+
+The optimizer leaves logical nodes it could not rewrite in place; this module names the deepest
+such node (the real obstacle: its parents fail only because of it) in the user's terms.
+"""
+
+from __future__ import annotations
+
+from planner.ir.expressions import contains_subquery
+from planner.ir.logical import (
+    Aggregate,
+    Distinct,
+    Filter,
+    Join,
+    Limit,
+    LogicalPlan,
+    Project,
+    SetOperation,
+    Sort,
+    SubqueryAlias,
+)
+from planner.ir.maintenance import (
+    Atom,
+    CountedDistinct,
+    CrossProductAggregate,
+    ForeignKeyJoin,
+    GroupAggregate,
+    JoinGraph,
+    NestedAggregate,
+    RingAggregate,
+    ThresholdFilter,
+    TopK,
+    ViewAtom,
+)
+from planner.optimizer.context import OptimizerContext
+
+MAINTAINED = (CrossProductAggregate, ThresholdFilter, Atom, ViewAtom, ForeignKeyJoin, RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK,
+              Project, Sort)
+
+
+def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
+    refusals = ctx.refusals
+    match node:
+        case JoinGraph(conditions=conds) if any(contains_subquery(c) for c in conds):
+            reasons = [f"{label}: {refusals[rule]}" for rule, label in (
+                ("DecorrelateExistsAndIn", "as an EXISTS/IN view"),
+                ("RecognizeCorrelatedNestedAggregate", "as a nested aggregate"),
+            ) if rule in refusals]
+            return "a WHERE condition holds a subquery that no rule maintains" + (
+                f" ({'; '.join(reasons)})" if reasons else " (scalar subqueries outside an aggregate comparison are not maintained yet)")
+        case JoinGraph():
+            why = refusals.get("ChooseForeignKeyJoinTree", "no join strategy applies")
+            if "ChooseChangePropagationJoin" in refusals:
+                why += f"; and the general fallback does not apply either: {refusals['ChooseChangePropagationJoin']}"
+            aliases = ", ".join(a.alias for a in node.atoms if isinstance(a, Atom | ViewAtom))
+            return f"the join of {aliases} cannot be maintained: {why}"
+        case Join(kind="left"):
+            return "LEFT OUTER JOIN is not maintained yet (outer joins along a foreign key are planned)"
+        case Join(kind=kind):
+            return f"a {kind} join over derived tables or subqueries is not maintained yet"
+        case Aggregate():
+            return refusals.get("MaintainRingAggregate", "GROUP BY over this input is not maintained yet")
+        case Distinct():
+            return "SELECT DISTINCT is not maintained yet"
+        case SetOperation(kind=kind):
+            return f"{kind.upper()} is maintained only between two maintained queries; one side here is not"
+        case SubqueryAlias(alias=alias):
+            return f"the derived table or WITH view {alias} could not be inlined (it aggregates, sorts or limits)"
+        case Limit():
+            return "LIMIT without ORDER BY is not deterministic; add ORDER BY"
+        case Filter(condition=cond, child=RingAggregate() | GroupAggregate()) if contains_subquery(cond):
+            return "HAVING with a subquery is not maintained yet (Q11's threshold on a global sum needs an index over group sums)"
+        case Filter(condition=cond) if contains_subquery(cond):
+            return "a condition with a subquery here is not maintained yet"
+        case Filter():
+            return "this filter sits above an operator that is not maintained"
+    return f"no incremental operator implements {node.node_name}"
+
+
+def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str:
+    """One sentence naming the deepest unmaintained operator and why it is unmaintained."""
+    deepest: LogicalPlan | None = None
+    for node in plan.walk():
+        having = (isinstance(node, Filter) and isinstance(node.child, RingAggregate | GroupAggregate)
+                  and not contains_subquery(node.condition))
+        if not isinstance(node, MAINTAINED) and not having:
+            deepest = node
+    if deepest is None:
+        return "the plan shape is not supported by the lowering"
+    return f"{deepest.node_name}: {_reason(deepest, ctx)}"
