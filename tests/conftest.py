@@ -1,4 +1,10 @@
-"""Fixtures shared by the whole suite: TPC-H SF 0.01 data, generated once per test session."""
+"""Fixtures shared by the whole suite: TPC-H SF 0.01 data, generated once per test session; and the
+``--regenerate-golden`` flag, which rewrites the expected output of the golden-file tests (the rule
+cases' ``after:`` blocks, the EXPLAIN files) from what the code prints, to review as a diff.
+
+pytest learns options only from the conftest files beside the paths it is given: run
+``pytest tests --regenerate-golden`` (or a path below ``tests``).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,12 @@ from catalog.tpch import tpch_catalog
 from planner.workloads.tpch_data import generate_tpch, load_tables
 
 TPCH_CACHE_ENV = "IVM_TPCH_CACHE"
+REGENERATE_FLAG = "--regenerate-golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(REGENERATE_FLAG, action="store_true", default=False,
+                     help="rewrite golden files (rule cases' after: blocks, EXPLAIN files) from what the code prints")
 
 
 @pytest.fixture(scope="session")

@@ -1,11 +1,8 @@
-"""The ``--regenerate-rule-cases`` flag: rewrite the ``after:`` blocks of the rule fixture files.
+"""Under ``--regenerate-golden`` (tests/conftest.py): rewrite the ``after:`` blocks of the rule fixture files.
 
 With the flag, each rewrite case records what its rule printed instead of comparing it; when the
 session ends the recorded blocks replace the old ones in ``tests/rules/cases/*.txt``, so the change
 a rule makes to the expected plans is reviewed as a diff of those files.
-
-Run it as ``pytest tests/rules --regenerate-rule-cases``: pytest learns options only from the
-conftest files beside the paths it is given, so a bare ``pytest`` does not know this flag.
 """
 
 from __future__ import annotations
@@ -15,16 +12,7 @@ from pathlib import Path
 
 import pytest
 
-REGENERATE_FLAG = "--regenerate-rule-cases"
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption(
-        REGENERATE_FLAG,
-        action="store_true",
-        default=False,
-        help="rewrite the after: blocks of tests/rules/cases/*.txt from what the rules print",
-    )
+from tests.conftest import REGENERATE_FLAG
 
 
 class AfterBlockWriter:

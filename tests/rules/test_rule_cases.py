@@ -16,7 +16,7 @@
 Instead of ``after:`` a case says ``unchanged`` (the rule returns the very same plan object and
 records no refusal) or ``refused: <substring>`` (the rule returns the same plan and records in
 ``ctx.refusals`` a reason containing the substring). Other ``#`` lines are comments. A block is
-the indented lines after its header. ``pytest tests/rules --regenerate-rule-cases`` rewrites the
+the indented lines after its header. ``pytest tests --regenerate-golden`` rewrites the
 ``after:`` blocks from what the rules print (xfail cases keep theirs: they state the right answer).
 """
 
