@@ -2,17 +2,19 @@
 
 Text EXPLAIN shows the plan at each stage (logical, maintenance) in the plan notation, then the
 maintenance plan as ``operator | inputs | state kept | key | update cost | why``, the strategy and
-why stronger strategies did not apply; VERBOSE adds the rule trace.
+why stronger strategies did not apply; VERBOSE adds the rule trace. The foreign-key facts shown
+(assertion keys, auxiliary attributes, Theorem 11's tree) are read from the ``ForeignKeyJoin`` node
+that owns them, never derived here.
 """
 
 from __future__ import annotations
 
 import json
+from typing import TypeVar
 
 from tabulate import tabulate
 
 from planner.compiler import CompiledQuery
-from planner.ir.fk_graph import assertion_keys, auxiliary_attributes, theorem11_tree
 from planner.ir.maintenance import (
     ChangePropagationJoin,
     ForeignKeyJoin,
@@ -20,6 +22,8 @@ from planner.ir.maintenance import (
     ParameterizedAggregate,
 )
 from planner.ir.notation import print_plan
+
+T = TypeVar("T")
 
 MAINTENANCE_COLUMNS = ("operator", "inputs", "state kept", "key", "update cost", "why")
 
@@ -52,13 +56,17 @@ CHANGE_PROPAGATION = {
 }
 
 
+def _first(compiled: CompiledQuery, kind: type[T]) -> T | None:
+    return next((n for n in compiled.plan.walk() if isinstance(n, kind)), None)
+
+
 def theorem11_text(compiled: CompiledQuery) -> str | None:
     """AJU Theorem 11's change-propagation tree for the query's foreign-key join, shown beside the
     live-tuple plan (``--join-tree theorem11`` maintains the query with it instead)."""
-    join = next((n for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin)), None)
+    join = _first(compiled, ForeignKeyJoin)
     if join is None or not join.edges:
         return None
-    return print_plan(theorem11_tree(join))
+    return print_plan(join.theorem11_tree)
 
 
 JOIN_SELECT = ("join-select (AJU Theorem 15): the tuples of each key ordered by the compared column, the view's value "
@@ -68,9 +76,9 @@ JOIN_SELECT = ("join-select (AJU Theorem 15): the tuples of each key ordered by 
 
 def strategy_of(compiled: CompiledQuery) -> dict:
     """The strategies chosen and their guarantees."""
-    join = next((n for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin)), None)
-    nested = next((n for n in compiled.plan.walk() if isinstance(n, NestedAggregate)), None)
-    propagation = next((n for n in compiled.plan.walk() if isinstance(n, ChangePropagationJoin)), None)
+    join = _first(compiled, ForeignKeyJoin)
+    nested = _first(compiled, NestedAggregate)
+    propagation = _first(compiled, ChangePropagationJoin)
     extra = {"nested_aggregate": nested.strategy, "nested_description": _nested_description(nested)} if nested else {}
     selects = [s for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) for s in n.join_selects]
     if selects:
@@ -90,8 +98,8 @@ def strategy_of(compiled: CompiledQuery) -> dict:
         ),
         "root": join.root,
         "fk_edges": [str(e) for e in join.edges],
-        "assertion_keys": {r: list(d) for r, d in assertion_keys(join.edges).items()},
-        "auxiliary_attributes": {r: list(d) for r, d in auxiliary_attributes(join.edges).items()},
+        "assertion_keys": {r: list(d) for r, d in join.assertion_keys.items()},
+        "auxiliary_attributes": {r: list(d) for r, d in join.auxiliary_attributes.items()},
     }
 
 
@@ -122,9 +130,10 @@ def maintenance_rows(compiled: CompiledQuery) -> list[dict[str, str]]:
 
 def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
     strategy = strategy_of(compiled)
+    tree = theorem11_text(compiled)
     parts = [
         tabulate([("logical", print_plan(compiled.logical)), ("maintenance", print_plan(compiled.plan))]
-                 + ([("theorem 11 tree", theorem11_text(compiled))] if theorem11_text(compiled) else []),
+                 + ([("theorem 11 tree", tree)] if tree else []),
                  headers=("stage", "plan"), tablefmt="simple"),
         "",
         "Maintenance plan",

@@ -10,7 +10,7 @@ time like the live-tuple plan, but materializes every view (AJU Figure 13 compar
 from __future__ import annotations
 
 from planner.ir.expressions import Column, conjunction, contains_subquery
-from planner.ir.fk_graph import natural_pairs, theorem11_tree
+from planner.ir.fk_graph import natural_pairs
 from planner.ir.logical import LogicalPlan
 from planner.ir.maintenance import (
     Atom,
@@ -20,6 +20,7 @@ from planner.ir.maintenance import (
     JoinGraph,
     ViewAtom,
 )
+from planner.ir.outputs import output_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -33,7 +34,7 @@ def left_deep_tree(graph: JoinGraph, order: tuple[str, ...]) -> LogicalPlan:
     tree: LogicalPlan = by_alias[order[0]]
     for alias in order[1:]:
         atom = by_alias[alias]
-        on = natural_pairs(tree, atom, graph.join_classes)
+        on = natural_pairs(output_columns(tree), output_columns(atom), graph.join_classes)
         if not on:
             raise ValueError(f"joining {alias} after {', '.join(order[: order.index(alias)])} would be a cross product")
         tree = BinaryJoin(on, tree, atom)
@@ -67,7 +68,7 @@ class ChooseChangePropagationJoin(Rule):
                 case ForeignKeyJoin(atoms=atoms) if ctx.join_tree is not None and not node.preserved:
                     graph = JoinGraph(atoms, (), _classes_of(node))
                     if ctx.join_tree == "theorem11":
-                        return ChangePropagationJoin("theorem11", node.residual, theorem11_tree(node))
+                        return ChangePropagationJoin("theorem11", node.residual, node.theorem11_tree)
                     return ChangePropagationJoin("forced", node.residual, left_deep_tree(graph, ctx.join_tree))
                 # the general fallback: any connected equi-join, with no update-time guarantee
                 case JoinGraph(atoms=atoms) if all(isinstance(a, Atom | ViewAtom) for a in atoms) and not node.preserved:

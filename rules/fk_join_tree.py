@@ -9,7 +9,8 @@ the join can be maintained through live tuples without intermediate views (AJU �
 
 Trees and DAGs are both accepted. In a DAG a relation may reach another along several
 node-disjoint paths; the live-tuple test then also checks the assertion keys of AJU §3.2
-(``planner/ir/fk_graph.py`` finds them; the lowering checks them where the paths meet).
+(``planner/ir/fk_graph.py`` finds them, the ``ForeignKeyJoin`` node keeps them; the lowering checks
+them where the paths meet).
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from collections import defaultdict
 
 from catalog.schema import Catalog
 from planner.ir.expressions import Call, Column, conjunction, contains_subquery
-from planner.ir.fk_graph import unconstrained_pairs
+from planner.ir.fk_graph import FkEdge
 from planner.ir.logical import LogicalPlan
-from planner.ir.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinGraph, ViewAtom
+from planner.ir.maintenance import Atom, ForeignKeyJoin, JoinGraph, ViewAtom
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -193,13 +194,14 @@ class ChooseForeignKeyJoinTree(Rule):
                            "one foreign key (either way round), with no other condition in ON than on the "
                            "right side's own columns")
                 return node
-            shape = "a DAG" if unconstrained_pairs(edges) else "a tree"
+            join = ForeignKeyJoin(root, edges, residual, node.atoms, node.preserved)
+            shape = "a DAG" if join.assertion_keys else "a tree"
             ctx.decide(
                 self.name,
                 f"every join is along a foreign key and the foreign-key graph is {shape} rooted at {root}: "
                 "each join result holds one root tuple, so live tuples need no intermediate views",
             )
             # R1 ⋈ ... ⋈ Rn over a foreign-key tree = the live root tuples extended by their unique partners
-            return ForeignKeyJoin(root, edges, residual, node.atoms, node.preserved)
+            return join
 
         return plan.transform_up(choose)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import attrs
 
 from planner.ir.expressions import FLIPPED, Call, Column, Expr, conjunction, conjuncts, deep_columns
-from planner.ir.fk_graph import implied
+from planner.ir.fk_graph import FkEdge, implied
 from planner.ir.logical import LogicalPlan
-from planner.ir.maintenance import FkEdge, ForeignKeyJoin, JoinSelect, ViewAtom
+from planner.ir.maintenance import ForeignKeyJoin, JoinSelect, ViewAtom
 from planner.ir.notation import print_expr
 from planner.ir.reads import columns_read
 from planner.optimizer.context import OptimizerContext

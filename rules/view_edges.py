@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import attrs
 
-from planner.ir.fk_graph import implied
+from planner.ir.fk_graph import FkEdge, implied
 from planner.ir.logical import LogicalPlan
-from planner.ir.maintenance import FkEdge, ForeignKeyJoin, ViewAtom
+from planner.ir.maintenance import ForeignKeyJoin, ViewAtom
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 

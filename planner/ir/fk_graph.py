@@ -1,4 +1,4 @@
-"""Facts about a query's foreign-key DAG that AJU's live-tuple test needs (AJU §3.2).
+"""A query's foreign-key graph: its edges, and the facts about it that AJU's live-tuple test needs (AJU §3.2).
 
 A pair (R_i, R_j) is *unconstrained* when there are two or more node-disjoint paths from R_j down
 to R_i: a tuple of R_j may then reach different R_i tuples along different paths (Figure 6), so
@@ -9,6 +9,10 @@ Where a relation's children do not already hold ``PK(R_i)``, the key must be add
 relations as *auxiliary attributes* so that Condition 5 holds; finding the fewest is NP-hard in
 the DAG's size but the DAG is query-sized, so ``auxiliary_attributes`` searches by brute force, as
 the paper says. The graphs are a handful of relations, so paths are enumerated directly.
+
+These functions read edges only, so this module sits below the plan nodes: ``ForeignKeyJoin``
+(``planner/ir/maintenance.py``) calls them once per node and caches the answers, and lowering and
+EXPLAIN read the node's facts.
 """
 
 from __future__ import annotations
@@ -16,10 +20,24 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import chain, combinations
 
+import attrs
+
 from planner.ir.expressions import Column
-from planner.ir.logical import LogicalPlan
-from planner.ir.maintenance import BinaryJoin, FkEdge, ForeignKeyJoin
-from planner.ir.outputs import output_columns
+from planner.ir.notation import notation_value
+
+
+@notation_value
+@attrs.frozen
+class FkEdge:
+    """``referencing(columns)`` is a foreign key to the primary key ``referenced(key)`` (aliases)."""
+
+    referencing: str
+    columns: tuple[str, ...]
+    referenced: str
+    key: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.referencing}({','.join(self.columns)})→{self.referenced}({','.join(self.key)})"
 
 
 def _children(edges: tuple[FkEdge, ...]) -> dict[str, list[str]]:
@@ -125,33 +143,15 @@ def implied(edge: FkEdge, edges: tuple[FkEdge, ...]) -> bool:
                for c, k in zip(edge.columns, edge.key, strict=True))
 
 
-def natural_pairs(left: LogicalPlan, right: LogicalPlan, classes: tuple[tuple[Column, ...], ...]):
-    """Equalities joining ``left`` and ``right``: per join class, one column of each side, plus the
-    columns of one relation appearing on both sides (a descendant shared in a DAG)."""
-    left_cols, right_cols = output_columns(left), output_columns(right)
+def natural_pairs(left: tuple[Column, ...], right: tuple[Column, ...], classes: tuple[tuple[Column, ...], ...]):
+    """Equalities joining plans with output columns ``left`` and ``right``: per join class, one column
+    of each side, plus the columns of one relation appearing on both sides (a descendant shared in a DAG)."""
     pairs = []
     for cls in classes:
-        lhs = [c for c in cls if c in left_cols]
-        rhs = [c for c in cls if c in right_cols]
+        lhs = [c for c in cls if c in left]
+        rhs = [c for c in cls if c in right]
         if lhs and rhs:
             pairs.append((lhs[0], rhs[0]))
-    shared = [c for c in right_cols if c in left_cols]
+    shared = [c for c in right if c in left]
     pairs += [(c, c) for c in dict.fromkeys(shared) if all(c not in p for p in pairs)]
     return tuple(pairs)
-
-
-def theorem11_tree(join: ForeignKeyJoin) -> LogicalPlan:
-    """AJU Theorem 11's change-propagation tree for a foreign-key-acyclic join (AJU §3.5): a leaf's view
-    is the relation; a non-leaf R's view joins R with its children's views left-deep, along each
-    foreign key and, in a DAG, also on the keys of the descendants two children share."""
-
-    def view(alias: str) -> LogicalPlan:
-        tree: LogicalPlan = join.atom(alias)
-        for edge in join.children_of(alias):
-            child = view(edge.referenced)
-            on = tuple((Column(alias, c), Column(edge.referenced, k)) for c, k in zip(edge.columns, edge.key, strict=True))
-            shared = natural_pairs(tree, child, ())
-            tree = BinaryJoin(on + tuple(p for p in shared if p not in on), tree, child)
-        return tree
-
-    return view(join.root)

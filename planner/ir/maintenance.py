@@ -8,7 +8,8 @@ for an incremental operator with a known update cost:
 - ``JoinGraph``: a flattened inner join of atoms; equality conjuncts grouped into equi-join variable
   classes, the rest kept as conditions. Normalization produces it; strategies consume it.
 - ``ForeignKeyJoin``: a foreign-key-acyclic join maintained with live tuples (AJU §3.1, §3.3):
-  ``root`` is the relation of in-degree 0, ``edges`` the foreign-key graph of the query.
+  ``root`` is the relation of in-degree 0, ``edges`` the foreign-key graph of the query. It owns
+  the facts derived from them (assertion keys, auxiliary attributes, Theorem 11's tree).
 - ``JoinSelect`` (on a ``ForeignKeyJoin``): a comparison between a referencing relation and the
   keyed view it joins, maintained with the view's value as a pointer (AJU Theorem 15).
 - ``RingAggregate``: GROUP BY with SUM/COUNT/AVG maintained as ring aggregates (AJU Thm 14).
@@ -17,9 +18,15 @@ for an incremental operator with a known update cost:
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
+from types import MappingProxyType
+
 import attrs
 
+from planner.ir import fk_graph
 from planner.ir.expressions import Column, Expr
+from planner.ir.fk_graph import FkEdge
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation import notation_value
 
@@ -79,20 +86,6 @@ class JoinGraph(LogicalPlan):
 
 @notation_value
 @attrs.frozen
-class FkEdge:
-    """``referencing(columns)`` is a foreign key to the primary key ``referenced(key)`` (aliases)."""
-
-    referencing: str
-    columns: tuple[str, ...]
-    referenced: str
-    key: tuple[str, ...]
-
-    def __str__(self) -> str:
-        return f"{self.referencing}({','.join(self.columns)})→{self.referenced}({','.join(self.key)})"
-
-
-@notation_value
-@attrs.frozen
 class JoinSelect:
     """AJU Theorem 15's join-select on the edge from ``row``'s relation into the keyed view of ``value``:
     a tuple joins the view's row of its key only where ``row op value`` (x3 θ x2) holds. The view
@@ -129,6 +122,40 @@ class ForeignKeyJoin(LogicalPlan):
     def join_select_into(self, alias: str) -> JoinSelect | None:
         """The join-select whose keyed view is ``alias``, if any (its one edge in is the join-select's)."""
         return next((s for s in self.join_selects if s.value.table == alias), None)
+
+    # The facts below are pure functions of the fields, so they are cached properties, not fields: a
+    # node parsed from the plan notation or copied by ``attrs.evolve`` derives them again, never stale,
+    # and the notation (which prints fields) does not show them.
+
+    @functools.cached_property
+    def assertion_keys(self) -> Mapping[str, tuple[str, ...]]:
+        """For each relation, the relations whose primary key is an assertion key of it (AJU §3.2)."""
+        return MappingProxyType(fk_graph.assertion_keys(self.edges))
+
+    @functools.cached_property
+    def auxiliary_attributes(self) -> Mapping[str, tuple[str, ...]]:
+        """The fewest auxiliary attributes satisfying AJU Condition 5: relation → descendants whose key it gets."""
+        return MappingProxyType(fk_graph.auxiliary_attributes(self.edges))
+
+    @functools.cached_property
+    def theorem11_tree(self) -> LogicalPlan:
+        """AJU Theorem 11's change-propagation tree for this join (AJU §3.5): a leaf's view is the
+        relation; a non-leaf R's view joins R with its children's views left-deep, along each foreign
+        key and, in a DAG, also on the keys of the descendants two children share."""
+        return self._theorem11_view(self.root)[0]
+
+    def _theorem11_view(self, alias: str) -> tuple[LogicalPlan, tuple[Column, ...]]:
+        """``alias``'s view in Theorem 11's tree and its output columns (those of its atoms, in order)."""
+        atom = self.atom(alias)
+        tree: LogicalPlan = atom
+        output = atom.output
+        for edge in self.children_of(alias):
+            child, child_output = self._theorem11_view(edge.referenced)
+            on = tuple((Column(alias, c), Column(edge.referenced, k)) for c, k in zip(edge.columns, edge.key, strict=True))
+            shared = fk_graph.natural_pairs(output, child_output, ())
+            tree = BinaryJoin(on + tuple(p for p in shared if p not in on), tree, child)
+            output += child_output
+        return tree, output
 
 
 @attrs.frozen

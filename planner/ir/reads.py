@@ -7,8 +7,9 @@ from collections.abc import Callable
 import attrs
 
 from planner.ir.expressions import Column, Expr, columns, deep_columns
+from planner.ir.fk_graph import FkEdge
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
-from planner.ir.maintenance import Correlation, FkEdge, JoinSelect, SubqueryAggregate
+from planner.ir.maintenance import Correlation, JoinSelect, SubqueryAggregate
 
 
 def _referenced(value) -> set[Column]:

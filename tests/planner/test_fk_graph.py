@@ -1,14 +1,19 @@
 """Unconstrained pairs, assertion keys and the fewest auxiliary attributes (AJU §3.2, Condition 5),
-on the paper's Figure 4 and Figure 7 graphs and on TPC-H Q5 and Q9."""
+on the paper's Figure 4 and Figure 7 graphs and on TPC-H Q5 and Q9; the ForeignKeyJoin node derives
+them once and EXPLAIN reads them from it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from catalog.tpch import tpch_catalog
+from planner import explain
 from planner.compiler import compile_query
-from planner.ir.fk_graph import assertion_keys, auxiliary_attributes, unconstrained_pairs
-from planner.ir.maintenance import FkEdge, ForeignKeyJoin
+from planner.explain import explain_json, explain_text
+from planner.ir import fk_graph
+from planner.ir.fk_graph import FkEdge, assertion_keys, auxiliary_attributes, unconstrained_pairs
+from planner.ir.maintenance import ForeignKeyJoin
+from planner.ir.notation import parse_plan, print_plan
 
 EXAMPLES = Path(__file__).parents[2] / "examples" / "tpch"
 
@@ -67,3 +72,44 @@ def test_q9_needs_no_auxiliary_attribute():
     edges = joins("q09").edges
     assert set(assertion_keys(edges)["lineitem"]) == {"part", "supplier"}
     assert auxiliary_attributes(edges) == {}
+
+
+def test_a_join_computes_its_facts_once_and_keeps_them():
+    """The ForeignKeyJoin node owns its facts: asked twice, it returns the same objects."""
+    join = joins("q05")
+    assert join.assertion_keys is join.assertion_keys and join.assertion_keys == assertion_keys(join.edges)
+    assert join.auxiliary_attributes is join.auxiliary_attributes
+    assert join.auxiliary_attributes == auxiliary_attributes(join.edges)
+    assert join.theorem11_tree is join.theorem11_tree
+
+
+def test_explain_reads_the_facts_from_the_node_and_derives_none(monkeypatch):
+    compiled = compile_query((EXAMPLES / "q05.sql").read_text(), tpch_catalog(), strict=True)
+    join = next(n for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin))
+    facts = (join.assertion_keys, join.auxiliary_attributes, join.theorem11_tree)
+
+    def derived_again(*args):
+        raise AssertionError("a foreign-key fact was derived again")
+
+    for name in ("paths", "unconstrained_pairs", "assertion_keys", "auxiliary_attributes", "natural_pairs"):
+        monkeypatch.setattr(fk_graph, name, derived_again)
+    assert "Assertion keys (AJU §3.2): lineitem: PK(nation)" in explain_text(compiled)
+    assert '"theorem11_tree": "BinaryJoin' in explain_json(compiled)
+    assert facts == (join.assertion_keys, join.auxiliary_attributes, join.theorem11_tree)
+    assert not {"fk_graph", "assertion_keys", "auxiliary_attributes", "theorem11_tree"} & set(vars(explain))
+
+
+def test_a_join_parsed_from_the_plan_notation_derives_its_facts():
+    join = parse_plan(
+        "ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_suppkey], referenced=s, key=[s_suppkey]), "
+        "FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey]), "
+        "FkEdge(referencing=o, columns=[o_custkey], referenced=c, key=[c_custkey]), "
+        "FkEdge(referencing=c, columns=[c_nationkey], referenced=n, key=[n_nationkey]), "
+        "FkEdge(referencing=s, columns=[s_nationkey], referenced=n, key=[n_nationkey])] residual=None\n"
+        "  Atom table=lineitem alias=l columns=[l_orderkey, l_suppkey] predicate=None\n"
+        "  Atom table=supplier alias=s columns=[s_suppkey, s_nationkey] predicate=None\n"
+        "  Atom table=orders alias=o columns=[o_orderkey, o_custkey] predicate=None\n"
+        "  Atom table=customer alias=c columns=[c_custkey, c_nationkey] predicate=None\n"
+        "  Atom table=nation alias=n columns=[n_nationkey] predicate=None")
+    assert join.assertion_keys == {"l": ("n",)} and join.auxiliary_attributes == {"o": ("n",)}
+    assert print_plan(join.theorem11_tree).startswith("BinaryJoin on=")
