@@ -86,11 +86,11 @@ class Dataflow:
                 return node
         raise KeyError(stage_id)
 
-    def route(self, batch: Mapping[str, Changelog]) -> dict[int, list[Change]]:
+    def route(self, changes_by_table: Mapping[str, Changelog]) -> dict[int, list[Change]]:
         """Validated base-table changes → per-stage input changes (selection and projection applied)."""
         inputs: dict[int, list[Change]] = defaultdict(list)
         for route in self.sources:
-            if changes := batch.get(route.table):
+            if changes := changes_by_table.get(route.table):
                 inputs[route.stage].extend(route.route(changes))
         return inputs
 

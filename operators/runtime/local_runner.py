@@ -21,9 +21,9 @@ class LocalRunner:
         self.dataflow = dataflow
         self.states: dict[int, dict[tuple, Any]] = {node.id: {} for node in dataflow.stages}
 
-    def apply(self, batch: Mapping[str, Changelog]) -> Changelog:
+    def apply(self, changes_by_table: Mapping[str, Changelog]) -> Changelog:
         """Apply one batch of base-table changes (validated, by table); return the result's changes."""
-        inputs = self.dataflow.route(batch)
+        inputs = self.dataflow.route(changes_by_table)
         result: Changelog = []
         for node in self.dataflow.stages:
             changes = inputs.pop(node.id, [])

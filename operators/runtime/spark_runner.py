@@ -171,9 +171,9 @@ class SparkRunner:
             self._remove_own_work_dir()
             raise
 
-    def apply(self, batch: Mapping[str, Changelog]) -> Changelog:
+    def apply(self, changes_by_table: Mapping[str, Changelog]) -> Changelog:
         """Apply one batch of base-table changes (validated, by table); return the result's changes."""
-        routed = self.dataflow.route(batch)
+        routed = self.dataflow.route(changes_by_table)
         records = []
         for stage_id, changes in routed.items():
             stage = self.dataflow.stage(stage_id).stage
