@@ -77,7 +77,7 @@ class UpdateBatch(Sequence[Update]):
     type check, a third of its time. A slice of a batch is a batch with the same ``checked``.
     """
 
-    updates: tuple[Update, ...]
+    updates: tuple[Update, ...] = attrs.field(converter=tuple)
     checked: bool = False
 
     def __attrs_post_init__(self) -> None:

@@ -10,7 +10,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import StreamFormatError, Update, batches, read_stream, write_stream
+from operators.runtime.stream_format import (
+    StreamFormatError,
+    Update,
+    UpdateBatch,
+    batches,
+    read_stream,
+    write_stream,
+)
 
 CATALOG = catalog_from_ddl(
     """
@@ -200,6 +207,19 @@ def test_batches_are_consecutive_chunks_in_seq_order():
     chunks = list(batches(UPDATES, 2))
     assert [[u.seq for u in chunk] for chunk in chunks] == [[3, 10], [11, 40], [41]]
     assert list(batches([], 3)) == []
+
+
+def test_a_batch_knows_whether_its_rows_were_checked_and_its_chunks_inherit_it(tmp_path):
+    write_stream(tmp_path, CATALOG, UPDATES)
+    assert [chunk.checked for chunk in batches(read_stream(tmp_path, CATALOG), 2)] == [True, True, True]
+    assert [chunk.checked for chunk in batches(UPDATES, 2)] == [False, False, False]
+    assert read_stream(tmp_path, CATALOG)[1:3] == UpdateBatch(UPDATES[1:3], checked=True)
+
+
+def test_a_batch_is_in_seq_order_and_in_seq_order_sorts_what_it_is_given():
+    assert UpdateBatch.in_seq_order(reversed(UPDATES)) == UpdateBatch(UPDATES)
+    with pytest.raises(StreamFormatError, match=r"not in _seq order: _seq 3 \(shop\) after 10"):
+        UpdateBatch([UPDATES[1], UPDATES[0]])
 
 
 def test_batches_refuse_updates_out_of_seq_order_and_sizes_below_one():
