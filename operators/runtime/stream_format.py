@@ -276,7 +276,7 @@ def write_stream(
 
 
 def _table_file(table: Table, updates: Sequence[Update], path: Path) -> pa.Table:
-    ordered = [updates[i] for i in np.argsort(np.array([u.seq for u in updates], np.int64), kind="stable").tolist()]
+    ordered = UpdateBatch.in_seq_order(updates)  # _seq values are unique here (write_stream checked)
     bad = next((u for u in ordered if u.op not in (INSERT, DELETE)), None)
     if bad is not None:
         raise StreamFormatError(f"table {table.name}, update with _seq {bad.seq}: _op is {bad.op!r}, must be +1 or -1")
