@@ -107,7 +107,7 @@ def cmd_run(args) -> int:
     started = time.perf_counter()
     with view:
         for number, batch in enumerate(batches(updates, args.batch_size)):
-            delta = view.apply(batch, typed=True)  # read_stream checked the column types
+            delta = view.apply(batch)
             if args.deltas:
                 for row, weight in delta:
                     deltas.append(row)

@@ -1,6 +1,6 @@
 """A maintained view: the embedding API behind the CLI and the tests.
 
-``MaintainedView`` compiles a query once, then takes batches of base-table changes, validates them,
+``MaintainedView`` compiles a query once, then takes batches of base-table updates, validates them,
 runs them through the chosen runner and keeps the current result (a multiset of rows), so after each
 batch ``result()`` equals the query over the current database.
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from catalog.schema import Catalog
 from operators.runtime.local_runner import LocalRunner
-from operators.runtime.stream_format import Update
+from operators.runtime.stream_format import Update, UpdateBatch
 from operators.runtime.validate import Rejected, Validator
 from operators.zset import Changelog, Row, apply_changes
 from planner.compiler import CompiledQuery, compile_query
@@ -46,13 +46,13 @@ class MaintainedView:
     def columns(self) -> tuple[str, ...]:
         return self.compiled.dataflow.output_columns
 
-    def apply(self, updates: Iterable[Update], typed: bool = False) -> Changelog:
+    def apply(self, updates: UpdateBatch | Iterable[Update]) -> Changelog:
         """Validate and apply one batch; return the result's changes. Invalid input leaves all state as it was.
 
-        ``typed=True`` when the rows come from ``read_stream`` or ``load_tables``, which already
-        checked every column's type (see ``Validator.check``).
+        An ``UpdateBatch`` says itself whether its rows' types were checked when read (``read_stream``,
+        ``batches``); a plain iterable of ``Update`` is type-checked row by row.
         """
-        accepted, rejected = self.validator.check(updates, typed)
+        accepted, rejected = self.validator.check(updates)
         self.rejected.extend(rejected)
         delta = self.runner.apply(accepted) if accepted else []
         apply_changes(self.current, delta)

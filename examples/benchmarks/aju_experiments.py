@@ -62,7 +62,7 @@ def run(query: str, updates, batch: int = 10_000, measure_state: bool = True, **
     non_empty = chunks = 0
     started = time.perf_counter()
     for chunk in batches(updates, batch):
-        view.apply(chunk, typed=True)
+        view.apply(chunk)
         non_empty += bool(view.current)
         chunks += 1
     seconds = time.perf_counter() - started

@@ -58,7 +58,7 @@ def _measure(engine: str, sf: float, batch: int, data_dir: str, queue) -> None:
     with view:
         for number, chunk in enumerate(batches(updates, batch)):
             started = time.perf_counter()
-            view.apply(chunk, typed=True)  # load_tables read typed Parquet columns
+            view.apply(chunk)
             elapsed = time.perf_counter() - started
             if engine == "spark" and number == 0:
                 warmup = elapsed  # JVM, Python workers and RocksDB start-up: reported apart

@@ -50,11 +50,11 @@ def maintained(sql: str, n: int, probe: int, strategy: str | None) -> dict:
     view = MaintainedView(sql, orderbook_catalog(), nested_strategy=strategy)
     started = time.perf_counter()
     for chunk in batches(build, 50_000):
-        view.apply(chunk, typed=True)
+        view.apply(chunk)
     build_s = time.perf_counter() - started
     started = time.perf_counter()
-    for update in timed:
-        view.apply([update], typed=True)
+    for update in batches(timed, 1):
+        view.apply(update)
     per_update = (time.perf_counter() - started) / len(timed)
     return {"strategy": strategy or "plan", "n": n, "build_s": round(build_s, 2),
             "per_update_us": round(per_update * 1e6, 1), "result": view.result()[0][0]}

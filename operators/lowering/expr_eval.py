@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable, Mapping
 from functools import cache
 
+from operators.zset import Row
 from planner.ir.expressions import Call, Column, Expr, Literal, Subquery
 
-Row = tuple
 Compiled = Callable[[Row], object]
 
 

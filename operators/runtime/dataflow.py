@@ -1,20 +1,20 @@
 """A lowered maintenance plan: keyed stages in topological order and the routes of base-table changes.
 
-``SourceRoute`` sends each change of a base table through a selection (rows failing it are dropped,
-AJU §2.3) and a projection to one stage port. Each stage sends its output to one downstream
+``SourceRoute`` sends each change of a base table (a validated ``(row, weight)``) through a selection
+(rows failing it are dropped, AJU §2.3) and a projection to one stage port, as a ``Change``. Each stage sends its output to one downstream
 (stage, port), or to the result when ``downstream`` is None.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from operator import itemgetter
 
 import attrs
 
 from operators.stages.base import Change, KeyedStage
-from operators.zset import Row
+from operators.zset import Changelog, Row
 
 
 @attrs.frozen
@@ -28,15 +28,15 @@ class SourceRoute:
     predicate: Callable[[Row], bool] | None = attrs.field(default=None, eq=False)
     predicate_text: str = ""
 
-    def route(self, changes: Iterable[tuple[Row, int]]) -> list[tuple[Row, int]]:
-        """The routed changes of a batch (selection, then projection)."""
-        keep, positions = self.predicate, self.columns
+    def route(self, changes: Changelog) -> list[Change]:
+        """The table's changes of a batch as the stage's input (selection, then projection)."""
+        keep, positions, port = self.predicate, self.columns, self.port
         if len(positions) == 1:
             (only,) = positions
             project = lambda row: (row[only],)  # noqa: E731
         else:
             project = itemgetter(*positions)
-        return [(project(row), w) for row, w in changes if keep is None or keep(row)]
+        return [Change(port, project(row), w) for row, w in changes if keep is None or keep(row)]
 
 
 @attrs.frozen
@@ -86,14 +86,12 @@ class Dataflow:
                 return node
         raise KeyError(stage_id)
 
-    def route(self, batch: Mapping[str, Iterable[tuple[Row, int]]]) -> dict[int, list[Change]]:
-        """Base-table changes → per-stage input changes (selection and projection applied)."""
-        tables = {table: list(changes) for table, changes in batch.items()}
+    def route(self, changes_by_table: Mapping[str, Changelog]) -> dict[int, list[Change]]:
+        """Validated base-table changes → per-stage input changes (selection and projection applied)."""
         inputs: dict[int, list[Change]] = defaultdict(list)
         for route in self.sources:
-            if changes := tables.get(route.table):
-                port = route.port
-                inputs[route.stage].extend(Change(port, row, w) for row, w in route.route(changes))
+            if changes := changes_by_table.get(route.table):
+                inputs[route.stage].extend(route.route(changes))
         return inputs
 
     def tables(self) -> tuple[str, ...]:

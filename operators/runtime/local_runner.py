@@ -8,12 +8,12 @@ exactly as under Spark's ``groupBy(key).transformWithState``.
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from operators.runtime.dataflow import Dataflow
 from operators.stages.base import Change, run_keyed
-from operators.zset import Changelog, Row, consolidate
+from operators.zset import Changelog, consolidate
 
 
 class LocalRunner:
@@ -21,9 +21,9 @@ class LocalRunner:
         self.dataflow = dataflow
         self.states: dict[int, dict[tuple, Any]] = {node.id: {} for node in dataflow.stages}
 
-    def apply(self, batch: Mapping[str, Iterable[tuple[Row, int]]]) -> Changelog:
-        """Apply one batch of base-table changes (already validated); return the result's changes."""
-        inputs = self.dataflow.route(batch)
+    def apply(self, changes_by_table: Mapping[str, Changelog]) -> Changelog:
+        """Apply one batch of base-table changes (validated, by table); return the result's changes."""
+        inputs = self.dataflow.route(changes_by_table)
         result: Changelog = []
         for node in self.dataflow.stages:
             changes = inputs.pop(node.id, [])

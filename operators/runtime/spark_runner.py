@@ -28,7 +28,7 @@ import os
 import pickle
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from functools import reduce
 from pathlib import Path
@@ -171,9 +171,9 @@ class SparkRunner:
             self._remove_own_work_dir()
             raise
 
-    def apply(self, batch: Mapping[str, Iterable[tuple[Row, int]]]) -> Changelog:
-        """Apply one batch of base-table changes (already validated); return the result's changes."""
-        routed = self.dataflow.route(batch)
+    def apply(self, changes_by_table: Mapping[str, Changelog]) -> Changelog:
+        """Apply one batch of base-table changes (validated, by table); return the result's changes."""
+        routed = self.dataflow.route(changes_by_table)
         records = []
         for stage_id, changes in routed.items():
             stage = self.dataflow.stage(stage_id).stage

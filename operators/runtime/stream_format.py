@@ -2,7 +2,7 @@
 
 A stream directory holds ``<table>.parquet`` or ``<table>/`` for each table that changes; its rows carry
 the table's columns plus ``_seq`` (int64, one order across *all* tables, gaps allowed) and ``_op``
-(+1 insert, −1 delete, any integer type). Reading merges the tables into one list of ``Update`` in
+(+1 insert, −1 delete, any integer type). Reading merges the tables into one ``UpdateBatch`` in
 ``_seq`` order, each row a tuple of Python values in the catalog's column order (decimals become
 float). Every check names the table, the row (counted from 0 in file order) and what is wrong, because
 a bad stream is user input and the user has to find the offending row.
@@ -19,7 +19,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import islice
+from operator import attrgetter, lt
 from pathlib import Path
+from typing import overload
 
 import attrs
 import numpy as np
@@ -61,6 +63,71 @@ class Update:
     table: str
     op: int
     row: tuple
+
+
+@attrs.frozen
+class UpdateBatch(Sequence[Update]):
+    """Updates of base tables in ``_seq`` order, and whether their rows' column types are known good.
+
+    This is the one change representation from the stream reader to the validator, and the one place
+    that keeps ``_seq`` order: constructing a batch refuses updates out of order (a stream is an
+    order), ``in_seq_order`` sorts what a caller hands in. ``checked`` is True when every row's
+    column types were checked against the catalog column by column as it was read (``read_stream``,
+    ``load_tables``) or built to the schema by a generator; the validator then skips its per-row
+    type check, a third of its time. A slice of a batch is a batch with the same ``checked``.
+    """
+
+    updates: tuple[Update, ...] = attrs.field(converter=tuple)
+    checked: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        later = _first_out_of_order(self.updates)
+        if later is not None:
+            update, previous = self.updates[later], self.updates[later - 1].seq
+            raise StreamFormatError(f"updates are not in _seq order: _seq {update.seq} ({update.table}) after {previous}")
+
+    @classmethod
+    def in_seq_order(cls, updates: Iterable[Update]) -> UpdateBatch:
+        """``updates`` (rows not checked) sorted by ``_seq``; an ``UpdateBatch`` is returned as it is."""
+        if isinstance(updates, UpdateBatch):
+            return updates
+        updates = tuple(updates)
+        if _first_out_of_order(updates) is not None:
+            updates = tuple(sorted(updates, key=attrgetter("seq")))
+        return cls(updates)
+
+    def __len__(self) -> int:
+        return len(self.updates)
+
+    @overload
+    def __getitem__(self, index: int) -> Update: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> UpdateBatch: ...
+
+    def __getitem__(self, index: int | slice) -> Update | UpdateBatch:
+        if isinstance(index, slice):
+            return UpdateBatch(self.updates[index], self.checked)
+        return self.updates[index]
+
+    def __iter__(self) -> Iterator[Update]:
+        return iter(self.updates)
+
+
+class CheckedTables(dict[str, list[tuple]]):
+    """Rows of base tables (by table name) whose column types were checked as they were read.
+
+    ``load_tables`` returns one; a stream built of its rows is a ``checked`` ``UpdateBatch``, so the
+    knowledge travels with the rows instead of as a flag beside them.
+    """
+
+
+def _first_out_of_order(updates: Sequence[Update]) -> int | None:
+    """The position of the first update whose ``_seq`` is not above its predecessor's; None if none."""
+    seqs = [update.seq for update in updates]
+    if all(map(lt, seqs, islice(seqs, 1, None))):  # the common case, at C speed
+        return None
+    return next(i for i in range(1, len(seqs)) if seqs[i] <= seqs[i - 1])
 
 
 @contextmanager
@@ -209,7 +276,7 @@ def write_stream(
 
 
 def _table_file(table: Table, updates: Sequence[Update], path: Path) -> pa.Table:
-    ordered = [updates[i] for i in np.argsort(np.array([u.seq for u in updates], np.int64), kind="stable").tolist()]
+    ordered = UpdateBatch.in_seq_order(updates)  # _seq values are unique here (write_stream checked)
     bad = next((u for u in ordered if u.op not in (INSERT, DELETE)), None)
     if bad is not None:
         raise StreamFormatError(f"table {table.name}, update with _seq {bad.seq}: _op is {bad.op!r}, must be +1 or -1")
@@ -256,8 +323,12 @@ def _stream_entries(stream_dir: Path, catalog: Catalog) -> dict[str, Path]:
 
 
 @gc_paused()
-def read_stream(stream_dir: Path | str, catalog: Catalog) -> list[Update]:
-    """Every update under ``stream_dir``, all tables merged in ``_seq`` order (see module docstring)."""
+def read_stream(stream_dir: Path | str, catalog: Catalog) -> UpdateBatch:
+    """Every update under ``stream_dir``, all tables merged in ``_seq`` order (see module docstring).
+
+    Each column was cast to its catalog type and NULL keys refused as it was read, so the batch is
+    ``checked``.
+    """
     stream_dir = Path(stream_dir)
     if not stream_dir.is_dir():
         raise StreamFormatError(f"stream directory {stream_dir} does not exist")
@@ -269,18 +340,19 @@ def read_stream(stream_dir: Path | str, catalog: Catalog) -> list[Update]:
         ops.append(table_ops)
         rows.append(table_rows)
     if not tables:
-        return []
+        return UpdateBatch((), checked=True)
     _check_unique_seqs(dict(zip(tables, seqs, strict=True)))
     all_seqs = np.concatenate(seqs)
     order = np.argsort(all_seqs, kind="stable")
     table_ids = np.repeat(np.arange(len(tables)), [len(s) for s in seqs])[order].tolist()
     all_rows = [row for table_rows in rows for row in table_rows]
-    return [
+    updates = tuple(
         Update(seq, tables[table_id], op, all_rows[index])
         for seq, table_id, op, index in zip(
             all_seqs[order].tolist(), table_ids, np.concatenate(ops)[order].tolist(), order.tolist(), strict=True
         )
-    ]
+    )
+    return UpdateBatch(updates, checked=True)
 
 
 def _read_table(path: Path, table: Table) -> tuple[np.ndarray, np.ndarray, list[tuple]]:
@@ -332,16 +404,13 @@ def _check_unique_seqs(seqs_by_table: Mapping[str, np.ndarray]) -> None:
     raise StreamFormatError(f"duplicate _seq {seqs[first]}: in {places[0]} and in {places[1]}")
 
 
-def batches(updates: Iterable[Update], size: int) -> Iterator[list[Update]]:
-    """Consecutive chunks of at most ``size`` updates, refusing input that is not in ``_seq`` order."""
+def batches(updates: UpdateBatch | Iterable[Update], size: int) -> Iterator[UpdateBatch]:
+    """Consecutive chunks of at most ``size`` updates, refusing input that is not in ``_seq`` order.
+
+    Chunks of an ``UpdateBatch`` keep its ``checked``; other input is unchecked.
+    """
     if size < 1:
         raise ValueError(f"batch size must be at least 1, got {size}")
-    previous = None
-    iterator = iter(updates)
-    while chunk := list(islice(iterator, size)):
-        for update in chunk:
-            if previous is not None and update.seq <= previous:
-                raise StreamFormatError(f"updates are not in _seq order: _seq {update.seq} ({update.table}) after {previous}")
-            previous = update.seq
-        yield chunk
-
+    stream = updates if isinstance(updates, UpdateBatch) else UpdateBatch(tuple(updates))
+    for start in range(0, len(stream), size):
+        yield stream[start : start + size]

@@ -19,8 +19,8 @@ import attrs
 
 from catalog.schema import Catalog, Table
 from operators.runtime.dataflow import RowRequirement
-from operators.runtime.stream_format import Update
-from operators.zset import Row
+from operators.runtime.stream_format import Update, UpdateBatch
+from operators.zset import Changelog, Row
 
 POLICIES = ("error", "quarantine")
 
@@ -85,27 +85,24 @@ class Validator:
         self._valid_signatures: dict[str, set[tuple[type, ...]]] = {name: set() for name in self.tables}
         self.rows: dict[str, dict[tuple, Row]] = {name: {} for name in self.tables}
 
-    def check(self, updates: Iterable[Update], typed: bool = False) -> tuple[dict[str, list[tuple[Row, int]]], list[Rejected]]:
+    def check(self, updates: UpdateBatch | Iterable[Update]) -> tuple[dict[str, Changelog], list[Rejected]]:
         """Validate one batch: (accepted changes by table, rejected changes). Raises under policy 'error'.
 
-        ``typed=True`` says the rows' column types were already checked, column by column, when they
-        were read (``read_stream`` casts every Parquet column to its catalog type and rejects NULL
-        keys); the per-row type check, a third of the validation time, is then skipped.
-
-        Keys belong to one table, so each table's changes are checked on their own (in ``_seq``
-        order); this is the hot path of every runner, hence one tight loop per table.
+        A ``checked`` batch had its rows' column types checked as it was read (see ``UpdateBatch``), so
+        the per-row type check is skipped; any other iterable of updates is put in ``_seq`` order and
+        checked in full. Keys belong to one table, so each table's changes are checked on their own;
+        this is the hot path of every runner, hence one tight loop per table.
         """
+        batch = UpdateBatch.in_seq_order(updates)
         by_table: dict[str, list[Update]] = {}
-        for update in updates:
+        for update in batch:
             if update.table in self.tables:
                 by_table.setdefault(update.table, []).append(update)
         overlays: dict[str, dict] = {}
-        accepted: dict[str, list[tuple[Row, int]]] = {}
+        accepted: dict[str, Changelog] = {}
         rejected: list[Rejected] = []
         for table, table_updates in by_table.items():
-            if any(a.seq > b.seq for a, b in zip(table_updates, table_updates[1:], strict=False)):
-                table_updates.sort(key=lambda u: u.seq)
-            overlays[table], accepted[table] = self._check_table(table, table_updates, rejected, typed)
+            overlays[table], accepted[table] = self._check_table(table, table_updates, rejected, batch.checked)
         for table, overlay in overlays.items():
             stored = self.rows[table]
             for key, row in overlay.items():
@@ -115,17 +112,19 @@ class Validator:
                     stored[key] = row
         return {table: changes for table, changes in accepted.items() if changes}, rejected
 
-    def _check_table(self, table: str, updates: list[Update], rejected: list[Rejected], typed: bool):
+    def _check_table(
+        self, table: str, updates: list[Update], rejected: list[Rejected], checked: bool
+    ) -> tuple[dict[tuple, Row | None], Changelog]:
         key_of, stored, valid = self._key_of[table], self.rows[table], self._valid_signatures[table]
         width = len(self.tables[table].columns)
-        overlay: dict = {}
-        accepted: list[tuple[Row, int]] = []
+        overlay: dict[tuple, Row | None] = {}
+        accepted: Changelog = []
         for update in updates:
             row, op = update.row, update.op
             reason = None
             if type(row) is not tuple:
                 reason = "row is not a tuple of column values"
-            elif typed:
+            elif checked:
                 if len(row) != width:
                     reason = _type_error(self.tables[table], row)
             elif tuple(map(type, row)) not in valid:

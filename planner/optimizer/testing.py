@@ -14,7 +14,10 @@ from planner.ir.logical import LogicalPlan
 from planner.ir.notation import parse_plan, print_plan
 
 
-class Rule(Protocol):
+class PlanRewrite(Protocol):
+    """What the assertions need of a rule: only ``apply`` (a protocol, so they do not tie tests to
+    ``executor.Rule``, the class every rule derives from)."""
+
     def apply(self, plan: LogicalPlan, ctx: Any) -> LogicalPlan: ...
 
 
@@ -28,12 +31,12 @@ def assert_plan_text(actual_plan: LogicalPlan, expected_text: str) -> None:
         raise AssertionError("plan differs from the expected text:\n" + "\n".join(diff))
 
 
-def assert_rewrite(rule: Rule, before: str, after: str, ctx: Any) -> None:
+def assert_rewrite(rule: PlanRewrite, before: str, after: str, ctx: Any) -> None:
     """``rule`` turns the plan ``before`` into the plan ``after``."""
     assert_plan_text(rule.apply(parse_plan(before), ctx), after)
 
 
-def assert_unchanged(rule: Rule, plan_text: str, ctx: Any) -> None:
+def assert_unchanged(rule: PlanRewrite, plan_text: str, ctx: Any) -> None:
     """``rule`` does not fire on ``plan_text``: it returns the very same plan object."""
     plan = parse_plan(plan_text)
     result = rule.apply(plan, ctx)

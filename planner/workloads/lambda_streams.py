@@ -62,7 +62,7 @@ import attrs
 import numpy as np
 
 from catalog.schema import Catalog
-from operators.runtime.stream_format import DELETE, INSERT, Update, gc_paused
+from operators.runtime.stream_format import DELETE, INSERT, CheckedTables, Update, UpdateBatch, gc_paused
 from planner.workloads.enclosureness import enclosureness
 from planner.workloads.tpch_streams import make_stream
 
@@ -99,24 +99,26 @@ def make_lambda_stream(
     flickering: Callable[[tuple], bool] | None = None,
     length: int | None = None,
     first_seq: int = 1,
-) -> list[Update]:
+) -> UpdateBatch:
     """A valid stream over ``tables`` whose exact λ is as close to ``target_lambda`` as the knob allows.
 
     ``flickering`` selects the ``orders`` rows that may be deleted and re-inserted (default: a
     seeded ``FLICKER_SHARE`` of them);
     ``window`` is a fact tuple's lifetime in fact insertions; ``gap`` the pause before a re-insert;
     ``length`` the number of updates (default: that of the stream without flicker). ``_seq`` runs
-    from ``first_seq`` without gaps. Raises ``ValueError`` for a target below 1 or out of reach.
+    from ``first_seq`` without gaps; it is ``checked`` when ``tables`` are (``load_tables``). Raises
+    ``ValueError`` for a target below 1 or out of reach.
     """
     layout = _layout(tables, catalog, seed, window, gap, flickering)
     length = length or _stream_length(layout, 1.0)
     knob = _lambda_knob(layout, target_lambda, length)
     owners, is_insert = _schedule(layout, knob, length)
     everything = layout.dimensions + layout.facts
-    return [
+    updates = tuple(
         Update(first_seq + position, everything[owner][0], INSERT if inserting else DELETE, everything[owner][1])
         for position, (owner, inserting) in enumerate(zip(owners.tolist(), is_insert.tolist(), strict=True))
-    ]
+    )
+    return UpdateBatch(updates, checked=isinstance(tables, CheckedTables))
 
 
 def _layout(tables, catalog: Catalog, seed: int, window: int | None, gap: int,

@@ -24,7 +24,8 @@ inserts and deletes) or says it chose:
 
 ``t`` is the event's number in the trace (both halves of a partial execution share it) and
 ``_seq`` numbers the updates from ``first_seq``. Every stream has set semantics: a present id is
-never inserted, an absent row never deleted.
+never inserted, an absent row never deleted. Every value is a Python int, as the integer columns of
+``examples/orderbook/schema.sql`` want, so the streams are ``checked`` batches.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from catalog.orderbook import SIDES, R
-from operators.runtime.stream_format import DELETE, INSERT, Update, gc_paused
+from operators.runtime.stream_format import DELETE, INSERT, Update, UpdateBatch, gc_paused
 
 
 class _LiveRows:
@@ -81,7 +82,7 @@ def make_orderbook_stream(
     max_volume: int = 1_000,
     mid_price: int = 100_000,
     first_seq: int = 1,
-) -> list[Update]:
+) -> UpdateBatch:
     """Exactly ``n_bids`` updates of ``bids`` and ``n_asks`` of ``asks``, interleaved at random.
 
     Rows are ``(t, id, broker_id, volume, price)``. ``delete_fraction`` is the chance that an event
@@ -128,7 +129,7 @@ def make_orderbook_stream(
             book.add(row)
             emit(side, INSERT, row)
         event += 1
-    return updates
+    return UpdateBatch(tuple(updates), checked=True)
 
 
 @gc_paused()
@@ -141,7 +142,7 @@ def make_r_stream(
     *,
     rebalance_fraction: float = 0.5,
     first_seq: int = 1,
-) -> list[Update]:
+) -> UpdateBatch:
     """``n`` updates of Example 2.1's ``r(id, a, b)``: inserts of fresh ids and deletes of live rows.
 
     ``a`` is in ``1..groups`` and ``b`` uniform in ``1..max_b``. The paper gives no distribution for
@@ -175,4 +176,4 @@ def make_r_stream(
         group_sums[a] += row[2]
         live.add(row)
         updates.append(Update(first_seq + position, R, INSERT, row))
-    return updates
+    return UpdateBatch(tuple(updates), checked=True)

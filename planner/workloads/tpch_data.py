@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from catalog.schema import Catalog
 from catalog.tpch import TPCH_TABLES
-from operators.runtime.stream_format import rows_from_arrow
+from operators.runtime.stream_format import CheckedTables, rows_from_arrow
 
 GENERATOR = "tpchgen-cli"
 SCALE_MARKER = "tpch-scale-factor.txt"
@@ -76,11 +76,14 @@ def _is_generated(out_dir: Path, sf: float) -> bool:
 
 def load_tables(
     data_dir: Path | str, catalog: Catalog, tables: Iterable[str] | None = None
-) -> dict[str, list[tuple]]:
-    """Each requested table (default: every catalog table) as tuples in catalog column order."""
+) -> CheckedTables:
+    """Each requested table (default: every catalog table) as tuples in catalog column order.
+
+    ``rows_from_arrow`` casts every column to its catalog type, so the tables are ``CheckedTables``.
+    """
     data_dir = Path(data_dir)
     names = list(catalog.tables) if tables is None else [catalog.table(name).name for name in tables]
-    loaded = {}
+    loaded = CheckedTables()
     for name in names:
         path = data_dir / f"{name}.parquet"
         if not path.is_file():

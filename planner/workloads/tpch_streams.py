@@ -23,7 +23,7 @@ from operator import itemgetter
 import numpy as np
 
 from catalog.schema import Catalog, CatalogError
-from operators.runtime.stream_format import DELETE, INSERT, Update, gc_paused
+from operators.runtime.stream_format import DELETE, INSERT, CheckedTables, Update, UpdateBatch, gc_paused
 
 STREAM_KINDS = ("insert", "window", "random")
 
@@ -35,7 +35,7 @@ DELETE_RATE = 1 / 3  # chance of deleting a random present tuple after each inse
 REMEMBER_RATE = 1 / 2  # chance that a deleted tuple is kept for a later re-insert
 REINSERT_RATE = 1 / 6  # chance, after each insert, of re-inserting a remembered tuple
 
-Change = tuple[str, int, tuple]  # (table, op, row)
+TableChange = tuple[str, int, tuple]  # (table, op, row), before it is numbered into an Update
 
 
 @gc_paused()
@@ -48,11 +48,12 @@ def make_stream(
     *,
     first_seq: int = 1,
     seq_step: int = 1,
-) -> list[Update]:
+) -> UpdateBatch:
     """The ``kind`` stream over ``tables`` (rows in catalog column order), ``_seq`` from ``first_seq``.
 
     ``window`` (lineitem tuples kept) is required for ``window`` and refused for the other kinds;
-    ``seed`` matters only for ``random``. ``seq_step`` > 1 leaves gaps in ``_seq``.
+    ``seed`` matters only for ``random``. ``seq_step`` > 1 leaves gaps in ``_seq``. The stream is
+    ``checked`` when ``tables`` are (``load_tables``).
     """
     if kind not in STREAM_KINDS:
         raise ValueError(f"unknown stream kind {kind!r} (kinds: {', '.join(STREAM_KINDS)})")
@@ -69,10 +70,10 @@ def make_stream(
         changes = _window_changes(_timeline(ordered), window)
     else:
         changes = _random_changes(ordered, seed)
-    return [
-        Update(first_seq + position * seq_step, table, op, row)
-        for position, (table, op, row) in enumerate(changes)
-    ]
+    updates = tuple(
+        Update(first_seq + position * seq_step, table, op, row) for position, (table, op, row) in enumerate(changes)
+    )
+    return UpdateBatch(updates, checked=isinstance(tables, CheckedTables))
 
 
 def _sorted_by_key(catalog: Catalog, name: str, rows: Sequence[tuple]) -> list[tuple]:
@@ -105,12 +106,12 @@ def _timeline(ordered: Mapping[str, list[tuple]]) -> list[tuple[str, tuple]]:
     return [(names[rank], ordered[names[rank]][index]) for rank, index in zip(ranks[order].tolist(), indexes[order].tolist(), strict=True)]
 
 
-def _window_changes(timeline: list[tuple[str, tuple]], window: int) -> list[Change]:
+def _window_changes(timeline: list[tuple[str, tuple]], window: int) -> list[TableChange]:
     """Insert in timeline order; a tuple inserted once c lineitems are in (itself included) is
     deleted right before the (c + window)-th lineitem insertion."""
     if window < 1:
         raise ValueError(f"window must be at least 1 lineitem tuple, got {window}")
-    changes: list[Change] = []
+    changes: list[TableChange] = []
     in_window: deque[tuple[int, str, tuple]] = deque()  # (lineitem number it leaves before, table, row)
     lineitems = 0
     for table, row in timeline:
@@ -124,14 +125,14 @@ def _window_changes(timeline: list[tuple[str, tuple]], window: int) -> list[Chan
     return changes
 
 
-def _random_changes(ordered: Mapping[str, list[tuple]], seed: int) -> list[Change]:
+def _random_changes(ordered: Mapping[str, list[tuple]], seed: int) -> list[TableChange]:
     """Inserts in a seeded shuffle with random deletes and re-inserts interleaved (module docstring)."""
     rng = random.Random(seed)
     pending = [(name, row) for name in sorted(ordered, key=_table_rank) for row in ordered[name]]
     rng.shuffle(pending)
     present: list[tuple[str, tuple]] = []
     remembered: list[tuple[str, tuple]] = []
-    changes: list[Change] = []
+    changes: list[TableChange] = []
 
     def insert(change: tuple[str, tuple]) -> None:
         present.append(change)

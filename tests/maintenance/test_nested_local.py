@@ -196,5 +196,5 @@ def test_a_row_the_rpai_tree_cannot_take_is_rejected_before_any_state_changes(na
     assert view.result() == before
     view.apply([good])  # the good row was not half-applied: it is accepted now, exactly once
     check = MaintainedView(orderbook(name), orderbook_catalog(), on_invalid="quarantine")
-    check.apply(stream + [good, bad])
+    check.apply([*stream, good, bad])
     assert view.result() == check.result() and [r.update for r in check.rejected] == [bad]

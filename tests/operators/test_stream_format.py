@@ -10,7 +10,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import StreamFormatError, Update, batches, read_stream, write_stream
+from operators.runtime.stream_format import (
+    StreamFormatError,
+    Update,
+    UpdateBatch,
+    batches,
+    read_stream,
+    write_stream,
+)
 
 CATALOG = catalog_from_ddl(
     """
@@ -51,7 +58,7 @@ def test_round_trip_keeps_values_types_and_global_order_with_gaps(tmp_path):
     write_stream(tmp_path, CATALOG, UPDATES)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sale.parquet", "shop.parquet"]
     read = read_stream(tmp_path, CATALOG)
-    assert read == UPDATES
+    assert list(read) == UPDATES and read.checked
     assert [type(v) for v in read[0].row] == [int, str, float, datetime.date, bool]
 
 
@@ -65,12 +72,12 @@ def test_written_files_use_catalog_arrow_types(tmp_path):
 def test_a_mapping_with_an_empty_table_writes_an_empty_file(tmp_path):
     write_stream(tmp_path, CATALOG, {"shop": UPDATES[:1], "sale": []})
     assert pq.read_table(tmp_path / "sale.parquet").num_rows == 0
-    assert read_stream(tmp_path, CATALOG) == UPDATES[:1]
+    assert list(read_stream(tmp_path, CATALOG)) == UPDATES[:1]
 
 
 def test_tables_without_a_file_have_no_updates(tmp_path):
     write_raw(tmp_path / "sale.parquet", sale_columns())
-    assert read_stream(tmp_path, CATALOG) == [Update(1, "sale", 1, (7, 1)), Update(2, "sale", -1, (7, 1))]
+    assert list(read_stream(tmp_path, CATALOG)) == [Update(1, "sale", 1, (7, 1)), Update(2, "sale", -1, (7, 1))]
 
 
 @pytest.mark.parametrize("op_type", [pa.int16(), pa.int32(), pa.int64()])
@@ -101,7 +108,7 @@ def test_decimals_become_floats_and_underscore_files_are_ignored(tmp_path):
         },
     )
     (tmp_path / "_SUCCESS").touch()
-    assert read_stream(tmp_path, CATALOG) == [Update(1, "shop", 1, (1, "x", 0.07, DAY, False))]
+    assert list(read_stream(tmp_path, CATALOG)) == [Update(1, "shop", 1, (1, "x", 0.07, DAY, False))]
 
 
 READ_ERRORS = {
@@ -200,6 +207,19 @@ def test_batches_are_consecutive_chunks_in_seq_order():
     chunks = list(batches(UPDATES, 2))
     assert [[u.seq for u in chunk] for chunk in chunks] == [[3, 10], [11, 40], [41]]
     assert list(batches([], 3)) == []
+
+
+def test_a_batch_knows_whether_its_rows_were_checked_and_its_chunks_inherit_it(tmp_path):
+    write_stream(tmp_path, CATALOG, UPDATES)
+    assert [chunk.checked for chunk in batches(read_stream(tmp_path, CATALOG), 2)] == [True, True, True]
+    assert [chunk.checked for chunk in batches(UPDATES, 2)] == [False, False, False]
+    assert read_stream(tmp_path, CATALOG)[1:3] == UpdateBatch(UPDATES[1:3], checked=True)
+
+
+def test_a_batch_is_in_seq_order_and_in_seq_order_sorts_what_it_is_given():
+    assert UpdateBatch.in_seq_order(reversed(UPDATES)) == UpdateBatch(UPDATES)
+    with pytest.raises(StreamFormatError, match=r"not in _seq order: _seq 3 \(shop\) after 10"):
+        UpdateBatch([UPDATES[1], UPDATES[0]])
 
 
 def test_batches_refuse_updates_out_of_seq_order_and_sizes_below_one():

@@ -7,7 +7,7 @@ import datetime
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream_format import Update, UpdateBatch
 from operators.runtime.validate import InvalidChangeError, Validator
 
 CATALOG = catalog_from_ddl("""
@@ -62,6 +62,15 @@ def test_insert_delete_insert_of_one_key_in_a_batch_is_valid():
     v = Validator(CATALOG, ["customer"])
     accepted, _ = v.check([Update(1, "customer", 1, ALICE), Update(2, "customer", -1, ALICE), Update(3, "customer", 1, ALICE)])
     assert len(accepted["customer"]) == 3 and v.rows["customer"] == {1: ALICE}
+
+
+def test_a_checked_batch_skips_the_type_check_but_not_the_column_count():
+    """Only the readers that cast every column make checked batches; their rows are trusted for types."""
+    row = (3, 42, None)  # a wrong type the reader would have refused
+    accepted, _ = validator().check(UpdateBatch([Update(5, "customer", 1, row)], checked=True))
+    assert accepted == {"customer": [(row, 1)]}
+    with pytest.raises(InvalidChangeError, match="has 2 columns, table customer has 3"):
+        validator().check(UpdateBatch([Update(5, "customer", 1, (3, "carol"))], checked=True))
 
 
 def test_unknown_policy_is_refused():

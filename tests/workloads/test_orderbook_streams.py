@@ -56,7 +56,7 @@ def r_stream() -> list[Update]:
 
 @pytest.fixture(scope="module")
 def oracle(book, r_stream) -> DuckDBOracle:
-    return oracle_over(book + r_stream)
+    return oracle_over([*book, *r_stream])
 
 
 def test_the_same_seed_gives_the_same_stream_and_another_seed_another():
@@ -146,8 +146,8 @@ def test_r_stream_makes_example_2_1_hold_at_some_states(r_stream):
 
 
 def test_streams_round_trip_through_the_stream_format(tmp_path, book):
-    updates = book + make_r_stream(50, seed=1, first_seq=len(book) + 1)
-    assert read_stream(write_stream(tmp_path, CATALOG, updates), CATALOG) == updates
+    updates = [*book, *make_r_stream(50, seed=1, first_seq=len(book) + 1)]
+    assert list(read_stream(write_stream(tmp_path, CATALOG, updates), CATALOG)) == updates
 
 
 def test_every_paper_query_has_a_file():
