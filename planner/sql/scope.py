@@ -68,6 +68,7 @@ def _unique_column(relation: Relation, name: str, clause: str) -> Column:
 
 
 def output_names(plan: LogicalPlan) -> tuple[str, ...]:
+    """The column names ``plan`` outputs, in order: what a FROM alias makes visible."""
     match plan:
         case Scan(columns=columns):
             return columns

@@ -1,0 +1,192 @@
+"""The plan notation's vocabulary, shared by its printer and its parser.
+
+Which names may stand bare and which are quoted, how strings are escaped, which words the grammar
+reserves, which value classes fields may hold, and the lark parsers of ``plan_notation.lark``: the
+printer (``planner.ir.notation_printer``) writes exactly what the parser
+(``planner.ir.notation_parser``) reads, because both ask this module. The notation itself is
+described in ``planner.ir.notation``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import math
+import re
+
+import attrs
+import lark
+from lark import Token, Tree
+
+AGGREGATE_FUNCTIONS = ("sum", "count", "avg", "min", "max")
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BARE_FUNCTION = re.compile(r"[a-z_][A-Za-z0-9_]*")
+
+_VALUE_CLASSES: dict[str, type] = {}
+
+
+def notation_value(cls: type) -> type:
+    """Class decorator: let plan fields hold ``cls`` values, written ``TypeName(field=value, ...)``.
+
+    Registration is by class name, because the name is what the text shows.
+    """
+    if not attrs.has(cls):
+        raise ValueError(f"notation_value needs an attrs class, got {cls.__qualname__}")
+    known = _VALUE_CLASSES.get(cls.__name__)
+    if known is not None and origin(known) != origin(cls):
+        raise ValueError(
+            f"value class name {cls.__name__} is already registered by {known.__module__}.{known.__qualname__}"
+        )
+    _VALUE_CLASSES[cls.__name__] = cls
+    return cls
+
+
+def value_class(name: str) -> type | None:
+    """The class registered with ``@notation_value`` under ``name``, if any."""
+    return _VALUE_CLASSES.get(name)
+
+
+def value_class_names() -> list[str]:
+    """The registered value class names, sorted (for error messages)."""
+    return sorted(_VALUE_CLASSES)
+
+
+def format_identifier(name: str) -> str:
+    """``name`` as written in the notation: bare if it is a plain identifier, else double-quoted."""
+    return name if is_bare_identifier(name) else quoted(name, '"')
+
+
+def identifier_from_token(token: Token) -> str:
+    """The name a NAME or QUOTED_NAME token spells."""
+    return unquoted(token) if token.type == "QUOTED_NAME" else str(token)
+
+
+def shown_fields(cls: type, skipped: set[str | None]) -> list[attrs.Attribute]:
+    """The fields written ``key=value``: the ``__init__`` ones outside ``skipped``."""
+    fields = [f for f in attrs.fields(cls) if f.init and f.name not in skipped]
+    for field in fields:
+        if not is_bare_identifier(field.name):
+            raise ValueError(
+                f"field {field.name!r} of {cls.__name__} is a keyword of the plan notation; rename it"
+            )
+    return fields
+
+
+def float_text(value: float) -> str:
+    """The text of a finite float; repr round-trips it exactly, and inf/nan have no notation."""
+    if not math.isfinite(value):
+        raise ValueError(f"the plan notation has no text for the float {value}")
+    return repr(value)
+
+
+def is_bare_identifier(name: str) -> bool:
+    """Whether ``name`` may be written unquoted: an identifier that is not a word of the grammar."""
+    return bool(IDENTIFIER.fullmatch(name)) and name not in keywords()
+
+
+def is_bare_function(op: str) -> bool:
+    """Capitalised names open value classes and aggregate names read as aggregates: both are quoted."""
+    return bool(_BARE_FUNCTION.fullmatch(op)) and op not in keywords() and op not in AGGREGATE_FUNCTIONS
+
+
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_UNESCAPES = {"n": "\n", "r": "\r", "t": "\t"}
+
+
+def quoted(text: str, quote: str) -> str:
+    """``text`` between ``quote`` characters, with backslash escapes for the quote, breaks and unprintables."""
+    out = []
+    for char in text:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif char == quote:
+            out.append("\\" + quote)
+        elif not char.isprintable():
+            out.append(f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else f"\\U{ord(char):08x}")
+        else:
+            out.append(char)
+    return quote + "".join(out) + quote
+
+
+def unquoted(token: str) -> str:
+    """The text a quoted token spells: the inverse of ``quoted``."""
+
+    def unescape(match: re.Match) -> str:
+        escape = match.group(1)
+        if escape[0] in "uU" and len(escape) > 1:
+            return chr(int(escape[1:], 16))
+        return _UNESCAPES.get(escape, escape)
+
+    return re.sub(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", unescape, token[1:-1])
+
+
+def load_grammar(file_name: str, start: str) -> lark.Lark:
+    """An LALR parser for a grammar file of this package; ``%import`` finds sibling grammar files."""
+
+    def sibling(_base_path: str | None, grammar_path: str) -> tuple[str, str]:
+        return grammar_path, _grammar_text(grammar_path)  # FileNotFoundError sends lark to its own
+
+    return lark.Lark(
+        _grammar_text(file_name), parser="lalr", start=start, maybe_placeholders=True, import_paths=[sibling]
+    )
+
+
+def parse_with(parser: lark.Lark, text: str) -> Tree:
+    """Parse ``text``; a syntax error becomes a ValueError naming its line and column."""
+    try:
+        return parser.parse(text)
+    except lark.UnexpectedInput as error:
+        raise ValueError(_syntax_error(error, text)) from None
+
+
+def _grammar_text(file_name: str) -> str:
+    return importlib.resources.files("planner.ir").joinpath(file_name).read_text()
+
+
+@functools.cache
+def plan_parser() -> lark.Lark:
+    """The parser of whole plans, built once."""
+    return load_grammar("plan_notation.lark", "start")
+
+
+@functools.cache
+def expr_parser() -> lark.Lark:
+    """The parser of one expression (``parse_expr``), built once."""
+    return load_grammar("plan_notation.lark", "expr")
+
+
+@functools.cache
+def keywords() -> frozenset[str]:
+    """Words the grammar reserves; a name spelled like one is quoted when printed."""
+    return frozenset(
+        t.pattern.value
+        for t in plan_parser().terminals
+        if t.pattern.type == "str" and IDENTIFIER.fullmatch(t.pattern.value)
+    )
+
+
+def _syntax_error(error: lark.UnexpectedInput, text: str) -> str:
+    where = f"line {error.line}, column {error.column}"
+    match error:
+        case lark.UnexpectedToken(token=token) if token.type == "$END":
+            what = "unexpected end of text"
+        case lark.UnexpectedToken(token=token) if not token.value.strip():
+            what = "unexpected line break"
+        case lark.UnexpectedToken(token=token):
+            what = f"unexpected {token.value.strip()!r}"
+        case lark.UnexpectedCharacters(char=char):
+            what = f"unexpected character {char!r}"
+        case _:
+            what = "unexpected input"
+    return f"{where}: {what}\n{error.get_context(text).rstrip()}"
+
+
+def token_error(token: Token, message: str) -> ValueError:
+    """A ValueError that points at ``token``, for errors found after parsing (unknown nodes, fields)."""
+    return ValueError(f"line {token.line}, column {token.column}: {message}")
+
+
+def origin(cls: type) -> tuple[str, str]:
+    """Where ``cls`` is defined: two classes of one name from different places are ambiguous."""
+    return cls.__module__, cls.__qualname__
