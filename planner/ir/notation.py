@@ -7,6 +7,14 @@ the following lines one level deeper. The printer and the parser are generic ove
 the ``child_fields`` are the indented lines, and every other field is ``key=value`` in declaration
 order. So a module that adds plan nodes (maintenance plans, say) gets the notation for free.
 
+Short lines. A field at its default, or None where the field's type admits None and it has no
+default, is not written; the parser fills it back in (writing it out still parses). A line longer
+than ``WIDTH`` (150) wraps: the fields that do not fit go on continuation lines four spaces deeper
+than the node (its children are two deeper), each such line starting ``name=``, and a list or value
+object too long for its line puts its items on lines two deeper still. Line breaks inside ``[...]``
+and ``(...)`` mean nothing to the parser. The printer, in ``planner.ir.notation_printer``, is the
+only writer; the parser, in ``planner.ir.notation_parser``, reads what it writes.
+
 >>> from planner.ir.logical import Filter, Scan
 >>> from planner.ir.expressions import Call, Column, Literal
 >>> plan = Filter(Call(">", (Column("o", "o_totalprice"), Literal(10.5, "float"))),
@@ -21,7 +29,9 @@ Values. ``None``, ``True``, ``False``; numbers (``1`` is an int, ``1.0`` a float
 name when it is an identifier (``alias=o``) and ``'single quoted'`` with backslash escapes
 otherwise; tuples are ``[a, b]``; ``NamedExpr`` is ``expr AS name``; ``SortKey`` is ``expr ASC`` or
 ``expr DESC`` (upper case; the other keywords are lower case); a class registered with
-``@notation_value`` is ``TypeName(field=value, ...)``; a plan held in a field (not a child) is a
+``@notation_value`` is ``TypeName(field=value, ...)``, and the one registered with
+``@notation_edge`` (the foreign-key edge) is an arrow ``lineitem(l_orderkey)→orders(o_orderkey)``,
+the columns at each end comma-separated; a plan held in a field (not a child) is a
 block like a subquery's; anything else must be an expression. Because a bare name, a number and a
 quoted string already mean a Python value, an expression that would print exactly like one is put
 in parentheses there: ``(x)`` is the column ``x``, ``(1)`` and ``('a')`` are literals.
@@ -61,6 +71,7 @@ from planner.ir.notation_syntax import (
     format_identifier,
     identifier_from_token,
     load_grammar,
+    notation_edge,
     notation_value,
     parse_with,
 )
@@ -71,6 +82,7 @@ __all__ = [
     "format_identifier",
     "identifier_from_token",
     "load_grammar",
+    "notation_edge",
     "notation_value",
     "parse_expr",
     "parse_plan",

@@ -13,6 +13,8 @@ from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, S
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
     AGGREGATE_FUNCTIONS,
+    absent_value,
+    edge_class,
     expr_parser,
     identifier_from_token,
     origin,
@@ -145,9 +147,33 @@ class _Builder:
                 return SortKey(self.expr(expr), order.children[0] == "ASC")
             case Tree(data="block", children=[plan]):
                 return self.plan(plan)
+            case Tree(data="edge", children=[source, target]):
+                return self.edge(source, target)
             case Tree(data="value_object", children=[opening, *fields]):
                 return self.value_object(opening, [f for f in fields if f is not None])
         return self.expr(tree)
+
+    def edge(self, source: Tree, target: Tree) -> object:
+        """``a(x,y)→b(k,l)``: the ``@notation_edge`` class of a relation and columns at each end."""
+        cls = edge_class()
+        if cls is None:
+            raise token_error(
+                _first_token(source), "no class is registered with @notation_edge to build an edge"
+            )
+        (relation, columns), (referenced, key) = (self.edge_end(end) for end in (source, target))
+        return cls(relation, columns, referenced, key)
+
+    def edge_end(self, tree: Tree) -> tuple[str, tuple[str, ...]]:
+        match tree:
+            case Tree(data="call", children=[name, None]):
+                return identifier_from_token(name), ()
+            case Tree(data="call", children=[name, Tree(data="positional", children=columns)]) if all(
+                c.data == "column" and len(c.children) == 1 for c in columns
+            ):
+                return identifier_from_token(name), tuple(
+                    identifier_from_token(c.children[0]) for c in columns
+                )
+        raise token_error(_first_token(tree), "an edge end is relation(column, ...), naming columns only")
 
     def value_object(self, opening: Token, fields: list[Tree]) -> object:
         name = opening[:-1]
@@ -331,10 +357,15 @@ def _holds_many(field: attrs.Attribute) -> bool:
     return typing.get_origin(annotation) in (tuple, list)
 
 
+def _first_token(tree: Tree) -> Token:
+    return next(tree.scan_values(lambda v: isinstance(v, Token)))
+
+
 def _construct(owner: Token, cls: type, values: dict) -> object:
-    missing = [
-        f.name for f in attrs.fields(cls) if f.init and f.default is attrs.NOTHING and f.name not in values
-    ]
+    """``cls`` built from the fields the text gives; a field it leaves out takes its absent value."""
+    fields = [f for f in attrs.fields(cls) if f.init]
+    values = {f.name: absent_value(f) for f in fields if f.name not in values} | values
+    missing = [name for name, value in values.items() if value is attrs.NOTHING]
     if missing:
         raise token_error(owner, f"{cls.__name__} is missing {', '.join(missing)}")
     return cls(**{attrs.fields_dict(cls)[name].alias: value for name, value in values.items()})

@@ -6,6 +6,8 @@ import datetime
 import typing
 from collections.abc import Iterator
 
+import attrs
+
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
@@ -14,12 +16,20 @@ from planner.ir.notation_syntax import (
     format_identifier,
     is_bare_function,
     is_bare_identifier,
+    is_edge_class,
+    is_omitted,
     quoted,
     shown_fields,
     value_class,
 )
 
 _EXPRESSION_TYPES = typing.get_args(Expr)
+
+#: A line longer than this wraps: a node's fields move to continuation lines, four spaces deeper
+#: than the node (its children are two deeper), and long lists and value objects put their items on
+#: lines of their own. The parser ignores line breaks inside brackets.
+WIDTH = 150
+_FIELD_INDENT = 4
 
 # Binding strength, loosest first; a child binding looser than its slot needs parentheses.
 _OR, _AND, _NOT, _PREDICATE, _ADD, _MUL, _UNARY, _ATOM = range(1, 9)
@@ -42,14 +52,87 @@ def _plan_lines(plan: LogicalPlan, indent: int) -> Iterator[str]:
     head = cls.__name__
     if cls.variant_field is not None:
         head += f"[{_value(getattr(plan, cls.variant_field), indent)}]"
-    for field in shown_fields(cls, skipped={*cls.child_fields, cls.variant_field}):
-        value = getattr(plan, field.name)
-        if field.metadata.get("omit_default") and value == field.default:
-            continue  # an optional field left at its default is not written (the parser fills it in)
-        head += f" {field.name}={_value(value, indent)}"
-    yield " " * indent + head
+    fields = [
+        (f"{name}=", value) for name, value in _shown(plan, skipped={*cls.child_fields, cls.variant_field})
+    ]
+    yield " " * indent + _packed(head, fields, _Layout("", "", indent + _FIELD_INDENT, indent), indent)
     for child in plan.children:
         yield from _plan_lines(child, indent + 2)
+
+
+def _shown(value: object, skipped: set[str | None]) -> list[tuple[str, object]]:
+    """The ``(name, value)`` of the fields written: all shown fields but those at their default or None."""
+    fields = shown_fields(type(value), skipped)
+    return [(f.name, getattr(value, f.name)) for f in fields if not is_omitted(f, getattr(value, f.name))]
+
+
+@attrs.frozen
+class _Layout:
+    """How a sequence of pieces wraps: what follows each piece but the last, what follows the last,
+    how deep its continuation lines are, and where the sequence starts on its line."""
+
+    separator: str
+    closing: str
+    indent: int
+    column: int
+
+
+def _packed(opening: str, pieces: list[tuple[str, object]], layout: _Layout, block_indent: int) -> str:
+    """``opening`` and the pieces (a prefix and a value each), on one line while they fit ``WIDTH``.
+
+    A piece that does not fit starts a continuation line ``layout.indent`` deep; one too long for a
+    line of its own wraps its value (``_wrapped``). A piece holding a subquery block, or one no new
+    line would shorten (a long expression), stays in place.
+    """
+    text, column = opening, layout.column + len(opening)
+    for i, (prefix, value) in enumerate(pieces):
+        tail = layout.closing if i == len(pieces) - 1 else layout.separator
+        gap = "" if i == 0 and opening.endswith(("[", "(")) else " "
+        flat = prefix + _value(value, block_indent) + tail
+        start = layout.indent + len(prefix)
+        fits_here = column + len(gap) + len(flat) <= WIDTH
+        helps = start + len(flat) - len(prefix) <= WIDTH or _can_wrap(value)
+        if "\n" in flat or fits_here or not helps:
+            text, column = _appended(text, gap + flat, column)
+            continue
+        piece = (
+            prefix + _wrapped(value, _Layout(layout.separator, "", layout.indent, start), block_indent) + tail
+        )
+        text, column = _appended(text + "\n" + " " * layout.indent, piece, layout.indent)
+    return text
+
+
+def _wrapped(value: object, layout: _Layout, block_indent: int) -> str:
+    """``value`` starting at ``layout.column``: a list or value object too long for the line puts its
+    items on lines two deeper than ``layout.indent``; anything else is written whole."""
+    flat = _value(value, block_indent)
+    if layout.column + len(flat) <= WIDTH:
+        return flat
+    inner = layout.indent + 2
+    match value:
+        case tuple() | list() if value:
+            items = [("", item) for item in value]
+            return _packed("[", items, _Layout(",", "]", inner, layout.column), block_indent)
+        case _ if _is_value_object(value):
+            fields = [(f"{name}=", field_value) for name, field_value in _shown(value, skipped=set())]
+            opening = f"{type(value).__name__}("
+            return _packed(opening, fields, _Layout(",", ")", inner, layout.column), block_indent)
+    return flat
+
+
+def _appended(text: str, piece: str, column: int) -> tuple[str, int]:
+    """``text + piece`` and the column after it."""
+    last_line = piece.rsplit("\n", 1)
+    return text + piece, (len(last_line[-1]) if len(last_line) > 1 else column + len(piece))
+
+
+def _can_wrap(value: object) -> bool:
+    """Whether ``_wrapped`` can break ``value`` over lines (else a new line would not shorten it)."""
+    return (isinstance(value, tuple | list) and bool(value)) or _is_value_object(value)
+
+
+def _is_value_object(value: object) -> bool:
+    return not is_edge_class(type(value)) and value_class(type(value).__name__) is type(value)
 
 
 def _value(value: object, indent: int) -> str:
@@ -74,14 +157,22 @@ def _value(value: object, indent: int) -> str:
         case _ if isinstance(value, _EXPRESSION_TYPES):
             text = _expr(value, indent)[0]
             return f"({text})" if _reads_as_plain_value(value) else text
-        case _ if value_class(type(value).__name__) is type(value):
-            fields = shown_fields(type(value), skipped=set())
-            inner = ", ".join(f"{f.name}={_value(getattr(value, f.name), indent)}" for f in fields)
+        case _ if is_edge_class(type(value)):
+            source, columns, target, key = (getattr(value, f.name) for f in shown_fields(type(value), set()))
+            return f"{_edge_end(source, columns)}→{_edge_end(target, key)}"
+        case _ if _is_value_object(value):
+            inner = ", ".join(
+                f"{name}={_value(field_value, indent)}" for name, field_value in _shown(value, set())
+            )
             return f"{type(value).__name__}({inner})"
     raise ValueError(
         f"cannot print {type(value).__qualname__} value {value!r} in the plan notation; "
         "register its class with @notation_value"
     )
+
+
+def _edge_end(relation: str, columns: tuple[str, ...]) -> str:
+    return f"{format_identifier(relation)}({','.join(format_identifier(c) for c in columns)})"
 
 
 def _reads_as_plain_value(expr: Expr) -> bool:

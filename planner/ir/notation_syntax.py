@@ -13,6 +13,8 @@ import functools
 import importlib.resources
 import math
 import re
+import typing
+from collections.abc import Iterator
 
 import attrs
 import lark
@@ -24,6 +26,7 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BARE_FUNCTION = re.compile(r"[a-z_][A-Za-z0-9_]*")
 
 _VALUE_CLASSES: dict[str, type] = {}
+_EDGE_CLASSES: list[type] = []  # at most one: the class an arrow builds
 
 
 def notation_value(cls: type) -> type:
@@ -40,6 +43,33 @@ def notation_value(cls: type) -> type:
         )
     _VALUE_CLASSES[cls.__name__] = cls
     return cls
+
+
+def notation_edge(cls: type) -> type:
+    """Class decorator: a value class of four fields (source, its columns, target, its columns), written
+    ``source(c1,c2)→target(k1,k2)`` as an arrow is drawn, instead of ``TypeName(field=value, ...)``.
+
+    Foreign-key edges fill plan lines; the arrow form says the same in a third of the width. One
+    class may use the form, so the parser knows what an arrow builds; the long form still parses.
+    """
+    fields = [f for f in attrs.fields(cls) if f.init] if attrs.has(cls) else []
+    if len(fields) != 4:
+        raise ValueError(f"notation_edge needs an attrs class of four fields, got {cls.__qualname__}")
+    known = edge_class()
+    if known is not None and origin(known) != origin(cls):
+        raise ValueError(f"the edge notation is already taken by {known.__module__}.{known.__qualname__}")
+    _EDGE_CLASSES[:] = [cls]
+    return notation_value(cls)
+
+
+def edge_class() -> type | None:
+    """The class an arrow ``a(x)→b(y)`` builds, if one is registered with ``@notation_edge``."""
+    return _EDGE_CLASSES[0] if _EDGE_CLASSES else None
+
+
+def is_edge_class(cls: type) -> bool:
+    """Whether values of ``cls`` print in the arrow form."""
+    return edge_class() is cls
 
 
 def value_class(name: str) -> type | None:
@@ -71,6 +101,40 @@ def shown_fields(cls: type, skipped: set[str | None]) -> list[attrs.Attribute]:
                 f"field {field.name!r} of {cls.__name__} is a keyword of the plan notation; rename it"
             )
     return fields
+
+
+def is_omitted(field: attrs.Attribute, value: object) -> bool:
+    """Whether ``value`` goes unwritten: it is the field's default, or None where None needs no default.
+
+    The parser reads an absent field back the same way (``absent_value``), so lines stay short
+    without losing anything.
+    """
+    default = _default(field)
+    if default is not attrs.NOTHING:
+        return type(value) is type(default) and value == default
+    return value is None and _admits_none(field)
+
+
+def absent_value(field: attrs.Attribute) -> object:
+    """The value of a field the text leaves out: its default, None if it may be None, else NOTHING."""
+    default = _default(field)
+    if default is attrs.NOTHING and _admits_none(field):
+        return None
+    return default
+
+
+def _default(field: attrs.Attribute) -> object:
+    default = field.default
+    if isinstance(default, attrs.Factory):
+        return attrs.NOTHING if default.takes_self else default.factory()
+    return default
+
+
+def _admits_none(field: attrs.Attribute) -> bool:
+    annotation = field.type
+    if isinstance(annotation, str):
+        return bool(re.search(r"\bNone\b|Optional\[", annotation))
+    return type(None) in typing.get_args(annotation)
 
 
 def float_text(value: float) -> str:
@@ -121,15 +185,43 @@ def unquoted(token: str) -> str:
     return re.sub(r"\\(u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|.)", unescape, token[1:-1])
 
 
-def load_grammar(file_name: str, start: str) -> lark.Lark:
+def load_grammar(file_name: str, start: str, postlex: lark.lark.PostLex | None = None) -> lark.Lark:
     """An LALR parser for a grammar file of this package; ``%import`` finds sibling grammar files."""
 
     def sibling(_base_path: str | None, grammar_path: str) -> tuple[str, str]:
         return grammar_path, _grammar_text(grammar_path)  # FileNotFoundError sends lark to its own
 
     return lark.Lark(
-        _grammar_text(file_name), parser="lalr", start=start, maybe_placeholders=True, import_paths=[sibling]
+        _grammar_text(file_name),
+        parser="lalr",
+        start=start,
+        maybe_placeholders=True,
+        import_paths=[sibling],
+        postlex=postlex,
     )
+
+
+class _BreaksInsideBrackets(lark.lark.PostLex):
+    """Drops the line breaks inside ``[...]`` and ``(...)``, where the printer wraps long values.
+
+    A line break still ends a node (or starts a continuation line of fields) at the top level and
+    inside a subquery block ``{...}``, whose plan is lines again.
+    """
+
+    always_accept = ("_NL", "_FIELD_NL")
+    _OPENING = frozenset({"LSQB", "LPAR", "VALUE_CLASS_OPEN"})
+    _CLOSING = frozenset({"RSQB", "RPAR", "_BLOCK_END"})
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        open_brackets: list[str] = []
+        for token in stream:
+            if token.type in self.always_accept and open_brackets and open_brackets[-1] != "LBRACE":
+                continue
+            if token.type in self._OPENING or token.type == "LBRACE":
+                open_brackets.append(token.type)
+            elif token.type in self._CLOSING and open_brackets:
+                open_brackets.pop()
+            yield token
 
 
 def parse_with(parser: lark.Lark, text: str) -> Tree:
@@ -147,13 +239,13 @@ def _grammar_text(file_name: str) -> str:
 @functools.cache
 def plan_parser() -> lark.Lark:
     """The parser of whole plans, built once."""
-    return load_grammar("plan_notation.lark", "start")
+    return load_grammar("plan_notation.lark", "start", _BreaksInsideBrackets())
 
 
 @functools.cache
 def expr_parser() -> lark.Lark:
     """The parser of one expression (``parse_expr``), built once."""
-    return load_grammar("plan_notation.lark", "expr")
+    return load_grammar("plan_notation.lark", "expr", _BreaksInsideBrackets())
 
 
 @functools.cache
