@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         from operators.runtime.stream_format import StreamFormatError
         from operators.runtime.validate import InvalidChangeError
         from planner.compiler import UnsupportedQueryError
-        from planner.sql.statements import UnsupportedSqlError
+        from planner.sql.errors import UnsupportedSqlError
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
                  FileNotFoundError)

@@ -37,14 +37,14 @@ class MaintainRingAggregate(Rule):
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainRingAggregate(), '''
     ... Aggregate group_by=[o.o_orderdate AS o_orderdate] aggregates=[sum(l.l_extendedprice) AS _a0]
-    ...   ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
-    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderdate] predicate=None
-    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_extendedprice] predicate=None
+    ...   ForeignKeyJoin root=l edges=[l(l_orderkey)→o(o_orderkey)]
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderdate]
+    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_extendedprice]
     ... ''', '''
     ... RingAggregate group_by=[o.o_orderdate AS o_orderdate] aggregates=[sum(l.l_extendedprice) AS _a0]
-    ...   ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
-    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderdate] predicate=None
-    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_extendedprice] predicate=None
+    ...   ForeignKeyJoin root=l edges=[l(l_orderkey)→o(o_orderkey)]
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderdate]
+    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_extendedprice]
     ... ''', None)
 
     A MIN is not a ring; the rule leaves it (to ``MaintainGroupAggregate``) and records why:
@@ -54,8 +54,8 @@ class MaintainRingAggregate(Rule):
     >>> ctx = OptimizerContext(tpch_catalog())
     >>> assert_unchanged(MaintainRingAggregate(), '''
     ... Aggregate group_by=[] aggregates=[min(o.o_totalprice) AS _a0, count(*) AS _a1]
-    ...   ForeignKeyJoin root=o edges=[] residual=None
-    ...     Atom table=orders alias=o columns=[o_orderkey, o_totalprice] predicate=None
+    ...   ForeignKeyJoin root=o edges=[]
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_totalprice]
     ... ''', ctx)
     >>> ctx.refusals["MaintainRingAggregate"]
     'MIN(...) is not a ring aggregate: a delete cannot be undone in O(1) without the rest of the group'
@@ -90,14 +90,14 @@ class MaintainGroupAggregate(Rule):
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainGroupAggregate(), '''
     ... Aggregate group_by=[o.o_orderpriority AS o_orderpriority] aggregates=[min(o.o_totalprice) AS _a0, count(distinct l.l_suppkey) AS _a1]
-    ...   ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
-    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderpriority, o_totalprice] predicate=None
-    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_suppkey] predicate=None
+    ...   ForeignKeyJoin root=l edges=[l(l_orderkey)→o(o_orderkey)]
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderpriority, o_totalprice]
+    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_suppkey]
     ... ''', '''
     ... GroupAggregate group_by=[o.o_orderpriority AS o_orderpriority] aggregates=[min(o.o_totalprice) AS _a0, count(distinct l.l_suppkey) AS _a1]
-    ...   ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
-    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderpriority, o_totalprice] predicate=None
-    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_suppkey] predicate=None
+    ...   ForeignKeyJoin root=l edges=[l(l_orderkey)→o(o_orderkey)]
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderpriority, o_totalprice]
+    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_suppkey]
     ... ''', None)
 
     Paper: AJU §5 Theorem 14 (MIN/MAX with an ordered structure per group).

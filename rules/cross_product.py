@@ -55,17 +55,18 @@ class DecomposeCrossProductAggregate(Rule):
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecomposeCrossProductAggregate(), '''
     ... Aggregate group_by=[] aggregates=[sum(a.price - b.price) AS _a0]
-    ...   JoinGraph conditions=[b.volume > 10, a.volume > 20] join_classes=[]
-    ...     Atom table=bids alias=b columns=[price, volume] predicate=None
-    ...     Atom table=asks alias=a columns=[price, volume] predicate=None
+    ...   JoinGraph conditions=[b.volume > 10, a.volume > 20]
+    ...     Atom table=bids alias=b columns=[price, volume]
+    ...     Atom table=asks alias=a columns=[price, volume]
     ... ''', '''
-    ... CrossProductAggregate funcs=[sum] names=[_a0] sums=[[ProductTerm(coefficient=1, factors=[[0, _n], [1, _f0]]), ProductTerm(coefficient=-1, factors=[[0, _f0], [1, _n]])]]
+    ... CrossProductAggregate funcs=[sum] names=[_a0]
+    ...     sums=[[ProductTerm(coefficient=1, factors=[[0, _n], [1, _f0]]), ProductTerm(coefficient=-1, factors=[[0, _f0], [1, _n]])]]
     ...   Aggregate group_by=[] aggregates=[count(*) AS _n, sum(b.price) AS _f0]
-    ...     JoinGraph conditions=[b.volume > 10] join_classes=[]
-    ...       Atom table=bids alias=b columns=[price, volume] predicate=None
+    ...     JoinGraph conditions=[b.volume > 10]
+    ...       Atom table=bids alias=b columns=[price, volume]
     ...   Aggregate group_by=[] aggregates=[count(*) AS _n, sum(a.price) AS _f0]
-    ...     JoinGraph conditions=[a.volume > 20] join_classes=[]
-    ...       Atom table=asks alias=a columns=[price, volume] predicate=None
+    ...     JoinGraph conditions=[a.volume > 20]
+    ...       Atom table=asks alias=a columns=[price, volume]
     ... ''', None)
 
     Paper: RPAI §4.3 (the multi-relation form of the aggregate-index optimization).

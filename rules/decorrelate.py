@@ -191,13 +191,13 @@ class DecorrelateExistsAndIn(Rule):
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecorrelateExistsAndIn(), '''
     ... JoinGraph conditions=[exists{
-    ...       Filter condition=l.l_orderkey = o.o_orderkey and l.l_commitdate < l.l_receiptdate
-    ...         Scan table=lineitem alias=l columns=[l_orderkey, l_commitdate, l_receiptdate]
-    ...     }] join_classes=[]
-    ...   Atom table=orders alias=o columns=[o_orderkey] predicate=None
+    ...     Filter condition=l.l_orderkey = o.o_orderkey and l.l_commitdate < l.l_receiptdate
+    ...       Scan table=lineitem alias=l columns=[l_orderkey, l_commitdate, l_receiptdate]
+    ...   }]
+    ...   Atom table=orders alias=o columns=[o_orderkey]
     ... ''', '''
-    ... JoinGraph conditions=[o.o_orderkey = _v0.k0] join_classes=[]
-    ...   Atom table=orders alias=o columns=[o_orderkey] predicate=None
+    ... JoinGraph conditions=[o.o_orderkey = _v0.k0]
+    ...   Atom table=orders alias=o columns=[o_orderkey]
     ...   ViewAtom alias=_v0 key=[k0] columns=[k0, _n] anti=False
     ...     Aggregate group_by=[l.l_orderkey AS k0] aggregates=[count(*) AS _n]
     ...       Filter condition=l.l_commitdate < l.l_receiptdate
@@ -276,15 +276,15 @@ class DecorrelateScalarSubqueries(Rule):
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecorrelateScalarSubqueries(), '''
     ... JoinGraph conditions=[ps.ps_supplycost = scalar{
-    ...       Project items=[_a0 AS _c0]
-    ...         Aggregate group_by=[] aggregates=[min(ps2.ps_supplycost) AS _a0]
-    ...           Filter condition=ps2.ps_partkey = ps.ps_partkey
-    ...             Scan table=partsupp alias=ps2 columns=[ps_partkey, ps_supplycost]
-    ...     }] join_classes=[]
-    ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_supplycost] predicate=None
+    ...     Project items=[_a0 AS _c0]
+    ...       Aggregate group_by=[] aggregates=[min(ps2.ps_supplycost) AS _a0]
+    ...         Filter condition=ps2.ps_partkey = ps.ps_partkey
+    ...           Scan table=partsupp alias=ps2 columns=[ps_partkey, ps_supplycost]
+    ...   }]
+    ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_supplycost]
     ... ''', '''
-    ... JoinGraph conditions=[ps.ps_supplycost = _v0._val, ps.ps_partkey = _v0.k0] join_classes=[]
-    ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_supplycost] predicate=None
+    ... JoinGraph conditions=[ps.ps_supplycost = _v0._val, ps.ps_partkey = _v0.k0]
+    ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_supplycost]
     ...   ViewAtom alias=_v0 key=[k0] columns=[k0, _val] anti=False
     ...     Project items=[k0 AS k0, _a0 AS _val]
     ...       Aggregate group_by=[ps2.ps_partkey AS k0] aggregates=[min(ps2.ps_supplycost) AS _a0]

@@ -31,15 +31,15 @@ class MaintainDistinct(Rule):
     >>> assert_rewrite(MaintainDistinct(), '''
     ... Distinct
     ...   Project items=[o.o_orderpriority AS o_orderpriority, l.l_shipmode AS l_shipmode]
-    ...     ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
-    ...       Atom table=orders alias=o columns=[o_orderkey, o_orderpriority] predicate=None
-    ...       Atom table=lineitem alias=l columns=[l_orderkey, l_shipmode] predicate=None
+    ...     ForeignKeyJoin root=l edges=[l(l_orderkey)→o(o_orderkey)]
+    ...       Atom table=orders alias=o columns=[o_orderkey, o_orderpriority]
+    ...       Atom table=lineitem alias=l columns=[l_orderkey, l_shipmode]
     ... ''', '''
     ... CountedDistinct
     ...   Project items=[o.o_orderpriority AS o_orderpriority, l.l_shipmode AS l_shipmode]
-    ...     ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
-    ...       Atom table=orders alias=o columns=[o_orderkey, o_orderpriority] predicate=None
-    ...       Atom table=lineitem alias=l columns=[l_orderkey, l_shipmode] predicate=None
+    ...     ForeignKeyJoin root=l edges=[l(l_orderkey)→o(o_orderkey)]
+    ...       Atom table=orders alias=o columns=[o_orderkey, o_orderpriority]
+    ...       Atom table=lineitem alias=l columns=[l_orderkey, l_shipmode]
     ... ''', None)
 
     An input that is not maintained yet (here a join no strategy took) is left alone:
@@ -48,8 +48,8 @@ class MaintainDistinct(Rule):
     >>> assert_unchanged(MaintainDistinct(), '''
     ... Distinct
     ...   Project items=[o.o_orderpriority AS o_orderpriority]
-    ...     JoinGraph conditions=[] join_classes=[]
-    ...       Atom table=orders alias=o columns=[o_orderkey, o_orderpriority] predicate=None
+    ...     JoinGraph
+    ...       Atom table=orders alias=o columns=[o_orderkey, o_orderpriority]
     ... ''', None)
 
     Paper: AJU §5 Theorem 14 (projection; DISTINCT as a count per row).

@@ -156,15 +156,15 @@ class ChooseForeignKeyJoinTree(Rule):
     >>> from planner.optimizer.context import OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(ChooseForeignKeyJoinTree(), '''
-    ... JoinGraph conditions=[] join_classes=[[c.c_custkey, o.o_custkey], [l.l_orderkey, o.o_orderkey]]
-    ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
-    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey] predicate=None
-    ...   Atom table=lineitem alias=l columns=[l_orderkey] predicate=None
+    ... JoinGraph join_classes=[[c.c_custkey, o.o_custkey], [l.l_orderkey, o.o_orderkey]]
+    ...   Atom table=customer alias=c columns=[c_custkey]
+    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey]
+    ...   Atom table=lineitem alias=l columns=[l_orderkey]
     ... ''', '''
-    ... ForeignKeyJoin root=l edges=[FkEdge(referencing=o, columns=[o_custkey], referenced=c, key=[c_custkey]), FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])] residual=None
-    ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
-    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey] predicate=None
-    ...   Atom table=lineitem alias=l columns=[l_orderkey] predicate=None
+    ... ForeignKeyJoin root=l edges=[o(o_custkey)→c(c_custkey), l(l_orderkey)→o(o_orderkey)]
+    ...   Atom table=customer alias=c columns=[c_custkey]
+    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey]
+    ...   Atom table=lineitem alias=l columns=[l_orderkey]
     ... ''', OptimizerContext(tpch_catalog()))
 
     Paper: AJU §2.2 (foreign-key acyclic joins, the root), §3.1 (live tuples), §3.2 (assertion keys).

@@ -80,14 +80,14 @@ class MaintainJoinSelect(Rule):
     >>> from planner.optimizer.context import OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainJoinSelect(), '''
-    ... ForeignKeyJoin root=ps edges=[FkEdge(referencing=ps, columns=[ps_partkey], referenced=_v0, key=[k0])] residual=ps.ps_supplycost = _v0._val
-    ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_suppkey, ps_supplycost] predicate=None
+    ... ForeignKeyJoin root=ps edges=[ps(ps_partkey)→_v0(k0)] residual=ps.ps_supplycost = _v0._val
+    ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_suppkey, ps_supplycost]
     ...   ViewAtom alias=_v0 key=[k0] columns=[k0, _val] anti=False
     ...     Aggregate group_by=[ps2.ps_partkey AS k0] aggregates=[min(ps2.ps_supplycost) AS _val]
     ...       Scan table=partsupp alias=ps2 columns=[ps_partkey, ps_supplycost]
     ... ''', '''
-    ... ForeignKeyJoin root=ps edges=[FkEdge(referencing=ps, columns=[ps_partkey], referenced=_v0, key=[k0])] residual=None join_selects=[JoinSelect(row=ps.ps_supplycost, op='=', value=_v0._val)]
-    ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_suppkey, ps_supplycost] predicate=None
+    ... ForeignKeyJoin root=ps edges=[ps(ps_partkey)→_v0(k0)] join_selects=[JoinSelect(row=ps.ps_supplycost, op='=', value=_v0._val)]
+    ...   Atom table=partsupp alias=ps columns=[ps_partkey, ps_suppkey, ps_supplycost]
     ...   ViewAtom alias=_v0 key=[k0] columns=[k0, _val] anti=False
     ...     Aggregate group_by=[ps2.ps_partkey AS k0] aggregates=[min(ps2.ps_supplycost) AS _val]
     ...       Scan table=partsupp alias=ps2 columns=[ps_partkey, ps_supplycost]

@@ -238,20 +238,23 @@ class RecognizeCorrelatedNestedAggregate(Rule):
     >>> assert_rewrite(RecognizeCorrelatedNestedAggregate(), '''
     ... Aggregate group_by=[] aggregates=[sum(b.price * b.volume) AS _a0]
     ...   JoinGraph conditions=[0.75 * scalar{
-    ...         Project items=[_a0 AS _c0]
-    ...           Aggregate group_by=[] aggregates=[sum(b1.volume) AS _a0]
-    ...             Scan table=bids alias=b1 columns=[volume, price]
-    ...       } < scalar{
-    ...         Project items=[_a0 AS _c0]
-    ...           Aggregate group_by=[] aggregates=[sum(b2.volume) AS _a0]
-    ...             Filter condition=b2.price <= b.price
-    ...               Scan table=bids alias=b2 columns=[volume, price]
-    ...       }] join_classes=[]
-    ...     Atom table=bids alias=b columns=[volume, price] predicate=None
+    ...       Project items=[_a0 AS _c0]
+    ...         Aggregate group_by=[] aggregates=[sum(b1.volume) AS _a0]
+    ...           Scan table=bids alias=b1 columns=[volume, price]
+    ...     } < scalar{
+    ...       Project items=[_a0 AS _c0]
+    ...         Aggregate group_by=[] aggregates=[sum(b2.volume) AS _a0]
+    ...           Filter condition=b2.price <= b.price
+    ...             Scan table=bids alias=b2 columns=[volume, price]
+    ...     }]
+    ...     Atom table=bids alias=b columns=[volume, price]
     ... ''', '''
-    ... NestedAggregate[rpai_tree] group_by=[] aggregates=[sum(b.price * b.volume) AS _a0] predicate=0.75 * _s0 < _s1 subqueries=[SubqueryAggregate(table=bids, alias=b1, func=sum, argument=b1.volume, where=None, correlation=None, correlations=[], value=(_agg)), SubqueryAggregate(table=bids, alias=b2, func=sum, argument=b2.volume, where=None, correlation=b2.price <= b.price, correlations=[Correlation(inner=b2.price, op='<=', outer=b.price)], value=(_agg))]
-    ...   JoinGraph conditions=[] join_classes=[]
-    ...     Atom table=bids alias=b columns=[volume, price] predicate=None
+    ... NestedAggregate[rpai_tree] group_by=[] aggregates=[sum(b.price * b.volume) AS _a0] predicate=0.75 * _s0 < _s1
+    ...     subqueries=[SubqueryAggregate(table=bids, alias=b1, func=sum, argument=b1.volume, correlations=[], value=(_agg)),
+    ...       SubqueryAggregate(table=bids, alias=b2, func=sum, argument=b2.volume, correlation=b2.price <= b.price,
+    ...         correlations=[Correlation(inner=b2.price, op='<=', outer=b.price)], value=(_agg))]
+    ...   JoinGraph
+    ...     Atom table=bids alias=b columns=[volume, price]
     ... ''', OptimizerContext(None))
 
     Paper: RPAI §4.1 (grammar, free/bound columns), §4.3 (when aggregate indexes apply).

@@ -35,13 +35,13 @@ class FlattenInnerJoins(Rule):
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(FlattenInnerJoins(), '''
     ... Filter condition=o.o_custkey = c.c_custkey
-    ...   Join[cross] condition=None
+    ...   Join[cross]
     ...     Scan table=customer alias=c columns=[c_custkey]
     ...     Scan table=orders alias=o columns=[o_custkey]
     ... ''', '''
-    ... JoinGraph conditions=[o.o_custkey = c.c_custkey] join_classes=[]
-    ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
-    ...   Atom table=orders alias=o columns=[o_custkey] predicate=None
+    ... JoinGraph conditions=[o.o_custkey = c.c_custkey]
+    ...   Atom table=customer alias=c columns=[c_custkey]
+    ...   Atom table=orders alias=o columns=[o_custkey]
     ... ''', None)
 
     Paper: AJU §2.2, expression (1).
@@ -92,13 +92,13 @@ class PushSelectionsIntoAtoms(Rule):
 
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(PushSelectionsIntoAtoms(), '''
-    ... JoinGraph conditions=[c.c_mktsegment = 'BUILDING', o.o_custkey = c.c_custkey] join_classes=[]
-    ...   Atom table=customer alias=c columns=[c_custkey, c_mktsegment] predicate=None
-    ...   Atom table=orders alias=o columns=[o_custkey] predicate=None
+    ... JoinGraph conditions=[c.c_mktsegment = 'BUILDING', o.o_custkey = c.c_custkey]
+    ...   Atom table=customer alias=c columns=[c_custkey, c_mktsegment]
+    ...   Atom table=orders alias=o columns=[o_custkey]
     ... ''', '''
-    ... JoinGraph conditions=[o.o_custkey = c.c_custkey] join_classes=[]
+    ... JoinGraph conditions=[o.o_custkey = c.c_custkey]
     ...   Atom table=customer alias=c columns=[c_custkey, c_mktsegment] predicate=c.c_mktsegment = 'BUILDING'
-    ...   Atom table=orders alias=o columns=[o_custkey] predicate=None
+    ...   Atom table=orders alias=o columns=[o_custkey]
     ... ''', None)
 
     Paper: AJU §2.3 (an update failing φ_i is discarded).
@@ -138,15 +138,15 @@ class FormEquiJoinClasses(Rule):
 
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(FormEquiJoinClasses(), '''
-    ... JoinGraph conditions=[o.o_custkey = c.c_custkey, l.l_orderkey = o.o_orderkey] join_classes=[]
-    ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
-    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey] predicate=None
-    ...   Atom table=lineitem alias=l columns=[l_orderkey] predicate=None
+    ... JoinGraph conditions=[o.o_custkey = c.c_custkey, l.l_orderkey = o.o_orderkey]
+    ...   Atom table=customer alias=c columns=[c_custkey]
+    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey]
+    ...   Atom table=lineitem alias=l columns=[l_orderkey]
     ... ''', '''
-    ... JoinGraph conditions=[] join_classes=[[c.c_custkey, o.o_custkey], [l.l_orderkey, o.o_orderkey]]
-    ...   Atom table=customer alias=c columns=[c_custkey] predicate=None
-    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey] predicate=None
-    ...   Atom table=lineitem alias=l columns=[l_orderkey] predicate=None
+    ... JoinGraph join_classes=[[c.c_custkey, o.o_custkey], [l.l_orderkey, o.o_orderkey]]
+    ...   Atom table=customer alias=c columns=[c_custkey]
+    ...   Atom table=orders alias=o columns=[o_orderkey, o_custkey]
+    ...   Atom table=lineitem alias=l columns=[l_orderkey]
     ... ''', None)
 
     Paper: AJU §2.2 footnote 1.
@@ -220,13 +220,13 @@ class FactorCommonConjuncts(Rule):
 
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(FactorCommonConjuncts(), '''
-    ... JoinGraph conditions=[p.p_partkey = l.l_partkey and p.p_size < 5 or p.p_partkey = l.l_partkey and l.l_quantity > 10] join_classes=[]
-    ...   Atom table=lineitem alias=l columns=[l_partkey, l_quantity] predicate=None
-    ...   Atom table=part alias=p columns=[p_partkey, p_size] predicate=None
+    ... JoinGraph conditions=[p.p_partkey = l.l_partkey and p.p_size < 5 or p.p_partkey = l.l_partkey and l.l_quantity > 10]
+    ...   Atom table=lineitem alias=l columns=[l_partkey, l_quantity]
+    ...   Atom table=part alias=p columns=[p_partkey, p_size]
     ... ''', '''
-    ... JoinGraph conditions=[p.p_partkey = l.l_partkey, p.p_size < 5 or l.l_quantity > 10] join_classes=[]
-    ...   Atom table=lineitem alias=l columns=[l_partkey, l_quantity] predicate=None
-    ...   Atom table=part alias=p columns=[p_partkey, p_size] predicate=None
+    ... JoinGraph conditions=[p.p_partkey = l.l_partkey, p.p_size < 5 or l.l_quantity > 10]
+    ...   Atom table=lineitem alias=l columns=[l_partkey, l_quantity]
+    ...   Atom table=part alias=p columns=[p_partkey, p_size]
     ... ''', None)
 
     Law: (X ∧ A) ∨ (X ∧ B) = X ∧ (A ∨ B). TPC-H Q19 writes its join inside each OR branch.

@@ -22,12 +22,12 @@ class PruneAtomColumns(Rule):
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(PruneAtomColumns(), '''
     ... Project items=[o.o_orderdate AS d]
-    ...   ForeignKeyJoin root=o edges=[] residual=None
-    ...     Atom table=orders alias=o columns=[o_orderkey, o_custkey, o_orderdate] predicate=None
+    ...   ForeignKeyJoin root=o edges=[]
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_custkey, o_orderdate]
     ... ''', '''
     ... Project items=[o.o_orderdate AS d]
-    ...   ForeignKeyJoin root=o edges=[] residual=None
-    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderdate] predicate=None
+    ...   ForeignKeyJoin root=o edges=[]
+    ...     Atom table=orders alias=o columns=[o_orderkey, o_orderdate]
     ... ''', OptimizerContext(tpch_catalog()))
     """
 

@@ -61,16 +61,16 @@ class JoinEachViewOnce(Rule):
     >>> from planner.optimizer.context import OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(JoinEachViewOnce(), '''
-    ... ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey]), FkEdge(referencing=o, columns=[o_orderkey], referenced=_v0, key=[k0]), FkEdge(referencing=l, columns=[l_orderkey], referenced=_v0, key=[k0])] residual=None
-    ...   Atom table=lineitem alias=l columns=[l_orderkey, l_linenumber] predicate=None
-    ...   Atom table=orders alias=o columns=[o_orderkey] predicate=None
+    ... ForeignKeyJoin root=l edges=[l(l_orderkey)→o(o_orderkey), o(o_orderkey)→_v0(k0), l(l_orderkey)→_v0(k0)]
+    ...   Atom table=lineitem alias=l columns=[l_orderkey, l_linenumber]
+    ...   Atom table=orders alias=o columns=[o_orderkey]
     ...   ViewAtom alias=_v0 key=[k0] columns=[k0, _n] anti=False
     ...     Aggregate group_by=[l2.l_orderkey AS k0] aggregates=[count(*) AS _n]
     ...       Scan table=lineitem alias=l2 columns=[l_orderkey]
     ... ''', '''
-    ... ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey]), FkEdge(referencing=o, columns=[o_orderkey], referenced=_v0, key=[k0])] residual=None
-    ...   Atom table=lineitem alias=l columns=[l_orderkey, l_linenumber] predicate=None
-    ...   Atom table=orders alias=o columns=[o_orderkey] predicate=None
+    ... ForeignKeyJoin root=l edges=[l(l_orderkey)→o(o_orderkey), o(o_orderkey)→_v0(k0)]
+    ...   Atom table=lineitem alias=l columns=[l_orderkey, l_linenumber]
+    ...   Atom table=orders alias=o columns=[o_orderkey]
     ...   ViewAtom alias=_v0 key=[k0] columns=[k0, _n] anti=False
     ...     Aggregate group_by=[l2.l_orderkey AS k0] aggregates=[count(*) AS _n]
     ...       Scan table=lineitem alias=l2 columns=[l_orderkey]

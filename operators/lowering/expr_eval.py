@@ -8,13 +8,13 @@ row only when it is exactly true.
 
 from __future__ import annotations
 
-import datetime
 import operator
 import re
 from collections.abc import Callable, Mapping
 from functools import cache
 
 from operators.zset import Row
+from planner.ir.dates import shift_date
 from planner.ir.expressions import Call, Column, Expr, Literal, Subquery
 
 Compiled = Callable[[Row], object]
@@ -50,20 +50,6 @@ def _like_regex(pattern: str) -> re.Pattern:
     for ch in pattern:
         parts.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
     return re.compile("".join(parts), re.DOTALL)
-
-
-def _add_interval(day: datetime.date, amount: int, unit: str) -> datetime.date:
-    if unit == "day":
-        return day + datetime.timedelta(days=amount)
-    months = amount * (12 if unit == "year" else 1)
-    year, month = divmod(day.month - 1 + months, 12)
-    year += day.year
-    for dom in range(day.day, 0, -1):
-        try:
-            return datetime.date(year, month + 1, dom)
-        except ValueError:
-            continue
-    raise ExpressionError(f"cannot add {amount} {unit} to {day}")
 
 
 def _strict(fn: Callable, *args: Compiled) -> Compiled:
@@ -114,7 +100,7 @@ def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
             return _strict(operator.not_, compile_expr(arg, layout))
         case Call(op=("+" | "-") as op, args=(left, Literal(type="interval", value=(amount, unit)))):
             sign = 1 if op == "+" else -1
-            return _strict(lambda d: _add_interval(d, sign * amount, unit), compile_expr(left, layout))
+            return _strict(lambda d: shift_date(d, sign * amount, unit), compile_expr(left, layout))
         case Call(op="/", args=(left, right)):
             return _strict(_divide, compile_expr(left, layout), compile_expr(right, layout))
         case Call(op=op, args=(left, right)) if op in _BINARY:

@@ -23,10 +23,10 @@ from itertools import chain, combinations
 import attrs
 
 from planner.ir.expressions import Column
-from planner.ir.notation import notation_value
+from planner.ir.notation import notation_edge
 
 
-@notation_value
+@notation_edge
 @attrs.frozen
 class FkEdge:
     """``referencing(columns)`` is a foreign key to the primary key ``referenced(key)`` (aliases)."""

@@ -59,7 +59,7 @@ class ViewAtom(LogicalPlan):
     anti: bool
     child: LogicalPlan
     #: optional: an outer tuple with no view row stays, its view columns NULL (a left outer lookup)
-    optional: bool = attrs.field(default=False, metadata={"omit_default": True})
+    optional: bool = False
 
     @property
     def output(self) -> tuple[Column, ...]:
@@ -71,17 +71,14 @@ class ViewAtom(LogicalPlan):
         return tuple(Column(self.alias, c) for c in self.columns)
 
 
-#: Atoms a LEFT OUTER JOIN preserves: their tuples without a partner appear padded with NULLs.
-_PRESERVED = {"default": (), "metadata": {"omit_default": True}}
-
-
 @attrs.frozen
 class JoinGraph(LogicalPlan):
     child_fields = ("atoms",)
     atoms: tuple[LogicalPlan, ...]
     conditions: tuple[Expr, ...] = ()
     join_classes: tuple[tuple[Column, ...], ...] = ()
-    preserved: tuple[str, ...] = attrs.field(**_PRESERVED)
+    #: atoms a LEFT OUTER JOIN preserves: their tuples without a partner appear padded with NULLs
+    preserved: tuple[str, ...] = ()
 
 
 @notation_value
@@ -103,8 +100,9 @@ class ForeignKeyJoin(LogicalPlan):
     edges: tuple[FkEdge, ...]
     residual: Expr | None
     atoms: tuple[LogicalPlan, ...]
-    preserved: tuple[str, ...] = attrs.field(**_PRESERVED)
-    join_selects: tuple[JoinSelect, ...] = attrs.field(default=(), metadata={"omit_default": True})
+    #: atoms a LEFT OUTER JOIN preserves: their tuples without a partner appear padded with NULLs
+    preserved: tuple[str, ...] = ()
+    join_selects: tuple[JoinSelect, ...] = ()
 
     def atom(self, alias: str) -> Atom | ViewAtom:
         for atom in self.atoms:
@@ -337,5 +335,5 @@ class CrossProductAggregate(LogicalPlan):
     sums: tuple[tuple[ProductTerm, ...], ...]
     parts: tuple[LogicalPlan, ...]
     #: GROUP BY columns, all of one relation: that part (``grouped_part``) is grouped the same way (MST)
-    group_names: tuple[str, ...] = attrs.field(default=(), metadata={"omit_default": True})
-    grouped_part: int = attrs.field(default=-1, metadata={"omit_default": True})
+    group_names: tuple[str, ...] = ()
+    grouped_part: int = -1

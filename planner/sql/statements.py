@@ -1,10 +1,11 @@
 """The SQL front end: Spark SQL text → logical plan, by walking sqlglot's AST.
 
-Names are resolved here, once: every column becomes ``Column(alias, name)`` of the relation that
-produces it — the innermost FROM that has it, then the enclosing queries for correlated references —
-so no rule ever guesses what an unqualified TPC-H name meant. The plan is deliberately naive (comma
-joins are cross joins under one Filter, nothing pushed down or pruned) because the normalization
-rules own those rewrites and must see the query as written.
+This module plans the statements (query blocks, FROM, WITH, GROUP BY, set operations); names
+resolve in ``planner.sql.scope`` and expressions convert in ``planner.sql.expressions``, so every
+column is ``Column(alias, name)`` of the relation that produces it and no rule ever guesses what an
+unqualified TPC-H name meant. The plan is deliberately naive (comma joins are cross joins under one
+Filter, nothing pushed down or pruned) because the normalization rules own those rewrites and must
+see the query as written.
 
 >>> from catalog.tpch import tpch_catalog
 >>> plan = parse_sql("select n_name from nation where n_regionkey = 1", tpch_catalog())
@@ -14,8 +15,6 @@ rules own those rewrites and must see the query as written.
 
 from __future__ import annotations
 
-import calendar
-import datetime
 from collections.abc import Mapping
 
 import attrs
@@ -23,8 +22,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from catalog.ddl import type_family
-from catalog.schema import Catalog, CatalogError, UnknownColumnError
+from catalog.schema import Catalog
 from planner.ir.expressions import (
     AggregateCall,
     Call,
@@ -51,48 +49,9 @@ from planner.ir.logical import (
     SortKey,
     SubqueryAlias,
 )
-
-
-class UnsupportedSqlError(ValueError):
-    """The SQL uses something the planner cannot represent; the message names the clause and why."""
-
-
-class AmbiguousColumnError(CatalogError):
-    """An unqualified column name matches columns of two relations of the same FROM."""
-
-
-_BINARY_OPS: dict[type[exp.Expression], str] = {
-    exp.Add: "+",
-    exp.Sub: "-",
-    exp.Mul: "*",
-    exp.Div: "/",
-    exp.EQ: "=",
-    exp.NEQ: "<>",
-    exp.LT: "<",
-    exp.LTE: "<=",
-    exp.GT: ">",
-    exp.GTE: ">=",
-    exp.And: "and",
-    exp.Or: "or",
-}
-_AGGREGATES: dict[type[exp.Expression], str] = {
-    exp.Sum: "sum",
-    exp.Count: "count",
-    exp.Avg: "avg",
-    exp.Min: "min",
-    exp.Max: "max",
-}
-# Spark's year(d), month(d), day(d) are EXTRACT in disguise.
-_DATE_PART_FUNCTIONS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month", exp.Day: "day"}
-_EXTRACT_UNITS = frozenset({"year", "quarter", "month", "week", "day"})
-_INTERVAL_UNITS = {
-    "day": "day",
-    "days": "day",
-    "month": "month",
-    "months": "month",
-    "year": "year",
-    "years": "year",
-}
+from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
+from planner.sql.expressions import ExpressionConverter
+from planner.sql.scope import Relation, Scope, output_names
 
 _SELECT_CLAUSES = frozenset(
     {"with_", "expressions", "distinct", "from_", "joins", "where", "group", "having", "order", "limit"}
@@ -122,75 +81,6 @@ def parse_sql(sql: str, catalog: Catalog) -> LogicalPlan:
     return _Planner(catalog).query(tree, None, {})
 
 
-@attrs.frozen
-class _Relation:
-    """A relation of a FROM clause: its alias and the names of its output columns."""
-
-    alias: str
-    columns: tuple[str, ...]
-
-
-@attrs.frozen
-class _Scope:
-    """The relations one query's FROM makes visible, and the enclosing query's scope (for correlation)."""
-
-    relations: tuple[_Relation, ...]
-    parent: _Scope | None
-
-    @property
-    def aliases(self) -> frozenset[str]:
-        return frozenset(r.alias for r in self.relations)
-
-    def with_relation(self, relation: _Relation) -> _Scope:
-        if relation.alias in self.aliases:
-            raise UnsupportedSqlError(
-                f"FROM: the alias {relation.alias!r} is used twice; give each copy of the table its own alias"
-            )
-        return attrs.evolve(self, relations=(*self.relations, relation))
-
-    def lookup(self, qualifier: str | None, name: str, clause: str) -> Column | None:
-        """The column this level of scope binds ``qualifier.name`` to, or None to look further out."""
-        if qualifier is not None:
-            relation = next((r for r in self.relations if r.alias == qualifier), None)
-            if relation is None:
-                return None
-            if name not in relation.columns:
-                raise UnknownColumnError(
-                    f"unknown column {qualifier}.{name} in {clause}: {qualifier} has columns {', '.join(relation.columns)}"
-                )
-            return _unique_column(relation, name, clause)
-        matches = [r for r in self.relations if name in r.columns]
-        if len(matches) > 1:
-            candidates = " and ".join(f"{r.alias}.{name}" for r in matches)
-            raise AmbiguousColumnError(f"column {name} in {clause} is ambiguous: it could be {candidates}")
-        return _unique_column(matches[0], name, clause) if matches else None
-
-
-def _unique_column(relation: _Relation, name: str, clause: str) -> Column:
-    if relation.columns.count(name) > 1:
-        raise AmbiguousColumnError(
-            f"column {relation.alias}.{name} in {clause} is ambiguous: {relation.alias} outputs two columns named {name}"
-        )
-    return Column(relation.alias, name)
-
-
-def _output_names(plan: LogicalPlan) -> tuple[str, ...]:
-    match plan:
-        case Scan(columns=columns):
-            return columns
-        case Project(items=items):
-            return tuple(item.name for item in items)
-        case Aggregate(group_by=group_by, aggregates=aggregates):
-            return tuple(item.name for item in (*group_by, *aggregates))
-        case Join(kind="semi" | "anti", left=left):
-            return _output_names(left)
-        case Join(left=left, right=right):
-            return _output_names(left) + _output_names(right)
-        case SetOperation(left=left):
-            return _output_names(left)
-    return _output_names(plan.children[0])
-
-
 def _reject_other_clauses(node: exp.Expression, handled: frozenset[str]) -> None:
     for key, value in node.args.items():
         if key not in handled and value:
@@ -218,25 +108,6 @@ def _positive_int(node: exp.Expression, clause: str) -> int:
 def _ordinal(node: exp.Expression) -> int | None:
     """The 1-based position an ``ORDER BY 2`` / ``GROUP BY 2`` names, if ``node`` is such a number."""
     return int(node.this) if isinstance(node, exp.Literal) and node.is_int else None
-
-
-def _shift_date(day: datetime.date, amount: int, unit: str) -> datetime.date:
-    """``day + amount unit``; month and year steps clamp to the month's last day (Jan 31 + 1 month = Feb 28)."""
-    if unit == "day":
-        return day + datetime.timedelta(days=amount)
-    months = day.month - 1 + amount * (12 if unit == "year" else 1)
-    year, month = day.year + months // 12, months % 12 + 1
-    return day.replace(year=year, month=month, day=min(day.day, calendar.monthrange(year, month)[1]))
-
-
-def _arithmetic(op: str, left: Expr, right: Expr) -> Expr:
-    """``left op right``, folding date ± interval constants so rules compare plain date literals."""
-    match op, left, right:
-        case "+" | "-", Literal(value=day, type="date"), Literal(value=(amount, unit), type="interval"):
-            return Literal(_shift_date(day, amount if op == "+" else -amount, unit), "date")
-        case "+", Literal(type="interval"), Literal(type="date"):
-            return _arithmetic(op, right, left)
-    return Call(op, (left, right))
 
 
 @attrs.frozen
@@ -296,7 +167,7 @@ class _Planner:
     catalog: Catalog
 
     def query(
-        self, node: exp.Expression, outer: _Scope | None, ctes: Mapping[str, LogicalPlan]
+        self, node: exp.Expression, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
     ) -> LogicalPlan:
         """Plan a query (SELECT or set operation) whose correlated names resolve in ``outer``."""
         if isinstance(node, exp.Subquery):
@@ -312,7 +183,7 @@ class _Planner:
         )
 
     def _with(
-        self, node: exp.Expression, outer: _Scope | None, ctes: Mapping[str, LogicalPlan]
+        self, node: exp.Expression, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
     ) -> Mapping[str, LogicalPlan]:
         with_ = node.args.get("with_")
         if not with_:
@@ -327,7 +198,7 @@ class _Planner:
         return visible
 
     def _set_operation(
-        self, node: exp.SetOperation, outer: _Scope | None, ctes: Mapping[str, LogicalPlan]
+        self, node: exp.SetOperation, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
     ) -> LogicalPlan:
         _reject_other_clauses(node, _SET_OPERATION_CLAUSES)
         word = node.key.upper()
@@ -340,7 +211,7 @@ class _Planner:
             raise UnsupportedSqlError(f"{word} ALL is not supported: only {word} (DISTINCT) has a plan node")
         left = self.query(node.this, outer, ctes)
         right = self.query(node.expression, outer, ctes)
-        left_names, right_names = _output_names(left), _output_names(right)
+        left_names, right_names = output_names(left), output_names(right)
         if len(left_names) != len(right_names):
             raise UnsupportedSqlError(
                 f"{word}: the left query has {len(left_names)} columns but the right one has {len(right_names)}"
@@ -354,12 +225,12 @@ class _Planner:
         return plan
 
     def _select(
-        self, select: exp.Select, outer: _Scope | None, ctes: Mapping[str, LogicalPlan]
+        self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
     ) -> LogicalPlan:
         _reject_other_clauses(select, _SELECT_CLAUSES)
         plan, scope = self._from(select, outer, ctes)
         if where := select.args.get("where"):
-            condition = _Expressions(self, scope, ctes, "WHERE").convert(where.this)
+            condition = ExpressionConverter(self, scope, ctes, "WHERE").convert(where.this)
             _reject_aggregates(condition, "WHERE")
             plan = Filter(condition, plan)
 
@@ -367,18 +238,18 @@ class _Planner:
         by_alias = {item.name: item.expr for item in items}
         group = select.args.get("group")
         keys = (
-            self._group_keys(group, items, _Expressions(self, scope, ctes, "GROUP BY", by_alias))
+            self._group_keys(group, items, ExpressionConverter(self, scope, ctes, "GROUP BY", by_alias))
             if group
             else []
         )
         having_node = select.args.get("having")
         having = (
-            _Expressions(self, scope, ctes, "HAVING", by_alias).convert(having_node.this)
+            ExpressionConverter(self, scope, ctes, "HAVING", by_alias).convert(having_node.this)
             if having_node
             else None
         )
         order = select.args.get("order")
-        order_by = _Expressions(self, scope, ctes, "ORDER BY")
+        order_by = ExpressionConverter(self, scope, ctes, "ORDER BY")
         sort_keys = [self._sort_key(o, items, order_by) for o in order.expressions] if order else []
 
         uses = [item.expr for item in items] + ([having] if having else []) + [k.expr for k in sort_keys]
@@ -402,8 +273,8 @@ class _Planner:
         return plan
 
     def _from(
-        self, select: exp.Select, outer: _Scope | None, ctes: Mapping[str, LogicalPlan]
-    ) -> tuple[LogicalPlan, _Scope]:
+        self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
+    ) -> tuple[LogicalPlan, Scope]:
         """Left-deep joins of the FROM list, and the scope its visible relations form."""
         from_ = select.args.get("from_")
         if from_ is None:
@@ -411,14 +282,14 @@ class _Planner:
                 "SELECT without FROM is not supported: every query block must read a relation"
             )
         plan, relation = self._relation(from_.this, outer, ctes)
-        scope = _Scope((), outer).with_relation(relation)
+        scope = Scope((), outer).with_relation(relation)
         for join in select.args.get("joins") or []:
             right, relation = self._relation(join.this, outer, ctes)
             joined_scope = scope.with_relation(relation)
             kind = _join_kind(join)
             condition = None
             if on := join.args.get("on"):
-                condition = _Expressions(self, joined_scope, ctes, "JOIN ... ON").convert(on)
+                condition = ExpressionConverter(self, joined_scope, ctes, "JOIN ... ON").convert(on)
                 _reject_aggregates(condition, "JOIN ... ON")
                 if condition == Literal(True, "bool"):
                     condition = None  # sqlglot reads a bare JOIN as JOIN ... ON TRUE
@@ -440,8 +311,8 @@ class _Planner:
         return plan, scope
 
     def _relation(
-        self, node: exp.Expression, outer: _Scope | None, ctes: Mapping[str, LogicalPlan]
-    ) -> tuple[LogicalPlan, _Relation]:
+        self, node: exp.Expression, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
+    ) -> tuple[LogicalPlan, Relation]:
         """The plan of one FROM item and the relation it adds to the scope."""
         alias_node = node.args.get("alias")
         alias = _identifier(alias_node.this) if alias_node else ""
@@ -451,11 +322,11 @@ class _Planner:
             alias = alias or name
             if name in ctes:
                 plan = SubqueryAlias(alias, _renamed(ctes[name], alias_node, f"FROM {name}"))
-                return plan, _Relation(alias, _output_names(plan))
+                return plan, Relation(alias, output_names(plan))
             if alias_node is not None and alias_node.args.get("columns"):
                 raise UnsupportedSqlError(f"FROM: column aliases on the base table {name} are not supported")
             columns = self.catalog.table(name).column_names
-            return Scan(name, alias, columns), _Relation(alias, columns)
+            return Scan(name, alias, columns), Relation(alias, columns)
         if isinstance(node, exp.Subquery):
             if not alias:
                 raise UnsupportedSqlError(
@@ -465,15 +336,15 @@ class _Planner:
             # Derived tables see the enclosing query's scope, not their FROM siblings (no LATERAL).
             inner = self.query(node.this, outer, ctes)
             plan = SubqueryAlias(alias, _renamed(inner, alias_node, f"FROM {alias}"))
-            return plan, _Relation(alias, _output_names(plan))
+            return plan, Relation(alias, output_names(plan))
         raise UnsupportedSqlError(
             f"{node.key.upper()} in FROM is not supported: {node.sql(dialect='spark')[:120]}"
         )
 
     def _select_items(
-        self, select: exp.Select, scope: _Scope, ctes: Mapping[str, LogicalPlan]
+        self, select: exp.Select, scope: Scope, ctes: Mapping[str, LogicalPlan]
     ) -> list[NamedExpr]:
-        expressions = _Expressions(self, scope, ctes, "SELECT")
+        expressions = ExpressionConverter(self, scope, ctes, "SELECT")
         items: list[NamedExpr] = []
         for position, node in enumerate(select.expressions):
             if isinstance(node, exp.Star):
@@ -491,7 +362,9 @@ class _Planner:
                 items.append(NamedExpr(expr.name if isinstance(expr, Column) else f"_c{position}", expr))
         return items
 
-    def _group_keys(self, group: exp.Group, items: list[NamedExpr], expressions: _Expressions) -> list[Expr]:
+    def _group_keys(
+        self, group: exp.Group, items: list[NamedExpr], expressions: ExpressionConverter
+    ) -> list[Expr]:
         _reject_other_clauses(group, frozenset({"expressions"}))
         keys = []
         for node in group.expressions:
@@ -506,7 +379,7 @@ class _Planner:
         return keys
 
     def _sort_key(
-        self, ordered: exp.Ordered, items: list[NamedExpr], expressions: _Expressions | None
+        self, ordered: exp.Ordered, items: list[NamedExpr], expressions: ExpressionConverter | None
     ) -> SortKey:
         """A key on an output column when ORDER BY names one (by name, position or expression), else on the input."""
         ascending = not ordered.args.get("desc")
@@ -555,7 +428,7 @@ def _renamed(plan: LogicalPlan, alias: exp.TableAlias | None, clause: str) -> Lo
     names = [_identifier(c) for c in alias.args.get("columns") or []] if alias else []
     if not names:
         return plan
-    current = _output_names(plan)
+    current = output_names(plan)
     if len(names) != len(current):
         raise UnsupportedSqlError(
             f"{clause}: {len(names)} column names given for a query with {len(current)} columns"
@@ -573,234 +446,3 @@ def _item_at(items: list[NamedExpr], position: int, clause: str) -> NamedExpr:
     if not 1 <= position <= len(items):
         raise UnsupportedSqlError(f"{clause} {position}: the select list has {len(items)} columns")
     return items[position - 1]
-
-
-@attrs.frozen
-class _Expressions:
-    """Converts the sqlglot expressions of one clause to the IR, resolving names in ``scope``.
-
-    ``aliases`` are select-list names that GROUP BY and HAVING may use when no input column has
-    the name (Spark's group-by-alias behaviour).
-    """
-
-    planner: _Planner
-    scope: _Scope
-    ctes: Mapping[str, LogicalPlan]
-    clause: str
-    aliases: Mapping[str, Expr] = attrs.field(factory=dict)
-
-    def convert(self, node: exp.Expression) -> Expr:
-        convert = self.convert
-        match node:
-            case exp.Paren():
-                return convert(node.this)
-            case exp.Column():
-                return self._column(node)
-            case exp.Literal():
-                return _literal(node)
-            case exp.Boolean():
-                return Literal(node.this, "bool")
-            case exp.Null():
-                return Literal(None, "null")
-            case exp.Interval():
-                return self._interval(node)
-            case exp.Add() | exp.Sub():
-                return _arithmetic(_BINARY_OPS[type(node)], convert(node.this), convert(node.expression))
-            case _ if type(node) in _BINARY_OPS:
-                return Call(_BINARY_OPS[type(node)], (convert(node.this), convert(node.expression)))
-            case exp.Neg():
-                operand = convert(node.this)
-                if isinstance(operand, Literal) and operand.type in ("int", "float"):
-                    return Literal(-operand.value, operand.type)
-                return Call("neg", (operand,))
-            case exp.Not():
-                return self._not(node.this)
-            case exp.Like():
-                return self._like(node, negated=False)
-            case exp.Is():
-                return self._is_null(node, negated=False)
-            case exp.In():
-                return self._in(node, negated=False)
-            case exp.Exists():
-                return Subquery("exists", self._subquery(node.this, "EXISTS", single_column=False))
-            case exp.Subquery():
-                return Subquery("scalar", self._subquery(node, "a scalar subquery"))
-            case exp.Between():
-                return Call(
-                    "between", (convert(node.this), convert(node.args["low"]), convert(node.args["high"]))
-                )
-            case exp.Case():
-                return self._case(node)
-            case exp.If():
-                false = node.args.get("false")
-                return Call(
-                    "case", tuple(convert(n) for n in (node.this, node.args["true"], false) if n is not None)
-                )
-            case exp.Cast() | exp.TryCast():
-                return self._cast(node)
-            case exp.Extract():
-                return self._extract(node.this.name.lower(), node.expression)
-            case _ if type(node) in _DATE_PART_FUNCTIONS:
-                date = node.this.this if isinstance(node.this, exp.TsOrDsToDate) else node.this
-                return self._extract(_DATE_PART_FUNCTIONS[type(node)], date)
-            case exp.Substring():
-                if node.args.get("length") is None:
-                    raise UnsupportedSqlError(f"substring without a length in {self.clause} is not supported")
-                return Call("substring", tuple(convert(node.args[k]) for k in ("this", "start", "length")))
-            case exp.Window():
-                raise UnsupportedSqlError(
-                    f"window functions (OVER) in {self.clause} are not supported: {node.sql(dialect='spark')}"
-                )
-            case _ if type(node) in _AGGREGATES:
-                return self._aggregate(node)
-        what = f"function {node.key}" if isinstance(node, exp.Func) else f"{node.key} expression"
-        raise UnsupportedSqlError(f"{what} in {self.clause} is not supported: {node.sql(dialect='spark')}")
-
-    def _column(self, node: exp.Column) -> Column:
-        if node.args.get("db") or node.args.get("catalog"):
-            raise UnsupportedSqlError(
-                f"{self.clause}: columns qualified by a database are not supported: {node.sql()}"
-            )
-        if isinstance(node.this, exp.Star):
-            raise UnsupportedSqlError(
-                f"{node.sql()} in {self.clause} is not supported; * is allowed in SELECT and count(*)"
-            )
-        qualifier = node.table.lower() or None
-        name = node.name.lower()
-        scope: _Scope | None = self.scope
-        while scope is not None:
-            column = scope.lookup(qualifier, name, self.clause)
-            if column is not None:
-                return column
-            if scope is self.scope and qualifier is None and name in self.aliases:
-                return self.aliases[name]
-            scope = scope.parent
-        shown = f"{qualifier}.{name}" if qualifier else name
-        aliases = ", ".join(r.alias for r in self.scope.relations)
-        raise UnknownColumnError(f"unknown column {shown} in {self.clause} (relations in scope: {aliases})")
-
-    def _interval(self, node: exp.Interval) -> Literal:
-        amount, unit = node.this.name, node.args.get("unit")
-        unit_name = unit.name if isinstance(unit, exp.Var) else ""
-        if not unit_name and len(amount.split()) == 2:
-            amount, unit_name = amount.split()
-        if unit_name.lower() not in _INTERVAL_UNITS or not amount.lstrip("-").isdigit():
-            raise UnsupportedSqlError(
-                f"interval {node.sql(dialect='spark')} in {self.clause} is not supported: "
-                "only whole numbers of days, months or years"
-            )
-        return Literal((int(amount), _INTERVAL_UNITS[unit_name.lower()]), "interval")
-
-    def _not(self, node: exp.Expression) -> Expr:
-        match node:
-            case exp.Paren():
-                return self._not(node.this)
-            case exp.Like():
-                return self._like(node, negated=True)
-            case exp.Is():
-                return self._is_null(node, negated=True)
-            case exp.In():
-                return self._in(node, negated=True)
-            case exp.Exists():
-                return Subquery(
-                    "exists", self._subquery(node.this, "NOT EXISTS", single_column=False), negated=True
-                )
-        return Call("not", (self.convert(node),))
-
-    def _like(self, node: exp.Like, negated: bool) -> Expr:
-        negated ^= bool(node.args.get("negate"))
-        return Call(
-            "not like" if negated else "like", (self.convert(node.this), self.convert(node.expression))
-        )
-
-    def _is_null(self, node: exp.Is, negated: bool) -> Expr:
-        if not isinstance(node.expression, exp.Null):
-            raise UnsupportedSqlError(
-                f"{node.sql(dialect='spark')} in {self.clause} is not supported; only IS [NOT] NULL"
-            )
-        negated ^= bool(node.args.get("negate"))
-        return Call("is not null" if negated else "is null", (self.convert(node.this),))
-
-    def _in(self, node: exp.In, negated: bool) -> Expr:
-        operand = self.convert(node.this)
-        if query := node.args.get("query"):
-            return Subquery("in", self._subquery(query, "IN"), operand=operand, negated=negated)
-        if node.args.get("unnest") or node.args.get("field"):
-            raise UnsupportedSqlError(f"{node.sql(dialect='spark')} in {self.clause} is not supported")
-        return Call("not in" if negated else "in", (operand, *(self.convert(v) for v in node.expressions)))
-
-    def _subquery(self, node: exp.Expression, what: str, single_column: bool = True) -> LogicalPlan:
-        """The plan of a nested query; its unresolved names are correlated references into this scope."""
-        plan = self.planner.query(node, self.scope, self.ctes)
-        if single_column and len(_output_names(plan)) != 1:
-            raise UnsupportedSqlError(
-                f"{what} in {self.clause} must select exactly one column, not {len(_output_names(plan))}"
-            )
-        return plan
-
-    def _case(self, node: exp.Case) -> Expr:
-        # CASE x WHEN v THEN r is the searched CASE WHEN x = v THEN r.
-        subject = self.convert(node.this) if node.this else None
-        args: list[Expr] = []
-        for branch in node.args["ifs"]:
-            condition = self.convert(branch.this)
-            args += [
-                Call("=", (subject, condition)) if subject is not None else condition,
-                self.convert(branch.args["true"]),
-            ]
-        if (default := node.args.get("default")) is not None:
-            args.append(self.convert(default))
-        return Call("case", tuple(args))
-
-    def _cast(self, node: exp.Cast) -> Expr:
-        type_name = node.to.this.name
-        family = type_family(type_name)
-        if family is None:
-            raise UnsupportedSqlError(
-                f"cast to {node.to.sql(dialect='spark')} in {self.clause} is not supported"
-            )
-        operand = self.convert(node.this)
-        if family == "date" and isinstance(operand, Literal) and operand.type == "string":
-            try:
-                return Literal(datetime.date.fromisoformat(operand.value), "date")
-            except ValueError:
-                raise UnsupportedSqlError(
-                    f"{node.sql(dialect='spark')} in {self.clause}: {operand.value!r} is not a date (yyyy-mm-dd)"
-                ) from None
-        return Call(f"cast_{family}", (operand,))
-
-    def _extract(self, unit: str, date: exp.Expression) -> Expr:
-        if unit not in _EXTRACT_UNITS:
-            raise UnsupportedSqlError(f"EXTRACT({unit.upper()} ...) in {self.clause} is not supported")
-        return Call(f"extract_{unit}", (self.convert(date),))
-
-    def _aggregate(self, node: exp.Expression) -> AggregateCall:
-        func = _AGGREGATES[type(node)]
-        arg_node = node.this
-        distinct = isinstance(arg_node, exp.Distinct)
-        if distinct:
-            if len(arg_node.expressions) != 1:
-                raise UnsupportedSqlError(
-                    f"{func}(DISTINCT ...) of several columns in {self.clause} is not supported"
-                )
-            arg_node = arg_node.expressions[0]
-        if isinstance(arg_node, exp.Star):
-            if func != "count" or distinct:
-                raise UnsupportedSqlError(f"{node.sql(dialect='spark')} in {self.clause} is not supported")
-            return AggregateCall("count", None)
-        if node.args.get("expressions"):
-            raise UnsupportedSqlError(f"{func} of several arguments in {self.clause} is not supported")
-        arg = self.convert(arg_node)
-        if contains_aggregate(arg):
-            raise UnsupportedSqlError(
-                f"nested aggregate functions in {self.clause} are not supported: {node.sql()}"
-            )
-        return AggregateCall(func, arg, distinct)
-
-
-def _literal(node: exp.Literal) -> Literal:
-    if node.is_string:
-        return Literal(node.this, "string")
-    if node.is_int:
-        return Literal(int(node.this), "int")
-    return Literal(float(node.this), "float")

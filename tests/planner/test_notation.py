@@ -25,6 +25,7 @@ from planner.ir.logical import (
     Sort,
     SortKey,
 )
+from planner.ir.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinSelect
 from planner.ir.notation import (
     AGGREGATE_FUNCTIONS,
     notation_value,
@@ -146,7 +147,7 @@ SUBQUERY_TEXT = text(
           Join[left] condition=c.c_custkey = o.o_custkey and c.c_acctbal not in {
               Scan table=customer alias=c2 columns=[c_acctbal]
             }
-            Join[cross] condition=None
+            Join[cross]
               Join[semi] condition=c.c_nationkey = n.n_nationkey
                 Scan table=customer alias=c columns=[c_custkey, c_nationkey, c_acctbal, c_phone]
                 Scan table=nation alias=n columns=[n_nationkey]
@@ -352,12 +353,62 @@ def test_a_new_plan_class_and_a_registered_value_class_round_trip_without_change
         (scan, Distinct(scan)),
     )
     expected = """
-        ShuffleProbe[hash] keys=[t.a, (b)] ranges=[ProbeKeyRange(low=1, high=t.a + 1, label='it\\'s'), ProbeKeyRange(low=-5, high=None, label=all)] weight=0.25 spill=False note=None
+        ShuffleProbe[hash] keys=[t.a, (b)] ranges=[ProbeKeyRange(low=1, high=t.a + 1, label='it\\'s'), ProbeKeyRange(low=-5)] weight=0.25 spill=False
           Filter condition=t.b > 0
             Scan table=t alias=t columns=[a, b]
           Scan table=t alias=t columns=[a, b]
           Distinct
             Scan table=t alias=t columns=[a, b]
+    """
+    assert_plan_text(plan, expected)
+    assert parse_plan(expected) == plan
+    # Defaults and Nones the printer leaves out may still be written out.
+    written_out = expected.replace("ProbeKeyRange(low=-5)", "ProbeKeyRange(low=-5, high=None, label=all)")
+    assert parse_plan(written_out.replace("spill=False", "spill=False note=None")) == plan
+
+
+def test_foreign_key_edges_print_as_arrows_and_round_trip() -> None:
+    edges = (
+        FkEdge("l", ("l_orderkey",), "o", ("o_orderkey",)),
+        FkEdge("l", ("l_partkey", "l_suppkey"), "ps", ("ps_partkey", "ps_suppkey")),
+        FkEdge("date", ("order",), "t", ("end",)),
+    )
+    plan = ForeignKeyJoin("l", edges, None, (Atom("lineitem", "l", ("l_orderkey",)),))
+    expected = """
+        ForeignKeyJoin root=l edges=[l(l_orderkey)→o(o_orderkey), l(l_partkey,l_suppkey)→ps(ps_partkey,ps_suppkey), "date"(order)→t("end")]
+          Atom table=lineitem alias=l columns=[l_orderkey]
+    """
+    assert_plan_text(plan, expected)
+    assert parse_plan(expected) == plan
+    long_form = "ForeignKeyJoin root=l edges=[FkEdge(referencing=l, columns=[l_orderkey], referenced=o, key=[o_orderkey])]"
+    assert parse_plan(
+        long_form + " residual=None\n  Atom table=lineitem alias=l columns=[l_orderkey] predicate=None"
+    ) == (ForeignKeyJoin("l", edges[:1], None, (Atom("lineitem", "l", ("l_orderkey",)),)))
+
+
+def test_a_long_line_wraps_its_fields_lists_and_value_objects_and_parses_back() -> None:
+    edges = tuple(FkEdge(f"r{i}", (f"x{i}",), f"r{i + 1}", (f"k{i}",)) for i in range(12))
+    selects = tuple(
+        JoinSelect(
+            Column(f"r{i}", "a_rather_long_column_name"),
+            "<=",
+            Column(f"r{i + 1}", "another_long_column_name"),
+        )
+        for i in range(3)
+    )
+    columns = tuple(f"column_number_{i}" for i in range(12))
+    atom = Atom("lineitem", "r0", columns, call(">", col("r0.column_number_1"), lit(3)))
+    plan = ForeignKeyJoin("r0", edges, None, (atom,), join_selects=selects)
+    expected = """
+        ForeignKeyJoin root=r0
+            edges=[r0(x0)→r1(k0), r1(x1)→r2(k1), r2(x2)→r3(k2), r3(x3)→r4(k3), r4(x4)→r5(k4), r5(x5)→r6(k5), r6(x6)→r7(k6), r7(x7)→r8(k7), r8(x8)→r9(k8),
+              r9(x9)→r10(k9), r10(x10)→r11(k10), r11(x11)→r12(k11)]
+            join_selects=[JoinSelect(row=r0.a_rather_long_column_name, op='<=', value=r1.another_long_column_name),
+              JoinSelect(row=r1.a_rather_long_column_name, op='<=', value=r2.another_long_column_name),
+              JoinSelect(row=r2.a_rather_long_column_name, op='<=', value=r3.another_long_column_name)]
+          Atom table=lineitem alias=r0
+              columns=[column_number_0, column_number_1, column_number_2, column_number_3, column_number_4, column_number_5, column_number_6, column_number_7,
+                column_number_8, column_number_9, column_number_10, column_number_11] predicate=r0.column_number_1 > 3
     """
     assert_plan_text(plan, expected)
     assert parse_plan(expected) == plan
@@ -494,6 +545,8 @@ MALFORMED = [
     ("Filter condition=f(distinct a) > 1\n  Distinct", "line 1, column 18: only the aggregates"),
     ("ValueProbe value=Nope(a=1)", "line 1, column 18: unknown value class Nope"),
     ("ValueProbe value=a\tb", "line 1, column 19: unexpected character '\\t'"),
+    ("ValueProbe value=l(l_key + 1)→o(o_key)", "line 1, column 18: an edge end is relation(column, ...)"),
+    ("ValueProbe value=l(l_key)→o.o_key", "line 1, column 27: an edge end is relation(column, ...)"),
     (
         "Filter condition=exists{\n    Scan table=t alias=t columns=[]\n  ",
         "line 2, column 35: unexpected end of text",

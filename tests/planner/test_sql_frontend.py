@@ -13,6 +13,7 @@ import pytest
 
 from catalog.schema import UnknownColumnError, UnknownTableError
 from catalog.tpch import TPCH_TABLES, tpch_catalog
+from operators.lowering.expr_eval import compile_expr
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, conjuncts, walk
 from planner.ir.logical import (
     Aggregate,
@@ -29,7 +30,8 @@ from planner.ir.logical import (
     SortKey,
     SubqueryAlias,
 )
-from planner.sql.statements import AmbiguousColumnError, UnsupportedSqlError, parse_sql
+from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
+from planner.sql.statements import parse_sql
 
 QUERY_DIR = Path(__file__).resolve().parents[2] / "examples" / "tpch"
 QUERY_FILES = sorted(QUERY_DIR.glob("q*.sql"))
@@ -304,6 +306,26 @@ def where_of(sql: str) -> Expr:
 )
 def test_date_constants_are_folded(predicate: str, expected: Literal) -> None:
     assert where_of(f"select o_orderkey from orders where {predicate}").args[1] == expected
+
+
+@pytest.mark.parametrize(
+    ("day", "op", "amount", "unit", "expected"),
+    [
+        ("2024-01-31", "+", 1, "month", datetime.date(2024, 2, 29)),
+        ("2023-03-31", "-", 1, "month", datetime.date(2023, 2, 28)),
+        ("2024-02-29", "+", 1, "year", datetime.date(2025, 2, 28)),
+        ("1995-03-15", "-", 90, "day", datetime.date(1994, 12, 15)),
+    ],
+)
+def test_folded_and_evaluated_date_arithmetic_agree(
+    day: str, op: str, amount: int, unit: str, expected: datetime.date
+) -> None:
+    """Constant folding and row evaluation share one date ± interval (Spark's month-end clamping)."""
+    sql = f"select o_orderkey from orders where o_orderdate < date '{day}' {op} interval '{amount}' {unit}"
+    column = Column("o", "o_orderdate")
+    evaluated = compile_expr(Call(op, (column, Literal((amount, unit), "interval"))), {column: 0})
+    assert where_of(sql).args[1] == Literal(expected, "date")
+    assert evaluated((datetime.date.fromisoformat(day),)) == expected
 
 
 def test_expression_forms_map_to_calls() -> None:

@@ -1,0 +1,317 @@
+"""SQL expressions → IR expressions: one clause's sqlglot expressions converted and resolved.
+
+Names resolve in the clause's ``Scope``; nested queries (EXISTS, IN, scalar subqueries) are planned
+by the statement planner handed in as a ``QueryPlanner``, so this module does not import the
+statement layer above it. Date ± interval constants are folded here (``planner.ir.dates``) so the
+rules compare plain date literals.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Protocol
+
+import attrs
+from sqlglot import exp
+
+from catalog.ddl import type_family
+from catalog.schema import UnknownColumnError
+from planner.ir.dates import shift_date
+from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, contains_aggregate
+from planner.ir.logical import LogicalPlan
+from planner.sql.errors import UnsupportedSqlError
+from planner.sql.scope import Scope, output_names
+
+_BINARY_OPS: dict[type[exp.Expression], str] = {
+    exp.Add: "+",
+    exp.Sub: "-",
+    exp.Mul: "*",
+    exp.Div: "/",
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+    exp.And: "and",
+    exp.Or: "or",
+}
+_AGGREGATES: dict[type[exp.Expression], str] = {
+    exp.Sum: "sum",
+    exp.Count: "count",
+    exp.Avg: "avg",
+    exp.Min: "min",
+    exp.Max: "max",
+}
+# Spark's year(d), month(d), day(d) are EXTRACT in disguise.
+_DATE_PART_FUNCTIONS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month", exp.Day: "day"}
+_EXTRACT_UNITS = frozenset({"year", "quarter", "month", "week", "day"})
+_INTERVAL_UNITS = {
+    "day": "day",
+    "days": "day",
+    "month": "month",
+    "months": "month",
+    "year": "year",
+    "years": "year",
+}
+
+
+def _arithmetic(op: str, left: Expr, right: Expr) -> Expr:
+    """``left op right``, folding date ± interval constants so rules compare plain date literals."""
+    match op, left, right:
+        case "+" | "-", Literal(value=day, type="date"), Literal(value=(amount, unit), type="interval"):
+            return Literal(shift_date(day, amount if op == "+" else -amount, unit), "date")
+        case "+", Literal(type="interval"), Literal(type="date"):
+            return _arithmetic(op, right, left)
+    return Call(op, (left, right))
+
+
+class QueryPlanner(Protocol):
+    """What converting a subquery needs from the statement planner: plan a nested query."""
+
+    def query(
+        self, node: exp.Expression, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
+    ) -> LogicalPlan: ...
+
+
+@attrs.frozen
+class ExpressionConverter:
+    """Converts the sqlglot expressions of one clause to the IR, resolving names in ``scope``.
+
+    ``aliases`` are select-list names that GROUP BY and HAVING may use when no input column has
+    the name (Spark's group-by-alias behaviour).
+    """
+
+    planner: QueryPlanner
+    scope: Scope
+    ctes: Mapping[str, LogicalPlan]
+    clause: str
+    aliases: Mapping[str, Expr] = attrs.field(factory=dict)
+
+    def convert(self, node: exp.Expression) -> Expr:
+        """The IR expression of ``node``; UnsupportedSqlError names what has no IR form."""
+        convert = self.convert
+        match node:
+            case exp.Paren():
+                return convert(node.this)
+            case exp.Column():
+                return self._column(node)
+            case exp.Literal():
+                return _literal(node)
+            case exp.Boolean():
+                return Literal(node.this, "bool")
+            case exp.Null():
+                return Literal(None, "null")
+            case exp.Interval():
+                return self._interval(node)
+            case exp.Add() | exp.Sub():
+                return _arithmetic(_BINARY_OPS[type(node)], convert(node.this), convert(node.expression))
+            case _ if type(node) in _BINARY_OPS:
+                return Call(_BINARY_OPS[type(node)], (convert(node.this), convert(node.expression)))
+            case exp.Neg():
+                return self._negate(node.this)
+            case exp.Not():
+                return self._not(node.this)
+            case exp.Like():
+                return self._like(node, negated=False)
+            case exp.Is():
+                return self._is_null(node, negated=False)
+            case exp.In():
+                return self._in(node, negated=False)
+            case exp.Exists():
+                return Subquery("exists", self._subquery(node.this, "EXISTS", single_column=False))
+            case exp.Subquery():
+                return Subquery("scalar", self._subquery(node, "a scalar subquery"))
+            case exp.Between():
+                return Call(
+                    "between", (convert(node.this), convert(node.args["low"]), convert(node.args["high"]))
+                )
+        return self._function(node)
+
+    def _function(self, node: exp.Expression) -> Expr:
+        """CASE, casts, date parts, substring and aggregates: the function-call forms Spark SQL has."""
+        convert = self.convert
+        match node:
+            case exp.Case():
+                return self._case(node)
+            case exp.If():
+                false = node.args.get("false")
+                return Call(
+                    "case", tuple(convert(n) for n in (node.this, node.args["true"], false) if n is not None)
+                )
+            case exp.Cast() | exp.TryCast():
+                return self._cast(node)
+            case exp.Extract():
+                return self._extract(node.this.name.lower(), node.expression)
+            case _ if type(node) in _DATE_PART_FUNCTIONS:
+                date = node.this.this if isinstance(node.this, exp.TsOrDsToDate) else node.this
+                return self._extract(_DATE_PART_FUNCTIONS[type(node)], date)
+            case exp.Substring():
+                if node.args.get("length") is None:
+                    raise UnsupportedSqlError(f"substring without a length in {self.clause} is not supported")
+                return Call("substring", tuple(convert(node.args[k]) for k in ("this", "start", "length")))
+            case exp.Window():
+                raise UnsupportedSqlError(
+                    f"window functions (OVER) in {self.clause} are not supported: {node.sql(dialect='spark')}"
+                )
+            case _ if type(node) in _AGGREGATES:
+                return self._aggregate(node)
+        what = f"function {node.key}" if isinstance(node, exp.Func) else f"{node.key} expression"
+        raise UnsupportedSqlError(f"{what} in {self.clause} is not supported: {node.sql(dialect='spark')}")
+
+    def _negate(self, node: exp.Expression) -> Expr:
+        """``-x``; a negated number is folded into a negative literal."""
+        operand = self.convert(node)
+        if isinstance(operand, Literal) and operand.type in ("int", "float"):
+            return Literal(-operand.value, operand.type)
+        return Call("neg", (operand,))
+
+    def _column(self, node: exp.Column) -> Column:
+        if node.args.get("db") or node.args.get("catalog"):
+            raise UnsupportedSqlError(
+                f"{self.clause}: columns qualified by a database are not supported: {node.sql()}"
+            )
+        if isinstance(node.this, exp.Star):
+            raise UnsupportedSqlError(
+                f"{node.sql()} in {self.clause} is not supported; * is allowed in SELECT and count(*)"
+            )
+        qualifier = node.table.lower() or None
+        name = node.name.lower()
+        scope: Scope | None = self.scope
+        while scope is not None:
+            column = scope.lookup(qualifier, name, self.clause)
+            if column is not None:
+                return column
+            if scope is self.scope and qualifier is None and name in self.aliases:
+                return self.aliases[name]
+            scope = scope.parent
+        shown = f"{qualifier}.{name}" if qualifier else name
+        aliases = ", ".join(r.alias for r in self.scope.relations)
+        raise UnknownColumnError(f"unknown column {shown} in {self.clause} (relations in scope: {aliases})")
+
+    def _interval(self, node: exp.Interval) -> Literal:
+        amount, unit = node.this.name, node.args.get("unit")
+        unit_name = unit.name if isinstance(unit, exp.Var) else ""
+        if not unit_name and len(amount.split()) == 2:
+            amount, unit_name = amount.split()
+        if unit_name.lower() not in _INTERVAL_UNITS or not amount.lstrip("-").isdigit():
+            raise UnsupportedSqlError(
+                f"interval {node.sql(dialect='spark')} in {self.clause} is not supported: "
+                "only whole numbers of days, months or years"
+            )
+        return Literal((int(amount), _INTERVAL_UNITS[unit_name.lower()]), "interval")
+
+    def _not(self, node: exp.Expression) -> Expr:
+        match node:
+            case exp.Paren():
+                return self._not(node.this)
+            case exp.Like():
+                return self._like(node, negated=True)
+            case exp.Is():
+                return self._is_null(node, negated=True)
+            case exp.In():
+                return self._in(node, negated=True)
+            case exp.Exists():
+                return Subquery(
+                    "exists", self._subquery(node.this, "NOT EXISTS", single_column=False), negated=True
+                )
+        return Call("not", (self.convert(node),))
+
+    def _like(self, node: exp.Like, negated: bool) -> Expr:
+        negated ^= bool(node.args.get("negate"))
+        return Call(
+            "not like" if negated else "like", (self.convert(node.this), self.convert(node.expression))
+        )
+
+    def _is_null(self, node: exp.Is, negated: bool) -> Expr:
+        if not isinstance(node.expression, exp.Null):
+            raise UnsupportedSqlError(
+                f"{node.sql(dialect='spark')} in {self.clause} is not supported; only IS [NOT] NULL"
+            )
+        negated ^= bool(node.args.get("negate"))
+        return Call("is not null" if negated else "is null", (self.convert(node.this),))
+
+    def _in(self, node: exp.In, negated: bool) -> Expr:
+        operand = self.convert(node.this)
+        if query := node.args.get("query"):
+            return Subquery("in", self._subquery(query, "IN"), operand=operand, negated=negated)
+        if node.args.get("unnest") or node.args.get("field"):
+            raise UnsupportedSqlError(f"{node.sql(dialect='spark')} in {self.clause} is not supported")
+        return Call("not in" if negated else "in", (operand, *(self.convert(v) for v in node.expressions)))
+
+    def _subquery(self, node: exp.Expression, what: str, single_column: bool = True) -> LogicalPlan:
+        """The plan of a nested query; its unresolved names are correlated references into this scope."""
+        plan = self.planner.query(node, self.scope, self.ctes)
+        if single_column and len(output_names(plan)) != 1:
+            raise UnsupportedSqlError(
+                f"{what} in {self.clause} must select exactly one column, not {len(output_names(plan))}"
+            )
+        return plan
+
+    def _case(self, node: exp.Case) -> Expr:
+        # CASE x WHEN v THEN r is the searched CASE WHEN x = v THEN r.
+        subject = self.convert(node.this) if node.this else None
+        args: list[Expr] = []
+        for branch in node.args["ifs"]:
+            condition = self.convert(branch.this)
+            args += [
+                Call("=", (subject, condition)) if subject is not None else condition,
+                self.convert(branch.args["true"]),
+            ]
+        if (default := node.args.get("default")) is not None:
+            args.append(self.convert(default))
+        return Call("case", tuple(args))
+
+    def _cast(self, node: exp.Cast) -> Expr:
+        type_name = node.to.this.name
+        family = type_family(type_name)
+        if family is None:
+            raise UnsupportedSqlError(
+                f"cast to {node.to.sql(dialect='spark')} in {self.clause} is not supported"
+            )
+        operand = self.convert(node.this)
+        if family == "date" and isinstance(operand, Literal) and operand.type == "string":
+            try:
+                return Literal(datetime.date.fromisoformat(operand.value), "date")
+            except ValueError:
+                raise UnsupportedSqlError(
+                    f"{node.sql(dialect='spark')} in {self.clause}: {operand.value!r} is not a date (yyyy-mm-dd)"
+                ) from None
+        return Call(f"cast_{family}", (operand,))
+
+    def _extract(self, unit: str, date: exp.Expression) -> Expr:
+        if unit not in _EXTRACT_UNITS:
+            raise UnsupportedSqlError(f"EXTRACT({unit.upper()} ...) in {self.clause} is not supported")
+        return Call(f"extract_{unit}", (self.convert(date),))
+
+    def _aggregate(self, node: exp.Expression) -> AggregateCall:
+        func = _AGGREGATES[type(node)]
+        arg_node = node.this
+        distinct = isinstance(arg_node, exp.Distinct)
+        if distinct:
+            if len(arg_node.expressions) != 1:
+                raise UnsupportedSqlError(
+                    f"{func}(DISTINCT ...) of several columns in {self.clause} is not supported"
+                )
+            arg_node = arg_node.expressions[0]
+        if isinstance(arg_node, exp.Star):
+            if func != "count" or distinct:
+                raise UnsupportedSqlError(f"{node.sql(dialect='spark')} in {self.clause} is not supported")
+            return AggregateCall("count", None)
+        if node.args.get("expressions"):
+            raise UnsupportedSqlError(f"{func} of several arguments in {self.clause} is not supported")
+        arg = self.convert(arg_node)
+        if contains_aggregate(arg):
+            raise UnsupportedSqlError(
+                f"nested aggregate functions in {self.clause} are not supported: {node.sql()}"
+            )
+        return AggregateCall(func, arg, distinct)
+
+
+def _literal(node: exp.Literal) -> Literal:
+    if node.is_string:
+        return Literal(node.this, "string")
+    if node.is_int:
+        return Literal(int(node.this), "int")
+    return Literal(float(node.this), "float")
