@@ -1,7 +1,10 @@
 """``ivm demo``: EXPLAIN TPC-H Q3, maintain it over a window stream, and check every batch.
 
+Part of the front door (it drives ``MaintainedView`` and EXPLAIN), so it sits beside them, above
+the workloads it reads.
+
 The demo is the README's first command, so it needs nothing but an installed package: Q3's text
-ships as package data beside this module (``examples/tpch/q03.sql`` is a link to it, since
+ships as package data in ``planner/workloads/`` (``examples/tpch/q03.sql`` is a link to it, since
 ``pip install`` does not ship ``examples/``), and DuckDB, the recomputation every batch is checked
 against, is a runtime dependency. The result is printed at a few points of the stream, so the
 reader sees the window slide through it.
@@ -30,7 +33,7 @@ DEMO_DATA = Path("data")
 # The result is shown after this many equal parts of the stream (1/4, 1/2, 3/4, the end).
 SNAPSHOTS = 4
 
-Q3_SQL = (resources.files(__package__) / "q03.sql").read_text()
+Q3_SQL = (resources.files("planner.workloads") / "q03.sql").read_text()
 
 
 def run_demo(sf: float = 0.01, batch_size: int = 5_000, engine: str = "local") -> int:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from planner.workloads.demo import Q3_SQL, SNAPSHOTS
+from planner.demo import Q3_SQL, SNAPSHOTS
 
 REPO = Path(__file__).resolve().parents[2]
 
