@@ -1,6 +1,7 @@
 """Schema facts for the planner: tables, keys, foreign keys and functional dependencies.
 
-Every rule asks this package, never column names, whether a join is along a key.
+Every rule asks this package, never column names, whether a join is along a key. The bottom layer:
+it imports nothing of ours, and every other package may import it.
 """
 
 from catalog.schema import (

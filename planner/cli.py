@@ -134,7 +134,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from planner.workloads.demo import run_demo
+    from planner.demo import run_demo
 
     return run_demo(sf=args.sf, batch_size=args.batch_size, engine=args.engine)
 

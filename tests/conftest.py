@@ -8,6 +8,7 @@ pytest learns options only from the conftest files beside the paths it is given:
 
 from __future__ import annotations
 
+import gc
 import os
 from pathlib import Path
 
@@ -23,6 +24,13 @@ REGENERATE_FLAG = "--regenerate-golden"
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(REGENERATE_FLAG, action="store_true", default=False,
                      help="rewrite golden files (rule cases' after: blocks, EXPLAIN files) from what the code prints")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Undo the ``gc.freeze()`` of local runners a test left open (``LocalRunner.close`` does it for
+    closed ones): objects still frozen at exit are never collected, and DuckDB's bindings then end
+    the run with a page of "nanobind: leaked" warnings."""
+    gc.unfreeze()
 
 
 @pytest.fixture(scope="session")

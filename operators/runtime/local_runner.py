@@ -40,6 +40,12 @@ class LocalRunner:
         gc.freeze()
         return consolidate(result)
 
+    def close(self) -> None:
+        """Undo ``apply``'s ``gc.freeze()``: frozen objects are never collected at interpreter exit, and
+        extension modules caught in the freeze (DuckDB's) then print a page of "nanobind: leaked" warnings.
+        """
+        gc.unfreeze()
+
     def state_size(self) -> dict[str, int]:
         """Number of keys held by each stage (for run statistics)."""
         return {node.stage.name: len(self.states[node.id]) for node in self.dataflow.stages}

@@ -47,7 +47,7 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
                 ("RecognizeCorrelatedNestedAggregate", "as a nested aggregate"),
             ) if rule in refusals]
             return "a WHERE condition holds a subquery that no rule maintains" + (
-                f" ({'; '.join(reasons)})" if reasons else " (scalar subqueries outside an aggregate comparison are not maintained yet)")
+                f" ({'; '.join(reasons)})" if reasons else " (it is none of the kinds maintained: EXISTS/IN correlated by equalities, a correlated aggregate compared with a column, an uncorrelated scalar compared with a value)")
         case JoinGraph():
             why = refusals.get("ChooseForeignKeyJoinTree", "no join strategy applies")
             if "ChooseChangePropagationJoin" in refusals:
@@ -55,25 +55,33 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
             aliases = ", ".join(a.alias for a in node.atoms if isinstance(a, Atom | ViewAtom))
             return f"the join of {aliases} cannot be maintained: {why}"
         case Join(kind="left"):
-            return "LEFT OUTER JOIN is not maintained yet (outer joins along a foreign key are planned)"
+            return ("LEFT OUTER JOIN is maintained only between two relations along one foreign key; "
+                    "here a side is itself a join or a derived table")
         case Join(kind=kind):
-            return f"a {kind} join over derived tables or subqueries is not maintained yet"
+            return f"a {kind} join with a side that is neither a relation nor a maintained view is not maintained"
         case Aggregate():
             return refusals.get("MaintainRingAggregate", "GROUP BY over this input is not maintained yet")
-        case Distinct():
-            return "SELECT DISTINCT is not maintained yet"
+        case Distinct(child=child):
+            below = child.child if isinstance(child, Project) else child
+            return (f"SELECT DISTINCT is maintained over the select list of a join or an aggregate (a count per "
+                    f"row), not over {below.node_name}")
         case SetOperation(kind=kind):
             return f"{kind.upper()} is maintained only between two maintained queries; one side here is not"
         case SubqueryAlias(alias=alias):
-            return f"the derived table or WITH view {alias} could not be inlined (it aggregates, sorts or limits)"
+            return (f"the derived table or WITH view {alias} sorts, limits or aggregates, so it cannot be inlined, "
+                    "and it is not a grouped select list keyed by its group, the one kind maintained as a view")
         case Limit():
             return "LIMIT without ORDER BY is not deterministic; add ORDER BY"
-        case Filter(condition=cond, child=RingAggregate() | GroupAggregate()) if contains_subquery(cond):
-            return "HAVING with a subquery is not maintained yet (Q11's threshold on a global sum needs an index over group sums)"
-        case Filter(condition=cond) if contains_subquery(cond):
-            return "a condition with a subquery here is not maintained yet"
+        case Filter(condition=cond, child=child) if contains_subquery(cond):
+            clause = "HAVING" if isinstance(child, RingAggregate | GroupAggregate) else "a condition"
+            return (f"{clause} with a subquery is maintained only as a comparison (<, <=, =, >=, >) with an "
+                    "uncorrelated scalar subquery (a threshold, as Q11's); this one is correlated, uses <> or "
+                    "is not a scalar comparison")
+        case Filter(child=ForeignKeyJoin(preserved=preserved)) if preserved:
+            return ("a WHERE above a LEFT OUTER JOIN is not maintained (it may test the rows padded with NULLs); "
+                    "a condition on the right side's own columns can go in ON")
         case Filter():
-            return "this filter sits above an operator that is not maintained"
+            return "this filter is neither a selection on one relation nor a HAVING, the filters maintained"
     return f"no incremental operator implements {node.node_name}"
 
 

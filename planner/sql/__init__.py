@@ -1,0 +1,5 @@
+"""The SQL front end: Spark SQL text → logical plan, by walking sqlglot's AST.
+
+It builds ``planner.ir`` values against a ``catalog`` and may import only those two; what it
+cannot express it refuses with the clause (``UnsupportedSqlError``).
+"""

@@ -1,5 +1,5 @@
 """Recompute a query from scratch in DuckDB over the current table contents: the check of every
-maintained result (tests, demo). DuckDB is a dev extra, imported only here.
+maintained result (tests, demo). DuckDB is imported only here.
 
 ORDER BY ... LIMIT is evaluated here in Python with the same tie-break the maintained top-k uses
 (the whole row), since SQL leaves ties at the limit unspecified.
@@ -24,9 +24,24 @@ def _nulls_first(value):
 
 
 class DuckDBOracle:
+    """One in-memory DuckDB database holding the catalog's tables; close it (or use ``with``) when done.
+
+    A connection still open when the interpreter exits makes DuckDB's bindings print a page of
+    "nanobind: leaked" warnings, so every user closes it explicitly.
+    """
+
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
         self.connection = duckdb.connect()
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def __enter__(self) -> DuckDBOracle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def load(self, tables: Mapping[str, list[tuple]]) -> None:
         """Replace the contents of every catalog table (absent tables become empty)."""

@@ -11,8 +11,8 @@ from planner.workloads.oracle import DuckDBOracle, assert_rows_match
 def check_against_recomputation(sql: str, catalog: Catalog, updates: list[Update], batch_size: int,
                                 engine: str = "local", **view_options) -> MaintainedView:
     """Apply ``updates`` in batches; after each, the view must equal DuckDB over the current tables."""
-    oracle = DuckDBOracle(catalog)
-    with MaintainedView(sql, catalog, engine=engine, strict=True, **view_options) as view:
+    with DuckDBOracle(catalog) as oracle, MaintainedView(sql, catalog, engine=engine, strict=True,
+                                                         **view_options) as view:
         for number, batch in enumerate(batches(updates, batch_size)):
             view.apply(batch)
             oracle.load({table: list(rows.values()) for table, rows in view.validator.rows.items()})

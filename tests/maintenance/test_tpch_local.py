@@ -68,5 +68,5 @@ def test_left_join_along_the_referencing_sides_foreign_key_equals_recomputation(
 def test_a_filter_above_a_left_join_is_refused_with_the_reason():
     from planner.compiler import UnsupportedQueryError, compile_query
 
-    with pytest.raises(UnsupportedQueryError, match="filter sits above an operator that is not maintained"):
+    with pytest.raises(UnsupportedQueryError, match="a WHERE above a LEFT OUTER JOIN is not maintained"):
         compile_query(LEFT_JOINS["orders ⟕ customer"] + " where c.c_name is null", tpch_catalog())

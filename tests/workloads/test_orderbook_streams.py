@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,8 +56,9 @@ def r_stream() -> list[Update]:
 
 
 @pytest.fixture(scope="module")
-def oracle(book, r_stream) -> DuckDBOracle:
-    return oracle_over([*book, *r_stream])
+def oracle(book, r_stream) -> Iterator[DuckDBOracle]:
+    with oracle_over([*book, *r_stream]) as shared:
+        yield shared
 
 
 def test_the_same_seed_gives_the_same_stream_and_another_seed_another():
