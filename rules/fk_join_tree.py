@@ -176,8 +176,8 @@ class ChooseForeignKeyJoinTree(Rule):
                 return node
             nested = [c for c in node.conditions if contains_subquery(c)]
             if nested:
-                ctx.refuse(self.name, "a WHERE condition holds a subquery (IN/EXISTS/scalar); it must first be "
-                           "decorrelated into a maintained aggregate view, which is not implemented yet")
+                ctx.refuse(self.name, "a WHERE condition holds a subquery (IN/EXISTS/scalar) that no decorrelation rule "
+                           "turned into a maintained view joined on its key")
                 return node
             edges, unexplained = foreign_key_edges(node, ctx.catalog)
             try:
