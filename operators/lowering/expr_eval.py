@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Mapping
 from functools import cache
 
+from operators.structures.aggregate_index import COMPARISONS
 from planner.ir.expressions import Call, Column, Expr, Literal, Subquery
 
 Row = tuple
@@ -28,16 +29,9 @@ _BINARY = {
     "+": operator.add,
     "-": operator.sub,
     "*": operator.mul,
-    "=": operator.eq,
     "<>": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
+    **COMPARISONS,
 }
-
-#: The comparisons an index or a join-select can answer as a range of sorted keys.
-COMPARISONS = {op: _BINARY[op] for op in ("=", "<", "<=", ">", ">=")}
 
 
 def _divide(a, b):

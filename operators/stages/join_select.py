@@ -21,8 +21,8 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedKeyList
 
-from operators.lowering.expr_eval import COMPARISONS
 from operators.stages.base import Change, KeyedStage, key_getter
+from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Changelog, Row, apply_changes, consolidate
 
 
