@@ -17,6 +17,7 @@ from operators.lowering.query import (
     lower_query,
 )
 from operators.runtime.dataflow import RowRequirement
+from operators.stages.base import StageDescription
 from operators.stages.nested import (
     AggregateIndexStage,
     CorrelatedMaps,
@@ -118,10 +119,6 @@ def _positive(layout: dict[Column, int], where: Expr | None, argument: Expr):
     return violation
 
 
-def _describe(operator: str, state: str, key: str, cost: str, why: str, inputs: str = "") -> dict[str, str]:
-    return {"operator": operator, "inputs": inputs, "state": state, "key": key, "update_cost": cost, "why": why}
-
-
 def lower_nested(builder: StageBuilder, nested: NestedAggregate, items, join: ForeignKeyJoin, root: Emitter):
     """Add the stages of ``nested``; return (last stage, output layout, initial result)."""
     if join.residual is not None:
@@ -180,11 +177,13 @@ def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
     index = _prefix_index(builder, table.name, outer, atom.predicate, correlation, q.argument)
     stage = builder.add(RpaiTreeStage(
         f"RPAI tree on {q.table}.{correlation.inner.name}", index, row_sums, v, op, uncorrelated, finish, names,
-        _describe("NestedAggregate[rpai_tree] (RPAI tree)",
-                  f"RPAI trees: {correlation.inner.name} → Σ {q.func}; q → required sums", "constant (does not scale out)",
-                  "O(log n) per update (getSum + shiftKeys)",
-                  f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: inserting a row "
-                  "shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)", f"{table.name} rows"),
+        StageDescription(operator="NestedAggregate[rpai_tree] (RPAI tree)",
+                         inputs=f"{table.name} rows",
+                         state=f"RPAI trees: {correlation.inner.name} → Σ {q.func}; q → required sums",
+                         key="constant (does not scale out)",
+                         update_cost="O(log n) per update (getSum + shiftKeys)",
+                         why=f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: inserting a row "
+                  "shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)"),
         _group_function(nested, outer) if nested.group_by else None,
     ))
     builder.route(Atom(atom.table, atom.alias, table.column_names, atom.predicate), table.column_names, stage, 0)
@@ -210,19 +209,22 @@ def _pai_map(builder, nested, join, root, sums, finish, names, fed):
     group = builder.add(CorrelationGroupStage(
         "correlation groups", outer_key, inner_key, _scalar(builder, q), sums, _group_function(nested, layout),
         ("q",) + names,
-        _describe("NestedAggregate[pai_map] groups", f"per key: q's Σ and count, the required sums{grouped}",
-                  key_text, "O(1) per update" + (" (O(groups) when q moves)" if grouped else ""),
-                  "equality correlation: an update changes one group's q"),
+        StageDescription(operator="NestedAggregate[pai_map] groups",
+                         state=f"per key: q's Σ and count, the required sums{grouped}",
+                         key=key_text,
+                         update_cost="O(1) per update" + (" (O(groups) when q moves)" if grouped else ""),
+                         why="equality correlation: an update changes one group's q"),
     ))
     root.connect(builder, group, 0)
     _route_subquery(builder, q, group, 1)
     index = builder.add(AggregateIndexStage(
         "PAI map", sums, v, op, uncorrelated, finish, names,
-        _describe("NestedAggregate[pai_map] (PAI map)", "aggregate index: q → required sums "
+        StageDescription(operator="NestedAggregate[pai_map] (PAI map)",
+                         state="aggregate index: q → required sums "
                   + ("(hash map)" if op == "=" else "(RPAI tree for the range)") + grouped,
-                  "constant (does not scale out)",
-                  "O(1) per moved group" if op == "=" else "O(log n) per moved group",
-                  "a group's sums move from its old q to its new q (RPAI §2.1.3)"),
+                         key="constant (does not scale out)",
+                         update_cost="O(1) per moved group" if op == "=" else "O(log n) per moved group",
+                         why="a group's sums move from its old q to its new q (RPAI §2.1.3)"),
         len(nested.group_by),
     ))
     builder.downstream[group] = (index, 0)
@@ -239,10 +241,11 @@ def _per_key_index(builder, nested, join, root, sums, finish, names, fed):
     keyed = builder.add(PerKeyIndexStage(
         "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
         _group_function(nested, layout), names,
-        _describe("NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
-                  "per key and group: q's Σ and count; RPAI trees v → required sums",
-                  key_text or "constant: q is a global threshold (does not scale out)", "O(log n) per update",
-                  "q is correlated by equalities (or not at all) and compared with a per-row value v: AJU Theorem 15's "
+        StageDescription(operator="NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
+                         state="per key and group: q's Σ and count; RPAI trees v → required sums",
+                         key=key_text or "constant: q is a global threshold (does not scale out)",
+                         update_cost="O(log n) per update",
+                         why="q is correlated by equalities (or not at all) and compared with a per-row value v: AJU Theorem 15's "
                   "join-select-aggregate, the rows of a key in a tree by v annotated with partial sums, so each key's "
                   "contribution is one range sum per group"),
     ))
@@ -251,9 +254,11 @@ def _per_key_index(builder, nested, join, root, sums, finish, names, fed):
     groups = ", ".join(g.name for g in nested.group_by)
     total = builder.add(SumVectorsStage(
         "sum of contributions", sums, len(nested.group_by), finish, names,
-        _describe("SumVectors", "per group: the required sums of its result row",
-                  groups or "constant (does not scale out)", "O(1) per changed key and group",
-                  "adds each key's contribution change into its group's result"),
+        StageDescription(operator="SumVectors",
+                         state="per group: the required sums of its result row",
+                         key=groups or "constant (does not scale out)",
+                         update_cost="O(1) per changed key and group",
+                         why="adds each key's contribution change into its group's result"),
     ))
     builder.downstream[keyed] = (total, 0)
     return total
@@ -305,10 +310,11 @@ def _general(builder, nested, join, root, sums, finish, names, fed):
     stage = builder.add(GeneralNestedStage(
         "general nested aggregate", _tuple_of(tuple(layout[c] for c in key_columns)), tuple(specs),
         compile_expr(nested.predicate, predicate_layout), sums, _group_function(nested, key_index), finish, names,
-        _describe("NestedAggregate[general] (RPAI §4.2)",
-                  "free, bound and result maps" + ("; an RPAI tree per subquery nested two levels" if two_levels else ""),
-                  "constant (does not scale out)", "O(n log n) per update" if two_levels else "O(n) per update",
-                  "no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"
+        StageDescription(operator="NestedAggregate[general] (RPAI §4.2)",
+                         state="free, bound and result maps" + ("; an RPAI tree per subquery nested two levels" if two_levels else ""),
+                         key="constant (does not scale out)",
+                         update_cost="O(n log n) per update" if two_levels else "O(n) per update",
+                         why="no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"
                   + (" (O(n³) for two levels)" if two_levels else "")),
         grouped=bool(nested.group_by),
     ))

@@ -25,7 +25,7 @@ from catalog.schema import Catalog
 from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.runtime.dataflow import Dataflow, RowRequirement, SourceRoute, StageNode
 from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
-from operators.stages.base import KeyedStage
+from operators.stages.base import KeyedStage, StageDescription
 from operators.stages.binary_join import BinaryJoinStage
 from operators.stages.distinct import DistinctStage
 from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
@@ -159,15 +159,15 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder, needed:
             f"live {atom.alias} by {','.join(edge.columns)}" + (f" (no {edge.referenced})" if child.anti else ""),
             _positions(atom.output, alias, edge.columns), _positions(child.row_layout, edge.referenced, edge.key),
             tuple(map(str, layout)),
-            {"operator": "ForeignKeyLookup (live tuples)", "inputs": f"{atom.alias}, live {edge.referenced}",
-             "state": f"tuples of {atom.table} grouped by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
-             "key": f"{atom.alias}.{','.join(edge.columns)}",
-             "update_cost": "O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized",
-             "why": f"{atom.alias} has one child ({edge.referenced}): "
+            StageDescription(operator="ForeignKeyLookup (live tuples)", inputs=f"{atom.alias}, live {edge.referenced}",
+             state=f"tuples of {atom.table} grouped by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
+             key=f"{atom.alias}.{','.join(edge.columns)}",
+             update_cost="O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized",
+             why=f"{atom.alias} has one child ({edge.referenced}): "
                     + (f"{atom.alias} ⟕ {edge.referenced}, alive with its live {edge.referenced} partner or with NULLs"
                        if alias in join.preserved else
                        f"alive iff its {edge.referenced} partner is "
-                       + ("absent (NOT EXISTS / NOT IN)" if child.anti else "alive (AJU §3.1)"))},
+                       + ("absent (NOT EXISTS / NOT IN)" if child.anti else "alive (AJU §3.1)"))),
             anti=child.anti,
             preserve_child_padding=len(atom.output) if edge.referenced in join.preserved else None,
             # R ⟕ S with R referencing S: R's tuples stay alive without an S partner, padded with NULLs
@@ -196,12 +196,12 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder, needed:
             f"index {atom.alias}→{edge.referenced}",
             tuple(projected.index(c) for c in edge.columns), _positions(child.row_layout, edge.referenced, edge.key),
             projected + tuple(map(str, part)),
-            {"operator": "ChildIndex I(R, R_c)", "inputs": f"{atom.alias} keys, live {edge.referenced}",
-             "state": f"keys of {atom.table} by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
-             "key": f"{atom.alias}.{','.join(edge.columns)}",
-             "update_cost": "O(1) per tuple; O(group) when the child turns (non-)live",
-             "why": f"tells live {atom.alias} tuples which are alive on {edge.referenced} (AJU §3.3)"
-                    + (" (alive when it is absent: NOT EXISTS / NOT IN)" if child.anti else "")},
+            StageDescription(operator="ChildIndex I(R, R_c)", inputs=f"{atom.alias} keys, live {edge.referenced}",
+             state=f"keys of {atom.table} by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
+             key=f"{atom.alias}.{','.join(edge.columns)}",
+             update_cost="O(1) per tuple; O(group) when the child turns (non-)live",
+             why=f"tells live {atom.alias} tuples which are alive on {edge.referenced} (AJU §3.3)"
+                    + (" (alive when it is absent: NOT EXISTS / NOT IN)" if child.anti else "")),
             anti=child.anti,
             optional_width=len(part) if child.optional else None, child_columns=keep,
         ))
@@ -212,12 +212,12 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder, needed:
     live = builder.add(LiveTupleStage(
         f"live {atom.alias}", _positions(atom.output, alias, key), len(key), tuple(map(len, projections)),
         tuple(map(str, layout)),
-        {"operator": "LiveTuples (counter s(t))", "inputs": f"{atom.alias}, alive-on messages of {len(children)} children",
-         "state": f"tuples of {atom.table} with s(t) and their children's partners", "key": f"{atom.alias}.{','.join(key)}",
-         "update_cost": "O(1) per message",
-         "why": f"{atom.alias} has {len(children)} children: live when s(t) = |C(R)| = {len(children)} (AJU §3.3, Lemma 4)"
+        StageDescription(operator="LiveTuples (counter s(t))", inputs=f"{atom.alias}, alive-on messages of {len(children)} children",
+         state=f"tuples of {atom.table} with s(t) and their children's partners", key=f"{atom.alias}.{','.join(key)}",
+         update_cost="O(1) per message",
+         why=f"{atom.alias} has {len(children)} children: live when s(t) = |C(R)| = {len(children)} (AJU §3.3, Lemma 4)"
                 + (f"; assertion keys: {', '.join(assertion_keys(join.edges)[alias])} must be reached once (AJU §3.2)"
-                   if assertions else "")},
+                   if assertions else "")),
         assertions,
     ))
     builder.route(atom, atom.columns, live, 0)
@@ -233,14 +233,14 @@ def _join_select_stage(atom: Atom, rows: tuple[Column, ...], edge: FkEdge, child
     return JoinSelectStage(
         f"join-select {atom.alias} by {columns}", compile_expr(select.row, {c: i for i, c in enumerate(rows)}),
         select.op, tuple(map(str, rows + child.layout)),
-        {"operator": "join-select (AJU Theorem 15)", "inputs": f"{atom.alias}, {edge.referenced} (x2 = {select.value})",
-         "state": f"per key: tuples of {atom.table} ordered by {select.row.name}; {edge.referenced}'s row, "
+        StageDescription(operator="join-select (AJU Theorem 15)", inputs=f"{atom.alias}, {edge.referenced} (x2 = {select.value})",
+         state=f"per key: tuples of {atom.table} ordered by {select.row.name}; {edge.referenced}'s row, "
                   f"its {select.value.name} a pointer into them",
-         "key": f"{atom.alias}.{columns}",
-         "update_cost": f"O(log n) per tuple; O(log n + rows that flip) when {select.value} changes",
-         "why": f"{select.row} {select.op} {select.value} with {edge.referenced} keyed by the join: a new "
+         key=f"{atom.alias}.{columns}",
+         update_cost=f"O(log n) per tuple; O(log n + rows that flip) when {select.value} changes",
+         why=f"{select.row} {select.op} {select.value} with {edge.referenced} keyed by the join: a new "
                 f"{select.value.name} passes or fails only the tuples between its old and new position, "
-                "instead of re-testing every tuple of the key"},
+                "instead of re-testing every tuple of the key"),
         row_key=tuple(rows.index(Column(atom.alias, c)) for c in edge.columns),
         threshold_key=_positions(child.row_layout, edge.referenced, edge.key),
         threshold_value=child.row_layout.index(select.value),
@@ -261,10 +261,10 @@ def _lower_tree(builder: StageBuilder, node: LogicalPlan) -> Emitter:
             stage = builder.add(BinaryJoinStage(
                 f"join on {keys}", tuple(lhs.layout.index(a) for a, _ in on), tuple(rhs.layout.index(b) for _, b in on),
                 tuple(map(str, layout)),
-                {"operator": "BinaryJoin (change propagation)", "inputs": "two materialized views",
-                 "state": "both inputs, grouped by the join key (a materialized view each)", "key": keys,
-                 "update_cost": "O(matching rows on the other side) per change",
-                 "why": "ΔL ⋈ R + L' ⋈ ΔR over materialized views (AJU §3.5)"},
+                StageDescription(operator="BinaryJoin (change propagation)", inputs="two materialized views",
+                 state="both inputs, grouped by the join key (a materialized view each)", key=keys,
+                 update_cost="O(matching rows on the other side) per change",
+                 why="ΔL ⋈ R + L' ⋈ ΔR over materialized views (AJU §3.5)"),
             ))
             lhs.connect(builder, stage, BinaryJoinStage.LEFT)
             rhs.connect(builder, stage, BinaryJoinStage.RIGHT)
@@ -404,9 +404,9 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
     else:
         mapping = finish_function(items, plan.residual, root.layout)
         output_layout = tuple(Column(None, i.name) for i in items) if items is not None else root.layout
-        consumer = builder.add(MapStage("project", mapping, tuple(map(str, output_layout)), {
-            "operator": "Map (σ, π)", "inputs": "join results", "state": "none", "key": "none (stateless)",
-            "update_cost": "O(1) per result change", "why": "selection and projection are linear (AJU Thm 14)"}))
+        consumer = builder.add(MapStage("project", mapping, tuple(map(str, output_layout)), StageDescription(
+            operator="Map (σ, π)", inputs="join results", state="none", key="none (stateless)",
+            update_cost="O(1) per result change", why="selection and projection are linear (AJU Thm 14)")))
         initial = ()
     if nested is None:
         root.connect(builder, consumer, 0)
@@ -453,11 +453,11 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items) -> tup
     stage = builder.add(JoinSelectStage(
         f"threshold {node.op}", compile_expr(node.value, {c: i for i, c in enumerate(rows.layout)}), node.op,
         tuple(c.name for c in rows.layout),
-        {"operator": f"ThresholdFilter ({node.op} q)", "inputs": "rows; the threshold's one value",
-         "state": "the rows ordered by the compared value; q", "key": "constant (does not scale out)",
-         "update_cost": "O(log n) per row; O(log n + rows that flip) when q changes",
-         "why": "q is uncorrelated: the rows passing v θ q are a prefix or suffix of the value order "
-                "(AJU Theorem 15's join-select with a constant key)"},
+        StageDescription(operator=f"ThresholdFilter ({node.op} q)", inputs="rows; the threshold's one value",
+         state="the rows ordered by the compared value; q", key="constant (does not scale out)",
+         update_cost="O(log n) per row; O(log n + rows that flip) when q changes",
+         why="q is uncorrelated: the rows passing v θ q are a prefix or suffix of the value order "
+                "(AJU Theorem 15's join-select with a constant key)"),
         initial_threshold=threshold.initial,
     ))
     builder.downstream[rows.last] = (stage, JoinSelectStage.ROWS)
@@ -465,9 +465,10 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items) -> tup
     if items is None:
         return stage, rows.layout
     layout = tuple(Column(None, i.name) for i in items)
-    project = builder.add(MapStage("project", finish_function(items, None, rows.layout), tuple(c.name for c in layout), {
-        "operator": "Map (π)", "inputs": "filtered rows", "state": "none", "key": "none (stateless)",
-        "update_cost": "O(1) per change", "why": "projection is linear"}))
+    project = builder.add(MapStage("project", finish_function(items, None, rows.layout), tuple(c.name for c in layout),
+                                   StageDescription(operator="Map (π)", inputs="filtered rows", state="none",
+                                                    key="none (stateless)", update_cost="O(1) per change",
+                                                    why="projection is linear")))
     builder.downstream[stage] = (project, 0)
     return project, layout
 
@@ -531,9 +532,9 @@ def _lower_top_k(builder: StageBuilder, top_k: TopK, layout: tuple[Column, ...],
     keys = tuple((compile_expr(_output_column(k.expr, layout), index), k.ascending) for k in top_k.keys)
     stage = builder.add(TopKStage(
         f"top {top_k.count}", keys, top_k.count, tuple(c.name for c in layout),
-        {"operator": f"TopK (k={top_k.count})", "inputs": "result changes", "state": "the whole result as an ordered multiset",
-         "key": "constant (does not scale out)", "update_cost": "O(log n + k) per batch",
-         "why": "deleting a top row needs the next one, so all rows are kept in order"},
+        StageDescription(operator=f"TopK (k={top_k.count})", inputs="result changes", state="the whole result as an ordered multiset",
+         key="constant (does not scale out)", update_cost="O(log n + k) per batch",
+         why="deleting a top row needs the next one, so all rows are kept in order"),
     ))
     builder.downstream[upstream] = (stage, 0)
     return stage

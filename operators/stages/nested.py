@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import attrs
 
-from operators.stages.base import Change, KeyedStage
+from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.structures.aggregate_index import PrefixAggregateIndex, PrefixIndexState, exact, range_sum
 from operators.structures.pai_map import HashAggregateIndex
 from operators.structures.rpai_tree import RPAITree
@@ -152,7 +152,7 @@ class RpaiTreeStage(_GlobalResult, KeyedStage):
 
     def __init__(self, name: str, index: PrefixAggregateIndex, sums: RequiredSums, value: Compiled, op: str,
                  uncorrelated: tuple[ScalarAggregate, ...], finish: Callable[[Row], Row | None],
-                 output_columns: tuple[str, ...], description: dict[str, str], group: Compiled | None = None):
+                 output_columns: tuple[str, ...], description: StageDescription, group: Compiled | None = None):
         self.name, self.index, self.sums, self.group = name, index, sums, group
         self.value, self.op, self.uncorrelated, self.finish = value, op, uncorrelated, finish
         self.output_columns, self.description = output_columns, description
@@ -186,7 +186,7 @@ class RpaiTreeStage(_GlobalResult, KeyedStage):
                 accumulate(state.uncorrelated[change.port - 1], self.uncorrelated[change.port - 1], change.row, change.weight)
         return state, diff_rows(before, self._output(state))
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description
 
 
@@ -201,7 +201,7 @@ class CorrelationGroupStage(KeyedStage):
     entries, one per GROUP BY group among the key's outer rows (one entry without GROUP BY)."""
 
     def __init__(self, name: str, outer_key: Compiled, inner_key: Compiled, correlated: ScalarAggregate,
-                 sums: RequiredSums, group: Compiled, output_columns: tuple[str, ...], description: dict[str, str]):
+                 sums: RequiredSums, group: Compiled, output_columns: tuple[str, ...], description: StageDescription):
         self.name, self.outer_key, self.inner_key = name, outer_key, inner_key
         self.correlated, self.sums, self.group = correlated, sums, group
         self.output_columns, self.description = output_columns, description
@@ -234,7 +234,7 @@ class CorrelationGroupStage(KeyedStage):
         empty = not state.outer and state.inner[1] == 0
         return (None if empty else state), diff_rows(before, self._entries(state))
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description
 
 
@@ -253,7 +253,7 @@ class AggregateIndexStage(_GlobalResult, KeyedStage):
 
     def __init__(self, name: str, sums: RequiredSums, value: Compiled, op: str,
                  uncorrelated: tuple[ScalarAggregate, ...], finish: Callable[[Row], Row | None],
-                 output_columns: tuple[str, ...], description: dict[str, str], group_width: int = 0):
+                 output_columns: tuple[str, ...], description: StageDescription, group_width: int = 0):
         self.name, self.sums, self.value, self.op = name, sums, value, op
         self.uncorrelated, self.finish, self.group_width = uncorrelated, finish, group_width
         self.output_columns, self.description = output_columns, description
@@ -294,7 +294,7 @@ class AggregateIndexStage(_GlobalResult, KeyedStage):
                 accumulate(state.uncorrelated[change.port - 1], self.uncorrelated[change.port - 1], change.row, change.weight)
         return state, diff_rows(before, self._output(state))
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description
 
 
@@ -312,7 +312,7 @@ class PerKeyIndexStage(KeyedStage):
 
     def __init__(self, name: str, outer_key: Compiled, inner_key: Compiled, value: Compiled, op: str,
                  correlated: ScalarAggregate, sums: RequiredSums, group: Compiled, output_columns: tuple[str, ...],
-                 description: dict[str, str]):
+                 description: StageDescription):
         self.name, self.outer_key, self.inner_key = name, outer_key, inner_key
         self.value, self.op, self.correlated, self.sums, self.group = value, op, correlated, sums, group
         self.output_columns, self.description = output_columns, description
@@ -360,7 +360,7 @@ class PerKeyIndexStage(KeyedStage):
         empty = not state.trees and state.inner[1] == 0
         return (None if empty else state), diff_rows(before, self._contributions(state))
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description
 
 
@@ -369,7 +369,7 @@ class SumVectorsStage(_GlobalResult, KeyedStage):
     so it scales out by group; a constant for a global aggregate)."""
 
     def __init__(self, name: str, sums: RequiredSums, group_width: int, finish: Callable[[Row], Row | None],
-                 output_columns: tuple[str, ...], description: dict[str, str]):
+                 output_columns: tuple[str, ...], description: StageDescription):
         self.name, self.sums, self.group_width, self.finish = name, sums, group_width, finish
         self.output_columns, self.description = output_columns, description
 
@@ -390,7 +390,7 @@ class SumVectorsStage(_GlobalResult, KeyedStage):
         empty = self.group_width and total[0] == 0
         return (None if empty else total), diff_rows(before, self._rows(key, total))
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description
 
 
@@ -453,7 +453,7 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
 
     def __init__(self, name: str, outer_key: Compiled, subqueries: tuple, predicate: Compiled, sums: RequiredSums,
                  group: Compiled, finish: Callable[[Row], Row | None], output_columns: tuple[str, ...],
-                 description: dict[str, str], grouped: bool = False):
+                 description: StageDescription, grouped: bool = False):
         self.name, self.outer_key, self.subqueries, self.predicate = name, outer_key, subqueries, predicate
         self.sums, self.finish, self.group, self.grouped = sums, finish, group, grouped
         self.output_columns, self.description = output_columns, description
@@ -567,5 +567,5 @@ class GeneralNestedStage(_GlobalResult, KeyedStage):
             if aggregate[2] == 0:
                 del state.free[i][free]
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description
