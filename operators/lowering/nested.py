@@ -7,15 +7,8 @@ do not: EXPLAIN says so.
 
 from __future__ import annotations
 
+from operators.lowering.builder import Emitter, LoweredQuery, LoweringError, StageBuilder, finish_function
 from operators.lowering.expr_eval import compile_expr, compile_predicate
-from operators.lowering.query import (
-    Emitter,
-    LoweredQuery,
-    LoweringError,
-    StageBuilder,
-    finish_function,
-    lower_query,
-)
 from operators.runtime.dataflow import RowRequirement
 from operators.stages.base import StageDescription
 from operators.stages.nested import (
@@ -85,7 +78,7 @@ def _route_subquery(builder: StageBuilder, q: SubqueryAggregate | ParameterizedA
 def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, LoweredQuery]:
     """Lower the queries feeding values first (stages stay in topological order): alias → the lowered query."""
     fed_subqueries = [q for q in nested.subqueries if isinstance(q, SubqueryAggregate) and q.func == "value"]
-    return {q.alias: lower_query(builder, plan) for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
+    return {q.alias: builder.lower(plan) for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
 
 
 def _prefix_index(builder: StageBuilder, table: str, layout: dict[Column, int], where: Expr | None,
