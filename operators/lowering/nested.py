@@ -175,8 +175,8 @@ def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
                          state=f"RPAI trees: {correlation.inner.name} → Σ {q.func}; q → required sums",
                          key="constant (does not scale out)",
                          update_cost="O(log n) per update (getSum + shiftKeys)",
-                         why=f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: inserting a row "
-                  "shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)"),
+                         why=f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: "
+                             "inserting a row shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)"),
         _group_function(nested, outer) if nested.group_by else None,
     ))
     builder.route(Atom(atom.table, atom.alias, table.column_names, atom.predicate), table.column_names, stage, 0)
@@ -214,7 +214,7 @@ def _pai_map(builder, nested, join, root, sums, finish, names, fed):
         "PAI map", sums, v, op, uncorrelated, finish, names,
         StageDescription(operator="NestedAggregate[pai_map] (PAI map)",
                          state="aggregate index: q → required sums "
-                  + ("(hash map)" if op == "=" else "(RPAI tree for the range)") + grouped,
+                               + ("(hash map)" if op == "=" else "(RPAI tree for the range)") + grouped,
                          key="constant (does not scale out)",
                          update_cost="O(1) per moved group" if op == "=" else "O(log n) per moved group",
                          why="a group's sums move from its old q to its new q (RPAI §2.1.3)"),
@@ -238,9 +238,9 @@ def _per_key_index(builder, nested, join, root, sums, finish, names, fed):
                          state="per key and group: q's Σ and count; RPAI trees v → required sums",
                          key=key_text or "constant: q is a global threshold (does not scale out)",
                          update_cost="O(log n) per update",
-                         why="q is correlated by equalities (or not at all) and compared with a per-row value v: AJU Theorem 15's "
-                  "join-select-aggregate, the rows of a key in a tree by v annotated with partial sums, so each key's "
-                  "contribution is one range sum per group"),
+                         why="q is correlated by equalities (or not at all) and compared with a per-row value v: "
+                             "AJU Theorem 15's join-select-aggregate, the rows of a key in a tree by v annotated with "
+                             "partial sums, so each key's contribution is one range sum per group"),
     ))
     root.connect(builder, keyed, 0)
     _route_subquery(builder, q, keyed, 1)
@@ -304,11 +304,12 @@ def _general(builder, nested, join, root, sums, finish, names, fed):
         "general nested aggregate", _tuple_of(tuple(layout[c] for c in key_columns)), tuple(specs),
         compile_expr(nested.predicate, predicate_layout), sums, _group_function(nested, key_index), finish, names,
         StageDescription(operator="NestedAggregate[general] (RPAI §4.2)",
-                         state="free, bound and result maps" + ("; an RPAI tree per subquery nested two levels" if two_levels else ""),
+                         state="free, bound and result maps"
+                               + ("; an RPAI tree per subquery nested two levels" if two_levels else ""),
                          key="constant (does not scale out)",
                          update_cost="O(n log n) per update" if two_levels else "O(n) per update",
                          why="no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"
-                  + (" (O(n³) for two levels)" if two_levels else "")),
+                             + (" (O(n³) for two levels)" if two_levels else "")),
         grouped=bool(nested.group_by),
     ))
     root.connect(builder, stage, 0)
