@@ -1,4 +1,4 @@
-"""Lower a ``NestedAggregate`` (RPAI) to keyed stages; see ``operators/stages/nested.py`` for each.
+"""Lower a ``NestedAggregate`` (RPAI) to keyed stages; ``operators/stages/nested/`` has one module per strategy.
 
 Equality-correlated parts are keyed by the correlation key and scale out; the global index stages
 (rpai_tree, the PAI map's index, the general algorithm, the final sum) are keyed by a constant and
@@ -11,18 +11,11 @@ from operators.lowering.builder import Emitter, LoweredQuery, LoweringError, Sta
 from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.runtime.dataflow import RowRequirement
 from operators.stages.base import StageDescription
-from operators.stages.nested import (
-    AggregateIndexStage,
-    CorrelatedMaps,
-    CorrelationGroupStage,
-    GeneralNestedStage,
-    ParameterizedIndex,
-    PerKeyIndexStage,
-    RequiredSums,
-    RpaiTreeStage,
-    ScalarAggregate,
-    SumVectorsStage,
-)
+from operators.stages.nested.general import CorrelatedMaps, GeneralNestedStage, ParameterizedIndex
+from operators.stages.nested.pai_map import AggregateIndexStage, CorrelationGroupStage
+from operators.stages.nested.per_key_index import PerKeyIndexStage, SumVectorsStage
+from operators.stages.nested.rpai_tree import RpaiTreeStage
+from operators.stages.nested.sums import RequiredSums, ScalarAggregate
 from operators.structures.aggregate_index import PrefixAggregateIndex
 from planner.ir.expressions import Call, Column, Expr, columns, transform
 from planner.ir.maintenance import (

@@ -1,0 +1,117 @@
+"""What the nested-aggregate stages share: the outer aggregates as *required sums* (RPAI Algorithm 4's
+``requiredSums``), a scalar subquery's aggregate, and the emission of a global or grouped result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from operators.zset import Changelog, Row, consolidate
+
+Compiled = Callable[[Row], object]
+
+
+@attrs.frozen
+class RequiredSums:
+    """The outer aggregates as a vector that adds up: the number of rows, then (sum, non-NULL count)
+    per aggregate. The row count says whether a group exists (SQL shows a group with any row)."""
+
+    funcs: tuple[str, ...]
+    arguments: tuple[Compiled | None, ...] = attrs.field(eq=False)
+
+    @property
+    def width(self) -> int:
+        return 1 + 2 * len(self.funcs)
+
+    def zero(self) -> tuple:
+        return (0,) * self.width
+
+    def of(self, row: Row, weight: int) -> tuple:
+        vector = [weight]
+        for argument in self.arguments:
+            value = 1 if argument is None else argument(row)
+            vector += [0, 0] if value is None else [weight * value, weight]
+        return tuple(vector)
+
+    def values(self, vector) -> tuple:
+        out = []
+        for i, func in enumerate(self.funcs):
+            total, count = vector[1 + 2 * i], vector[2 + 2 * i]
+            if func == "count":
+                out.append(count)
+            elif count == 0:
+                out.append(None)
+            else:
+                out.append(total / count if func == "avg" else total)
+        return tuple(out)
+
+
+def add_vectors(a: tuple, b: tuple, sign: int = 1) -> tuple:
+    return tuple(x + sign * y for x, y in zip(a, b, strict=True))
+
+
+@attrs.frozen
+class ScalarAggregate:
+    """One scalar aggregate subquery: its aggregate function, argument and the ``value`` built on it."""
+
+    func: str
+    argument: Compiled | None = attrs.field(eq=False)
+    value: Compiled = attrs.field(eq=False)  # over the one-column row (aggregate,)
+    start: tuple = (0, 0)  # (Σ, count) before any input: a fed query's row over empty input
+
+    def contribution(self, row: Row, weight: int) -> tuple:
+        value = 1 if self.argument is None else self.argument(row)
+        return (0, 0) if value is None else (weight * value, weight)
+
+    def result(self, total, count):
+        total, count = total + self.start[0], count + self.start[1]
+        if self.func == "count":
+            aggregate = count
+        elif count == 0:
+            aggregate = None
+        else:
+            aggregate = total / count if self.func == "avg" else total
+        return self.value((aggregate,))
+
+
+def accumulate(acc: list, aggregate: ScalarAggregate, row: Row, weight: int) -> None:
+    """Add one row's contribution to a subquery aggregate's ``[Σ argument, count]``."""
+    total, count = aggregate.contribution(row, weight)
+    acc[0] += total
+    acc[1] += count
+
+
+class GlobalResult:
+    """Shared by the stages keyed by a constant that emit the one result row of a global aggregate."""
+
+    sums: RequiredSums
+    finish: Callable[[Row], Row | None]
+
+    def result_row(self, vector) -> Row | None:
+        return self.finish(self.sums.values(vector))
+
+    def empty_result(self) -> Row | None:
+        return self.result_row(self.sums.zero())
+
+    def key_of(self, port: int, row: Row) -> tuple:
+        return ()
+
+    def emit(self, before: Row | None, after: Row | None) -> Changelog:
+        return consolidate(([(before, -1)] if before is not None else []) + ([(after, 1)] if after is not None else []))
+
+
+def grouped_rows(finish: Callable[[Row], Row | None], sums: RequiredSums, vectors: dict) -> list[Row]:
+    """The result rows of the groups that have rows: ``finish(group + aggregate values)``."""
+    rows = []
+    for group, vector in vectors.items():
+        if vector[0] > 0:
+            row = finish(group + sums.values(vector))
+            if row is not None:
+                rows.append(row)
+    return rows
+
+
+def diff_rows(before: list[Row], after: list[Row]) -> Changelog:
+    return consolidate([(row, -1) for row in before] + [(row, 1) for row in after])
