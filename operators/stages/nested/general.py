@@ -18,7 +18,6 @@ from operators.stages.nested.sums import (
     accumulate,
     add_vectors,
     diff_rows,
-    grouped_rows,
 )
 from operators.structures.aggregate_index import PrefixAggregateIndex, PrefixIndexState
 from operators.zset import Row, consolidate
@@ -124,10 +123,7 @@ class GeneralNestedStage(GlobalResult, KeyedStage):
             if self.predicate(key + values) is True:
                 group = self.group(key)
                 totals[group] = add_vectors(totals.get(group, self.sums.zero()), vector)
-        if self.grouped:
-            return grouped_rows(self.finish, self.sums, totals)
-        row = self.result_row(totals.get((), self.sums.zero()))
-        return [] if row is None else [row]
+        return self.result_rows(totals, self.grouped)
 
     def process(self, key: tuple, state: GeneralState | None, changes: list[Change]):
         n = len(self.subqueries)

@@ -12,13 +12,13 @@ import attrs
 from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.stages.nested.sums import (
     Compiled,
+    CorrelationKeyed,
     GlobalResult,
     RequiredSums,
     ScalarAggregate,
     accumulate,
     add_vectors,
     diff_rows,
-    grouped_rows,
 )
 from operators.structures.aggregate_index import exact, range_sum
 from operators.structures.pai_map import HashAggregateIndex
@@ -32,7 +32,7 @@ class GroupState:
     outer: dict  # GROUP BY group (``()`` without one) -> [required sums, row count] of the key's outer rows
 
 
-class CorrelationGroupStage(KeyedStage):
+class CorrelationGroupStage(CorrelationKeyed, KeyedStage):
     """Keyed by the correlation key: port 0 outer rows, port 1 inner rows; emits ``(q, *group, *sums)``
     entries, one per GROUP BY group among the key's outer rows (one entry without GROUP BY)."""
 
@@ -41,12 +41,6 @@ class CorrelationGroupStage(KeyedStage):
         self.name, self.outer_key, self.inner_key = name, outer_key, inner_key
         self.correlated, self.sums, self.group = correlated, sums, group
         self.output_columns, self.description = output_columns, description
-
-    def key_of(self, port: int, row: Row) -> tuple:
-        return self.outer_key(row) if port == 0 else self.inner_key(row)
-
-    def key_function(self, port: int):
-        return self.outer_key if port == 0 else self.inner_key
 
     def _entries(self, state: GroupState | None) -> list[Row]:
         if state is None or not state.outer:
@@ -95,18 +89,12 @@ class AggregateIndexStage(GlobalResult, KeyedStage):
         self.output_columns, self.description = output_columns, description
 
     def _output(self, state: IndexState | None) -> list[Row]:
-        if state is None and not self.group_width:
-            empty = self.empty_result()
-            return [] if empty is None else [empty]
         vectors = {}
         if state is not None:
             v = self.value(tuple(agg.result(*acc) for agg, acc in zip(self.uncorrelated, state.uncorrelated, strict=True)))
             vectors = {group: tuple(range_sum(index, self.op, v) for index in indexes)
                        for group, indexes in state.indexes.items()}
-        if self.group_width:
-            return grouped_rows(self.finish, self.sums, vectors)
-        row = self.result_row(vectors.get((), self.sums.zero()))
-        return [] if row is None else [row]
+        return self.result_rows(vectors, bool(self.group_width))
 
     def process(self, key: tuple, state: IndexState | None, changes: list[Change]):
         before = self._output(state)

@@ -12,13 +12,13 @@ import attrs
 from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.stages.nested.sums import (
     Compiled,
+    CorrelationKeyed,
     GlobalResult,
     RequiredSums,
     ScalarAggregate,
     accumulate,
     add_vectors,
     diff_rows,
-    grouped_rows,
 )
 from operators.structures.aggregate_index import exact, range_sum
 from operators.structures.rpai_tree import RPAITree
@@ -31,7 +31,7 @@ class KeyIndexState:
     trees: dict  # group -> RPAI trees (one per required-sum component) keyed by v
 
 
-class PerKeyIndexStage(KeyedStage):
+class PerKeyIndexStage(CorrelationKeyed, KeyedStage):
     """TPC-H Q17's shape: keyed by the correlation key (a constant for a global threshold, PSP and
     Q22), the outer rows of each group in RPAI trees keyed by v; emits each group's contribution
     (its required sums over rows with ``v op q``) as ``group + sums`` rows, ``-old, +new``.
@@ -43,12 +43,6 @@ class PerKeyIndexStage(KeyedStage):
         self.name, self.outer_key, self.inner_key = name, outer_key, inner_key
         self.value, self.op, self.correlated, self.sums, self.group = value, op, correlated, sums, group
         self.output_columns, self.description = output_columns, description
-
-    def key_of(self, port: int, row: Row) -> tuple:
-        return self.outer_key(row) if port == 0 else self.inner_key(row)
-
-    def key_function(self, port: int):
-        return self.outer_key if port == 0 else self.inner_key
 
     def _contributions(self, state: KeyIndexState | None) -> list[Row]:
         if state is None:
@@ -103,19 +97,13 @@ class SumVectorsStage(GlobalResult, KeyedStage):
     def key_of(self, port: int, row: Row) -> tuple:
         return row[: self.group_width]
 
-    def _rows(self, key: tuple, total: tuple) -> list[Row]:
-        if not self.group_width:
-            row = self.result_row(total)
-            return [] if row is None else [row]
-        return grouped_rows(self.finish, self.sums, {key: total})
-
     def process(self, key: tuple, state: tuple | None, changes: list[Change]):
         total = state if state is not None else self.sums.zero()
-        before = self._rows(key, total)
+        before = self.result_rows({key: total}, bool(self.group_width))
         for change in changes:
             total = add_vectors(total, change.row[self.group_width :], change.weight)
         empty = self.group_width and total[0] == 0
-        return (None if empty else total), diff_rows(before, self._rows(key, total))
+        return (None if empty else total), diff_rows(before, self.result_rows({key: total}, bool(self.group_width)))
 
     def describe(self) -> StageDescription:
         return self.description

@@ -16,7 +16,6 @@ from operators.stages.nested.sums import (
     ScalarAggregate,
     accumulate,
     diff_rows,
-    grouped_rows,
 )
 from operators.structures.aggregate_index import PrefixAggregateIndex, PrefixIndexState
 from operators.zset import Row, consolidate
@@ -47,14 +46,8 @@ class RpaiTreeStage(GlobalResult, KeyedStage):
         return self.value(values)
 
     def _output(self, state: RpaiState | None) -> list[Row]:
-        if state is None and self.group is None:
-            empty = self.empty_result()
-            return [] if empty is None else [empty]
         vectors = {} if state is None else self.index.range_vectors(state.index, self.op, self._v(state))
-        if self.group is not None:
-            return grouped_rows(self.finish, self.sums, vectors)
-        row = self.result_row(vectors.get((), self.sums.zero()))
-        return [] if row is None else [row]
+        return self.result_rows(vectors, self.group is not None)
 
     def process(self, key: tuple, state: RpaiState | None, changes: list[Change]):
         before = self._output(state)

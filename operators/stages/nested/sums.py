@@ -92,6 +92,14 @@ class GlobalResult:
     def result_row(self, vector) -> Row | None:
         return self.finish(self.sums.values(vector))
 
+    def result_rows(self, vectors: dict, grouped: bool) -> list[Row]:
+        """The result: a row per group that has rows, or the global aggregate's one row (also over
+        no rows: COUNT 0, SUM NULL); a row HAVING drops is left out."""
+        if grouped:
+            return grouped_rows(self.finish, self.sums, vectors)
+        row = self.result_row(vectors.get((), self.sums.zero()))
+        return [] if row is None else [row]
+
     def empty_result(self) -> Row | None:
         return self.result_row(self.sums.zero())
 
@@ -100,6 +108,20 @@ class GlobalResult:
 
     def emit(self, before: Row | None, after: Row | None) -> Changelog:
         return consolidate(([(before, -1)] if before is not None else []) + ([(after, 1)] if after is not None else []))
+
+
+class CorrelationKeyed:
+    """Shared by the stages keyed by a subquery's correlation key: outer rows on port 0, the
+    subquery's inner rows on port 1, each with its own function reading the key."""
+
+    outer_key: Compiled
+    inner_key: Compiled
+
+    def key_of(self, port: int, row: Row) -> tuple:
+        return self.outer_key(row) if port == 0 else self.inner_key(row)
+
+    def key_function(self, port: int) -> Compiled:
+        return self.outer_key if port == 0 else self.inner_key
 
 
 def grouped_rows(finish: Callable[[Row], Row | None], sums: RequiredSums, vectors: dict) -> list[Row]:
