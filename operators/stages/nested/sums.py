@@ -84,7 +84,8 @@ def accumulate(acc: list, aggregate: ScalarAggregate, row: Row, weight: int) -> 
 
 
 class GlobalResult:
-    """Shared by the stages keyed by a constant that emit the one result row of a global aggregate."""
+    """Shared by the stages that emit the result rows of the outer aggregate: one row for a global
+    aggregate (keyed by a constant), or one per group."""
 
     sums: RequiredSums
     finish: Callable[[Row], Row | None]
@@ -105,9 +106,6 @@ class GlobalResult:
 
     def key_of(self, port: int, row: Row) -> tuple:
         return ()
-
-    def emit(self, before: Row | None, after: Row | None) -> Changelog:
-        return consolidate(([(before, -1)] if before is not None else []) + ([(after, 1)] if after is not None else []))
 
 
 class CorrelationKeyed:
