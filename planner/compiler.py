@@ -5,8 +5,9 @@ from __future__ import annotations
 import attrs
 
 from catalog.schema import Catalog
+from operators.lowering.builder import LoweringError
 from operators.lowering.expr_eval import ExpressionError
-from operators.lowering.query import LoweringError, lower
+from operators.lowering.pipeline import lower
 from operators.runtime.dataflow import Dataflow
 from planner.ir.expressions import contains_subquery
 from planner.ir.logical import LogicalPlan

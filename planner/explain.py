@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 from typing import TypeVar
 
+import attrs
 from tabulate import tabulate
 
+from operators.runtime.dataflow import StageNode
 from planner.compiler import CompiledQuery
 from planner.ir.maintenance import (
     ChangePropagationJoin,
@@ -26,6 +28,8 @@ from planner.ir.notation import print_plan
 T = TypeVar("T")
 
 MAINTENANCE_COLUMNS = ("operator", "inputs", "state kept", "key", "update cost", "why")
+#: ``StageDescription`` field → its column in the text table.
+STAGE_COLUMNS = dict(zip(("operator", "inputs", "state", "key", "update_cost", "why"), MAINTENANCE_COLUMNS, strict=True))
 
 
 NESTED_STRATEGIES = {
@@ -107,6 +111,12 @@ def _keys_text(keys: dict[str, list[str]]) -> str:
     return "; ".join(f"{relation}: " + ", ".join(f"PK({d})" for d in found) for relation, found in keys.items())
 
 
+def stage_fields(node: StageNode) -> dict[str, str]:
+    """A stage's ``StageDescription`` as named fields, in column order: what both the text table and
+    the JSON document show of it (one reading, so the two cannot drift apart)."""
+    return attrs.asdict(node.stage.describe())
+
+
 def maintenance_rows(compiled: CompiledQuery) -> list[dict[str, str]]:
     dataflow = compiled.dataflow
     rows = []
@@ -119,12 +129,9 @@ def maintenance_rows(compiled: CompiledQuery) -> list[dict[str, str]]:
             else "every update is routed",
         })
     for node in dataflow.stages:
-        d = node.stage.describe()
-        rows.append({
-            "operator": f"[{node.id}] {d.get('operator', node.stage.name)}", "inputs": d.get("inputs", ""),
-            "state kept": d.get("state", ""), "key": d.get("key", ""), "update cost": d.get("update_cost", ""),
-            "why": d.get("why", ""),
-        })
+        fields = stage_fields(node)
+        rows.append({column: fields[field] for field, column in STAGE_COLUMNS.items()}
+                    | {"operator": f"[{node.id}] {fields['operator']}"})
     return rows
 
 
@@ -164,12 +171,7 @@ def explain_json(compiled: CompiledQuery) -> str:
     strategy = strategy_of(compiled)
     stages = []
     for node in compiled.dataflow.stages:
-        d = node.stage.describe()
-        stages.append({
-            "id": node.id, "name": node.stage.name, "operator": d.get("operator", ""), "inputs": d.get("inputs", ""),
-            "state": d.get("state", ""), "key": d.get("key", ""), "update_cost": d.get("update_cost", ""),
-            "why": d.get("why", ""), "downstream": node.downstream,
-        })
+        stages.append({"id": node.id, "name": node.stage.name, **stage_fields(node), "downstream": node.downstream})
     document = {
         **strategy,
         "stages": stages,

@@ -14,7 +14,16 @@ from __future__ import annotations
 
 import attrs
 
-from planner.ir.expressions import FLIPPED, Call, Column, Expr, conjunction, conjuncts, deep_columns
+from planner.ir.expressions import (
+    FLIPPED,
+    RANGE_COMPARISONS,
+    Call,
+    Column,
+    Expr,
+    conjunction,
+    conjuncts,
+    deep_columns,
+)
 from planner.ir.fk_graph import FkEdge, implied
 from planner.ir.logical import LogicalPlan
 from planner.ir.maintenance import ForeignKeyJoin, JoinSelect, ViewAtom
@@ -22,8 +31,6 @@ from planner.ir.notation import print_expr
 from planner.ir.reads import columns_read
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
-
-COMPARISONS = ("<", "<=", ">", ">=", "=")
 
 
 class CannotJoinSelect(Exception):
@@ -34,7 +41,7 @@ def oriented(part: Expr, join: ForeignKeyJoin) -> JoinSelect | None:
     """``R.c θ V.v`` (either way round) as ``JoinSelect(R.c, θ, V.v)`` when V is a view atom of the
     join, v is not its key, and R references V."""
     match part:
-        case Call(op=op, args=(Column() as left, Column() as right)) if op in COMPARISONS:
+        case Call(op=op, args=(Column() as left, Column() as right)) if op in RANGE_COMPARISONS:
             pass
         case _:
             return None

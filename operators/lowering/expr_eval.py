@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from functools import cache
 
+from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Row
 from planner.ir.dates import shift_date
 from planner.ir.expressions import Call, Column, Expr, Literal, Subquery
@@ -28,16 +29,9 @@ _BINARY = {
     "+": operator.add,
     "-": operator.sub,
     "*": operator.mul,
-    "=": operator.eq,
     "<>": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
+    **COMPARISONS,
 }
-
-#: The comparisons an index or a join-select can answer as a range of sorted keys.
-COMPARISONS = {op: _BINARY[op] for op in ("=", "<", "<=", ">", ">=")}
 
 
 def _divide(a, b):
@@ -107,6 +101,16 @@ def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
             return _strict(_BINARY[op], compile_expr(left, layout), compile_expr(right, layout))
         case Call(op="neg", args=(arg,)):
             return _strict(operator.neg, compile_expr(arg, layout))
+        case Call():
+            return _compile_function(expr, layout)
+        case Subquery():
+            raise ExpressionError("a subquery cannot be evaluated row by row; it must be decorrelated first")
+    raise ExpressionError(f"unsupported expression {expr!r}")
+
+
+def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:
+    """The calls that are not arithmetic or logic: predicates, CASE and scalar functions."""
+    match expr:
         case Call(op=("like" | "not like") as op, args=(subject, Literal(value=str(pattern)))):
             regex = _like_regex(pattern)
             negate = op == "not like"
@@ -140,8 +144,6 @@ def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
             return _strict(float, compile_expr(arg, layout))
         case Call(op="cast_int", args=(arg,)):
             return _strict(int, compile_expr(arg, layout))
-        case Subquery():
-            raise ExpressionError("a subquery cannot be evaluated row by row; it must be decorrelated first")
     raise ExpressionError(f"unsupported expression {expr!r}")
 
 

@@ -1,4 +1,4 @@
-"""Lower a ``NestedAggregate`` (RPAI) to keyed stages; see ``operators/stages/nested.py`` for each.
+"""Lower a ``NestedAggregate`` (RPAI) to keyed stages; ``operators/stages/nested/`` has one module per strategy.
 
 Equality-correlated parts are keyed by the correlation key and scale out; the global index stages
 (rpai_tree, the PAI map's index, the general algorithm, the final sum) are keyed by a constant and
@@ -7,29 +7,21 @@ do not: EXPLAIN says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import attrs
+
+from operators.lowering.builder import Emitter, LoweredQuery, LoweringError, StageBuilder, finish_function
 from operators.lowering.expr_eval import compile_expr, compile_predicate
-from operators.lowering.query import (
-    Emitter,
-    LoweredQuery,
-    LoweringError,
-    StageBuilder,
-    finish_function,
-    lower_query,
-)
 from operators.runtime.dataflow import RowRequirement
-from operators.stages.nested import (
-    AggregateIndexStage,
-    CorrelatedMaps,
-    CorrelationGroupStage,
-    GeneralNestedStage,
-    ParameterizedIndex,
-    PerKeyIndexStage,
-    RequiredSums,
-    RpaiTreeStage,
-    ScalarAggregate,
-    SumVectorsStage,
-)
+from operators.stages.base import StageDescription
+from operators.stages.nested.general import CorrelatedMaps, GeneralNestedStage, ParameterizedIndex
+from operators.stages.nested.pai_map import AggregateIndexStage, CorrelationGroupStage
+from operators.stages.nested.per_key_index import PerKeyIndexStage, SumVectorsStage
+from operators.stages.nested.rpai_tree import RpaiTreeStage
+from operators.stages.nested.sums import RequiredSums, ScalarAggregate
 from operators.structures.aggregate_index import PrefixAggregateIndex
+from operators.zset import Row
 from planner.ir.expressions import Call, Column, Expr, columns, transform
 from planner.ir.maintenance import (
     Atom,
@@ -44,7 +36,7 @@ from planner.ir.outputs import output_columns
 AGG = {Column(None, "_agg"): 0}
 
 
-def _tuple_of(positions: tuple[int, ...]):
+def _tuple_of(positions: tuple[int, ...]) -> Callable[[Row], tuple]:
     return lambda row: tuple(row[p] for p in positions)
 
 
@@ -52,7 +44,7 @@ def _table_layout(builder: StageBuilder, table: str, alias: str) -> dict[Column,
     return {Column(alias, c): i for i, c in enumerate(builder.catalog.table(table).column_names)}
 
 
-def _first(row):
+def _first(row: Row) -> object:
     return row[0]
 
 
@@ -84,7 +76,7 @@ def _route_subquery(builder: StageBuilder, q: SubqueryAggregate | ParameterizedA
 def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, LoweredQuery]:
     """Lower the queries feeding values first (stages stay in topological order): alias → the lowered query."""
     fed_subqueries = [q for q in nested.subqueries if isinstance(q, SubqueryAggregate) and q.func == "value"]
-    return {q.alias: lower_query(builder, plan) for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
+    return {q.alias: builder.lower(plan) for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
 
 
 def _prefix_index(builder: StageBuilder, table: str, layout: dict[Column, int], where: Expr | None,
@@ -118,11 +110,23 @@ def _positive(layout: dict[Column, int], where: Expr | None, argument: Expr):
     return violation
 
 
-def _describe(operator: str, state: str, key: str, cost: str, why: str, inputs: str = "") -> dict[str, str]:
-    return {"operator": operator, "inputs": inputs, "state": state, "key": key, "update_cost": cost, "why": why}
+@attrs.frozen
+class _Given:
+    """What each strategy builds its stages from: the nested aggregate, the outer join and its lowered
+    root, the outer aggregates as required sums, the select list over a result row and the result's
+    column names, and the lowered queries feeding subquery values (by alias)."""
+
+    nested: NestedAggregate
+    join: ForeignKeyJoin
+    root: Emitter
+    sums: RequiredSums
+    finish: Callable[[Row], Row | None]
+    names: tuple[str, ...]
+    fed: dict[str, LoweredQuery]
 
 
-def lower_nested(builder: StageBuilder, nested: NestedAggregate, items, join: ForeignKeyJoin, root: Emitter):
+def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | None, join: ForeignKeyJoin,
+                 root: Emitter) -> tuple[int, tuple[Column, ...], tuple[Row, ...]]:
     """Add the stages of ``nested``; return (last stage, output layout, initial result)."""
     if join.residual is not None:
         raise LoweringError("a non-equality join predicate beside a nested aggregate is not supported yet")
@@ -138,14 +142,13 @@ def lower_nested(builder: StageBuilder, nested: NestedAggregate, items, join: Fo
     lowering = {
         "rpai_tree": _rpai_tree, "pai_map": _pai_map, "per_key_index": _per_key_index, "general": _general,
     }[nested.strategy]
-    fed = _lower_feeds(builder, nested)
-    last = lowering(builder, nested, join, root, sums, finish, names, fed)
+    last = lowering(builder, _Given(nested, join, root, sums, finish, names, _lower_feeds(builder, nested)))
     # A global aggregate shows one row over empty input (COUNT 0, SUM NULL); a grouped one none.
     empty = None if nested.group_by else builder.stages[last].empty_result()
     return last, output_layout, (() if empty is None else (empty,))
 
 
-def _group_function(nested: NestedAggregate, layout: dict[Column, int]):
+def _group_function(nested: NestedAggregate, layout: dict[Column, int]) -> Callable[[Row], tuple]:
     """The outer row's group-by values as a tuple (``()`` without GROUP BY)."""
     parts = tuple(compile_expr(g.expr, layout) for g in nested.group_by)
     return lambda row: tuple(part(row) for part in parts)
@@ -166,7 +169,9 @@ def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value:
     return others, tuple(_scalar(builder, nested.subqueries[i], fed) for i in others), compiled
 
 
-def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
+def _rpai_tree(builder: StageBuilder, given: _Given) -> int:
+    """One RPAI tree stage over the outer relation, which is also q's (VWAP): q shifts by prefix."""
+    nested, join, sums, fed = given.nested, given.join, given.sums, given.fed
     value, op, k = _split(nested)
     q = nested.subqueries[k]
     (correlation,) = q.correlations
@@ -179,12 +184,14 @@ def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
         None if item.expr.arg is None else compile_expr(item.expr.arg, outer) for item in nested.aggregates))
     index = _prefix_index(builder, table.name, outer, atom.predicate, correlation, q.argument)
     stage = builder.add(RpaiTreeStage(
-        f"RPAI tree on {q.table}.{correlation.inner.name}", index, row_sums, v, op, uncorrelated, finish, names,
-        _describe("NestedAggregate[rpai_tree] (RPAI tree)",
-                  f"RPAI trees: {correlation.inner.name} → Σ {q.func}; q → required sums", "constant (does not scale out)",
-                  "O(log n) per update (getSum + shiftKeys)",
-                  f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: inserting a row "
-                  "shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)", f"{table.name} rows"),
+        f"RPAI tree on {q.table}.{correlation.inner.name}", index, row_sums, v, op, uncorrelated, given.finish, given.names,
+        StageDescription(operator="NestedAggregate[rpai_tree] (RPAI tree)",
+                         inputs=f"{table.name} rows",
+                         state=f"RPAI trees: {correlation.inner.name} → Σ {q.func}; q → required sums",
+                         key="constant (does not scale out)",
+                         update_cost="O(log n) per update (getSum + shiftKeys)",
+                         why=f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: "
+                             "inserting a row shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)"),
         _group_function(nested, outer) if nested.group_by else None,
     ))
     builder.route(Atom(atom.table, atom.alias, table.column_names, atom.predicate), table.column_names, stage, 0)
@@ -193,14 +200,16 @@ def _rpai_tree(builder, nested, join, root, sums, finish, names, fed):
     return stage
 
 
-def _correlation_keys(builder, q: SubqueryAggregate, layout: dict[Column, int]):
+def _correlation_keys(builder: StageBuilder, q: SubqueryAggregate, layout: dict[Column, int]):
     inner_layout = _table_layout(builder, q.table, q.alias)
     outer_key = _tuple_of(tuple(layout[c.outer] for c in q.correlations))
     inner_key = _tuple_of(tuple(inner_layout[c.inner] for c in q.correlations))
     return outer_key, inner_key, ", ".join(f"{c.inner} = {c.outer}" for c in q.correlations)
 
 
-def _pai_map(builder, nested, join, root, sums, finish, names, fed):
+def _pai_map(builder: StageBuilder, given: _Given) -> int:
+    """Correlation groups keyed by the correlation key, then the PAI map moving each group's sums."""
+    nested, root, sums, fed = given.nested, given.root, given.sums, given.fed
     value, op, k = _split(nested)
     q = nested.subqueries[k]
     others, uncorrelated, v = _uncorrelated(builder, nested, k, value, fed)
@@ -209,20 +218,23 @@ def _pai_map(builder, nested, join, root, sums, finish, names, fed):
     grouped = " per GROUP BY group" if nested.group_by else ""
     group = builder.add(CorrelationGroupStage(
         "correlation groups", outer_key, inner_key, _scalar(builder, q), sums, _group_function(nested, layout),
-        ("q",) + names,
-        _describe("NestedAggregate[pai_map] groups", f"per key: q's Σ and count, the required sums{grouped}",
-                  key_text, "O(1) per update" + (" (O(groups) when q moves)" if grouped else ""),
-                  "equality correlation: an update changes one group's q"),
+        ("q",) + given.names,
+        StageDescription(operator="NestedAggregate[pai_map] groups",
+                         state=f"per key: q's Σ and count, the required sums{grouped}",
+                         key=key_text,
+                         update_cost="O(1) per update" + (" (O(groups) when q moves)" if grouped else ""),
+                         why="equality correlation: an update changes one group's q"),
     ))
     root.connect(builder, group, 0)
     _route_subquery(builder, q, group, 1)
     index = builder.add(AggregateIndexStage(
-        "PAI map", sums, v, op, uncorrelated, finish, names,
-        _describe("NestedAggregate[pai_map] (PAI map)", "aggregate index: q → required sums "
-                  + ("(hash map)" if op == "=" else "(RPAI tree for the range)") + grouped,
-                  "constant (does not scale out)",
-                  "O(1) per moved group" if op == "=" else "O(log n) per moved group",
-                  "a group's sums move from its old q to its new q (RPAI §2.1.3)"),
+        "PAI map", sums, v, op, uncorrelated, given.finish, given.names,
+        StageDescription(operator="NestedAggregate[pai_map] (PAI map)",
+                         state="aggregate index: q → required sums "
+                               + ("(hash map)" if op == "=" else "(RPAI tree for the range)") + grouped,
+                         key="constant (does not scale out)",
+                         update_cost="O(1) per moved group" if op == "=" else "O(log n) per moved group",
+                         why="a group's sums move from its old q to its new q (RPAI §2.1.3)"),
         len(nested.group_by),
     ))
     builder.downstream[group] = (index, 0)
@@ -231,29 +243,34 @@ def _pai_map(builder, nested, join, root, sums, finish, names, fed):
     return index
 
 
-def _per_key_index(builder, nested, join, root, sums, finish, names, fed):
+def _per_key_index(builder: StageBuilder, given: _Given) -> int:
+    """Per correlation key the outer rows indexed by v, then each key's contribution summed per group."""
+    nested, root, sums = given.nested, given.root, given.sums
     value, op, k = _split(nested)
     q = nested.subqueries[k]
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     keyed = builder.add(PerKeyIndexStage(
         "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
-        _group_function(nested, layout), names,
-        _describe("NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
-                  "per key and group: q's Σ and count; RPAI trees v → required sums",
-                  key_text or "constant: q is a global threshold (does not scale out)", "O(log n) per update",
-                  "q is correlated by equalities (or not at all) and compared with a per-row value v: AJU Theorem 15's "
-                  "join-select-aggregate, the rows of a key in a tree by v annotated with partial sums, so each key's "
-                  "contribution is one range sum per group"),
+        _group_function(nested, layout), given.names,
+        StageDescription(operator="NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
+                         state="per key and group: q's Σ and count; RPAI trees v → required sums",
+                         key=key_text or "constant: q is a global threshold (does not scale out)",
+                         update_cost="O(log n) per update",
+                         why="q is correlated by equalities (or not at all) and compared with a per-row value v: "
+                             "AJU Theorem 15's join-select-aggregate, the rows of a key in a tree by v annotated with "
+                             "partial sums, so each key's contribution is one range sum per group"),
     ))
     root.connect(builder, keyed, 0)
     _route_subquery(builder, q, keyed, 1)
     groups = ", ".join(g.name for g in nested.group_by)
     total = builder.add(SumVectorsStage(
-        "sum of contributions", sums, len(nested.group_by), finish, names,
-        _describe("SumVectors", "per group: the required sums of its result row",
-                  groups or "constant (does not scale out)", "O(1) per changed key and group",
-                  "adds each key's contribution change into its group's result"),
+        "sum of contributions", sums, len(nested.group_by), given.finish, given.names,
+        StageDescription(operator="SumVectors",
+                         state="per group: the required sums of its result row",
+                         key=groups or "constant (does not scale out)",
+                         update_cost="O(1) per changed key and group",
+                         why="adds each key's contribution change into its group's result"),
     ))
     builder.downstream[keyed] = (total, 0)
     return total
@@ -269,7 +286,9 @@ def _parameterized(builder: StageBuilder, q: ParameterizedAggregate, position: i
     return ParameterizedIndex(_scalar(builder, q.aggregate), index, compile_expr(q.parameter, earlier), q.op)
 
 
-def _general(builder, nested, join, root, sums, finish, names, fed):
+def _general(builder: StageBuilder, given: _Given) -> int:
+    """RPAI's general algorithm: one stage keyed by a constant, with free, bound and result maps."""
+    nested, join, root, sums, fed = given.nested, given.join, given.root, given.sums, given.fed
     atom = join.atom(join.root)
     layout = {c: i for i, c in enumerate(root.layout)}
     placeholders = {Column(None, f"_s{i}") for i in range(len(nested.subqueries))}
@@ -304,12 +323,14 @@ def _general(builder, nested, join, root, sums, finish, names, fed):
     predicate_layout = {**key_index, **{Column(None, f"_s{i}"): len(key_columns) + i for i in range(len(specs))}}
     stage = builder.add(GeneralNestedStage(
         "general nested aggregate", _tuple_of(tuple(layout[c] for c in key_columns)), tuple(specs),
-        compile_expr(nested.predicate, predicate_layout), sums, _group_function(nested, key_index), finish, names,
-        _describe("NestedAggregate[general] (RPAI §4.2)",
-                  "free, bound and result maps" + ("; an RPAI tree per subquery nested two levels" if two_levels else ""),
-                  "constant (does not scale out)", "O(n log n) per update" if two_levels else "O(n) per update",
-                  "no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"
-                  + (" (O(n³) for two levels)" if two_levels else "")),
+        compile_expr(nested.predicate, predicate_layout), sums, _group_function(nested, key_index), given.finish, given.names,
+        StageDescription(operator="NestedAggregate[general] (RPAI §4.2)",
+                         state="free, bound and result maps"
+                               + ("; an RPAI tree per subquery nested two levels" if two_levels else ""),
+                         key="constant (does not scale out)",
+                         update_cost="O(n log n) per update" if two_levels else "O(n) per update",
+                         why="no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"
+                             + (" (O(n³) for two levels)" if two_levels else "")),
         grouped=bool(nested.group_by),
     ))
     root.connect(builder, stage, 0)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedList
 
-from operators.stages.base import Change, KeyedStage
+from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row, consolidate
 
 ORDERED_FUNCTIONS = ("min", "max")
@@ -237,7 +237,7 @@ class GroupAggregateStage(KeyedStage):
         out = ([(before, -1)] if before is not None else []) + ([(after, 1)] if after is not None else [])
         return (state if state.rows else None), consolidate(out)
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         labels = ", ".join(dict.fromkeys(spec.label for spec in self.aggregates))
         ordered = any(s.func in ORDERED_FUNCTIONS for s in self.aggregates)
         distinct = any(s.keeps_values and s.func not in ORDERED_FUNCTIONS for s in self.aggregates)
@@ -252,12 +252,12 @@ class GroupAggregateStage(KeyedStage):
         cost = ("O(log n) per join change, n the distinct MIN/MAX values of the group; O(1) for the others"
                 if ordered else "O(1) per join change")
         ring = "SUM/COUNT form a ring: a delete subtracts its insert"
-        return {
-            "operator": f"{self.operator} ({labels})", "inputs": "join result changes",
-            "state": "per group: " + "; ".join(state),
-            "key": ", ".join(self.group_names) or "constant (does not scale out)",
-            "update_cost": cost, "why": "; ".join(why or [ring]) + " (AJU Thm 14)",
-        }
+        return StageDescription(
+            operator=f"{self.operator} ({labels})", inputs="join result changes",
+            state="per group: " + "; ".join(state),
+            key=", ".join(self.group_names) or "constant (does not scale out)",
+            update_cost=cost, why="; ".join(why or [ring]) + " (AJU Thm 14)",
+        )
 
 
 class RingAggregateStage(GroupAggregateStage):

@@ -18,6 +18,8 @@ from collections.abc import Callable
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+import attrs
+
 from operators.zset import Changelog, Row
 
 
@@ -43,6 +45,22 @@ class Change(NamedTuple):
     weight: int
 
 
+@attrs.frozen
+class StageDescription:
+    """What EXPLAIN says of one stage, one field per column of its maintenance-plan table.
+
+    Typed rather than a dict so that every stage (and the lowering that words a stage's plan-level
+    reasons) fills the same fields, and EXPLAIN's text and JSON read them the same way.
+    """
+
+    operator: str
+    inputs: str = ""
+    state: str = ""
+    key: str = ""
+    update_cost: str = ""
+    why: str = ""
+
+
 class KeyedStage(ABC):
     """A stateful operator partitioned by ``key_of``; see the module docstring for the contract."""
 
@@ -63,9 +81,9 @@ class KeyedStage(ABC):
     def process(self, key: tuple, state: Any | None, changes: list[Change]) -> tuple[Any | None, Changelog]:
         """Apply one batch of a key's changes; return (new state or None to drop the key, output changes)."""
 
-    def describe(self) -> dict[str, str]:
-        """Rows for EXPLAIN: state kept, key, update cost (overridden by each stage)."""
-        return {"state": "", "key": "", "update_cost": ""}
+    def describe(self) -> StageDescription:
+        """What EXPLAIN shows of this stage (overridden by each stage; the default names it only)."""
+        return StageDescription(self.name)
 
 
 def run_keyed(stage: KeyedStage, states: dict[tuple, Any], changes: list[Change]) -> Changelog:

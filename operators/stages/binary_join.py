@@ -12,7 +12,7 @@ from collections import Counter
 
 import attrs
 
-from operators.stages.base import Change, KeyedStage, key_getter
+from operators.stages.base import Change, KeyedStage, StageDescription, key_getter
 from operators.zset import Changelog, Row, apply_changes
 
 
@@ -26,7 +26,7 @@ class BinaryJoinStage(KeyedStage):
     LEFT, RIGHT = 0, 1
 
     def __init__(self, name: str, left_key: tuple[int, ...], right_key: tuple[int, ...],
-                 output_columns: tuple[str, ...], description: dict[str, str]):
+                 output_columns: tuple[str, ...], description: StageDescription):
         self.name, self.left_key, self.right_key = name, left_key, right_key
         self.output_columns, self.description = output_columns, description
         self._left, self._right = key_getter(left_key), key_getter(right_key)
@@ -60,5 +60,5 @@ class BinaryJoinStage(KeyedStage):
         apply_changes(state.right, right)
         return (state if state.left or state.right else None), out
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description

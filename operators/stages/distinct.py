@@ -8,7 +8,7 @@ summed per row before the comparison, so the order of its changes does not matte
 
 from __future__ import annotations
 
-from operators.stages.base import Change, KeyedStage
+from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row
 
 
@@ -32,10 +32,10 @@ class DistinctStage(KeyedStage):
             out.append((key, -1))
         return (after or None), out
 
-    def describe(self) -> dict[str, str]:
-        return {
-            "operator": "Distinct (multiplicity count)", "inputs": "result changes",
-            "state": "per result row: its multiplicity", "key": "the result row",
-            "update_cost": "O(1) per result change",
-            "why": "a row is in a DISTINCT result while its multiplicity is positive: only crossings of zero change it",
-        }
+    def describe(self) -> StageDescription:
+        return StageDescription(
+            operator="Distinct (multiplicity count)", inputs="result changes",
+            state="per result row: its multiplicity", key="the result row",
+            update_cost="O(1) per result change",
+            why="a row is in a DISTINCT result while its multiplicity is positive: only crossings of zero change it",
+        )

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from operators.stages.base import Change, KeyedStage, key_getter
+from operators.stages.base import Change, KeyedStage, StageDescription, key_getter
 from operators.zset import Changelog, Row, consolidate
 
 # Stage states are plain lists indexed by input port, not classes: the Spark runner pickles every
@@ -54,7 +54,7 @@ class ForeignKeyLookupStage(KeyedStage):
     PARENT, CHILD = 0, 1
 
     def __init__(self, name: str, parent_key: tuple[int, ...], child_key: tuple[int, ...],
-                 output_columns: tuple[str, ...], description: dict[str, str], anti: bool = False,
+                 output_columns: tuple[str, ...], description: StageDescription, anti: bool = False,
                  preserve_child_padding: int | None = None, optional_width: int | None = None,
                  child_columns: tuple[int, ...] | None = None):
         self.name = name
@@ -137,7 +137,7 @@ class ForeignKeyLookupStage(KeyedStage):
             return (None,) * self.optional_width
         return child
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description
 
 
@@ -181,7 +181,7 @@ class LiveTupleStage(KeyedStage):
     """
 
     def __init__(self, name: str, row_key: tuple[int, ...], key_width: int, prefix_widths: tuple[int, ...],
-                 output_columns: tuple[str, ...], description: dict[str, str],
+                 output_columns: tuple[str, ...], description: StageDescription,
                  assertions: tuple[tuple[int, ...], ...] = ()):
         self.name = name
         self.assertions = assertions  # groups of output positions that must hold equal values
@@ -224,5 +224,5 @@ class LiveTupleStage(KeyedStage):
         empty = all(slot is None for slot in state)
         return (None if empty else state), out
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from operators.stages.base import Change, KeyedStage, run_keyed
+from operators.stages.base import Change, KeyedStage, StageDescription, run_keyed
 from operators.zset import Changelog, Row
 
 
@@ -35,14 +35,14 @@ class FusedStage(KeyedStage):
             return None, out
         return (first_state, second_states), out
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         first, second = self.first.describe(), self.second.describe()
-        return {
-            "operator": f"{first.get('operator', self.first.name)} + {second.get('operator', self.second.name)}",
-            "inputs": first.get("inputs", ""),
-            "state": f"{first.get('state', '')}; and per key: {second.get('state', '')}",
-            "key": first.get("key", ""),
-            "update_cost": f"{first.get('update_cost', '')}; then {second.get('update_cost', '')}",
-            "why": f"{first.get('why', '')}. Fused: the group key contains this stage's key, so each group "
-                   "lives in one key's state (one shuffle less)",
-        }
+        return StageDescription(
+            operator=f"{first.operator} + {second.operator}",
+            inputs=first.inputs,
+            state=f"{first.state}; and per key: {second.state}",
+            key=first.key,
+            update_cost=f"{first.update_cost}; then {second.update_cost}",
+            why=f"{first.why}. Fused: the group key contains this stage's key, so each group "
+                "lives in one key's state (one shuffle less)",
+        )

@@ -21,8 +21,8 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedKeyList
 
-from operators.lowering.expr_eval import COMPARISONS
-from operators.stages.base import Change, KeyedStage, key_getter
+from operators.stages.base import Change, KeyedStage, StageDescription, key_getter
+from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Changelog, Row, apply_changes, consolidate
 
 
@@ -57,7 +57,7 @@ class JoinSelectStage(KeyedStage):
     ROWS, THRESHOLD = 0, 1
 
     def __init__(self, name: str, value: Callable[[Row], object], op: str, output_columns: tuple[str, ...],
-                 description: dict[str, str], *, row_key: tuple[int, ...] = (), threshold_key: tuple[int, ...] = (),
+                 description: StageDescription, *, row_key: tuple[int, ...] = (), threshold_key: tuple[int, ...] = (),
                  threshold_value: int = 0, initial_threshold: tuple[Row, ...] = ()):
         if op not in COMPARISONS:
             raise ValueError(f"unsupported comparison {op!r} in a join-select")
@@ -116,5 +116,5 @@ class JoinSelectStage(KeyedStage):
         empty = not state.rows and not state.threshold and not self.initial_threshold
         return (None if empty else state), consolidate(out)
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from operators.stages.base import Change, KeyedStage
+from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row, consolidate
 
 
@@ -12,7 +12,7 @@ class MapStage(KeyedStage):
     """A stateless selection + projection of rows (keyed by the row itself; keeps no state)."""
 
     def __init__(self, name: str, mapping: Callable[[Row], Row | None], output_columns: tuple[str, ...],
-                 description: dict[str, str]):
+                 description: StageDescription):
         self.name = name
         self.mapping = mapping
         self.output_columns = output_columns
@@ -29,5 +29,5 @@ class MapStage(KeyedStage):
                 out.append((mapped, change.weight))
         return None, consolidate(out)
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description

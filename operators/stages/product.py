@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from math import prod
 
-from operators.stages.base import Change, KeyedStage
+from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row, apply_changes, consolidate
 
 
@@ -78,8 +78,9 @@ class ProductCombineStage(KeyedStage):
         rows = self._rows([Counter(rows) for rows in self.initial])
         return rows[0] if rows and self.grouped_part < 0 else None
 
-    def describe(self) -> dict[str, str]:
-        return {"operator": "CrossProductAggregate (product of per-relation sums)",
-                "inputs": f"{len(self.positions)} one-row aggregates, one per relation",
-                "state": "each relation's current count and factor sums", "key": "constant (does not scale out)",
-                "update_cost": "O(terms) per batch", "why": "Σ over A×B of f(a)·g(b) = (Σ_A f)(Σ_B g) (RPAI §4.3)"}
+    def describe(self) -> StageDescription:
+        return StageDescription(operator="CrossProductAggregate (product of per-relation sums)",
+                                inputs=f"{len(self.positions)} one-row aggregates, one per relation",
+                                state="each relation's current count and factor sums",
+                                key="constant (does not scale out)", update_cost="O(terms) per batch",
+                                why="Σ over A×B of f(a)·g(b) = (Σ_A f)(Σ_B g) (RPAI §4.3)")

@@ -7,7 +7,7 @@ costs O(1) and the stage emits the difference of that function before and after.
 
 from __future__ import annotations
 
-from operators.stages.base import Change, KeyedStage
+from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row
 
 MULTIPLICITY = {
@@ -39,7 +39,7 @@ class SetOperationStage(KeyedStage):
         out = [(key, after - before)] if after != before else []
         return (counts if any(counts) else None), out
 
-    def describe(self) -> dict[str, str]:
-        return {"operator": f"SetOperation ({self.name})", "inputs": "two maintained queries",
-                "state": "per distinct row: its multiplicity on each side", "key": "the whole row",
-                "update_cost": "O(1) per change", "why": "∪ and − need only each row's two counts (AJU Thm 14)"}
+    def describe(self) -> StageDescription:
+        return StageDescription(operator=f"SetOperation ({self.name})", inputs="two maintained queries",
+                                state="per distinct row: its multiplicity on each side", key="the whole row",
+                                update_cost="O(1) per change", why="∪ and − need only each row's two counts (AJU Thm 14)")

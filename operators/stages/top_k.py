@@ -13,7 +13,7 @@ from functools import total_ordering
 
 from sortedcontainers import SortedList
 
-from operators.stages.base import Change, KeyedStage
+from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row, consolidate
 
 
@@ -39,7 +39,7 @@ def _nulls_first(value):
 
 class TopKStage(KeyedStage):
     def __init__(self, name: str, sort_keys: tuple[tuple[Callable[[Row], object], bool], ...], count: int,
-                 output_columns: tuple[str, ...], description: dict[str, str]):
+                 output_columns: tuple[str, ...], description: StageDescription):
         self.name = name
         self.sort_keys = sort_keys  # (value of row, ascending)
         self.count = count
@@ -71,6 +71,6 @@ class TopKStage(KeyedStage):
         out = [(row, -1) for row in before] + [(row, 1) for row in after]
         return (state if state else None), consolidate(out)
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> StageDescription:
         return self.description
 

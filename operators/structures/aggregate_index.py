@@ -15,16 +15,23 @@ the RPAI tree stores keys relative to their parents and float subtraction would 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 import attrs
 
-from operators.lowering.expr_eval import COMPARISONS
 from operators.structures.rpai_tree import RPAITree
 from operators.zset import Row
 
 Compiled = Callable[[Row], object]
+
+#: The comparisons whose passing values form a range of sorted keys (``<>`` does not): what an
+#: aggregate index or a join-select answers, and the one op → function table the stages and the
+#: expression compiler share.
+COMPARISONS: dict[str, Callable[[object, object], bool]] = {
+    "=": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+}
 
 
 def exact(value):

@@ -21,7 +21,9 @@ import attrs
 if TYPE_CHECKING:
     from planner.ir.logical import LogicalPlan
 
-COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
+#: The comparisons whose passing values form a range of sorted values (``<>`` does not): what an
+#: index or a join-select can answer (operators/structures/aggregate_index.py holds their functions).
+RANGE_COMPARISONS = ("=", "<", "<=", ">", ">=")
 FLIPPED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 

@@ -81,12 +81,12 @@ def test_min_max_plans_a_group_aggregate_and_explains_its_logarithmic_cost():
     compiled = compile_query(MIN_MAX_AND_COUNT_DISTINCT, tpch_catalog(), strict=True)
     assert any(isinstance(node, GroupAggregate) for node in compiled.plan.walk())
     aggregate = compiled.dataflow.stages[-1].stage.describe()
-    assert aggregate["operator"] == "GroupAggregate (MIN, MAX, COUNT DISTINCT)"
-    assert aggregate["update_cost"].startswith("O(log n) per join change")
+    assert aggregate.operator == "GroupAggregate (MIN, MAX, COUNT DISTINCT)"
+    assert aggregate.update_cost.startswith("O(log n) per join change")
     assert "MIN(...)" in compiled.context.refusals["MaintainRingAggregate"]
 
 
 def test_select_distinct_plans_a_counted_distinct():
     compiled = compile_query(SELECT_DISTINCT, tpch_catalog(), strict=True)
     assert isinstance(compiled.plan, CountedDistinct)
-    assert compiled.dataflow.stages[-1].stage.describe()["update_cost"] == "O(1) per result change"
+    assert compiled.dataflow.stages[-1].stage.describe().update_cost == "O(1) per result change"

@@ -41,7 +41,7 @@ def test_q2_maintains_its_minimum_as_a_join_select_and_the_view_once():
     (join,) = [n for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) and n.join_selects]
     assert [str(s.row) + s.op + str(s.value) for s in join.join_selects] == ["partsupp.ps_supplycost=_v0._val"]
     assert join.residual is None and [e.referencing for e in join.edges if e.referenced == "_v0"] == ["partsupp"]
-    minimums = [n for n in compiled.dataflow.stages if n.stage.describe().get("operator") == "GroupAggregate (MIN)"]
+    minimums = [n for n in compiled.dataflow.stages if n.stage.describe().operator == "GroupAggregate (MIN)"]
     assert len(minimums) == 1, "the view reached along one edge is lowered once"
     text = explain_text(compiled)
     assert "join-select (AJU Theorem 15)" in text and "O(log n + rows that flip)" in text

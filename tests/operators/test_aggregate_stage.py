@@ -158,13 +158,13 @@ def test_ring_stage_refuses_an_aggregate_that_is_not_a_ring():
 
 
 def test_explain_states_the_update_cost_of_each_kind_of_aggregate():
-    assert grouped().describe()["update_cost"].startswith("O(log n) per join change")
+    assert grouped().describe().update_cost.startswith("O(log n) per join change")
     distinct_only = grouped((AggregateSpec("count", VALUE, distinct=True),)).describe()
-    assert distinct_only["update_cost"] == "O(1) per join change"
-    assert distinct_only["operator"] == "GroupAggregate (COUNT DISTINCT)"
+    assert distinct_only.update_cost == "O(1) per join change"
+    assert distinct_only.operator == "GroupAggregate (COUNT DISTINCT)"
     ring = grouped((AggregateSpec("sum", VALUE),), RingAggregateStage).describe()
-    assert ring["operator"] == "RingAggregate (SUM)" and "ring" in ring["why"]
-    assert global_aggregate().describe()["key"] == "constant (does not scale out)"
+    assert ring.operator == "RingAggregate (SUM)" and "ring" in ring.why
+    assert global_aggregate().describe().key == "constant (does not scale out)"
 
 
 def test_distinct_emits_a_row_when_its_count_leaves_zero_and_retracts_it_when_it_returns():

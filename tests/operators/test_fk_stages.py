@@ -6,12 +6,12 @@ import itertools
 import random
 from collections import Counter
 
-from operators.stages.base import Change
+from operators.stages.base import Change, StageDescription
 from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
 from operators.zset import apply_changes
 
 # orders(o_orderkey, o_custkey) looking up customer(c_custkey, c_name) by o_custkey
-LOOKUP = ForeignKeyLookupStage("live o", (1,), (0,), ("o_orderkey", "o_custkey", "c_custkey", "c_name"), {})
+LOOKUP = ForeignKeyLookupStage("live o", (1,), (0,), ("o_orderkey", "o_custkey", "c_custkey", "c_name"), StageDescription("live o"))
 
 
 def run(stage, batches):
@@ -53,7 +53,7 @@ def test_lookup_output_does_not_depend_on_the_order_within_a_batch():
 def test_live_tuple_counter_needs_every_child():
     # lineitem(l_key, l_order, l_supp) with children orders (port 1) and supplier (port 2);
     # messages carry l_key + the foreign key column + the child's subtree row
-    stage = LiveTupleStage("live l", (0,), 1, (2, 2), ("l_key", "l_order", "l_supp", "o_key", "s_key"), {})
+    stage = LiveTupleStage("live l", (0,), 1, (2, 2), ("l_key", "l_order", "l_supp", "o_key", "s_key"), StageDescription("live l"))
     row = Change(0, (1, 100, 200), 1)
     on_order = Change(1, (1, 100, 100), 1)
     on_supplier = Change(2, (1, 200, 200), 1)
@@ -70,7 +70,7 @@ def test_assertion_key_reached_along_two_paths_must_be_one_tuple():
     """AJU Figure 6: a tuple alive on both children is live only if both paths reach the same R1 tuple."""
     # R4(k, fk2, fk3) with children R2 (port 1) and R3 (port 2); subtree rows R2 = (k2, x1), R3 = (k3, x1)
     # laid out as R4 + R2 + R3 = (k, fk2, fk3, k2, x1, k3, x1'): x1 sits at positions 4 and 6.
-    stage = LiveTupleStage("live R4", (0,), 1, (2, 2), ("k", "fk2", "fk3", "k2", "x1", "k3", "x1"), {},
+    stage = LiveTupleStage("live R4", (0,), 1, (2, 2), ("k", "fk2", "fk3", "k2", "x1", "k3", "x1"), StageDescription("live R4"),
                            assertions=((4, 6),))
     row = Change(0, (1, 20, 30), 1)
     same = [Change(1, (1, 20, 20, 5), 1), Change(2, (1, 30, 30, 5), 1)]

@@ -9,7 +9,7 @@ from collections import Counter
 
 import pytest
 
-from operators.stages.base import Change, run_keyed
+from operators.stages.base import Change, StageDescription, run_keyed
 from operators.stages.join_select import JoinSelectStage
 from operators.zset import apply_changes
 
@@ -18,7 +18,7 @@ OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
 
 def keyed_stage(op: str) -> JoinSelectStage:
     """Q'(x1, x3, tag) on port 0, Q(x1, x2) on port 1; rows leave as (x1, x3, tag, x1)."""
-    return JoinSelectStage("js", operator.itemgetter(1), op, ("k", "x3", "tag", "k"), {},
+    return JoinSelectStage("js", operator.itemgetter(1), op, ("k", "x3", "tag", "k"), StageDescription("js"),
                            row_key=(0,), threshold_key=(0,), threshold_value=1)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from operators.stages.base import Change, run_keyed
+from operators.stages.base import Change, StageDescription, run_keyed
 from operators.stages.binary_join import BinaryJoinStage
 from operators.stages.join_select import JoinSelectStage
 from operators.zset import apply_changes
@@ -21,7 +21,7 @@ def replay(stage, batches):
 def test_threshold_filter_matches_recomputation_while_rows_and_the_threshold_move():
     rng = random.Random(4)
     for op in ("<", "<=", ">", ">=", "="):
-        stage = JoinSelectStage("t", lambda row: row[1], op, ("k", "v"), {})
+        stage = JoinSelectStage("t", lambda row: row[1], op, ("k", "v"), StageDescription("t"))
         rows, q, batches, expected = Counter(), None, [], Counter()
         for _ in range(60):
             batch = []
@@ -48,7 +48,7 @@ def test_threshold_filter_matches_recomputation_while_rows_and_the_threshold_mov
 
 
 def test_binary_join_emits_each_new_pair_once_whatever_the_order():
-    stage = BinaryJoinStage("j", (1,), (0,), ("a", "k", "k2", "b"), {})
+    stage = BinaryJoinStage("j", (1,), (0,), ("a", "k", "k2", "b"), StageDescription("j"))
     left = [Change(0, (1, 7), 1), Change(0, (2, 7), 1)]
     right = [Change(1, (7, "x"), 1), Change(1, (7, "y"), 1)]
     together = replay(stage, [left + right])

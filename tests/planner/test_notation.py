@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import planner.ir.logical
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
+from planner.ir.fk_graph import FkEdge
 from planner.ir.logical import (
     Aggregate,
     Distinct,
@@ -25,7 +26,7 @@ from planner.ir.logical import (
     Sort,
     SortKey,
 )
-from planner.ir.maintenance import Atom, FkEdge, ForeignKeyJoin, JoinSelect
+from planner.ir.maintenance import Atom, ForeignKeyJoin, JoinSelect
 from planner.ir.notation import (
     AGGREGATE_FUNCTIONS,
     notation_value,

@@ -1,0 +1,137 @@
+"""The dataflow under construction, shared by every lowering module.
+
+``StageBuilder`` collects the stages (children first, so ids are a topological order), where each
+stage sends its output and the routes of base-table rows. It also carries the one recursive entry,
+``lower``, that lowers a subplan (a view, a set operation's side, a fed subquery): the modules that
+lower a join or a nested aggregate call it instead of importing the query lowering, so
+``operators/lowering`` has no import cycle. ``pipeline.py`` builds it and hands it that entry.
+
+Naive lowering leaves notes for the clean-up steps that follow it: ``FusionCandidate`` is what
+``fuse.py`` needs to decide whether an aggregate can live inside the join stage feeding it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+
+from catalog.schema import Catalog
+from operators.lowering.expr_eval import compile_expr, compile_predicate
+from operators.runtime.dataflow import RowRequirement, SourceRoute
+from operators.stages.base import KeyedStage
+from operators.zset import Row
+from planner.ir.expressions import Column, Expr
+from planner.ir.logical import LogicalPlan
+from planner.ir.maintenance import Atom
+from planner.ir.notation import print_expr
+
+
+class LoweringError(ValueError):
+    """The plan holds an operator with no incremental implementation (names it and why)."""
+
+
+@attrs.frozen
+class LoweredQuery:
+    """The stage emitting a (sub)query's result changes, the result's columns, its rows over empty
+    input, and its ORDER BY as (position, ascending) pairs."""
+
+    last: int
+    layout: tuple[Column, ...]
+    initial: tuple[Row, ...]
+    order: tuple[tuple[int, bool], ...]
+
+
+@attrs.frozen
+class FusionCandidate:
+    """An aggregate stage fed directly by a foreign-key join's root stage, with the facts of the
+    plan that fusion needs and the stages do not keep: which positions of the join row the groups
+    are made of, and how wide the parent's part of that row is."""
+
+    join: int
+    aggregate: int
+    grouped: frozenset[int]
+    parent_width: int
+    join_width: int
+
+
+@attrs.define
+class StageBuilder:
+    """Collects stages (children first) and the routes of base-table rows."""
+
+    catalog: Catalog
+    #: Lowers a subplan into this builder (the query lowering, given by pipeline.py).
+    lower_subplan: Callable[[StageBuilder, LogicalPlan], LoweredQuery]
+    stages: list[KeyedStage] = attrs.field(factory=list)
+    downstream: dict[int, tuple[int, int]] = attrs.field(factory=dict)
+    sources: list[SourceRoute] = attrs.field(factory=list)
+    requirements: list[RowRequirement] = attrs.field(factory=list)
+    fusion_candidates: list[FusionCandidate] = attrs.field(factory=list)
+
+    def add(self, stage: KeyedStage) -> int:
+        self.stages.append(stage)
+        return len(self.stages) - 1
+
+    def lower(self, plan: LogicalPlan) -> LoweredQuery:
+        """Add the stages maintaining the subplan ``plan``."""
+        return self.lower_subplan(self, plan)
+
+    def route(self, atom: Atom, columns: tuple[str, ...], stage: int, port: int) -> None:
+        table = self.catalog.table(atom.table)
+        layout = {Column(atom.alias, c): i for i, c in enumerate(table.column_names)}
+        self.sources.append(SourceRoute(
+            atom.table, stage, port, tuple(table.column_names.index(c) for c in columns),
+            compile_predicate(atom.predicate, layout), _sql(atom.predicate),
+        ))
+
+
+@attrs.frozen
+class Emitter:
+    """Where an atom's live subtree rows come from: a stage, or (for a leaf) its source.
+
+    ``layout`` is what a parent's rows are extended with; ``rows`` is the layout of the emitted
+    rows themselves (they differ for an anti view, which is matched on but adds no columns).
+    """
+
+    layout: tuple[Column, ...]
+    stage: int | None = None
+    leaf: Atom | None = None
+    rows: tuple[Column, ...] | None = None
+    anti: bool = False
+    optional: bool = False
+
+    @property
+    def row_layout(self) -> tuple[Column, ...]:
+        return self.layout if self.rows is None else self.rows
+
+    def connect(self, builder: StageBuilder, stage: int, port: int) -> None:
+        if self.stage is not None:
+            builder.downstream[self.stage] = (stage, port)
+        else:
+            builder.route(self.leaf, self.leaf.columns, stage, port)
+
+
+def _sql(expr: Expr | None) -> str:
+    return "" if expr is None else print_expr(expr)
+
+
+def positions(layout: tuple[Column, ...], alias: str, names: tuple[str, ...]) -> tuple[int, ...]:
+    """Where ``alias``'s columns ``names`` sit in rows of ``layout``."""
+    return tuple(layout.index(Column(alias, n)) for n in names)
+
+
+def finish_function(items: tuple | None, having: Expr | None, layout: tuple[Column, ...]):
+    """The select list (and HAVING) over rows of ``layout``, as one closure returning a row or None."""
+    index = {c: i for i, c in enumerate(layout)}
+    keep = compile_predicate(having, index)
+    if items is None:
+        project = None
+    else:
+        project = tuple(compile_expr(item.expr, index) for item in items)
+
+    def finish(row):
+        if keep is not None and not keep(row):
+            return None
+        return row if project is None else tuple(p(row) for p in project)
+
+    return finish

@@ -1,0 +1,40 @@
+"""Lower a change-propagation join tree: one materializing ``BinaryJoinStage`` per inner node.
+
+The general fallback for joins that are not along keys (and AJU Theorem 11's tree on request):
+each inner node keeps both inputs as materialized views and emits ΔL ⋈ R + L' ⋈ ΔR (AJU §3.5).
+"""
+
+from __future__ import annotations
+
+from operators.lowering.builder import Emitter, LoweringError, StageBuilder
+from operators.stages.base import StageDescription
+from operators.stages.binary_join import BinaryJoinStage
+from planner.ir.logical import LogicalPlan
+from planner.ir.maintenance import Atom, BinaryJoin, ViewAtom
+
+
+def lower_change_propagation(builder: StageBuilder, node: LogicalPlan) -> Emitter:
+    """The stages of the join tree ``node``; a leaf needs none, a view lowers its own subplan."""
+    match node:
+        case Atom():
+            return Emitter(node.output, leaf=node)
+        case ViewAtom(anti=False):
+            return Emitter(node.output, stage=builder.lower(node.child).last)
+        case BinaryJoin(on=on, left=left, right=right):
+            lhs, rhs = lower_change_propagation(builder, left), lower_change_propagation(builder, right)
+            layout = lhs.layout + rhs.layout
+            keys = ", ".join(f"{a} = {b}" for a, b in on)
+            stage = builder.add(BinaryJoinStage(
+                f"join on {keys}", tuple(lhs.layout.index(a) for a, _ in on), tuple(rhs.layout.index(b) for _, b in on),
+                tuple(map(str, layout)),
+                StageDescription(
+                    operator="BinaryJoin (change propagation)", inputs="two materialized views",
+                    state="both inputs, grouped by the join key (a materialized view each)", key=keys,
+                    update_cost="O(matching rows on the other side) per change",
+                    why="ΔL ⋈ R + L' ⋈ ΔR over materialized views (AJU §3.5)",
+                ),
+            ))
+            lhs.connect(builder, stage, BinaryJoinStage.LEFT)
+            rhs.connect(builder, stage, BinaryJoinStage.RIGHT)
+            return Emitter(layout, stage=stage)
+    raise LoweringError(f"cannot maintain a {node.node_name} inside a change-propagation join tree")

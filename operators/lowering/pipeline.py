@@ -1,0 +1,29 @@
+"""The entry point: a maintenance plan → a dataflow of keyed stages (ARCHITECTURE.md, "keyed stages").
+
+As STYLE.md's "lower naively, then clean up" asks: ``query.lower_query`` first gives every operator
+its own obviously correct stage, then named steps improve the result (today one:
+``fuse.fuse_owned_groups``). This is the only module that imports the query lowering; the modules
+it recurses through reach it by ``StageBuilder.lower``, so the package has no import cycle.
+"""
+
+from __future__ import annotations
+
+from catalog.schema import Catalog
+from operators.lowering.builder import StageBuilder
+from operators.lowering.fuse import fuse_owned_groups
+from operators.lowering.query import lower_query
+from operators.runtime.dataflow import Dataflow, StageNode
+from planner.ir.logical import LogicalPlan
+
+
+def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
+    """The dataflow maintaining ``plan`` (an optimized maintenance plan)."""
+    builder = StageBuilder(catalog, lower_query)
+    query = lower_query(builder, plan)
+    last = fuse_owned_groups(builder)[query.last]
+    nodes = tuple(
+        StageNode(i, stage, *(builder.downstream.get(i, (None, 0)) if i != last else (None, 0)))
+        for i, stage in enumerate(builder.stages)
+    )
+    return Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in query.layout), query.initial, query.order,
+                    tuple(builder.requirements))
