@@ -8,6 +8,21 @@ import sys
 import time
 from pathlib import Path
 
+from catalog.load import load_catalog
+from catalog.schema import CatalogError
+from catalog.tpch import tpch_catalog
+from operators.runtime.stream_format import StreamFormatError, batches, read_stream, write_stream
+from operators.runtime.validate import InvalidChangeError
+from planner.compiler import UnsupportedQueryError, compile_query
+from planner.demo import run_demo
+from planner.explain import explain_json, explain_text
+from planner.sql.errors import UnsupportedSqlError
+from planner.view import MaintainedView
+from planner.workloads.enclosureness import StreamLifespanError, stream_enclosureness
+from planner.workloads.lambda_streams import make_lambda_stream
+from planner.workloads.tpch_data import generate_tpch, load_tables
+from planner.workloads.tpch_streams import default_window, make_stream
+
 DEFAULT_DATA = Path("data")
 
 
@@ -16,17 +31,8 @@ def _read_query(text: str) -> str:
     return path.read_text() if path.suffix == ".sql" or path.is_file() else text
 
 
-def _catalog(spec: str):
-    from catalog.load import load_catalog
-
-    return load_catalog(spec)
-
-
 def cmd_explain(args) -> int:
-    from planner.compiler import compile_query
-    from planner.explain import explain_json, explain_text
-
-    compiled = compile_query(_read_query(args.query), _catalog(args.catalog), **_planner_options(args))
+    compiled = compile_query(_read_query(args.query), load_catalog(args.catalog), **_planner_options(args))
     print(explain_json(compiled) if args.format == "json" else explain_text(compiled, verbose=args.verbose))
     return 0
 
@@ -42,26 +48,17 @@ def _planner_options(args) -> dict:
 
 
 def cmd_tpch_gen(args) -> int:
-    from planner.workloads.tpch_data import generate_tpch
-
     out = generate_tpch(args.sf, args.out or DEFAULT_DATA / f"tpch-sf{args.sf}")
     print(f"TPC-H SF {args.sf} written to {out}")
     return 0
 
 
 def cmd_tpch_stream(args) -> int:
-    from catalog.tpch import tpch_catalog
-    from operators.runtime.stream_format import write_stream
-    from planner.workloads.tpch_data import generate_tpch, load_tables
-    from planner.workloads.tpch_streams import default_window, make_stream
-
     catalog = tpch_catalog()
     data = generate_tpch(args.sf, args.data or DEFAULT_DATA / f"tpch-sf{args.sf}")
     tables = load_tables(data, catalog)
     window = None
     if args.target_lambda is not None:
-        from planner.workloads.lambda_streams import make_lambda_stream
-
         updates = make_lambda_stream(tables, catalog, args.target_lambda, seed=args.seed)
         kind = f"λ-target {args.target_lambda}"
     else:
@@ -78,8 +75,6 @@ def cmd_tpch_stream(args) -> int:
 
 def _enclosureness(updates, catalog) -> str:
     """λ of the stream (AJU §1), or why it is undefined (invalid updates have no lifespan)."""
-    from planner.workloads.enclosureness import StreamLifespanError, stream_enclosureness
-
     try:
         return f"{stream_enclosureness(updates, catalog):.3f}"
     except StreamLifespanError:
@@ -96,10 +91,7 @@ def _write_rows(path: str, columns: tuple[str, ...], rows: list[tuple], extra: d
 
 
 def cmd_run(args) -> int:
-    from operators.runtime.stream_format import batches, read_stream
-    from planner.view import MaintainedView
-
-    catalog = _catalog(args.catalog)
+    catalog = load_catalog(args.catalog)
     updates = read_stream(args.stream, catalog)
     view = MaintainedView(_read_query(args.query), catalog, engine=args.engine, on_invalid=args.on_invalid,
                           **_planner_options(args))
@@ -134,8 +126,6 @@ def cmd_run(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from planner.demo import run_demo
-
     return run_demo(sf=args.sf, batch_size=args.batch_size, engine=args.engine)
 
 
@@ -195,11 +185,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
-        from catalog.schema import CatalogError
-        from operators.runtime.stream_format import StreamFormatError
-        from operators.runtime.validate import InvalidChangeError
-        from planner.compiler import UnsupportedQueryError
-        from planner.sql.errors import UnsupportedSqlError
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
                  FileNotFoundError)

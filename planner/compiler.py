@@ -15,6 +15,7 @@ from planner.optimizer.batches import optimize
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import PlanTrace
 from planner.optimizer.unsupported import why_unsupported
+from planner.sql.statements import parse_sql
 
 
 class UnsupportedQueryError(ValueError):
@@ -53,6 +54,4 @@ def compile_query(sql: str, catalog: Catalog, strict: bool = False, **options) -
     ``join_tree="theorem11"`` (AJU Theorem 11) or a join order such as ``("n", "s", "l")`` maintains
     the join by change propagation over that tree instead of live tuples.
     """
-    from planner.sql.statements import parse_sql
-
     return compile_plan(sql, parse_sql(sql, catalog), catalog, strict, **options)

@@ -36,6 +36,7 @@ class MaintainedView:
         if engine == "local":
             self.runner = LocalRunner(dataflow)
         else:
+            # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
             from operators.runtime.spark_runner import SparkRunner
 
             self.runner = SparkRunner(dataflow, spark=spark, work_dir=work_dir)
