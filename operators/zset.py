@@ -7,10 +7,12 @@ zeros, which is how a stage turns "delete old, insert new" of an unchanged row i
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 Row = tuple
 Changelog = list[tuple[Row, int]]
+#: An expression compiled at lowering time into a function of a row (selections, keys, aggregate arguments).
+Compiled = Callable[[Row], object]
 
 
 def consolidate(changes: Iterable[tuple[Row, int]]) -> Changelog:

@@ -14,11 +14,9 @@ from collections.abc import Callable, Mapping
 from functools import cache
 
 from operators.structures.aggregate_index import COMPARISONS
-from operators.zset import Row
+from operators.zset import Compiled, Row
 from planner.ir.dates import shift_date
 from planner.ir.expressions import Call, Column, Expr, Literal, Subquery
-
-Compiled = Callable[[Row], object]
 
 
 class ExpressionError(ValueError):

@@ -22,9 +22,7 @@ from fractions import Fraction
 import attrs
 
 from operators.structures.rpai_tree import RPAITree
-from operators.zset import Row
-
-Compiled = Callable[[Row], object]
+from operators.zset import Compiled, Row
 
 #: The comparisons whose passing values form a range of sorted keys (``<>`` does not): what an
 #: aggregate index or a join-select answers, and the one op → function table the stages and the

@@ -27,7 +27,7 @@ from operators.zset import Row
 
 
 @attrs.define
-class GroupState:
+class CorrelationKeyState:
     inner: list  # [Σ argument, count] of the correlated aggregate
     outer: dict  # GROUP BY group (``()`` without one) -> [required sums, row count] of the key's outer rows
 
@@ -42,15 +42,15 @@ class CorrelationGroupStage(CorrelationKeyed, KeyedStage):
         self.correlated, self.sums, self.group = correlated, sums, group
         self.output_columns, self.description = output_columns, description
 
-    def _entries(self, state: GroupState | None) -> list[Row]:
+    def _entries(self, state: CorrelationKeyState | None) -> list[Row]:
         if state is None or not state.outer:
             return []
         q = self.correlated.result(*state.inner)
         return [(q, *group, *vector) for group, (vector, _) in state.outer.items()]
 
-    def process(self, key: tuple, state: GroupState | None, changes: list[Change]):
+    def process(self, key: tuple, state: CorrelationKeyState | None, changes: list[Change]):
         before = self._entries(state)
-        state = state or GroupState([0, 0], {})
+        state = state or CorrelationKeyState([0, 0], {})
         for change in changes:
             if change.port == 0:
                 group = self.group(change.row)

@@ -8,9 +8,7 @@ from collections.abc import Callable
 
 import attrs
 
-from operators.zset import Changelog, Row, consolidate
-
-Compiled = Callable[[Row], object]
+from operators.zset import Changelog, Compiled, Row, consolidate
 
 
 @attrs.frozen
