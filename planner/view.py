@@ -57,7 +57,8 @@ class MaintainedView:
         self.rejected.extend(rejected)
         delta = self.runner.apply(accepted) if accepted else []
         apply_changes(self.current, delta)
-        negative = [row for row, count in self.current.items() if count < 0]
+        # only rows the batch touched can have gone negative (every count was >= 0 before): O(delta), not O(result)
+        negative = [row for row, _ in delta if self.current.get(row, 0) < 0]
         if negative:
             raise RuntimeError(f"internal error: result rows with negative multiplicity {negative[:3]}")
         return delta
