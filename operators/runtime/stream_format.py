@@ -94,7 +94,16 @@ class UpdateBatch(Sequence[Update]):
         updates = tuple(updates)
         if _first_out_of_order(updates) is not None:
             updates = tuple(sorted(updates, key=attrgetter("seq")))
-        return cls(updates)
+        return cls._in_order(updates, checked=False)
+
+    @classmethod
+    def _in_order(cls, updates: tuple[Update, ...], checked: bool) -> UpdateBatch:
+        """A batch of updates already known to be in ``_seq`` order (sorted, or a slice of a batch):
+        constructing it does not scan them a second time."""
+        batch = object.__new__(cls)
+        object.__setattr__(batch, "updates", updates)
+        object.__setattr__(batch, "checked", checked)
+        return batch
 
     def __len__(self) -> int:
         return len(self.updates)
@@ -107,7 +116,7 @@ class UpdateBatch(Sequence[Update]):
 
     def __getitem__(self, index: int | slice) -> Update | UpdateBatch:
         if isinstance(index, slice):
-            return UpdateBatch(self.updates[index], self.checked)
+            return UpdateBatch._in_order(self.updates[index], self.checked)
         return self.updates[index]
 
     def __iter__(self) -> Iterator[Update]:
