@@ -11,31 +11,29 @@ import sqlglot
 from sqlglot import exp
 
 from catalog.schema import Catalog, CatalogError, Column, ForeignKey, Table
-
-_TYPE_FAMILIES = {
-    "int": {"TINYINT", "SMALLINT", "INT", "BIGINT", "UTINYINT", "USMALLINT", "UINT", "UBIGINT", "MEDIUMINT"},
-    "float": {"FLOAT", "DOUBLE", "DECIMAL", "BIGDECIMAL", "MONEY", "SMALLMONEY", "UDECIMAL"},
-    "string": {"CHAR", "VARCHAR", "TEXT", "NCHAR", "NVARCHAR", "STRING", "NAME"},
-    "date": {"DATE"},
-    "bool": {"BOOLEAN"},
-}
+from catalog.types import DataType, TypeParseError, parse_type
 
 
-def type_family(name: str) -> str | None:
-    """The catalog type (one of ``SQL_TYPES``) of a sqlglot type name, or None when unsupported.
+def column_type(data_type: exp.DataType) -> DataType | None:
+    """The catalog type of a sqlglot column type (``DECIMAL(15,2)``, ``VARCHAR(25)``...), None when unsupported.
 
-    >>> type_family("DECIMAL"), type_family("VARCHAR"), type_family("TIMESTAMP")
-    ('float', 'string', None)
+    >>> from sqlglot import exp
+    >>> [str(column_type(exp.DataType.build(t))) for t in ("DECIMAL(15,2)", "VARCHAR(25)", "BIGINT")]
+    ['decimal(15,2)', 'string', 'bigint']
+    >>> column_type(exp.DataType.build("TIMESTAMP")) is None
+    True
     """
-    return next((family for family, names in _TYPE_FAMILIES.items() if name in names), None)
+    try:
+        return parse_type(data_type.sql(dialect="spark"))
+    except TypeParseError:
+        return None
 
 
-def _type_family(table: str, column: str, data_type: exp.DataType) -> str:
-    name = data_type.this.name if hasattr(data_type.this, "name") else str(data_type.this)
-    family = type_family(name)
-    if family is None:
+def _column_type(table: str, column: str, data_type: exp.DataType) -> DataType:
+    found = column_type(data_type)
+    if found is None:
         raise CatalogError(f"table {table}, column {column}: unsupported type {data_type.sql()}")
-    return family
+    return found
 
 
 def _names(nodes) -> tuple[str, ...]:
@@ -72,7 +70,7 @@ def _table_from_create(create: exp.Create) -> Table:
                     not_null = True
                 elif isinstance(kind, exp.Reference):
                     foreign_keys.append(_reference(name, (col,), kind))
-            columns.append(Column(col, _type_family(name, col, item.args["kind"]), nullable=not not_null))
+            columns.append(Column(col, _column_type(name, col, item.args["kind"]), nullable=not not_null))
         elif isinstance(item, exp.PrimaryKey):
             if primary_key:
                 raise CatalogError(f"table {name} declares more than one primary key")

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-SQL_TYPES = ("int", "float", "string", "date", "bool")
+from catalog.types import DataType, to_type
 
 
 class CatalogError(ValueError):
@@ -29,7 +29,7 @@ class UnknownColumnError(CatalogError):
 @attrs.frozen
 class Column:
     name: str
-    type: str  # one of SQL_TYPES
+    type: DataType = attrs.field(converter=to_type)  # a name such as "decimal(15,2)" is parsed
     nullable: bool = True
 
 

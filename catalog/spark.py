@@ -51,6 +51,7 @@ from pyspark.sql.types import (
     VarcharType,
 )
 
+from catalog import types
 from catalog.schema import Catalog, CatalogError, Column, ForeignKey, Table, UnknownTableError
 
 PROPERTY_PREFIX = "ivm."
@@ -58,20 +59,19 @@ PRIMARY_KEY_PROPERTY = "ivm.primary_key"
 FOREIGN_KEY_PREFIX = "ivm.fk."
 FLAG_PROPERTIES = ("ivm.static", "ivm.insert_only")
 
-# Decimals are read as floats, like DECIMAL in the DDL loader.
-_SPARK_TYPE_FAMILIES: dict[type[DataType], str] = {
-    ByteType: "int",
-    ShortType: "int",
-    IntegerType: "int",
-    LongType: "int",
-    FloatType: "float",
-    DoubleType: "float",
-    DecimalType: "float",
-    StringType: "string",
-    CharType: "string",
-    VarcharType: "string",
-    DateType: "date",
-    BooleanType: "bool",
+# Spark's byte and short read as int, float as double (catalog/types.py says why).
+_SPARK_TYPES: dict[type[DataType], types.DataType] = {
+    ByteType: types.INT,
+    ShortType: types.INT,
+    IntegerType: types.INT,
+    LongType: types.BIGINT,
+    FloatType: types.DOUBLE,
+    DoubleType: types.DOUBLE,
+    StringType: types.STRING,
+    CharType: types.STRING,
+    VarcharType: types.STRING,
+    DateType: types.DATE,
+    BooleanType: types.BOOLEAN,
 }
 
 _FK_TARGET = re.compile(r"^\s*(?P<table>\w+)\s*(?:\.\s*(?P<column>\w+)|\((?P<columns>[^()]*)\))\s*$")
@@ -123,13 +123,17 @@ def _table_from_spark(spark: SparkSession, qualified: tuple[str, ...]) -> Table:
 
 def _column(table: str, field: StructField, primary_key: tuple[str, ...]) -> Column:
     name = field.name.lower()
-    family = _SPARK_TYPE_FAMILIES.get(type(field.dataType))
-    if family is None:
+    data_type = field.dataType
+    if isinstance(data_type, DecimalType):
+        column_type = types.decimal(data_type.precision, data_type.scale)
+    else:
+        column_type = _SPARK_TYPES.get(type(data_type))
+    if column_type is None:
         supported = "integers, floats, decimals, strings, dates and booleans"
         raise CatalogError(
             f"table {table}, column {name}: unsupported type {field.dataType.simpleString()} (supported: {supported})"
         )
-    return Column(name, family, nullable=field.nullable and name not in primary_key)
+    return Column(name, column_type, nullable=field.nullable and name not in primary_key)
 
 
 @attrs.frozen

@@ -1,47 +1,84 @@
-"""Compile scalar expressions into Python closures over row tuples, with SQL NULL semantics.
+"""Compile scalar expressions into Python closures over row tuples, with Spark's semantics.
 
 Stages evaluate selections, projections and aggregate arguments once per row, so expressions are
 compiled once at lowering time into nested closures (no tree walk per row). NULL is ``None``: it
-propagates through arithmetic and comparisons, AND/OR use three-valued logic, and a predicate keeps a
-row only when it is exactly true.
+propagates through arithmetic and comparisons, AND/OR/IN/BETWEEN use three-valued logic, and a
+predicate keeps a row only when it is exactly true. The front end typed every expression and
+inserted Spark's implicit casts (planner/sql/typing.py); what a type decides at run time (decimal
+rounding, integer overflow, division by zero, casts) comes from planner/ir/values.py, the one
+implementation of Spark's value semantics, which raises ``SqlRuntimeError`` where Spark raises.
 """
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import operator
 import re
 from collections.abc import Callable, Mapping
 from functools import cache
 
+from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, STRING, DataType, DecimalType
 from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Compiled, Row
+from planner.ir import values
 from planner.ir.dates import shift_date
-from planner.ir.expressions import Call, Column, Expr, Literal, Subquery
+from planner.ir.expressions import Call, Column, Expr, Literal, Subquery, type_of
 
 
 class ExpressionError(ValueError):
     """An expression cannot be compiled (unknown column, unsupported function)."""
 
 
-_BINARY = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-    "<>": operator.ne,
-    **COMPARISONS,
+_COMPARE = {"<>": operator.ne, **COMPARISONS}
+_EXTRACT = {
+    "extract_year": lambda d: d.year,
+    "extract_quarter": lambda d: (d.month - 1) // 3 + 1,
+    "extract_month": lambda d: d.month,
+    "extract_week": lambda d: d.isocalendar()[1],
+    "extract_day": lambda d: d.day,
 }
-
-
-def _divide(a, b):
-    return None if b == 0 else a / b
 
 
 @cache
 def _like_regex(pattern: str) -> re.Pattern:
+    """Spark's LIKE: ``%`` any run, ``_`` one character, ``\\`` escapes the next character."""
     parts = []
-    for ch in pattern:
-        parts.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+    characters = iter(pattern)
+    for ch in characters:
+        if ch == "\\":
+            escaped = next(characters, None)
+            if escaped is None:
+                raise values.SqlRuntimeError("INVALID_FORMAT", f"the LIKE pattern {pattern!r} ends with the escape character")
+            parts.append(re.escape(escaped))
+        else:
+            parts.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
     return re.compile("".join(parts), re.DOTALL)
+
+
+def substring(text: str, position: int, length: int) -> str:
+    """Spark's ``substring`` (``UTF8String.substringSQL``): position 1 is the first character, 0 too,
+    a negative position counts from the end; a negative length gives ''."""
+    start = position - 1 if position > 0 else len(text) + position if position < 0 else 0
+    end = start + length
+    start = max(start, 0)
+    return text[start:end] if start < end else ""
+
+
+def _value_type(value: object) -> DataType:
+    """The type of a value met by an untyped cast (a plan written in the notation)."""
+    match value:
+        case bool():
+            return BOOLEAN
+        case int():
+            return BIGINT
+        case decimal.Decimal():
+            return DecimalType(38, max(-value.as_tuple().exponent, 0))
+        case float():
+            return DOUBLE
+        case datetime.date():
+            return DATE
+    return STRING
 
 
 def _strict(fn: Callable, *args: Compiled) -> Compiled:
@@ -80,25 +117,23 @@ def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
             if expr not in layout:
                 known = ", ".join(str(c) for c in layout)
                 raise ExpressionError(f"column {expr} is not available here (available: {known})")
-            index = layout[expr]
-            return operator.itemgetter(index)
-        case Literal(value=value, type="interval"):
-            raise ExpressionError(f"interval {value} is only supported added to or subtracted from a date")
+            return operator.itemgetter(layout[expr])
+        case Literal(value=(amount, unit), type=type_) if str(type_).startswith("interval"):
+            raise ExpressionError(f"interval {amount} {unit} is only supported added to or subtracted from a date")
         case Literal(value=value):
             return lambda row: value
         case Call(op=("and" | "or") as op, args=args):
             return _three_valued([compile_expr(a, layout) for a in args], dominant=op == "or")
         case Call(op="not", args=(arg,)):
             return _strict(operator.not_, compile_expr(arg, layout))
-        case Call(op=("+" | "-") as op, args=(left, Literal(type="interval", value=(amount, unit)))):
-            sign = 1 if op == "+" else -1
-            return _strict(lambda d: shift_date(d, sign * amount, unit), compile_expr(left, layout))
-        case Call(op="/", args=(left, right)):
-            return _strict(_divide, compile_expr(left, layout), compile_expr(right, layout))
-        case Call(op=op, args=(left, right)) if op in _BINARY:
-            return _strict(_BINARY[op], compile_expr(left, layout), compile_expr(right, layout))
+        case Call(op=("+" | "-") as op, args=(left, right)) if type_of(expr) == DATE or isinstance(right, Literal) and str(right.type).startswith("interval"):
+            return _date_shift(op, left, right, layout)
+        case Call(op=("+" | "-" | "*" | "/" | "%" | "div") as op, args=(left, right)):
+            return _strict(values.arithmetic(op, expr.dtype), compile_expr(left, layout), compile_expr(right, layout))
+        case Call(op=op, args=(left, right)) if op in _COMPARE:
+            return _strict(_COMPARE[op], compile_expr(left, layout), compile_expr(right, layout))
         case Call(op="neg", args=(arg,)):
-            return _strict(operator.neg, compile_expr(arg, layout))
+            return _strict(values.negate(expr.dtype), compile_expr(arg, layout))
         case Call():
             return _compile_function(expr, layout)
         case Subquery():
@@ -106,43 +141,82 @@ def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
     raise ExpressionError(f"unsupported expression {expr!r}")
 
 
+def _date_shift(op: str, date: Expr, amount: Expr, layout: Mapping[Column, int]) -> Compiled:
+    """``date ± interval`` (months clamp to the month's end, as Spark does) and ``date ± n`` days."""
+    sign = 1 if op == "+" else -1
+    if isinstance(amount, Literal) and isinstance(amount.value, tuple):
+        count, unit = amount.value
+        return _strict(lambda d: shift_date(d, sign * count, unit), compile_expr(date, layout))
+    return _strict(lambda d, n: d + datetime.timedelta(days=sign * n), compile_expr(date, layout), compile_expr(amount, layout))
+
+
 def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:
     """The calls that are not arithmetic or logic: predicates, CASE and scalar functions."""
+    args = [compile_expr(a, layout) for a in expr.args]
     match expr:
-        case Call(op=("like" | "not like") as op, args=(subject, Literal(value=str(pattern)))):
+        case Call(op=("like" | "not like") as op, args=(_, Literal(value=str(pattern)))):
             regex = _like_regex(pattern)
             negate = op == "not like"
-            return _strict(lambda s: (regex.fullmatch(s) is None) == negate, compile_expr(subject, layout))
-        case Call(op=("in" | "not in") as op, args=(subject, *values)) if all(isinstance(v, Literal) for v in values):
-            members = frozenset(v.value for v in values)
-            negate = op == "not in"
-            return _strict(lambda x: (x in members) != negate, compile_expr(subject, layout))
-        case Call(op="between", args=(subject, low, high)):
-            return _strict(lambda x, lo, hi: lo <= x <= hi, *(compile_expr(a, layout) for a in (subject, low, high)))
-        case Call(op="is null", args=(arg,)):
-            inner = compile_expr(arg, layout)
+            return _strict(lambda s: (regex.fullmatch(s) is None) == negate, args[0])
+        case Call(op=("like" | "not like") as op):
+            negate = op == "not like"
+            return _strict(lambda s, p: (_like_regex(p).fullmatch(s) is None) == negate, *args)
+        case Call(op=("in" | "not in") as op):
+            return _in_list(args[0], args[1:], negate=op == "not in")
+        case Call(op="between"):
+            subject, low, high = args
+            return _three_valued(
+                [_strict(operator.ge, subject, low), _strict(operator.le, subject, high)], dominant=False
+            )
+        case Call(op="is null"):
+            (inner,) = args
             return lambda row: inner(row) is None
-        case Call(op="is not null", args=(arg,)):
-            inner = compile_expr(arg, layout)
+        case Call(op="is not null"):
+            (inner,) = args
             return lambda row: inner(row) is not None
-        case Call(op="case", args=args):
-            return _compile_case(args, layout)
-        case Call(op="coalesce", args=args):
-            parts = [compile_expr(a, layout) for a in args]
-            return lambda row: next((v for v in (p(row) for p in parts) if v is not None), None)
-        case Call(op="extract_year", args=(arg,)):
-            return _strict(lambda d: d.year, compile_expr(arg, layout))
-        case Call(op="extract_month", args=(arg,)):
-            return _strict(lambda d: d.month, compile_expr(arg, layout))
-        case Call(op="extract_day", args=(arg,)):
-            return _strict(lambda d: d.day, compile_expr(arg, layout))
-        case Call(op="substring", args=(subject, start, length)):
-            return _strict(lambda s, b, n: s[max(b - 1, 0) : max(b - 1, 0) + n], *(compile_expr(a, layout) for a in (subject, start, length)))
-        case Call(op="cast_float", args=(arg,)):
-            return _strict(float, compile_expr(arg, layout))
-        case Call(op="cast_int", args=(arg,)):
-            return _strict(int, compile_expr(arg, layout))
+        case Call(op="case"):
+            return _compile_case(args)
+        case Call(op="coalesce"):
+            return lambda row: next((v for v in (p(row) for p in args) if v is not None), None)
+        case Call(op=("greatest" | "least") as op):
+            pick = max if op == "greatest" else min
+            return lambda row: pick((v for v in (p(row) for p in args) if v is not None), default=None)
+        case Call(op=op) if op in _EXTRACT:
+            return _strict(_EXTRACT[op], *args)
+        case Call(op="date_diff"):
+            return _strict(operator.sub, *args)
+        case Call(op="datediff"):
+            return _strict(lambda end, start: (end - start).days, *args)
+        case Call(op="substring"):
+            return _strict(substring, *args)
+        case Call(op=op, args=(operand,)) if op.startswith("cast as "):
+            return _cast(values.cast_target(op), type_of(operand), args[0])
     raise ExpressionError(f"unsupported expression {expr!r}")
+
+
+def _cast(target: DataType, source: DataType | None, operand: Compiled) -> Compiled:
+    if source is None:
+        return _strict(lambda v: values.cast_value(v, _value_type(v), target), operand)
+    return _strict(lambda v: values.cast_value(v, source, target), operand)
+
+
+def _in_list(subject: Compiled, members: list[Compiled], negate: bool) -> Compiled:
+    """``x [NOT] IN (v1, ...)`` in three-valued logic: true on a match; else NULL if x or any member is NULL."""
+
+    def member_of(row):
+        x = subject(row)
+        if x is None:
+            return None
+        unknown = False
+        for member in members:
+            v = member(row)
+            if v is None:
+                unknown = True
+            elif v == x:
+                return not negate
+        return None if unknown else negate
+
+    return member_of
 
 
 def _three_valued(parts: list[Compiled], dominant: bool) -> Compiled:
@@ -162,9 +236,9 @@ def _three_valued(parts: list[Compiled], dominant: bool) -> Compiled:
     return evaluate
 
 
-def _compile_case(args: tuple[Expr, ...], layout: Mapping[Column, int]) -> Compiled:
-    pairs = [(compile_expr(args[i], layout), compile_expr(args[i + 1], layout)) for i in range(0, len(args) - 1, 2)]
-    otherwise = compile_expr(args[-1], layout) if len(args) % 2 else (lambda row: None)
+def _compile_case(parts: list[Compiled]) -> Compiled:
+    pairs = [(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+    otherwise = parts[-1] if len(parts) % 2 else (lambda row: None)
 
     def case(row):
         for when, then in pairs:

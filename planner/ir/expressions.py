@@ -8,7 +8,14 @@ Operator names (``Call.op``):
   arithmetic ``+ - * / neg``; comparison ``= <> < <= > >=``; logic ``and or not``;
   ``like``, ``not like``, ``in`` (args: operand, *values), ``not in``, ``between`` (x, lo, hi),
   ``is null``, ``is not null``, ``case`` (when1, then1, ..., [else]), ``extract_year`` etc.
-  (``extract_<unit>``), ``substring`` (s, start, length), ``cast_<type>``.
+  (``extract_<unit>``), ``substring`` (s, start, length), ``cast`` (to ``dtype``), ``coalesce``,
+  ``greatest``, ``least``, ``date_diff`` (date - date, in days), ``div`` (integral division), ``%``.
+
+Types: the SQL front end (planner/sql/typing.py) types every expression the way Spark's analyzer
+does and inserts its implicit casts, so ``dtype`` is the Spark type of the value. ``dtype`` is not
+part of equality (a rule's pattern or a plan parsed from the notation, which carries no types,
+still matches); ``transform`` keeps it. An expression built without types (the plan notation,
+rule tests) evaluates with Python's semantics on the values it meets.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 import attrs
+
+from catalog.types import BOOLEAN, DataType, to_type
 
 if TYPE_CHECKING:
     from planner.ir.logical import LogicalPlan
@@ -33,6 +42,7 @@ class Column:
 
     table: str | None
     name: str
+    dtype: DataType | None = attrs.field(default=None, eq=False, repr=False)
 
     def __str__(self) -> str:
         return f"{self.table}.{self.name}" if self.table else self.name
@@ -40,16 +50,22 @@ class Column:
 
 @attrs.frozen
 class Literal:
-    """A constant. ``type`` is int, float, string, date, bool, null or interval (value = (n, unit))."""
+    """A constant of Spark type ``type`` (a name is parsed: ``Literal(1, "int")``). DECIMAL values
+    are ``decimal.Decimal``; an interval's value is ``(n, unit)``."""
 
     value: object
-    type: str
+    type: DataType = attrs.field(converter=to_type)
+
+    @property
+    def dtype(self) -> DataType:
+        return self.type
 
 
 @attrs.frozen
 class Call:
     op: str
     args: tuple[Expr, ...]
+    dtype: DataType | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -59,6 +75,7 @@ class AggregateCall:
     func: str
     arg: Expr | None
     distinct: bool = False
+    dtype: DataType | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -69,6 +86,7 @@ class Subquery:
     plan: LogicalPlan
     operand: Expr | None = None
     negated: bool = False
+    dtype: DataType | None = attrs.field(default=None, eq=False, repr=False)
 
 
 Expr = Column | Literal | Call | AggregateCall | Subquery
@@ -112,19 +130,33 @@ def deep_columns(expr: Expr) -> set[Column]:
 def transform(expr: Expr, fn: Callable[[Expr], Expr]) -> Expr:
     """Rebuild bottom-up applying ``fn``; returns the same object when nothing changed."""
     match expr:
-        case Call(op, args):
+        case Call(args=args):
             new_args = tuple(transform(a, fn) for a in args)
             if any(n is not o for n, o in zip(new_args, args, strict=True)):
-                expr = Call(op, new_args)
-        case AggregateCall(func, arg, distinct) if arg is not None:
+                expr = attrs.evolve(expr, args=new_args)
+        case AggregateCall(arg=arg) if arg is not None:
             new_arg = transform(arg, fn)
             if new_arg is not arg:
-                expr = AggregateCall(func, new_arg, distinct)
-        case Subquery(kind, plan, operand, negated) if operand is not None:
+                expr = attrs.evolve(expr, arg=new_arg)
+        case Subquery(operand=operand) if operand is not None:
             new_operand = transform(operand, fn)
             if new_operand is not operand:
-                expr = Subquery(kind, plan, new_operand, negated)
+                expr = attrs.evolve(expr, operand=new_operand)
     return fn(expr)
+
+
+#: The calls whose value is a truth value, whatever their arguments.
+PREDICATES = frozenset(
+    {"=", "<>", "<", "<=", ">", ">=", "and", "or", "not", "like", "not like", "in", "not in", "between",
+     "is null", "is not null"}
+)
+
+
+def type_of(expr: Expr) -> DataType | None:
+    """The Spark type of ``expr`` as the front end resolved it; None for an untyped expression."""
+    if isinstance(expr, Call) and expr.dtype is None and expr.op in PREDICATES:
+        return BOOLEAN
+    return expr.dtype
 
 
 def conjuncts(expr: Expr | None) -> list[Expr]:

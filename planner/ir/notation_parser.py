@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime
+import decimal
 import re
 import typing
 
 import attrs
 from lark import Token, Tree
 
+from catalog.types import BOOLEAN, DATE, DOUBLE, NULL, STRING, IntervalType, literal_decimal_type
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
@@ -26,6 +28,7 @@ from planner.ir.notation_syntax import (
     value_class,
     value_class_names,
 )
+from planner.ir.values import integral_type_of
 
 _INTEGER = re.compile(r"-?[0-9]+")
 
@@ -191,8 +194,14 @@ class _Builder:
         return self.expr(inner)
 
     def expr_number(self, tree, token):
-        number = _number(token)
-        return Literal(number, "float" if isinstance(number, float) else "int")
+        """``12`` an int (bigint when large), ``0.06`` a decimal, ``2.5e0`` a double: Spark's literal types."""
+        text = str(token)
+        if any(c in text for c in "eE"):
+            return Literal(float(text), DOUBLE)
+        if "." in text:
+            return Literal(decimal.Decimal(text), literal_decimal_type(text))
+        value = int(text)
+        return Literal(value, integral_type_of(value))
 
     def expr_neg(self, tree, operand):
         if operand.data == "number":
@@ -201,27 +210,27 @@ class _Builder:
         return Call("neg", (self.expr(operand),))
 
     def expr_string(self, tree, token):
-        return Literal(unquoted(token), "string")
+        return Literal(unquoted(token), STRING)
 
     def expr_null(self, tree):
-        return Literal(None, "null")
+        return Literal(None, NULL)
 
     def expr_true(self, tree):
-        return Literal(True, "bool")
+        return Literal(True, BOOLEAN)
 
     def expr_false(self, tree):
-        return Literal(False, "bool")
+        return Literal(False, BOOLEAN)
 
     def expr_date(self, tree, token):
         try:
-            return Literal(datetime.date.fromisoformat(unquoted(token)), "date")
+            return Literal(datetime.date.fromisoformat(unquoted(token)), DATE)
         except ValueError:
             raise token_error(token, f"date {token} is not a date written YYYY-MM-DD") from None
 
     def expr_interval(self, tree, count, unit):
         if not _INTEGER.fullmatch(unquoted(count)):
             raise token_error(count, f"interval count {count} is not a whole number")
-        return Literal((int(unquoted(count)), str(unit)), "interval")
+        return Literal((int(unquoted(count)), str(unit)), IntervalType(str(unit)))
 
     def expr_column(self, tree, *names):
         *table, name = (identifier_from_token(n) for n in names)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime
+import decimal
 import typing
 from collections.abc import Iterator
 
 import attrs
 
+from catalog.types import BOOLEAN, DATE, DOUBLE, INTEGRAL, NULL, STRING, DecimalType, IntervalType, is_numeric
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
@@ -179,8 +181,8 @@ def _reads_as_plain_value(expr: Expr) -> bool:
     match expr:
         case Column(None, name):
             return is_bare_identifier(name)
-        case Literal(_, "int" | "float" | "string"):
-            return True
+        case Literal(_, dtype):
+            return dtype == STRING or is_numeric(dtype)
     return False
 
 
@@ -245,7 +247,7 @@ def _call(op: str, args: tuple[Expr, ...], indent: int) -> tuple[str, int]:
     if op == "neg" and arity == 1:
         # `-1` is a negative literal, so negating a number literal keeps its parentheses.
         text, strength = _expr(args[0], indent)
-        is_number = isinstance(args[0], Literal) and args[0].type in ("int", "float")
+        is_number = isinstance(args[0], Literal) and is_numeric(args[0].type)
         return (f"-{text}" if strength == _ATOM and not is_number else f"-({text})"), _UNARY
     if op == "case":
         whens = "".join(f" when {_expr(c, indent)[0]} then {_expr(v, indent)[0]}" for c, v in _pairs(args))
@@ -275,21 +277,25 @@ def _subquery(subquery: Subquery, indent: int) -> tuple[str, int]:
 
 
 def _literal(literal: Literal) -> tuple[str, int]:
+    """A literal's text, which reads back as the same type: ``12``, ``0.06`` (decimal), ``2.5e0`` (double)."""
     value, kind = literal.value, literal.type
     text = None
-    if kind == "int" and type(value) is int:
+    if kind in INTEGRAL and type(value) is int:
         text = str(value)
-    elif kind == "float" and type(value) in (int, float):
+    elif isinstance(kind, DecimalType) and isinstance(value, decimal.Decimal):
+        text = format(value, "f")
+    elif kind == DOUBLE and type(value) in (int, float):
         text = float_text(float(value))
-    elif kind == "string" and isinstance(value, str):
+        text = text if "e" in text else f"{text}e0"
+    elif kind == STRING and isinstance(value, str):
         text = quoted(value, "'")
-    elif kind == "date" and type(value) is datetime.date:
+    elif kind == DATE and type(value) is datetime.date:
         text = f"date '{value.isoformat()}'"
-    elif kind == "bool" and isinstance(value, bool):
+    elif kind == BOOLEAN and isinstance(value, bool):
         text = "true" if value else "false"
-    elif kind == "null" and value is None:
+    elif kind == NULL and value is None:
         text = "null"
-    elif kind == "interval" and _is_interval(value):
+    elif isinstance(kind, IntervalType) and _is_interval(value):
         text = f"interval '{value[0]}' {value[1]}"
     if text is None:
         raise ValueError(f"no notation for a {kind} literal holding {value!r}")

@@ -8,20 +8,21 @@ rules compare plain date literals.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping
 from typing import Protocol
 
 import attrs
 from sqlglot import exp
 
-from catalog.ddl import type_family
-from catalog.schema import UnknownColumnError
+from catalog.ddl import column_type
+from catalog.schema import Catalog, UnknownColumnError
+from catalog.types import BOOLEAN, DATE, INT, NULL, STRING, IntervalType
 from planner.ir.dates import shift_date
-from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, contains_aggregate
+from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
 from planner.ir.logical import LogicalPlan
 from planner.sql.errors import UnsupportedSqlError
-from planner.sql.scope import Scope, output_names
+from planner.sql.scope import Scope, output_names, output_types
+from planner.sql.typing import date_literal, explicit_cast, literal_of_number, typed_aggregate, typed_call
 
 _BINARY_OPS: dict[type[exp.Expression], str] = {
     exp.Add: "+",
@@ -57,18 +58,21 @@ _INTERVAL_UNITS = {
 }
 
 
-def _arithmetic(op: str, left: Expr, right: Expr) -> Expr:
+def _arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
     """``left op right``, folding date ± interval constants so rules compare plain date literals."""
     match op, left, right:
-        case "+" | "-", Literal(value=day, type="date"), Literal(value=(amount, unit), type="interval"):
-            return Literal(shift_date(day, amount if op == "+" else -amount, unit), "date")
-        case "+", Literal(type="interval"), Literal(type="date"):
-            return _arithmetic(op, right, left)
-    return Call(op, (left, right))
+        case "+" | "-", Literal(value=day, type=DATE), Literal(value=(amount, unit), type=IntervalType()):
+            return Literal(shift_date(day, amount if op == "+" else -amount, unit), DATE)
+        case "+", Literal(type=IntervalType()), Literal(type=DATE):
+            return _arithmetic(op, right, left, clause)
+    return typed_call(op, (left, right), clause)
 
 
 class QueryPlanner(Protocol):
-    """What converting a subquery needs from the statement planner: plan a nested query."""
+    """What converting a subquery needs from the statement planner: plan a nested query, and the
+    catalog (a subquery's type is its output column's)."""
+
+    catalog: Catalog
 
     def query(
         self, node: exp.Expression, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
@@ -91,7 +95,7 @@ class ExpressionConverter:
 
     def convert(self, node: exp.Expression) -> Expr:
         """The IR expression of ``node``; UnsupportedSqlError names what has no IR form."""
-        convert = self.convert
+        convert, call = self.convert, self._call
         match node:
             case exp.Paren():
                 return convert(node.this)
@@ -100,15 +104,19 @@ class ExpressionConverter:
             case exp.Literal():
                 return _literal(node)
             case exp.Boolean():
-                return Literal(node.this, "bool")
+                return Literal(node.this, BOOLEAN)
             case exp.Null():
-                return Literal(None, "null")
+                return Literal(None, NULL)
             case exp.Interval():
                 return self._interval(node)
             case exp.Add() | exp.Sub():
-                return _arithmetic(_BINARY_OPS[type(node)], convert(node.this), convert(node.expression))
+                return _arithmetic(_BINARY_OPS[type(node)], convert(node.this), convert(node.expression), self.clause)
+            case exp.Mod():
+                return call("%", convert(node.this), convert(node.expression))
+            case exp.IntDiv():
+                return call("div", convert(node.this), convert(node.expression))
             case _ if type(node) in _BINARY_OPS:
-                return Call(_BINARY_OPS[type(node)], (convert(node.this), convert(node.expression)))
+                return call(_BINARY_OPS[type(node)], convert(node.this), convert(node.expression))
             case exp.Neg():
                 return self._negate(node.this)
             case exp.Not():
@@ -120,26 +128,27 @@ class ExpressionConverter:
             case exp.In():
                 return self._in(node, negated=False)
             case exp.Exists():
-                return Subquery("exists", self._subquery(node.this, "EXISTS", single_column=False))
+                return Subquery("exists", self._subquery(node.this, "EXISTS", single_column=False), dtype=BOOLEAN)
             case exp.Subquery():
-                return Subquery("scalar", self._subquery(node, "a scalar subquery"))
+                plan = self._subquery(node, "a scalar subquery")
+                return Subquery("scalar", plan, dtype=output_types(plan, self.planner.catalog)[0])
             case exp.Between():
-                return Call(
-                    "between", (convert(node.this), convert(node.args["low"]), convert(node.args["high"]))
-                )
+                return call("between", convert(node.this), convert(node.args["low"]), convert(node.args["high"]))
         return self._function(node)
+
+    def _call(self, op: str, *args: Expr) -> Expr:
+        """``op(args)`` typed as Spark types it, with its implicit casts (planner/sql/typing.py)."""
+        return typed_call(op, args, self.clause)
 
     def _function(self, node: exp.Expression) -> Expr:
         """CASE, casts, date parts, substring and aggregates: the function-call forms Spark SQL has."""
-        convert = self.convert
+        convert, call = self.convert, self._call
         match node:
             case exp.Case():
                 return self._case(node)
             case exp.If():
                 false = node.args.get("false")
-                return Call(
-                    "case", tuple(convert(n) for n in (node.this, node.args["true"], false) if n is not None)
-                )
+                return call("case", *(convert(n) for n in (node.this, node.args["true"], false) if n is not None))
             case exp.Cast() | exp.TryCast():
                 return self._cast(node)
             case exp.Extract():
@@ -148,9 +157,12 @@ class ExpressionConverter:
                 date = node.this.this if isinstance(node.this, exp.TsOrDsToDate) else node.this
                 return self._extract(_DATE_PART_FUNCTIONS[type(node)], date)
             case exp.Substring():
-                if node.args.get("length") is None:
-                    raise UnsupportedSqlError(f"substring without a length in {self.clause} is not supported")
-                return Call("substring", tuple(convert(node.args[k]) for k in ("this", "start", "length")))
+                # Spark reads substring(s, pos) as substring(s, pos, 2147483647)
+                length = node.args.get("length")
+                length_expr = convert(length) if length is not None else Literal(2**31 - 1, INT)
+                return call("substring", convert(node.this), convert(node.args["start"]), length_expr)
+            case exp.Coalesce():
+                return call("coalesce", convert(node.this), *(convert(e) for e in node.expressions))
             case exp.Window():
                 raise UnsupportedSqlError(
                     f"window functions (OVER) in {self.clause} are not supported: {node.sql(dialect='spark')}"
@@ -163,9 +175,9 @@ class ExpressionConverter:
     def _negate(self, node: exp.Expression) -> Expr:
         """``-x``; a negated number is folded into a negative literal."""
         operand = self.convert(node)
-        if isinstance(operand, Literal) and operand.type in ("int", "float"):
+        if isinstance(operand, Literal) and operand.value is not None and operand.type not in (STRING, DATE, BOOLEAN):
             return Literal(-operand.value, operand.type)
-        return Call("neg", (operand,))
+        return self._call("neg", operand)
 
     def _column(self, node: exp.Column) -> Column:
         if node.args.get("db") or node.args.get("catalog"):
@@ -200,7 +212,8 @@ class ExpressionConverter:
                 f"interval {node.sql(dialect='spark')} in {self.clause} is not supported: "
                 "only whole numbers of days, months or years"
             )
-        return Literal((int(amount), _INTERVAL_UNITS[unit_name.lower()]), "interval")
+        unit = _INTERVAL_UNITS[unit_name.lower()]
+        return Literal((int(amount), unit), IntervalType(unit))
 
     def _not(self, node: exp.Expression) -> Expr:
         match node:
@@ -214,15 +227,15 @@ class ExpressionConverter:
                 return self._in(node, negated=True)
             case exp.Exists():
                 return Subquery(
-                    "exists", self._subquery(node.this, "NOT EXISTS", single_column=False), negated=True
+                    "exists", self._subquery(node.this, "NOT EXISTS", single_column=False), negated=True, dtype=BOOLEAN
                 )
-        return Call("not", (self.convert(node),))
+        return self._call("not", self.convert(node))
 
     def _like(self, node: exp.Like, negated: bool) -> Expr:
         negated ^= bool(node.args.get("negate"))
-        return Call(
-            "not like" if negated else "like", (self.convert(node.this), self.convert(node.expression))
-        )
+        if node.args.get("escape") is not None:
+            raise UnsupportedSqlError(f"LIKE ... ESCAPE in {self.clause} is not supported: {node.sql(dialect='spark')}")
+        return self._call("not like" if negated else "like", self.convert(node.this), self.convert(node.expression))
 
     def _is_null(self, node: exp.Is, negated: bool) -> Expr:
         if not isinstance(node.expression, exp.Null):
@@ -230,15 +243,15 @@ class ExpressionConverter:
                 f"{node.sql(dialect='spark')} in {self.clause} is not supported; only IS [NOT] NULL"
             )
         negated ^= bool(node.args.get("negate"))
-        return Call("is not null" if negated else "is null", (self.convert(node.this),))
+        return self._call("is not null" if negated else "is null", self.convert(node.this))
 
     def _in(self, node: exp.In, negated: bool) -> Expr:
         operand = self.convert(node.this)
         if query := node.args.get("query"):
-            return Subquery("in", self._subquery(query, "IN"), operand=operand, negated=negated)
+            return Subquery("in", self._subquery(query, "IN"), operand=operand, negated=negated, dtype=BOOLEAN)
         if node.args.get("unnest") or node.args.get("field"):
             raise UnsupportedSqlError(f"{node.sql(dialect='spark')} in {self.clause} is not supported")
-        return Call("not in" if negated else "in", (operand, *(self.convert(v) for v in node.expressions)))
+        return self._call("not in" if negated else "in", operand, *(self.convert(v) for v in node.expressions))
 
     def _subquery(self, node: exp.Expression, what: str, single_column: bool = True) -> LogicalPlan:
         """The plan of a nested query; its unresolved names are correlated references into this scope."""
@@ -256,34 +269,26 @@ class ExpressionConverter:
         for branch in node.args["ifs"]:
             condition = self.convert(branch.this)
             args += [
-                Call("=", (subject, condition)) if subject is not None else condition,
+                self._call("=", subject, condition) if subject is not None else condition,
                 self.convert(branch.args["true"]),
             ]
         if (default := node.args.get("default")) is not None:
             args.append(self.convert(default))
-        return Call("case", tuple(args))
+        return self._call("case", *args)
 
     def _cast(self, node: exp.Cast) -> Expr:
-        type_name = node.to.this.name
-        family = type_family(type_name)
-        if family is None:
-            raise UnsupportedSqlError(
-                f"cast to {node.to.sql(dialect='spark')} in {self.clause} is not supported"
-            )
+        target = column_type(node.to)
+        if target is None:
+            raise UnsupportedSqlError(f"cast to {node.to.sql(dialect='spark')} in {self.clause} is not supported")
         operand = self.convert(node.this)
-        if family == "date" and isinstance(operand, Literal) and operand.type == "string":
-            try:
-                return Literal(datetime.date.fromisoformat(operand.value), "date")
-            except ValueError:
-                raise UnsupportedSqlError(
-                    f"{node.sql(dialect='spark')} in {self.clause}: {operand.value!r} is not a date (yyyy-mm-dd)"
-                ) from None
-        return Call(f"cast_{family}", (operand,))
+        if target == DATE and isinstance(operand, Literal) and operand.type == STRING:
+            return date_literal(operand.value, self.clause)
+        return explicit_cast(operand, target, self.clause)
 
     def _extract(self, unit: str, date: exp.Expression) -> Expr:
         if unit not in _EXTRACT_UNITS:
             raise UnsupportedSqlError(f"EXTRACT({unit.upper()} ...) in {self.clause} is not supported")
-        return Call(f"extract_{unit}", (self.convert(date),))
+        return self._call(f"extract_{unit}", self.convert(date))
 
     def _aggregate(self, node: exp.Expression) -> AggregateCall:
         func = _AGGREGATES[type(node)]
@@ -298,7 +303,7 @@ class ExpressionConverter:
         if isinstance(arg_node, exp.Star):
             if func != "count" or distinct:
                 raise UnsupportedSqlError(f"{node.sql(dialect='spark')} in {self.clause} is not supported")
-            return AggregateCall("count", None)
+            return typed_aggregate("count", None, False, self.clause)
         if node.args.get("expressions"):
             raise UnsupportedSqlError(f"{func} of several arguments in {self.clause} is not supported")
         arg = self.convert(arg_node)
@@ -306,12 +311,10 @@ class ExpressionConverter:
             raise UnsupportedSqlError(
                 f"nested aggregate functions in {self.clause} are not supported: {node.sql()}"
             )
-        return AggregateCall(func, arg, distinct)
+        return typed_aggregate(func, arg, distinct, self.clause)
 
 
 def _literal(node: exp.Literal) -> Literal:
     if node.is_string:
-        return Literal(node.this, "string")
-    if node.is_int:
-        return Literal(int(node.this), "int")
-    return Literal(float(node.this), "float")
+        return Literal(node.this, STRING)
+    return literal_of_number(node.this)

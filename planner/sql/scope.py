@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import attrs
 
-from catalog.schema import UnknownColumnError
-from planner.ir.expressions import Column
+from catalog.schema import Catalog, UnknownColumnError
+from catalog.types import DataType
+from planner.ir.expressions import Column, type_of
 from planner.ir.logical import Aggregate, Join, LogicalPlan, Project, Scan, SetOperation
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 
 
 @attrs.frozen
 class Relation:
-    """A relation of a FROM clause: its alias and the names of its output columns."""
+    """A relation of a FROM clause: its alias, the names of its output columns and their types."""
 
     alias: str
     columns: tuple[str, ...]
+    types: tuple[DataType | None, ...]
+
+    def column(self, name: str) -> Column:
+        return Column(self.alias, name, self.types[self.columns.index(name)])
 
 
 @attrs.frozen
@@ -64,7 +69,7 @@ def _unique_column(relation: Relation, name: str, clause: str) -> Column:
         raise AmbiguousColumnError(
             f"column {relation.alias}.{name} in {clause} is ambiguous: {relation.alias} outputs two columns named {name}"
         )
-    return Column(relation.alias, name)
+    return relation.column(name)
 
 
 def output_names(plan: LogicalPlan) -> tuple[str, ...]:
@@ -83,3 +88,21 @@ def output_names(plan: LogicalPlan) -> tuple[str, ...]:
         case SetOperation(left=left):
             return output_names(left)
     return output_names(plan.children[0])
+
+
+def output_types(plan: LogicalPlan, catalog: Catalog) -> tuple[DataType | None, ...]:
+    """The Spark types of ``plan``'s output columns, in ``output_names`` order (None: untyped)."""
+    match plan:
+        case Scan(table=table, columns=columns):
+            return tuple(catalog.table(table).column(c).type for c in columns)
+        case Project(items=items):
+            return tuple(type_of(item.expr) for item in items)
+        case Aggregate(group_by=group_by, aggregates=aggregates):
+            return tuple(type_of(item.expr) for item in (*group_by, *aggregates))
+        case Join(kind="semi" | "anti", left=left):
+            return output_types(left, catalog)
+        case Join(left=left, right=right):
+            return output_types(left, catalog) + output_types(right, catalog)
+        case SetOperation(left=left):
+            return output_types(left, catalog)
+    return output_types(plan.children[0], catalog)

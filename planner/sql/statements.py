@@ -32,6 +32,7 @@ from planner.ir.expressions import (
     Subquery,
     contains_aggregate,
     contains_subquery,
+    type_of,
     walk,
 )
 from planner.ir.logical import (
@@ -51,7 +52,7 @@ from planner.ir.logical import (
 )
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.expressions import ExpressionConverter
-from planner.sql.scope import Relation, Scope, output_names
+from planner.sql.scope import Relation, Scope, output_names, output_types
 
 _SELECT_CLAUSES = frozenset(
     {"with_", "expressions", "distinct", "from_", "joins", "where", "group", "having", "order", "limit"}
@@ -143,16 +144,16 @@ class _Grouping:
     def rewrite(self, expr: Expr, clause: str) -> Expr:
         for item in (*self.group_by, *self.aggregates):
             if item.expr == expr:
-                return Column(None, item.name)
+                return Column(None, item.name, type_of(item.expr))
         match expr:
             case Column(table=table) if table in self.local_aliases:
                 raise UnsupportedSqlError(
                     f"column {expr} in {clause} is neither in GROUP BY nor inside an aggregate"
                 )
-            case Call(op, args):
+            case Call(args=args):
                 new_args = tuple(self.rewrite(arg, clause) for arg in args)
                 if any(n is not o for n, o in zip(new_args, args, strict=True)):
-                    return Call(op, new_args)
+                    return attrs.evolve(expr, args=new_args)
             case Subquery(operand=operand) if operand is not None:
                 new_operand = self.rewrite(operand, clause)
                 if new_operand is not operand:
@@ -194,7 +195,7 @@ class _Planner:
         for cte in with_.expressions:
             name = cte.alias.lower()
             plan = self.query(cte.this, outer, visible)
-            visible[name] = _renamed(plan, cte.args["alias"], f"WITH {name}")
+            visible[name] = _renamed(plan, cte.args["alias"], f"WITH {name}", self.catalog)
         return visible
 
     def _set_operation(
@@ -321,12 +322,13 @@ class _Planner:
             name = node.name.lower()
             alias = alias or name
             if name in ctes:
-                plan = SubqueryAlias(alias, _renamed(ctes[name], alias_node, f"FROM {name}"))
-                return plan, Relation(alias, output_names(plan))
+                plan = SubqueryAlias(alias, _renamed(ctes[name], alias_node, f"FROM {name}", self.catalog))
+                return plan, self._derived(alias, plan)
             if alias_node is not None and alias_node.args.get("columns"):
                 raise UnsupportedSqlError(f"FROM: column aliases on the base table {name} are not supported")
             columns = self.catalog.table(name).column_names
-            return Scan(name, alias, columns), Relation(alias, columns)
+            scan = Scan(name, alias, columns)
+            return scan, self._derived(alias, scan)
         if isinstance(node, exp.Subquery):
             if not alias:
                 raise UnsupportedSqlError(
@@ -335,11 +337,15 @@ class _Planner:
             _reject_other_clauses(node, frozenset({"this", "alias"}))
             # Derived tables see the enclosing query's scope, not their FROM siblings (no LATERAL).
             inner = self.query(node.this, outer, ctes)
-            plan = SubqueryAlias(alias, _renamed(inner, alias_node, f"FROM {alias}"))
-            return plan, Relation(alias, output_names(plan))
+            plan = SubqueryAlias(alias, _renamed(inner, alias_node, f"FROM {alias}", self.catalog))
+            return plan, self._derived(alias, plan)
         raise UnsupportedSqlError(
             f"{node.key.upper()} in FROM is not supported: {node.sql(dialect='spark')[:120]}"
         )
+
+    def _derived(self, alias: str, plan: LogicalPlan) -> Relation:
+        """The relation ``plan`` adds to a FROM under ``alias``: its column names and their types."""
+        return Relation(alias, output_names(plan), output_types(plan, self.catalog))
 
     def _select_items(
         self, select: exp.Select, scope: Scope, ctes: Mapping[str, LogicalPlan]
@@ -423,7 +429,7 @@ def _join_kind(join: exp.Join) -> str:
     return "left" if side == "LEFT" else "inner"
 
 
-def _renamed(plan: LogicalPlan, alias: exp.TableAlias | None, clause: str) -> LogicalPlan:
+def _renamed(plan: LogicalPlan, alias: exp.TableAlias | None, clause: str, catalog: Catalog) -> LogicalPlan:
     """``plan`` with its outputs renamed by an alias column list (``AS c_orders (c_custkey, c_count)``)."""
     names = [_identifier(c) for c in alias.args.get("columns") or []] if alias else []
     if not names:
@@ -433,13 +439,12 @@ def _renamed(plan: LogicalPlan, alias: exp.TableAlias | None, clause: str) -> Lo
         raise UnsupportedSqlError(
             f"{clause}: {len(names)} column names given for a query with {len(current)} columns"
         )
-    return Project(
-        tuple(NamedExpr(new, Column(None, old)) for new, old in zip(names, current, strict=True)), plan
-    )
+    typed = zip(names, current, output_types(plan, catalog), strict=True)
+    return Project(tuple(NamedExpr(new, Column(None, old, dtype)) for new, old, dtype in typed), plan)
 
 
 def _star(relations) -> list[NamedExpr]:
-    return [NamedExpr(name, Column(r.alias, name)) for r in relations for name in r.columns]
+    return [NamedExpr(name, r.column(name)) for r in relations for name in r.columns]
 
 
 def _item_at(items: list[NamedExpr], position: int, clause: str) -> NamedExpr:

@@ -1,0 +1,285 @@
+"""Types and implicit casts of scalar expressions, resolved at plan time as Spark's analyzer does.
+
+The SQL front end builds every call through ``typed_call``: it checks the arguments' types, inserts
+the casts Spark 4 (ANSI mode) would insert (catalog/types.py has the rules), folds casts of
+constants (``o_orderdate < '1995-03-15'`` compares with a DATE literal, so the rules see a plain date
+range) and records the result type in ``Call.dtype``. What Spark's analyzer rejects is refused here,
+naming the clause and the types, so no Python TypeError can reach a user at run time.
+
+Only values that change under the cast get an explicit ``cast``: an integer meets a decimal without
+one (Python compares and adds ``int`` and ``Decimal`` exactly, as Spark's widening does), while a
+string read as a number, or a decimal read as a double, is cast.
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal as pydecimal
+
+from catalog import types
+from catalog.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INT,
+    NULL,
+    STRING,
+    DataType,
+    DecimalType,
+    IntervalType,
+)
+from planner.ir import values
+from planner.ir.expressions import AggregateCall, Call, Expr, Literal, type_of
+from planner.ir.notation import print_expr
+from planner.ir.values import CastError, cast_value
+from planner.sql.errors import UnsupportedSqlError
+
+ARITHMETIC = ("+", "-", "*", "/", "%", "div")
+COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
+
+
+class TypeMismatchError(UnsupportedSqlError):
+    """An expression Spark's analyzer rejects (DATATYPE_MISMATCH): names the clause and the types."""
+
+
+def cast_op(target: DataType) -> str:
+    """The ``Call.op`` of a cast: the target type is part of the operator, so casts to two types differ."""
+    return f"cast as {target}"
+
+
+def cast_target(op: str) -> DataType | None:
+    """The target type of a cast operator, None for any other operator."""
+    return types.parse_type(op.removeprefix("cast as ")) if op.startswith("cast as ") else None
+
+
+def _mismatch(clause: str, what: str, args: tuple[Expr, ...]) -> TypeMismatchError:
+    described = ", ".join(f"{print_expr(a)} ({type_of(a) or 'unknown type'})" for a in args)
+    return TypeMismatchError(f"{clause}: {what} is not defined for {described} (Spark rejects it: DATATYPE_MISMATCH)")
+
+
+def cast(expr: Expr, target: DataType, clause: str) -> Expr:
+    """``expr`` as ``target``: a constant is converted now (an invalid one is refused, as Spark would fail
+    at run time); a value that an int/Decimal comparison already treats exactly is left alone."""
+    source = type_of(expr)
+    if source == target or source is None or source == NULL:
+        return expr
+    if isinstance(expr, Literal):
+        return Literal(convert_constant(expr.value, source, target, clause), target)
+    if _widens_exactly(source, target):
+        return expr
+    return Call(cast_op(target), (expr,), target)
+
+
+def _widens_exactly(source: DataType, target: DataType) -> bool:
+    """An integer or decimal read as a wider integer or decimal keeps its value: Python's int and
+    Decimal already compare and add exactly, so no cast is needed at run time."""
+    if source in types.INTEGRAL:
+        return target in types.INTEGRAL or isinstance(target, DecimalType)
+    return isinstance(source, DecimalType) and isinstance(target, DecimalType)
+
+
+def convert_constant(value: object, source: DataType, target: DataType, clause: str) -> object:
+    """A constant cast at plan time, with the cast semantics rows get at run time (planner/ir/values.py)."""
+    try:
+        return cast_value(value, source, target)
+    except CastError as error:
+        raise UnsupportedSqlError(f"{clause}: {error}") from None
+
+
+def common(args: tuple[Expr, ...], clause: str, what: str) -> DataType | None:
+    """The one type ``args`` are compared or merged as, or a refusal naming them."""
+    result: DataType = NULL
+    for arg in args:
+        arg_type = type_of(arg)
+        if arg_type is None:
+            return None
+        literal = arg.value if isinstance(arg, Literal) else None
+        widened = types.common_type(result, arg_type, None, literal)
+        if widened is None:
+            raise _mismatch(clause, what, args)
+        result = widened
+    return result
+
+
+def _unify(args: tuple[Expr, ...], clause: str, what: str) -> tuple[tuple[Expr, ...], DataType | None]:
+    target = common(args, clause, what)
+    if target is None:
+        return args, None
+    return tuple(cast(a, target, clause) for a in args), target
+
+
+def typed_call(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
+    """``Call(op, args)`` with Spark's implicit casts and its result type; untyped args stay untyped."""
+    if any(type_of(a) is None for a in args):
+        return Call(op, args)
+    if op in ARITHMETIC:
+        return _folded(_arithmetic(op, args, clause), clause)
+    if op in COMPARISONS or op in ("in", "not in", "between"):
+        new_args, _ = _unify(args, clause, f"{op!r}")
+        return Call(op, new_args, BOOLEAN)
+    if op in ("and", "or", "not"):
+        for arg in args:
+            if type_of(arg) not in (BOOLEAN, NULL):
+                raise _mismatch(clause, op.upper(), args)
+        return Call(op, args, BOOLEAN)
+    if op in ("like", "not like"):
+        return Call(op, tuple(cast(a, STRING, clause) for a in args), BOOLEAN)
+    if op in ("is null", "is not null"):
+        return Call(op, args, BOOLEAN)
+    if op == "neg":
+        if not types.is_numeric(type_of(args[0])):
+            raise _mismatch(clause, "unary minus", args)
+        return Call(op, args, type_of(args[0]))
+    return _function(op, args, clause)
+
+
+def _folded(call: Expr, clause: str) -> Expr:
+    """Arithmetic on constants computed now, as Spark's constant folding does (``0.06 + 0.01`` is the
+    decimal 0.07), so rules see plain constants; an error Spark would raise is a refusal here."""
+    if not (isinstance(call, Call) and call.op in ARITHMETIC and all(isinstance(a, Literal) for a in call.args)):
+        return call
+    left, right = (a.value for a in call.args)
+    if left is None or right is None:
+        return Literal(None, call.dtype)
+    try:
+        return Literal(values.arithmetic(call.op, call.dtype)(left, right), call.dtype)
+    except values.SqlRuntimeError as error:
+        raise UnsupportedSqlError(f"{clause}: {print_expr(call)} fails in Spark: {error}") from None
+
+
+def _function(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
+    match op:
+        case "case":
+            conditions, values = args[0:-1:2] if len(args) % 2 else args[0::2], args[1::2]
+            if len(args) % 2:
+                values = (*values, args[-1])
+            for condition in conditions:
+                if type_of(condition) not in (BOOLEAN, NULL):
+                    raise _mismatch(clause, "a CASE condition", (condition,))
+            new_values, target = _unify(tuple(values), clause, "the branches of CASE")
+            rebuilt = [x for pair in zip(conditions, new_values, strict=False) for x in pair]
+            if len(args) % 2:
+                rebuilt.append(new_values[-1])
+            return Call(op, tuple(rebuilt), target)
+        case "coalesce" | "greatest" | "least":
+            new_args, target = _unify(args, clause, op)
+            return Call(op, new_args, target)
+        case "substring":
+            subject = cast(args[0], STRING, clause)
+            for bound in args[1:]:
+                if type_of(bound) not in (*types.INTEGRAL, NULL):
+                    raise _mismatch(clause, "substring's position and length (integers)", args)
+            return Call(op, (subject, *args[1:]), STRING)
+        case _ if op.startswith("extract_"):
+            date = cast(args[0], DATE, clause)
+            return Call(op, (date,), INT)
+        case _ if (target := cast_target(op)) is not None:
+            return explicit_cast(args[0], target, clause)
+    raise UnsupportedSqlError(f"function {op} in {clause} is not supported")
+
+
+def explicit_cast(operand: Expr, target: DataType, clause: str) -> Expr:
+    """``CAST(operand AS target)``: the conversions Spark 4 allows in ANSI mode."""
+    source = type_of(operand)
+    allowed = (
+        source in (target, NULL, STRING)
+        or target == STRING
+        or (types.is_numeric(source) and (types.is_numeric(target) or target == BOOLEAN))
+        or (source == BOOLEAN and types.is_numeric(target))
+    )
+    if not allowed:
+        raise _mismatch(clause, f"CAST to {target}", (operand,))
+    if isinstance(operand, Literal):
+        return Literal(convert_constant(operand.value, source, target, clause), target)
+    return operand if source == target else Call(cast_op(target), (operand,), target)
+
+
+def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
+    left, right = args
+    lt, rt = type_of(left), type_of(right)
+    if DATE in (lt, rt):
+        return _date_arithmetic(op, left, right, clause)
+    # a string operand is read as a number: bigint beside an integer, double otherwise (AnsiTypeCoercion)
+    if lt == STRING and rt == STRING:
+        left, right = cast(left, DOUBLE, clause), cast(right, DOUBLE, clause)
+    elif STRING in (lt, rt):
+        other = rt if lt == STRING else lt
+        as_number = BIGINT if other in types.INTEGRAL else DOUBLE
+        left, right = cast(left, as_number, clause), cast(right, as_number, clause)
+    lt, rt = type_of(left), type_of(right)
+    if lt == NULL or rt == NULL:
+        known = rt if lt == NULL else lt
+        return Call(op, (left, right), DOUBLE if op == "/" else known if known != NULL else DOUBLE)
+    if not (types.is_numeric(lt) and types.is_numeric(rt)):
+        raise _mismatch(clause, f"{op!r}", args)
+    if op == "div":
+        if DOUBLE in (lt, rt):
+            raise _mismatch(clause, "DIV (integral division)", args)
+        return Call(op, (left, right), BIGINT)
+    if DOUBLE in (lt, rt):
+        return Call(op, (cast(left, DOUBLE, clause), cast(right, DOUBLE, clause)), DOUBLE)
+    if lt in types.INTEGRAL and rt in types.INTEGRAL:
+        if op == "/":
+            return Call(op, (cast(left, DOUBLE, clause), cast(right, DOUBLE, clause)), DOUBLE)
+        return Call(op, (left, right), BIGINT if BIGINT in (lt, rt) else INT)
+    left_decimal = types.as_decimal(lt, left.value if isinstance(left, Literal) else None)
+    right_decimal = types.as_decimal(rt, right.value if isinstance(right, Literal) else None)
+    return Call(op, (left, right), types.decimal_result(op, left_decimal, right_decimal))
+
+
+def _date_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
+    """``date ± n`` (days), ``date ± interval``, ``date - date`` (an INTERVAL DAY, as in Spark)."""
+    lt, rt = type_of(left), type_of(right)
+    if op == "+" and rt == DATE and lt != DATE:
+        return _date_arithmetic(op, right, left, clause)
+    if lt == DATE and op in ("+", "-"):
+        if rt in types.INTEGRAL or rt == NULL:
+            return Call(op, (left, right), DATE)
+        if isinstance(rt, IntervalType):
+            return Call(op, (left, right), DATE)
+        if rt == DATE and op == "-":
+            return Call("date_diff", (left, right), IntervalType("day"))
+        if rt == STRING and op == "-":
+            return Call("date_diff", (left, cast(right, DATE, clause)), IntervalType("day"))
+    raise _mismatch(clause, f"{op!r}", (left, right))
+
+
+def typed_aggregate(func: str, arg: Expr | None, distinct: bool, clause: str) -> AggregateCall:
+    """An aggregate with Spark's result type: COUNT bigint, SUM/AVG widened, MIN/MAX as their argument."""
+    if arg is None or func == "count":
+        return AggregateCall(func, arg, distinct, BIGINT)
+    arg_type = type_of(arg)
+    if arg_type is None:
+        return AggregateCall(func, arg, distinct)
+    if func in ("min", "max"):
+        return AggregateCall(func, arg, distinct, arg_type)
+    if arg_type == STRING:
+        arg, arg_type = cast(arg, DOUBLE, clause), DOUBLE
+    result = types.sum_type(arg_type) if func == "sum" else types.avg_type(arg_type)
+    if result is None:
+        raise _mismatch(clause, f"{func.upper()}", (arg,))
+    return AggregateCall(func, arg, distinct, result)
+
+
+def literal_of_number(text: str) -> Literal:
+    """A numeric literal typed as Spark types it: int, then bigint, then decimal; ``1.5`` is a decimal,
+    ``1e3`` a double."""
+    lowered = text.lower()
+    if "e" in lowered:
+        return Literal(float(text), DOUBLE)
+    if "." not in text:
+        value = int(text)
+        for integral in (INT, BIGINT):
+            low, high = types.integral_range(integral)
+            if low <= value <= high:
+                return Literal(value, integral)
+        return Literal(pydecimal.Decimal(value), types.literal_decimal_type(text))
+    return Literal(pydecimal.Decimal(text), types.literal_decimal_type(text))
+
+
+def date_literal(text: str, clause: str) -> Literal:
+    try:
+        return Literal(datetime.date.fromisoformat(text), DATE)
+    except ValueError:
+        raise UnsupportedSqlError(f"{clause}: {text!r} is not a date (yyyy-mm-dd)") from None
