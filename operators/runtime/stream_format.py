@@ -3,8 +3,8 @@
 A stream directory holds ``<table>.parquet`` or ``<table>/`` for each table that changes; its rows carry
 the table's columns plus ``_seq`` (int64, one order across *all* tables, gaps allowed) and ``_op``
 (+1 insert, −1 delete, any integer type). Reading merges the tables into one ``UpdateBatch`` in
-``_seq`` order, each row a tuple of Python values in the catalog's column order (decimals become
-float). Every check names the table, the row (counted from 0 in file order) and what is wrong, because
+``_seq`` order, each row a tuple of Python values in the catalog's column order (DECIMAL as
+decimal.Decimal, exact). Every check names the table, the row (counted from 0 in file order) and what is wrong, because
 a bad stream is user input and the user has to find the offending row.
 
 Conversion goes column by column through Arrow and numpy: the per-cell Python work is only building
@@ -13,7 +13,6 @@ the final tuples, so about a million updates read or write in a few seconds.
 
 from __future__ import annotations
 
-import decimal
 import gc
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -26,26 +25,33 @@ from typing import overload
 import attrs
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from catalog import types
 from catalog.schema import Catalog, Table
 
 SEQ_COLUMN = "_seq"
 OP_COLUMN = "_op"
 INSERT, DELETE = 1, -1
 
-ARROW_TYPES = {
-    "int": pa.int64(),
-    "float": pa.float64(),
-    "string": pa.string(),
-    "date": pa.date32(),
-    "bool": pa.bool_(),
+_ARROW_TYPES = {
+    types.INT: pa.int32(),
+    types.BIGINT: pa.int64(),
+    types.DOUBLE: pa.float64(),
+    types.STRING: pa.string(),
+    types.DATE: pa.date32(),
+    types.BOOLEAN: pa.bool_(),
 }
 
-# A decimal with at most this many digits has an unscaled value below 2**53, so unscaled / 10**scale
-# in float64 is the correctly rounded float (Arrow's own decimal→float cast is not).
-_EXACT_DECIMAL_DIGITS = 15
+
+def arrow_type(dtype: types.DataType) -> pa.DataType:
+    """The Arrow type a column of Spark type ``dtype`` is stored as (DECIMAL as decimal128: exact)."""
+    if isinstance(dtype, types.DecimalType):
+        return pa.decimal128(dtype.precision, dtype.scale)
+    try:
+        return _ARROW_TYPES[dtype]
+    except KeyError:
+        raise StreamFormatError(f"type {dtype} has no stream-format column type") from None
 
 
 _ARROW_CONVERSION_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
@@ -157,7 +163,7 @@ def gc_paused() -> Iterator[None]:
 
 def arrow_schema(table: Table) -> pa.Schema:
     """The Arrow schema of ``table``'s columns (no ``_seq``/``_op``), nullability from the catalog."""
-    return pa.schema([pa.field(c.name, ARROW_TYPES[c.type], nullable=c.nullable) for c in table.columns])
+    return pa.schema([pa.field(c.name, arrow_type(c.type), nullable=c.nullable) for c in table.columns])
 
 
 @gc_paused()
@@ -175,7 +181,7 @@ def rows_from_arrow(data: pa.Table, table: Table, source: str) -> list[tuple]:
 
 
 def _python_values(
-    column: pa.ChunkedArray, sql_type: str, nullable: bool, table: str, name: str, source: str
+    column: pa.ChunkedArray, sql_type: types.DataType, nullable: bool, table: str, name: str, source: str
 ) -> list:
     where = f"table {table} ({source}), column {name}"
     try:
@@ -188,33 +194,21 @@ def _python_values(
         if not nullable:
             raise StreamFormatError(f"{where}, row {_first_true(column.is_null())}: NULL in a NOT NULL column")
         return column.to_pylist()
-    if sql_type == "string":
-        return column.to_pylist()
+    if sql_type == types.STRING or isinstance(sql_type, types.DecimalType):
+        return column.to_pylist()  # decimal128 → decimal.Decimal with the column's scale: exact
     return column.to_numpy().tolist()
 
 
-def _cast(column: pa.ChunkedArray, sql_type: str) -> pa.ChunkedArray | pa.Array:
-    if sql_type == "float" and pa.types.is_decimal(column.type):
-        column = _decimal_to_float(column)
-    return column.cast(ARROW_TYPES[sql_type])
+def _cast(column: pa.ChunkedArray, sql_type: types.DataType) -> pa.ChunkedArray | pa.Array:
+    return column.cast(arrow_type(sql_type))
 
 
-def _casts(column: pa.ChunkedArray, sql_type: str) -> bool:
+def _casts(column: pa.ChunkedArray, sql_type: types.DataType) -> bool:
     try:
         _cast(column, sql_type)
     except _ARROW_CONVERSION_ERRORS:
         return False
     return True
-
-
-def _decimal_to_float(column: pa.ChunkedArray) -> pa.Array:
-    """Each decimal as the nearest float64, as ``float(Decimal)`` would give."""
-    if column.type.precision > _EXACT_DECIMAL_DIGITS:
-        return pa.array([None if v is None else float(v) for v in column.to_pylist()], pa.float64())
-    scale = 10**column.type.scale
-    factor = pa.scalar(decimal.Decimal(scale), pa.decimal128(len(str(scale)), 0))
-    unscaled = pc.multiply(column, factor).cast(pa.int64()).to_numpy(zero_copy_only=False)
-    return pa.array(unscaled / float(scale), pa.float64(), from_pandas=True)  # from_pandas: NaN → null
 
 
 def _first_true(mask: pa.ChunkedArray | pa.Array) -> int:

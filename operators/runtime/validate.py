@@ -12,11 +12,13 @@ their reason and the rest of the batch goes on.
 from __future__ import annotations
 
 import datetime
+import decimal
 from collections.abc import Iterable
 from operator import itemgetter
 
 import attrs
 
+from catalog import types
 from catalog.schema import Catalog, Table
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.stream_format import Update, UpdateBatch
@@ -25,11 +27,12 @@ from operators.zset import Changelog, Row
 POLICIES = ("error", "quarantine")
 
 _PYTHON_TYPES = {
-    "int": (int,),
-    "float": (int, float),
-    "string": (str,),
-    "date": (datetime.date,),
-    "bool": (bool,),
+    types.INT: (int,),
+    types.BIGINT: (int,),
+    types.DOUBLE: (int, float),
+    types.STRING: (str,),
+    types.DATE: (datetime.date,),
+    types.BOOLEAN: (bool,),
 }
 
 
@@ -48,20 +51,49 @@ class Rejected:
     reason: str
 
 
-def _type_error(table: Table, row: Row) -> str | None:
+def _conformed(table: Table, row: Row) -> tuple[Row, str | None]:
+    """``row`` with each value in its column's representation, or the reason it has none.
+
+    A DECIMAL value becomes a ``decimal.Decimal`` with exactly its column's scale (an int, or a
+    Decimal with fewer fractional digits, converts exactly); a value that would need rounding, a
+    float, or a bool is refused: no lossy conversion is accepted silently.
+    """
     if len(row) != len(table.columns):
-        return f"has {len(row)} columns, table {table.name} has {len(table.columns)} ({', '.join(table.column_names)})"
-    for value, column in zip(row, table.columns, strict=True):
+        return row, f"has {len(row)} columns, table {table.name} has {len(table.columns)} ({', '.join(table.column_names)})"
+    conformed = list(row)
+    for i, (value, column) in enumerate(zip(row, table.columns, strict=True)):
         if value is None:
             if column.name in table.primary_key:
-                return f"NULL in key column {column.name}"
+                return row, f"NULL in key column {column.name}"
+            continue
+        if isinstance(column.type, types.DecimalType):
+            conformed[i], reason = _as_decimal(value, column.type)
+            if reason:
+                return row, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}: {reason}"
             continue
         allowed = _PYTHON_TYPES[column.type]
-        wrong_bool = isinstance(value, bool) and column.type != "bool"
+        wrong_bool = isinstance(value, bool) and column.type != types.BOOLEAN
         wrong_datetime = isinstance(value, datetime.datetime)
         if not isinstance(value, allowed) or wrong_bool or wrong_datetime:
-            return f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}"
-    return None
+            return row, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}"
+        if column.type in types.INTEGRAL and not types.integral_range(column.type)[0] <= value <= types.integral_range(column.type)[1]:
+            return row, f"column {column.name} expects {column.type}, {value} is out of its range"
+    return tuple(conformed), None
+
+
+def _as_decimal(value: object, dtype: types.DecimalType) -> tuple[object, str | None]:
+    if isinstance(value, bool) or not isinstance(value, int | decimal.Decimal):
+        return value, "pass a decimal.Decimal (or an int)"
+    exact = decimal.Decimal(value)
+    scaled = exact.quantize(decimal.Decimal(1).scaleb(-dtype.scale), context=_DECIMAL_CONTEXT)
+    if scaled != exact:
+        return value, f"it has more than {dtype.scale} fractional digits"
+    if scaled.adjusted() >= dtype.precision - dtype.scale:
+        return value, f"it has more than {dtype.precision - dtype.scale} integral digits"
+    return scaled, None
+
+
+_DECIMAL_CONTEXT = decimal.Context(prec=100)
 
 
 class Validator:
@@ -117,6 +149,8 @@ class Validator:
     ) -> tuple[dict[tuple, Row | None], Changelog]:
         key_of, stored, valid = self._key_of[table], self.rows[table], self._valid_signatures[table]
         width = len(self.tables[table].columns)
+        # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
+        has_decimals = any(isinstance(c.type, types.DecimalType) for c in self.tables[table].columns)
         overlay: dict[tuple, Row | None] = {}
         accepted: Changelog = []
         for update in updates:
@@ -126,10 +160,10 @@ class Validator:
                 reason = "row is not a tuple of column values"
             elif checked:
                 if len(row) != width:
-                    reason = _type_error(self.tables[table], row)
-            elif tuple(map(type, row)) not in valid:
-                reason = _type_error(self.tables[table], row)
-                if reason is None:
+                    row, reason = _conformed(self.tables[table], row)
+            elif has_decimals or tuple(map(type, row)) not in valid:
+                row, reason = _conformed(self.tables[table], row)
+                if reason is None and not has_decimals:
                     valid.add(tuple(map(type, row)))
             if reason is None:
                 key = key_of(row)

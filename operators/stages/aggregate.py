@@ -23,6 +23,7 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedList
 
+from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row, consolidate
 
@@ -117,7 +118,7 @@ class DistinctValues(ValueCounts):
             return self.present
         if not self.present:
             return None
-        return self.total / self.present if func == "avg" else self.total
+        return average(self.total, self.present) if func == "avg" else self.total
 
 
 class OrderedValues(ValueCounts):
@@ -159,7 +160,7 @@ def _value(spec: AggregateSpec, value: object, count: int) -> object:
         return value.result(spec.func)
     if spec.func == "count":
         return count
-    return value / count if spec.func == "avg" else value
+    return average(value, count) if spec.func == "avg" else value
 
 
 class GroupAggregateStage(KeyedStage):

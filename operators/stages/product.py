@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from math import prod
 
+from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row, apply_changes, consolidate
 
@@ -63,7 +64,7 @@ class ProductCombineStage(KeyedStage):
                 continue
             total = sum(coefficient * prod(current[i][self.positions[i][name]] or 0 for i, name in factors)
                         for coefficient, factors in terms)
-            values.append(total / pairs if func == "avg" else total)
+            values.append(average(total, pairs) if func == "avg" else total)
         return self.finish(group + tuple(values))
 
     def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list, Changelog]:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import attrs
 
+from operators.stages.average import average
 from operators.zset import Changelog, Compiled, Row, consolidate
 
 
@@ -42,7 +43,7 @@ class RequiredSums:
             elif count == 0:
                 out.append(None)
             else:
-                out.append(total / count if func == "avg" else total)
+                out.append(average(total, count) if func == "avg" else total)
         return tuple(out)
 
 
@@ -70,7 +71,7 @@ class ScalarAggregate:
         elif count == 0:
             aggregate = None
         else:
-            aggregate = total / count if self.func == "avg" else total
+            aggregate = average(total, count) if self.func == "avg" else total
         return self.value((aggregate,))
 
 
