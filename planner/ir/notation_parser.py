@@ -206,7 +206,8 @@ class _Builder:
     def expr_neg(self, tree, operand):
         if operand.data == "number":
             literal = self.expr(operand)
-            return Literal(-literal.value, literal.type)
+            value = -literal.value
+            return Literal(value, integral_type_of(value) if isinstance(value, int) else literal.type)
         return Call("neg", (self.expr(operand),))
 
     def expr_string(self, tree, token):

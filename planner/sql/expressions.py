@@ -9,6 +9,7 @@ rules compare plain date literals.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Protocol
 
 import attrs
@@ -16,7 +17,7 @@ from sqlglot import exp
 
 from catalog.ddl import column_type
 from catalog.schema import Catalog, UnknownColumnError
-from catalog.types import BOOLEAN, DATE, INT, NULL, STRING, IntervalType
+from catalog.types import BOOLEAN, DATE, INT, INTEGRAL, NULL, STRING, IntervalType
 from planner.ir.dates import shift_date
 from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
 from planner.ir.logical import LogicalPlan
@@ -175,7 +176,9 @@ class ExpressionConverter:
     def _negate(self, node: exp.Expression) -> Expr:
         """``-x``; a negated number is folded into a negative literal."""
         operand = self.convert(node)
-        if isinstance(operand, Literal) and operand.value is not None and operand.type not in (STRING, DATE, BOOLEAN):
+        if isinstance(operand, Literal) and isinstance(operand.value, int) and operand.type in INTEGRAL:
+            return literal_of_number(str(-operand.value))  # -2147483648 is an int again
+        if isinstance(operand, Literal) and isinstance(operand.value, float | Decimal):
             return Literal(-operand.value, operand.type)
         return self._call("neg", operand)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import decimal
 import re
 import textwrap
 
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import planner.ir.logical
+from catalog.types import literal_decimal_type
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
 from planner.ir.fk_graph import FkEdge
 from planner.ir.logical import (
@@ -44,10 +46,14 @@ def col(qualified: str) -> Column:
 
 
 def lit(value: object) -> Literal:
+    """A literal as SQL types it; a float is written as the decimal literal it reads as (``1.0``)."""
+    if isinstance(value, float) and "e" in repr(value):
+        return Literal(value, "double")
+    if isinstance(value, float):
+        return Literal(decimal.Decimal(repr(value)), literal_decimal_type(repr(value)))
     kinds = {
         bool: "bool",
         int: "int",
-        float: "float",
         str: "string",
         datetime.date: "date",
         type(None): "null",
@@ -220,8 +226,8 @@ EXPRESSIONS = [
     (call("extract_year", col("d")), "extract_year(d)"),
     (call("substring", col("s"), lit(1), lit(2)), "substring(s, 1, 2)"),
     (call("now"), "now()"),
-    (call("-", col("d"), Literal((3, "month"), "interval")), "d - interval '3' month"),
-    (Literal((-2, "day"), "interval"), "interval '-2' day"),
+    (call("-", col("d"), Literal((3, "month"), "interval month")), "d - interval '3' month"),
+    (Literal((-2, "day"), "interval day"), "interval '-2' day"),
     (lit(None), "null"),
     (lit(True), "true"),
     (lit(False), "false"),
@@ -272,9 +278,12 @@ def test_expressions_print_as_sql_with_minimal_parentheses_and_parse_back(expr: 
     assert parse_expr(expected) == expr
 
 
-def test_a_float_literal_stays_a_float_and_an_int_an_int() -> None:
-    assert parse_expr("1.0").value.__class__ is float
-    assert parse_expr("1").value.__class__ is int
+def test_number_literals_read_as_spark_types_them() -> None:
+    assert parse_expr("1.0") == Literal(decimal.Decimal("1.0"), "decimal(2,1)")
+    assert parse_expr("2.5e0") == Literal(2.5, "double")
+    assert parse_expr("1") == Literal(1, "int")
+    assert parse_expr("3000000000") == Literal(3000000000, "bigint")
+    assert print_expr(Literal(2.5, "double")) == "2.5e0"
 
 
 @attrs.frozen
@@ -432,16 +441,20 @@ names = st.one_of(
 )
 columns = st.builds(Column, st.none() | names, names)
 literals = st.one_of(
-    st.builds(Literal, st.integers(), st.just("int")),
-    st.builds(Literal, st.floats(allow_nan=False, allow_infinity=False), st.just("float")),
+    st.builds(Literal, st.integers(-(2**31), 2**31 - 1), st.just("int")),
+    st.builds(Literal, st.integers(2**31, 2**63 - 1), st.just("bigint")),
+    st.builds(Literal, st.floats(allow_nan=False, allow_infinity=False), st.just("double")),
+    st.decimals(allow_nan=False, allow_infinity=False, places=2, min_value=0, max_value=10**6).map(
+        lambda d: Literal(d, literal_decimal_type(format(d, "f")))
+    ),
     st.builds(Literal, st.text(max_size=6), st.just("string")),
     st.builds(Literal, st.dates(), st.just("date")),
     st.builds(Literal, st.booleans(), st.just("bool")),
     st.just(Literal(None, "null")),
     st.builds(
-        Literal,
-        st.tuples(st.integers(-99, 99), st.sampled_from(["day", "month", "year"])),
-        st.just("interval"),
+        lambda n, unit: Literal((n, unit), f"interval {unit}"),
+        st.integers(-99, 99),
+        st.sampled_from(["day", "month", "year"]),
     ),
 )
 scans = st.builds(Scan, names, names, st.lists(names, max_size=3).map(tuple))

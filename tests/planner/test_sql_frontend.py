@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from decimal import Decimal
 import shutil
 import subprocess
 import sys
@@ -323,7 +324,7 @@ def test_folded_and_evaluated_date_arithmetic_agree(
     """Constant folding and row evaluation share one date ± interval (Spark's month-end clamping)."""
     sql = f"select o_orderkey from orders where o_orderdate < date '{day}' {op} interval '{amount}' {unit}"
     column = Column("o", "o_orderdate")
-    evaluated = compile_expr(Call(op, (column, Literal((amount, unit), "interval"))), {column: 0})
+    evaluated = compile_expr(Call(op, (column, Literal((amount, unit), f"interval {unit}"))), {column: 0})
     assert where_of(sql).args[1] == Literal(expected, "date")
     assert evaluated((datetime.date.fromisoformat(day),)) == expected
 
@@ -339,7 +340,10 @@ def test_expression_forms_map_to_calls() -> None:
     when = Call("=", (Column(o, "o_orderstatus"), Literal("F", "string")))
     assert status.args[0] == Call("case", (when, Literal(1, "int"), Literal(0, "int")))
     assert price == Call(
-        "not", (Call("between", (Column(o, "o_totalprice"), Literal(-1, "int"), Literal(2.5, "float"))),)
+        "not",
+        # the constants are cast to the column's DECIMAL(15,2) at plan time, as Spark's analyzer does
+        (Call("between", (Column(o, "o_totalprice"), Literal(Decimal("-1.00"), "decimal(15,2)"),
+                          Literal(Decimal("2.50"), "decimal(15,2)"))),),
     )
     assert clerk == Call("not in", (Column(o, "o_clerk"), Literal("a", "string"), Literal("b", "string")))
     assert comment == Call("is not null", (Column(o, "o_comment"),))
@@ -360,7 +364,7 @@ def test_group_by_and_order_by_accept_aliases_and_positions() -> None:
             "_g0", Call("substring", (Column("customer", "c_phone"), Literal(1, "int"), Literal(2, "int")))
         ),
     )
-    assert having.condition == Call(">", (Column(None, "_a0"), Literal(1, "int")))
+    assert having.condition == Call(">", (Column(None, "_a0"), Literal(1, "bigint")))  # COUNT is a bigint
     assert project.items == (NamedExpr("code", Column(None, "_g0")), NamedExpr("n", Column(None, "_a0")))
 
 
