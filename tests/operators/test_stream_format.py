@@ -30,11 +30,11 @@ CATALOG = catalog_from_ddl(
 DAY = datetime.date(2024, 2, 29)
 
 UPDATES = [
-    Update(3, "shop", 1, (1, "corner", 2.5, DAY, True)),
+    Update(3, "shop", 1, (1, "corner", Decimal("2.50"), DAY, True)),
     Update(10, "sale", 1, (100, 1)),
     Update(11, "shop", 1, (2, None, None, None, None)),
     Update(40, "sale", -1, (100, 1)),
-    Update(41, "shop", -1, (1, "corner", 2.5, DAY, True)),
+    Update(41, "shop", -1, (1, "corner", Decimal("2.50"), DAY, True)),
 ]
 
 
@@ -59,13 +59,13 @@ def test_round_trip_keeps_values_types_and_global_order_with_gaps(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sale.parquet", "shop.parquet"]
     read = read_stream(tmp_path, CATALOG)
     assert list(read) == UPDATES and read.checked
-    assert [type(v) for v in read[0].row] == [int, str, float, datetime.date, bool]
+    assert [type(v) for v in read[0].row] == [int, str, Decimal, datetime.date, bool]
 
 
 def test_written_files_use_catalog_arrow_types(tmp_path):
     write_stream(tmp_path, CATALOG, UPDATES)
     schema = pq.read_schema(tmp_path / "shop.parquet")
-    assert [str(t) for t in schema.types] == ["int64", "string", "double", "date32[day]", "bool", "int64", "int8"]
+    assert [str(t) for t in schema.types] == ["int32", "string", "decimal128(15, 2)", "date32[day]", "bool", "int64", "int8"]
     assert not schema.field("id").nullable
 
 
@@ -94,7 +94,7 @@ def test_a_table_directory_of_parquet_parts_is_read(tmp_path):
     assert [u.seq for u in read_stream(tmp_path, CATALOG)] == [1, 2, 3, 4]
 
 
-def test_decimals_become_floats_and_underscore_files_are_ignored(tmp_path):
+def test_decimals_stay_exact_and_underscore_files_are_ignored(tmp_path):
     write_raw(
         tmp_path / "shop.parquet",
         {
@@ -108,7 +108,7 @@ def test_decimals_become_floats_and_underscore_files_are_ignored(tmp_path):
         },
     )
     (tmp_path / "_SUCCESS").touch()
-    assert list(read_stream(tmp_path, CATALOG)) == [Update(1, "shop", 1, (1, "x", 0.07, DAY, False))]
+    assert list(read_stream(tmp_path, CATALOG)) == [Update(1, "shop", 1, (1, "x", Decimal("0.07"), DAY, False))]
 
 
 READ_ERRORS = {
@@ -130,7 +130,7 @@ READ_ERRORS = {
 
 
 @pytest.mark.parametrize("decimal_type", [pa.decimal128(15, 2), pa.decimal128(38, 10)], ids=str)
-def test_decimals_of_any_precision_become_the_nearest_float_and_keep_nulls(tmp_path, decimal_type):
+def test_decimals_of_any_precision_are_read_exactly_at_the_column_scale_and_keep_nulls(tmp_path, decimal_type):
     prices = [Decimal("24386.67"), None, Decimal("-0.07")]
     write_raw(
         tmp_path / "shop.parquet",
@@ -144,7 +144,7 @@ def test_decimals_of_any_precision_become_the_nearest_float_and_keep_nulls(tmp_p
             "_op": pa.array([1, 1, 1]),
         },
     )
-    assert [u.row[2] for u in read_stream(tmp_path, CATALOG)] == [24386.67, None, -0.07]
+    assert [u.row[2] for u in read_stream(tmp_path, CATALOG)] == prices
 
 
 @pytest.mark.parametrize(("file_name", "columns", "message"), READ_ERRORS.values(), ids=READ_ERRORS.keys())
@@ -178,7 +178,7 @@ def test_a_missing_stream_directory_is_named(tmp_path):
     [
         ([Update(1, "sale", 0, (1, 1))], r"table sale, update with _seq 1: _op is 0, must be \+1 or -1"),
         ([Update(1, "sale", 1, (1,))], r"table sale .*row 0: has 1 values, the table has 2 columns"),
-        ([Update(1, "sale", 1, (1, 2)), Update(2, "sale", 1, (3, "x"))], r"column shop_id, row 1: value 'x' is not a int64"),
+        ([Update(1, "sale", 1, (1, 2)), Update(2, "sale", 1, (3, "x"))], r"column shop_id, row 1: value 'x' is not a int32"),
         ([Update(1, "sale", 1, (None, 2))], r"table sale .*column id, row 0: NULL in a NOT NULL column"),
         ([Update(1, "sale", 1, (1, 2)), Update(1, "shop", 1, (1, "a", 1.0, DAY, True))], r"duplicate _seq 1"),
         ([Update(1, "nosuch", 1, ())], r"unknown table 'nosuch'"),

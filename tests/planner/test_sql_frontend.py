@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import datetime
-from decimal import Decimal
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
