@@ -16,8 +16,9 @@ and ``(...)`` mean nothing to the parser. The printer, in ``planner.ir.notation_
 only writer; the parser, in ``planner.ir.notation_parser``, reads what it writes.
 
 >>> from planner.ir.logical import Filter, Scan
+>>> from decimal import Decimal
 >>> from planner.ir.expressions import Call, Column, Literal
->>> plan = Filter(Call(">", (Column("o", "o_totalprice"), Literal(10.5, "float"))),
+>>> plan = Filter(Call(">", (Column("o", "o_totalprice"), Literal(Decimal("10.5"), "decimal(3,1)"))),
 ...               Scan("orders", "o", ("o_orderkey", "o_totalprice")))
 >>> print(print_plan(plan))
 Filter condition=o.o_totalprice > 10.5
@@ -25,7 +26,8 @@ Filter condition=o.o_totalprice > 10.5
 >>> parse_plan(print_plan(plan)) == plan
 True
 
-Values. ``None``, ``True``, ``False``; numbers (``1`` is an int, ``1.0`` a float); a str is a bare
+Values. ``None``, ``True``, ``False``; numbers (``1`` is an int, ``1.0`` a float; inside an
+expression, literals read as Spark types them: ``1`` int, ``1.0`` decimal, ``1.0e0`` double); a str is a bare
 name when it is an identifier (``alias=o``) and ``'single quoted'`` with backslash escapes
 otherwise; tuples are ``[a, b]``; ``NamedExpr`` is ``expr AS name``; ``SortKey`` is ``expr ASC`` or
 ``expr DESC`` (upper case; the other keywords are lower case); a class registered with

@@ -10,7 +10,7 @@ see the query as written.
 >>> from catalog.tpch import tpch_catalog
 >>> plan = parse_sql("select n_name from nation where n_regionkey = 1", tpch_catalog())
 >>> plan.items[0], plan.child.condition
-(NamedExpr(name='n_name', expr=Column(table='nation', name='n_name')), Call(op='=', args=(Column(table='nation', name='n_regionkey'), Literal(value=1, type='int'))))
+(NamedExpr(name='n_name', expr=Column(table='nation', name='n_name')), Call(op='=', args=(Column(table='nation', name='n_regionkey'), Literal(value=1, type=AtomicType(name='int')))))
 """
 
 from __future__ import annotations
