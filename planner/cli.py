@@ -11,11 +11,13 @@ from pathlib import Path
 from catalog.load import load_catalog
 from catalog.schema import CatalogError
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import StreamFormatError, batches, read_stream, write_stream
+from catalog.types import NULL
+from operators.runtime.stream_format import StreamFormatError, arrow_type, batches, read_stream, write_stream
 from operators.runtime.validate import InvalidChangeError
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.demo import run_demo
 from planner.explain import explain_json, explain_text
+from planner.ir.values import SqlRuntimeError
 from planner.sql.errors import UnsupportedSqlError
 from planner.view import MaintainedView
 from planner.workloads.enclosureness import StreamLifespanError, stream_enclosureness
@@ -81,11 +83,15 @@ def _enclosureness(updates, catalog) -> str:
         return "undefined (the stream has invalid updates)"
 
 
-def _write_rows(path: str, columns: tuple[str, ...], rows: list[tuple], extra: dict[str, list] | None = None) -> None:
+def _write_rows(path: str, view: MaintainedView, rows: list[tuple], extra: dict[str, list] | None = None) -> None:
+    """Result rows as Parquet, each column in its Spark type (DECIMAL as decimal128(p,s), exact)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    data = {name: [row[i] for row in rows] for i, name in enumerate(columns)}
+    data = {}
+    for i, (name, dtype) in enumerate(zip(view.columns, view.column_types, strict=True)):
+        values = [row[i] for row in rows]
+        data[name] = pa.array(values, arrow_type(dtype)) if dtype is not None and dtype != NULL else pa.array(values)
     data.update(extra or {})
     pq.write_table(pa.table(data), path)
 
@@ -108,9 +114,9 @@ def cmd_run(args) -> int:
         elapsed = time.perf_counter() - started
         result = view.result()
     if args.out:
-        _write_rows(args.out, view.columns, result)
+        _write_rows(args.out, view, result)
     if args.deltas:
-        _write_rows(args.deltas, view.columns, deltas, {"_batch": batch_ids, "_weight": weights})
+        _write_rows(args.deltas, view, deltas, {"_batch": batch_ids, "_weight": weights})
     if view.rejected:
         rejects = args.rejects or "rejects.jsonl"
         with open(rejects, "w") as out:
@@ -187,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
-                 FileNotFoundError)
+                 SqlRuntimeError, FileNotFoundError)
         if isinstance(err, known):
             print(f"ivm: error: {err}", file=sys.stderr)
             return 2

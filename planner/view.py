@@ -11,11 +11,13 @@ from collections import Counter
 from collections.abc import Iterable
 
 from catalog.schema import Catalog
+from catalog.types import DataType
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream_format import Update, UpdateBatch
 from operators.runtime.validate import Rejected, Validator
 from operators.zset import Changelog, Row, apply_changes
 from planner.compiler import CompiledQuery, compile_query
+from planner.sql.scope import output_types
 
 ENGINES = ("local", "spark")
 
@@ -30,6 +32,7 @@ class MaintainedView:
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         options = {k: v for k, v in planner_options.items() if v is not None}
+        self.catalog = catalog
         self.compiled: CompiledQuery = compile_query(sql, catalog, strict=strict, **options)
         dataflow = self.compiled.dataflow
         self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
@@ -46,6 +49,11 @@ class MaintainedView:
     @property
     def columns(self) -> tuple[str, ...]:
         return self.compiled.dataflow.output_columns
+
+    @property
+    def column_types(self) -> tuple[DataType | None, ...]:
+        """The Spark types of the result's columns (``spark.sql(query).schema``), None where untyped."""
+        return output_types(self.compiled.logical, self.catalog)
 
     def apply(self, updates: UpdateBatch | Iterable[Update]) -> Changelog:
         """Validate and apply one batch; return the result's changes. Invalid input leaves all state as it was.
