@@ -23,7 +23,7 @@ from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Compiled, Row
 from planner.ir import values
 from planner.ir.dates import shift_date
-from planner.ir.expressions import Call, Column, Expr, Literal, Subquery, type_of
+from planner.ir.expressions import Call, Column, Expr, Literal, Subquery, cast_target, type_of
 
 
 class ExpressionError(ValueError):
@@ -190,7 +190,7 @@ def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:
         case Call(op="substring"):
             return _strict(substring, *args)
         case Call(op=op, args=(operand,)) if op.startswith("cast as "):
-            return _cast(values.cast_target(op), type_of(operand), args[0])
+            return _cast(cast_target(op), type_of(operand), args[0])
     raise ExpressionError(f"unsupported expression {expr!r}")
 
 

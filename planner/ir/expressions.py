@@ -152,6 +152,16 @@ PREDICATES = frozenset(
 )
 
 
+def cast_op(target: DataType) -> str:
+    """The ``Call.op`` of a cast: the target type is part of the operator, so casts to two types differ."""
+    return f"cast as {target}"
+
+
+def cast_target(op: str) -> DataType | None:
+    """The target type of a cast operator, None for any other operator."""
+    return to_type(op.removeprefix("cast as ")) if op.startswith("cast as ") else None
+
+
 def type_of(expr: Expr) -> DataType | None:
     """The Spark type of ``expr`` as the front end resolved it; None for an untyped expression."""
     if isinstance(expr, Call) and expr.dtype is None and expr.op in PREDICATES:

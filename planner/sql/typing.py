@@ -30,7 +30,7 @@ from catalog.types import (
     IntervalType,
 )
 from planner.ir import values
-from planner.ir.expressions import AggregateCall, Call, Expr, Literal, type_of
+from planner.ir.expressions import AggregateCall, Call, Expr, Literal, cast_op, cast_target, type_of
 from planner.ir.notation import print_expr
 from planner.ir.values import CastError, cast_value
 from planner.sql.errors import UnsupportedSqlError
@@ -41,16 +41,6 @@ COMPARISONS = ("=", "<>", "<", "<=", ">", ">=")
 
 class TypeMismatchError(UnsupportedSqlError):
     """An expression Spark's analyzer rejects (DATATYPE_MISMATCH): names the clause and the types."""
-
-
-def cast_op(target: DataType) -> str:
-    """The ``Call.op`` of a cast: the target type is part of the operator, so casts to two types differ."""
-    return f"cast as {target}"
-
-
-def cast_target(op: str) -> DataType | None:
-    """The target type of a cast operator, None for any other operator."""
-    return types.parse_type(op.removeprefix("cast as ")) if op.startswith("cast as ") else None
 
 
 def _mismatch(clause: str, what: str, args: tuple[Expr, ...]) -> TypeMismatchError:

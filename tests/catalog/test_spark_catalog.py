@@ -18,13 +18,6 @@ pytestmark = pytest.mark.spark
 
 TPCH_DB = "ivm_test_tpch"
 MISC_DB = "ivm_test_misc"
-SPARK_TYPE_OF_FAMILY = {
-    "int": "INT",
-    "float": "DECIMAL(15,2)",
-    "string": "STRING",
-    "date": "DATE",
-    "bool": "BOOLEAN",
-}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +44,7 @@ def create_table(spark, name: str, columns: str, properties: dict[str, str]) -> 
 
 
 def spark_columns(table: Table) -> str:
-    return ", ".join(f"{c.name} {SPARK_TYPE_OF_FAMILY[c.type]}" for c in table.columns)
+    return ", ".join(f"{c.name} {str(c.type).upper()}" for c in table.columns)
 
 
 def tpch_properties(table: Table) -> dict[str, str]:
@@ -134,15 +127,15 @@ def test_spark_types_map_to_catalog_types(spark):
             ("t", "int"),
             ("s", "int"),
             ("i", "int"),
-            ("b", "int"),
-            ("f", "float"),
-            ("d", "float"),
-            ("m", "float"),
+            ("b", "bigint"),
+            ("f", "double"),
+            ("d", "double"),
+            ("m", "decimal(15,2)"),
             ("c", "string"),
             ("v", "string"),
             ("str", "string"),
             ("day", "date"),
-            ("flag", "bool"),
+            ("flag", "boolean"),
         ]
     )
     assert (typed.static, typed.insert_only, typed.primary_key) == (True, False, ())
