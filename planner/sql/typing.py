@@ -127,7 +127,8 @@ def typed_call(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
 def _folded(call: Expr, clause: str) -> Expr:
     """Arithmetic on constants computed now, as Spark's constant folding does (``0.06 + 0.01`` is the
     decimal 0.07), so rules see plain constants; an error Spark would raise is a refusal here."""
-    if not (isinstance(call, Call) and call.op in ARITHMETIC and all(isinstance(a, Literal) for a in call.args)):
+    if not (isinstance(call, Call) and call.op in ARITHMETIC and types.is_numeric(call.dtype)
+            and all(isinstance(a, Literal) for a in call.args)):
         return call
     left, right = (a.value for a in call.args)
     if left is None or right is None:
@@ -145,7 +146,7 @@ def _function(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
             if len(args) % 2:
                 values = (*values, args[-1])
             for condition in conditions:
-                if type_of(condition) not in (BOOLEAN, NULL):
+                if type_of(condition) != BOOLEAN:  # Spark refuses even a NULL literal here
                     raise _mismatch(clause, "a CASE condition", (condition,))
             new_values, target = _unify(tuple(values), clause, "the branches of CASE")
             rebuilt = [x for pair in zip(conditions, new_values, strict=False) for x in pair]

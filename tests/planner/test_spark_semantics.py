@@ -143,7 +143,7 @@ def spark():
     return make_spark_session(app="spark-ivm-semantics", cores=1)
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(row=rows, expressions=st.lists(_expressions(), min_size=30, max_size=30, unique=True))
 def test_typed_expressions_evaluate_as_spark_evaluates_them(spark, row, expressions):
     spark.createDataFrame([row], SPARK_SCHEMA).createOrReplaceTempView("r")
