@@ -11,33 +11,27 @@ their reason and the rest of the batch goes on.
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Iterable
 from operator import itemgetter
 
 import attrs
 
 from catalog.schema import Catalog, Table
+from operators.runtime.column_types import value_defect
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.stream_format import Update, UpdateBatch
 from operators.zset import Changelog, Row
 
 POLICIES = ("error", "quarantine")
 
-_PYTHON_TYPES = {
-    "int": (int,),
-    "float": (int, float),
-    "string": (str,),
-    "date": (datetime.date,),
-    "bool": (bool,),
-}
-
 
 class InvalidChangeError(ValueError):
     """A change violates the table's schema or set semantics; the message names table, row and reason."""
 
     def __init__(self, update: Update, reason: str):
-        super().__init__(f"invalid change to table {update.table} at _seq {update.seq} (op {update.op:+d}, row {update.row!r}): {reason}")
+        place = "without a _seq" if update.seq is None else f"at _seq {update.seq}"
+        op = "NULL" if update.op is None else f"{update.op:+d}"
+        super().__init__(f"invalid change to table {update.table} {place} (op {op}, row {update.row!r}): {reason}")
         self.update = update
         self.reason = reason
 
@@ -52,15 +46,9 @@ def _type_error(table: Table, row: Row) -> str | None:
     if len(row) != len(table.columns):
         return f"has {len(row)} columns, table {table.name} has {len(table.columns)} ({', '.join(table.column_names)})"
     for value, column in zip(row, table.columns, strict=True):
-        if value is None:
-            if column.name in table.primary_key:
-                return f"NULL in key column {column.name}"
-            continue
-        allowed = _PYTHON_TYPES[column.type]
-        wrong_bool = isinstance(value, bool) and column.type != "bool"
-        wrong_datetime = isinstance(value, datetime.datetime)
-        if not isinstance(value, allowed) or wrong_bool or wrong_datetime:
-            return f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}"
+        reason = value_defect(column, value, column.name in table.primary_key)
+        if reason is not None:
+            return reason
     return None
 
 
@@ -122,7 +110,9 @@ class Validator:
         for update in updates:
             row, op = update.row, update.op
             reason = None
-            if type(row) is not tuple:
+            if update.defect is not None:  # the stream reader could not read it; its values are as written
+                reason = update.defect
+            elif type(row) is not tuple:
                 reason = "row is not a tuple of column values"
             elif checked:
                 if len(row) != width:
