@@ -521,8 +521,9 @@ def _read_table(path: Path, table: Table) -> _TableRead:
     if not seqs.null_count:
         return _TableRead(seqs.to_numpy(), op_values, rows, defects, ())
     has_seq = seqs.is_valid().to_numpy(zero_copy_only=False)
+    op_of = ops.to_pylist()
     without_seq = tuple(
-        Update(None, table.name, op_values[row], rows[row],
+        Update(None, table.name, op_of[row], rows[row],
                f"_seq is NULL (row {row} of {path}), so the change has no place in the stream")
         for row in np.flatnonzero(~has_seq).tolist()
     )
