@@ -24,7 +24,7 @@ from catalog.schema import Column
 def _is_string(arrow_type: pa.DataType) -> bool:
     if pa.types.is_dictionary(arrow_type):
         return _is_string(arrow_type.value_type)
-    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_string_view(arrow_type)
 
 
 def _is_number(arrow_type: pa.DataType) -> bool:

@@ -207,8 +207,8 @@ def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool) -> tuple[l
     if not column_reads(column, data.type):
         raw = data.to_pylist()
         # A whole column of the wrong kind: every value is wrong, not only the first.
-        return raw, {row: _wrong_value(column, data.type, value, in_key) for row, value in enumerate(raw)
-                     if value is not None or value_defect(column, None, in_key)}
+        return raw, {row: value_defect(column, value, in_key) or f"column {column.name} expects {column.type}, got {data.type} {value!r}"
+                     for row, value in enumerate(raw) if value is not None or value_defect(column, None, in_key)}
     defects: dict[int, str] = {}
     try:
         cast = _cast(data, column.type)
@@ -287,33 +287,51 @@ def _decimal_to_float(column: pa.ChunkedArray) -> pa.Array:
     return pa.array(unscaled / float(scale), pa.float64(), from_pandas=True)  # from_pandas: NaN → null
 
 
-def _first_true(mask: pa.ChunkedArray | pa.Array) -> int:
-    return int(np.flatnonzero(mask.to_numpy(zero_copy_only=False))[0])
+def arrow_from_rows(rows: Sequence[tuple], table: Table, source: str, seqs: Sequence[int] | None = None) -> pa.Table:
+    """Tuples in catalog column order as an Arrow table with ``arrow_schema(table)``.
 
+    A value that is not of its column's type (``value_defect``: a bool or a str for an int, a
+    datetime for a date, a NULL key) is refused rather than converted, naming the column and the row:
+    by its ``_seq`` when ``seqs`` are given (the rows are updates), else by position.
+    """
+    def place(row: int) -> str:
+        return f"row {row}" if seqs is None else f"update with _seq {seqs[row]}"
 
-def arrow_from_rows(rows: Sequence[tuple], table: Table, source: str) -> pa.Table:
-    """Tuples in catalog column order as an Arrow table with ``arrow_schema(table)``."""
     width = len(table.columns)
     bad = next((i for i, row in enumerate(rows) if len(row) != width), None)
     if bad is not None:
         raise StreamFormatError(
-            f"table {table.name} ({source}), row {bad}: has {len(rows[bad])} values, the table has {width} columns"
+            f"table {table.name} ({source}), {place(bad)}: has {len(rows[bad])} values, the table has {width} columns"
         )
     schema = arrow_schema(table)
-    arrays = [_arrow_values([row[i] for row in rows], field, table.name, source) for i, field in enumerate(schema)]
+    arrays = []
+    for i, (column, field) in enumerate(zip(table.columns, schema, strict=True)):
+        values = [row[i] for row in rows]
+        where = f"table {table.name} ({source})"
+        wrong = _first_wrong_value(values, column, column.name in table.primary_key)
+        if wrong is not None:
+            raise StreamFormatError(f"{where}, {place(wrong[0])}: {wrong[1]}")
+        try:
+            arrays.append(pa.array(values, field.type))
+        except _ARROW_CONVERSION_ERRORS:
+            row = next(i for i, value in enumerate(values) if not _converts(value, field.type))
+            raise StreamFormatError(
+                f"{where}, {place(row)}: column {column.name} expects {column.type}, got {values[row]!r}, "
+                f"which is not exactly a {field.type}"
+            ) from None
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _arrow_values(values: list, field: pa.Field, table: str, source: str) -> pa.Array:
-    where = f"table {table} ({source}), column {field.name}"
-    try:
-        array = pa.array(values, field.type)
-    except _ARROW_CONVERSION_ERRORS:
-        row = next(i for i, value in enumerate(values) if not _converts(value, field.type))
-        raise StreamFormatError(f"{where}, row {row}: value {values[row]!r} is not a {field.type}") from None
-    if array.null_count and not field.nullable:
-        raise StreamFormatError(f"{where}, row {_first_true(array.is_null())}: NULL in a NOT NULL column")
-    return array
+def _first_wrong_value(values: list, column: Column, in_key: bool) -> tuple[int, str] | None:
+    """The first position whose value ``value_defect`` refuses, and why. ``value_defect`` depends only
+    on a value's type, so it runs once per distinct type, not once per value."""
+    wrong = []
+    for value_type in set(map(type, values)):
+        first = next(i for i, value in enumerate(values) if type(value) is value_type)
+        reason = value_defect(column, values[first], in_key)
+        if reason is not None:
+            wrong.append((first, reason))
+    return min(wrong, default=None)
 
 
 def _converts(value: object, arrow_type: pa.DataType) -> bool:
@@ -359,7 +377,7 @@ def _table_file(table: Table, updates: Sequence[Update], path: Path) -> pa.Table
     bad = next((u for u in ordered if u.op not in (INSERT, DELETE)), None)
     if bad is not None:
         raise StreamFormatError(f"table {table.name}, update with _seq {bad.seq}: _op is {bad.op!r}, must be +1 or -1")
-    data = arrow_from_rows([u.row for u in ordered], table, str(path))
+    data = arrow_from_rows([u.row for u in ordered], table, str(path), [u.seq for u in ordered])
     data = data.append_column(pa.field(SEQ_COLUMN, pa.int64(), nullable=False), pa.array([u.seq for u in ordered], pa.int64()))
     return data.append_column(pa.field(OP_COLUMN, pa.int8(), nullable=False), pa.array([u.op for u in ordered], pa.int8()))
 
