@@ -133,9 +133,14 @@ def _write_rejects(out: TextIO, rejected: Iterable[Rejected]) -> None:
     out.flush()  # a run stopped later by an error still leaves the rejects of the batches it applied
 
 
-def cmd_run(args) -> int:
+def _check_batch_size(args) -> None:
+    """Checked before any work, so a typo costs no stream read or demo data generation."""
     if args.batch_size < 1:
         raise CommandLineError(f"--batch-size must be at least 1, got {args.batch_size}")
+
+
+def cmd_run(args) -> int:
+    _check_batch_size(args)
     if args.rejects and args.on_invalid != "quarantine":
         raise CommandLineError("--rejects needs --on-invalid quarantine (under 'error' invalid input stops the run)")
     catalog = load_catalog(args.catalog)
@@ -182,6 +187,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_demo(args) -> int:
+    _check_batch_size(args)
     return run_demo(sf=args.sf, batch_size=args.batch_size, engine=args.engine)
 
 

@@ -467,7 +467,8 @@ def read_stream_contents(stream_dir: Path | str, catalog: Catalog) -> StreamCont
     """
     stream_dir = Path(stream_dir)
     if not stream_dir.is_dir():
-        raise StreamFormatError(f"stream directory {stream_dir} does not exist")
+        what = "is a file, not a directory" if stream_dir.exists() else "does not exist"
+        raise StreamFormatError(f"stream directory {stream_dir} {what}")
     entries = _stream_entries(stream_dir, catalog)
     if not entries:
         raise StreamFormatError(
@@ -517,6 +518,8 @@ class _TableRead:
 
 def _read_table(path: Path, table: Table) -> _TableRead:
     where = f"table {table.name} ({path})"
+    if path.is_dir() and not any(not part.name.startswith((".", "_")) for part in path.rglob("*") if part.is_file()):
+        raise StreamFormatError(f"{where}: the directory holds no Parquet files")
     try:
         data = pq.read_table(path)
     except (*_ARROW_CONVERSION_ERRORS, OSError) as error:

@@ -160,6 +160,19 @@ def test_an_empty_stream_directory_is_refused(tmp_path):
     (tmp_path / "_SUCCESS").touch()
     with pytest.raises(StreamFormatError, match=r"holds no stream files"):
         read_stream(tmp_path, CATALOG)
+    (tmp_path / "sale").mkdir()
+    (tmp_path / "sale" / "_SUCCESS").touch()
+    with pytest.raises(StreamFormatError, match=r"table sale \(.*sale\): the directory holds no Parquet files"):
+        read_stream(tmp_path, CATALOG)
+    (tmp_path / "sale" / "part-0.csv").write_text("id,shop_id\n")
+    with pytest.raises(StreamFormatError, match=r"table sale \(.*sale\): not a readable Parquet file: .*part-0\.csv"):
+        read_stream(tmp_path, CATALOG)
+
+
+def test_a_file_given_as_the_stream_directory_is_named(tmp_path):
+    (tmp_path / "s.parquet").touch()
+    with pytest.raises(StreamFormatError, match=r"stream directory .*s\.parquet is a file, not a directory"):
+        read_stream(tmp_path / "s.parquet", CATALOG)
 
 
 # Changes the reader cannot read as one: the (seq, reason) of each; the other rows read normally.

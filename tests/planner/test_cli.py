@@ -268,3 +268,9 @@ def test_a_result_with_two_columns_of_one_name_keeps_both(files, capsys, sql, ou
     # one batch, so the changelog is the result with weight +1
     [change] = pq.read_table(deltas).to_pylist()
     assert change == {**dict(zip(delta_names or out_row, out_row.values(), strict=True)), "_batch": 0, "_weight": 1}
+
+
+def test_the_demo_refuses_a_batch_size_below_one_before_any_work(capsys):
+    assert main(["demo", "--batch-size", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == "ivm: error: --batch-size must be at least 1, got 0\n"
