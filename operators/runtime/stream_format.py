@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from itertools import islice
 from operator import attrgetter, lt
 from pathlib import Path
-from typing import overload
+from typing import ClassVar, overload
 
 import attrs
 import numpy as np
@@ -55,17 +55,26 @@ class StreamFormatError(ValueError):
 class Update:
     """One change of a base table: ``op`` is +1 (insert) or −1 (delete) of ``row`` at position ``seq``.
 
-    ``defect`` says why the stream reader could not read the change as one (a value not of its
-    column's type, a NULL key, ``_op`` not +1/-1); such an update keeps its values as written, and
-    the validator rejects it with that reason. ``seq`` is None only for a row read without a
-    ``_seq`` (``StreamContents.without_seq``), never in an ``UpdateBatch``.
+    ``defect`` is None: the change was read as one. See ``UnreadableUpdate`` for the others.
     """
 
-    seq: int | None
+    seq: int
     table: str
-    op: int | None
+    op: int
     row: tuple
-    defect: str | None = None
+    defect: ClassVar[str | None] = None  # a class attribute: a fifth field costs every read update 15%
+
+
+@attrs.frozen
+class UnreadableUpdate(Update):
+    """A change the stream reader could not read as one, and why (``defect``: a value not of its
+    column's type, a NULL key, ``_op`` not +1/-1, a NULL ``_seq``). Its values are as written; the
+    validator rejects it with that reason under the run's invalid-input policy. ``op`` is None
+    for a NULL ``_op``; ``seq`` is None only for a NULL ``_seq`` (``StreamContents.without_seq``),
+    never in an ``UpdateBatch``.
+    """
+
+    defect: str  # (seq and op are not redeclared as Optional here: that would reorder the fields)
 
 
 @attrs.frozen
@@ -248,6 +257,13 @@ def _wrong_value(column: Column, arrow_type: pa.DataType, value: object, in_key:
 
 def _uncastable(data: pa.ChunkedArray, column_type: str) -> list[int]:
     """Positions (ascending) of the values of ``data`` that do not cast exactly to ``column_type``."""
+    if pa.types.is_floating(data.type) and pa.types.is_integer(ARROW_TYPES[column_type]):
+        # The common lossy column (pandas turns an integer column with NULLs into floats): a float is
+        # a whole number in range exactly when truncating it to an integer and back gives it again.
+        # NaN, ±inf and out-of-range values truncate to something else, so they are caught too.
+        truncated = data.cast(ARROW_TYPES[column_type], safe=False).cast(data.type, safe=False)
+        same = pc.equal(truncated, data).fill_null(True)
+        return np.flatnonzero(~same.to_numpy(zero_copy_only=False)).tolist()
     bad: list[int] = []
     for start in range(0, len(data), _CAST_BLOCK):
         block = data.slice(start, _CAST_BLOCK)
@@ -438,7 +454,7 @@ class StreamContents:
     """
 
     updates: UpdateBatch
-    without_seq: tuple[Update, ...] = ()
+    without_seq: tuple[UnreadableUpdate, ...] = ()
 
 
 def read_stream(stream_dir: Path | str, catalog: Catalog) -> UpdateBatch:
@@ -498,7 +514,8 @@ def read_stream_contents(stream_dir: Path | str, catalog: Catalog) -> StreamCont
         for read in reads:
             for row, reason in read.defects.items():
                 at = int(position[offset + row])
-                updates[at] = attrs.evolve(updates[at], defect=reason)
+                update = updates[at]
+                updates[at] = UnreadableUpdate(update.seq, update.table, update.op, update.row, reason)
             offset += len(read.rows)
     without_seq = tuple(update for read in reads for update in read.without_seq)
     return StreamContents(UpdateBatch._in_order(tuple(updates), checked=True), without_seq)
@@ -544,8 +561,8 @@ def _read_table(path: Path, table: Table) -> _TableRead:
     has_seq = seqs.is_valid().to_numpy(zero_copy_only=False)
     op_of = ops.to_pylist()
     without_seq = tuple(
-        Update(None, table.name, op_of[row], rows[row],
-               f"_seq is NULL (row {row} of {path}), so the change has no place in the stream")
+        UnreadableUpdate(None, table.name, op_of[row], rows[row],
+                         f"_seq is NULL (row {row} of {path}), so the change has no place in the stream")
         for row in np.flatnonzero(~has_seq).tolist()
     )
     kept = np.flatnonzero(has_seq)

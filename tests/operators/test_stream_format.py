@@ -189,6 +189,8 @@ SALE_DEFECTS = {
                                                                      (2, r"got bool False")]),
     "fractional float into int": (sale_columns(shop_id=pa.array([1.0, 2.5])), [(2, r"column shop_id expects int, got float 2\.5")]),
     "nan into int": (sale_columns(shop_id=pa.array([float("nan"), 3.0])), [(1, r"column shop_id expects int, got float nan")]),
+    "floats beyond int64 into int": (sale_columns(shop_id=pa.array([1e30, float("-inf")])),
+                                     [(1, r"got float 1e\+30"), (2, r"got float -inf")]),
     "fractional decimal into int": (sale_columns(shop_id=pa.array([Decimal("1.00"), Decimal("1.50")], pa.decimal128(5, 2))),
                                     [(2, r"column shop_id expects int, got Decimal Decimal\('1\.50'\)")]),
     "int64 beyond int64 from uint64": (sale_columns(shop_id=pa.array([2**64 - 1, 5], pa.uint64())),
