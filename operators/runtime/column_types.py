@@ -22,9 +22,12 @@ from catalog.schema import Column
 
 
 def _is_string(arrow_type: pa.DataType) -> bool:
+    """Strings in any Arrow layout, and binary: older Parquet writers (Hive, Impala) store strings as
+    BINARY without the UTF8 annotation; the cast checks that the bytes are UTF-8."""
     if pa.types.is_dictionary(arrow_type):
         return _is_string(arrow_type.value_type)
-    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_string_view(arrow_type)
+    return any(is_kind(arrow_type) for is_kind in (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view,
+                                                   pa.types.is_binary, pa.types.is_large_binary))
 
 
 def _is_number(arrow_type: pa.DataType) -> bool:

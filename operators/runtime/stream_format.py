@@ -216,8 +216,8 @@ def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool) -> tuple[l
     if not column_reads(column, data.type):
         raw = data.to_pylist()
         # A whole column of the wrong kind: every value is wrong, not only the first.
-        return raw, {row: value_defect(column, value, in_key) or f"column {column.name} expects {column.type}, got {data.type} {value!r}"
-                     for row, value in enumerate(raw) if value is not None or value_defect(column, None, in_key)}
+        refused = (row for row, value in enumerate(raw) if value is not None or value_defect(column, None, in_key))
+        return raw, {row: _wrong_value(column, data.type, raw[row], in_key) for row in refused}
     defects: dict[int, str] = {}
     try:
         cast = _cast(data, column.type)
@@ -248,8 +248,9 @@ def _null_defects(
 
 
 def _wrong_value(column: Column, arrow_type: pa.DataType, value: object, in_key: bool) -> str:
-    """Why a value written as ``arrow_type`` is not a value of ``column``: of another type, or one
-    that changes when cast (a fractional float into an integer column)."""
+    """Why a value written as ``arrow_type`` is not a value of ``column``: of another Python type
+    (``value_defect`` names it), or one that changes when cast (an integer beyond 2**53 into a
+    double), or of an Arrow type the column does not read whose Python value would pass."""
     return value_defect(column, value, in_key) or (
         f"column {column.name} expects {column.type}, got {arrow_type} {value!r}, which is not exactly a {column.type}"
     )
@@ -449,8 +450,8 @@ class StreamContents:
     """What a stream directory holds: its updates in ``_seq`` order, and the rows without a ``_seq``.
 
     A row whose ``_seq`` is NULL has no place in the order, so it is in no batch; it is kept as an
-    ``Update`` with ``seq`` None and a ``defect`` naming its file row, for the caller's policy to
-    stop on or to set aside.
+    ``UnreadableUpdate`` with ``seq`` None and a ``defect`` naming its file row, for the caller's
+    policy to stop on or to set aside.
     """
 
     updates: UpdateBatch

@@ -215,6 +215,16 @@ def test_a_change_that_cannot_be_read_carries_its_reason_and_its_values_as_writt
             assert repr(update.row) == repr(tuple(written[update.seq - 1].values())), "a wrong row keeps its values as written"
 
 
+def test_strings_are_read_from_any_string_layout_and_from_utf8_binary(tmp_path):
+    for names in (pa.array(["a"], pa.large_string()), pa.array(["a"], pa.string_view()), pa.array([b"a"]),
+                  pa.array(["a"]).dictionary_encode()):
+        write_stream(tmp_path, CATALOG, {"shop": [Update(1, "shop", 1, (1, "a", 1.0, DAY, True))]})
+        data = pq.read_table(tmp_path / "shop.parquet")
+        write_raw(tmp_path / "shop.parquet", {**{name: data[name] for name in data.column_names}, "name": names})
+        [update] = read_stream(tmp_path, CATALOG)
+        assert update.defect is None and update.row[1] == "a", names.type
+
+
 def test_whole_floats_and_decimals_into_an_int_column_are_read_as_ints(tmp_path):
     write_raw(tmp_path / "sale.parquet", sale_columns(shop_id=pa.array([Decimal("3"), None], pa.decimal128(5, 0))))
     assert [u.row for u in read_stream(tmp_path, CATALOG)] == [(7, 3), (7, None)]
@@ -228,6 +238,7 @@ SHOP_DEFECTS = {
     "timestamp into date": ("opened", pa.array([datetime.datetime(2024, 1, 1, 3)]), r"column opened expects date, got datetime"),
     "string into date": ("opened", pa.array(["2024-01-01"]), r"column opened expects date, got str '2024-01-01'"),
     "int into string": ("name", pa.array([5]), r"column name expects string, got int 5"),
+    "bytes that are not UTF-8 into string": ("name", pa.array([b"\xff"]), r"column name expects string, got bytes b'\\xff'"),
     "int into bool": ("open", pa.array([1]), r"column open expects bool, got int 1"),
     "string into bool": ("open", pa.array(["true"]), r"column open expects bool, got str 'true'"),
 }
