@@ -6,14 +6,21 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Iterable
+from contextlib import nullcontext
 from pathlib import Path
+from typing import TextIO
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from catalog.load import load_catalog
 from catalog.schema import CatalogError
 from catalog.tpch import tpch_catalog
 from catalog.types import NULL
-from operators.runtime.stream_format import StreamFormatError, arrow_type, batches, read_stream, write_stream
-from operators.runtime.validate import InvalidChangeError
+from operators.runtime.column_types import arrow_type
+from operators.runtime.stream_format import StreamFormatError, batches, read_stream_contents, write_stream
+from operators.runtime.validate import InvalidChangeError, Rejected
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.demo import run_demo
 from planner.explain import explain_json, explain_text
@@ -83,29 +90,86 @@ def _enclosureness(updates, catalog) -> str:
         return "undefined (the stream has invalid updates)"
 
 
-def _write_rows(path: str, view: MaintainedView, rows: list[tuple], extra: dict[str, list] | None = None) -> None:
-    """Result rows as Parquet, each column in its Spark type (DECIMAL as decimal128(p,s), exact)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+class CommandLineError(ValueError):
+    """An option value the command cannot use; the message names the option."""
 
-    data = {}
-    for i, (name, dtype) in enumerate(zip(view.columns, view.column_types, strict=True)):
-        values = [row[i] for row in rows]
-        data[name] = pa.array(values, arrow_type(dtype)) if dtype is not None and dtype != NULL else pa.array(values)
-    data.update(extra or {})
-    pq.write_table(pa.table(data), path)
+
+def _write_rows(path: str, view: MaintainedView, rows: list[tuple], extra: dict[str, list] | None = None) -> None:
+    """``rows`` as a Parquet file with one column per result position in its Spark type (DECIMAL as
+    decimal128(p,s), exact), then the ``extra`` columns."""
+    extra = extra or {}
+    columns = view.columns
+    arrays = [pa.array([row[i] for row in rows], None if dtype in (None, NULL) else arrow_type(dtype))
+              for i, dtype in enumerate(view.column_types)]
+    arrays += [pa.array(values) for values in extra.values()]
+    names = [*_unique_names(columns, reserved=extra), *extra]
+    pq.write_table(pa.Table.from_arrays(arrays, names=names), path)
+
+
+def _unique_names(names: Iterable[str], reserved: Iterable[str] = ()) -> list[str]:
+    """Column names for a file: a name already used (``select a, a``, two aggregates aliased alike, or
+    one of the ``reserved`` names such as ``_weight``) gets the first free ``_1``, ``_2``... suffix, as
+    DuckDB's Parquet export does. Keeping the repeated names instead would make a file that pandas,
+    pyarrow's dataset reader and Spark all refuse to read, and dropping one (a dict by name) loses data.
+
+    >>> _unique_names(["a", "a", "a_1", "b"], reserved=["b"])
+    ['a', 'a_2', 'a_1', 'b_1']
+    """
+    names, reserved = list(names), set(reserved)
+    used = reserved | set(names)
+    seen: set[str] = set()
+    unique = []
+    for name in names:
+        if name not in seen and name not in reserved:
+            seen.add(name)
+            unique.append(name)
+            continue
+        suffix = 1
+        while f"{name}_{suffix}" in used:
+            suffix += 1
+        used.add(f"{name}_{suffix}")
+        unique.append(f"{name}_{suffix}")
+    return unique
+
+
+def _write_rejects(out: TextIO, rejected: Iterable[Rejected]) -> None:
+    for r in rejected:
+        out.write(json.dumps({"table": r.update.table, "seq": r.update.seq, "op": r.update.op,
+                              "row": [None if v is None else str(v) for v in r.update.row], "reason": r.reason}) + "\n")
+    out.flush()  # a run stopped later by an error still leaves the rejects of the batches it applied
+
+
+def _check_batch_size(args) -> None:
+    """Checked before any work, so a typo costs no stream read or demo data generation."""
+    if args.batch_size < 1:
+        raise CommandLineError(f"--batch-size must be at least 1, got {args.batch_size}")
 
 
 def cmd_run(args) -> int:
+    _check_batch_size(args)
+    if args.rejects and args.on_invalid != "quarantine":
+        raise CommandLineError("--rejects needs --on-invalid quarantine (under 'error' invalid input stops the run)")
     catalog = load_catalog(args.catalog)
-    updates = read_stream(args.stream, catalog)
+    contents = read_stream_contents(args.stream, catalog)
+    updates = contents.updates
+    if contents.without_seq and args.on_invalid == "error":
+        first = contents.without_seq[0]
+        raise InvalidChangeError(first, first.defect)
     view = MaintainedView(_read_query(args.query), catalog, engine=args.engine, on_invalid=args.on_invalid,
                           **_planner_options(args))
     deltas, batch_ids, weights = [], [], []
-    started = time.perf_counter()
-    with view:
+    rejects_path = args.rejects or "rejects.jsonl"
+    # Replaced, never appended to: after a run the rejects file holds exactly that run's rejects.
+    with view, (open(rejects_path, "w") if args.on_invalid == "quarantine" else nullcontext()) as rejects:
+        without_seq = [Rejected(update, update.defect) for update in contents.without_seq]
+        if rejects:
+            _write_rejects(rejects, without_seq)
+        started = time.perf_counter()
         for number, batch in enumerate(batches(updates, args.batch_size)):
+            already = len(view.rejected)
             delta = view.apply(batch)
+            if rejects and len(view.rejected) > already:
+                _write_rejects(rejects, view.rejected[already:])
             if args.deltas:
                 for row, weight in delta:
                     deltas.append(row)
@@ -117,21 +181,19 @@ def cmd_run(args) -> int:
         _write_rows(args.out, view, result)
     if args.deltas:
         _write_rows(args.deltas, view, deltas, {"_batch": batch_ids, "_weight": weights})
-    if view.rejected:
-        rejects = args.rejects or "rejects.jsonl"
-        with open(rejects, "w") as out:
-            for r in view.rejected:
-                out.write(json.dumps({"table": r.update.table, "seq": r.update.seq, "op": r.update.op,
-                                      "row": [str(v) for v in r.update.row], "reason": r.reason}) + "\n")
-        print(f"{len(view.rejected)} invalid updates quarantined in {rejects}")
+    quarantined = len(without_seq) + len(view.rejected)
+    if args.on_invalid == "quarantine":
+        print(f"{quarantined} invalid updates quarantined in {rejects_path}")
     rate = len(updates) / elapsed if elapsed > 0 else float("inf")
-    print(f"{len(updates)} updates (enclosureness λ = {_enclosureness(updates, catalog)}) in {elapsed:.2f} s "
+    enclosureness = "undefined (the stream has invalid updates)" if quarantined else _enclosureness(updates, catalog)
+    print(f"{len(updates) + len(without_seq)} updates (enclosureness λ = {enclosureness}) in {elapsed:.2f} s "
           f"({rate:,.0f} updates/s) with the {args.engine} runner; "
           f"result: {len(result)} rows" + (f" written to {args.out}" if args.out else ""))
     return 0
 
 
 def cmd_demo(args) -> int:
+    _check_batch_size(args)
     return run_demo(sf=args.sf, batch_size=args.batch_size, engine=args.engine)
 
 
@@ -192,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
 
-        known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
-                 SqlRuntimeError, FileNotFoundError)
+        known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError, SqlRuntimeError,
+                 CommandLineError, FileNotFoundError)
         if isinstance(err, known):
             print(f"ivm: error: {err}", file=sys.stderr)
             return 2

@@ -4,8 +4,11 @@ A stream directory holds ``<table>.parquet`` or ``<table>/`` for each table that
 the table's columns plus ``_seq`` (int64, one order across *all* tables, gaps allowed) and ``_op``
 (+1 insert, −1 delete, any integer type). Reading merges the tables into one ``UpdateBatch`` in
 ``_seq`` order, each row a tuple of Python values in the catalog's column order (DECIMAL as
-decimal.Decimal, exact). Every check names the table, the row (counted from 0 in file order) and what is wrong, because
-a bad stream is user input and the user has to find the offending row.
+decimal.Decimal, exact). A bad stream is user input and the user has to find the offending change, so what is wrong
+with one change (a value of the wrong type, a NULL key, an ``_op`` other than +1/-1) travels with
+that update to the validator, which names its table, ``_seq`` and column and applies the run's
+invalid-input policy; only what makes the stream unreadable as a whole is raised here, naming the
+file. No value is cast lossily: ``column_types`` says which Arrow types each column type reads.
 
 Conversion goes column by column through Arrow and numpy: the per-cell Python work is only building
 the final tuples, so about a million updates read or write in a few seconds.
@@ -20,55 +23,55 @@ from contextlib import contextmanager
 from itertools import islice
 from operator import attrgetter, lt
 from pathlib import Path
-from typing import overload
+from typing import ClassVar, overload
 
 import attrs
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from catalog import types
-from catalog.schema import Catalog, Table
+from catalog.schema import Catalog, Column, Table
+from operators.runtime.column_types import arrow_type, column_reads, value_defect
 
 SEQ_COLUMN = "_seq"
 OP_COLUMN = "_op"
 INSERT, DELETE = 1, -1
 
-_ARROW_TYPES = {
-    types.INT: pa.int32(),
-    types.BIGINT: pa.int64(),
-    types.DOUBLE: pa.float64(),
-    types.STRING: pa.string(),
-    types.DATE: pa.date32(),
-    types.BOOLEAN: pa.bool_(),
-}
-
-
-def arrow_type(dtype: types.DataType) -> pa.DataType:
-    """The Arrow type a column of Spark type ``dtype`` is stored as (DECIMAL as decimal128: exact)."""
-    if isinstance(dtype, types.DecimalType):
-        return pa.decimal128(dtype.precision, dtype.scale)
-    try:
-        return _ARROW_TYPES[dtype]
-    except KeyError:
-        raise StreamFormatError(f"type {dtype} has no stream-format column type") from None
 
 
 _ARROW_CONVERSION_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
 
 
 class StreamFormatError(ValueError):
-    """A stream file is malformed; the message names the table, the row and the reason."""
+    """A stream is unreadable as a whole (or a write is refused); the message names the file or table."""
 
 
 @attrs.frozen
 class Update:
-    """One change of a base table: ``op`` is +1 (insert) or −1 (delete) of ``row`` at position ``seq``."""
+    """One change of a base table: ``op`` is +1 (insert) or −1 (delete) of ``row`` at position ``seq``.
+
+    ``defect`` is None: the change was read as one. See ``UnreadableUpdate`` for the others.
+    """
 
     seq: int
     table: str
     op: int
     row: tuple
+    defect: ClassVar[str | None] = None  # a class attribute: a fifth field costs every read update 15%
+
+
+@attrs.frozen
+class UnreadableUpdate(Update):
+    """A change the stream reader could not read as one, and why (``defect``: a value not of its
+    column's type, a NULL key, ``_op`` not +1/-1, a NULL ``_seq``). Its values are as written; the
+    validator rejects it with that reason under the run's invalid-input policy. ``op`` is None
+    for a NULL ``_op``; ``seq`` is None only for a NULL ``_seq`` (``StreamContents.without_seq``),
+    never in an ``UpdateBatch``.
+    """
+
+    defect: str  # (seq and op are not redeclared as Optional here: that would reorder the fields)
 
 
 @attrs.frozen
@@ -171,78 +174,172 @@ def rows_from_arrow(data: pa.Table, table: Table, source: str) -> list[tuple]:
     """``table``'s columns of ``data`` as tuples of Python values in catalog order.
 
     ``source`` (a file name) goes into error messages. Columns of ``data`` that the catalog does
-    not know are ignored here; callers that must reject them check beforehand.
+    not know are ignored here; callers that must reject them check beforehand. A value that cannot
+    be read exactly into its column refuses the whole table, naming the row (these are base tables,
+    without a ``_seq``).
     """
+    rows, defects = _rows_and_defects(data, table, source)
+    if defects:
+        row = min(defects)
+        raise StreamFormatError(f"table {table.name} ({source}), row {row}: {defects[row]}")
+    return rows
+
+
+def _rows_and_defects(data: pa.Table, table: Table, source: str) -> tuple[list[tuple], dict[int, str]]:
+    """Rows of ``data`` in catalog column order, and why each row that cannot be read is wrong (by row
+    position; the first wrong column of a row names it). A wrong row keeps its values as written."""
     missing = [name for name in table.column_names if name not in data.column_names]
     if missing:
         raise StreamFormatError(f"table {table.name} ({source}): missing column(s) {', '.join(missing)}")
-    columns = [_python_values(data[c.name], c.type, c.nullable, table.name, c.name, source) for c in table.columns]
-    return list(zip(*columns, strict=True))
+    defects: dict[int, str] = {}
+    columns = []
+    for column in table.columns:
+        values, column_defects = _read_column(data[column.name], column, column.name in table.primary_key)
+        columns.append(values)
+        for row, reason in column_defects.items():
+            defects.setdefault(row, reason)
+    return list(zip(*columns, strict=True)), defects
 
 
-def _python_values(
-    column: pa.ChunkedArray, sql_type: types.DataType, nullable: bool, table: str, name: str, source: str
-) -> list:
-    where = f"table {table} ({source}), column {name}"
+# A cast that fails is retried on blocks of this many values, then value by value in a failing block,
+# so one bad value in a million costs a few hundred casts, not a million.
+_CAST_BLOCK = 4096
+
+
+def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool) -> tuple[list, dict[int, str]]:
+    """One stream column as Python values of ``column``'s type, and the reason for each value that
+    cannot be read exactly (see ``column_types``); such a value stays as written so a rejects file
+    shows what the producer sent."""
+    if not column_reads(column, data.type):
+        raw = data.to_pylist()
+        # A whole column of the wrong kind: every value is wrong, not only the first.
+        refused = (row for row, value in enumerate(raw) if value is not None or value_defect(column, None, in_key))
+        return raw, {row: _wrong_value(column, data.type, raw[row], in_key) for row in refused}
+    defects: dict[int, str] = {}
     try:
-        column = _cast(column, sql_type)
-    except _ARROW_CONVERSION_ERRORS as error:
-        row = next((i for i in range(len(column)) if not _casts(column.slice(i, 1), sql_type)), None)
-        at_row = "" if row is None else f", row {row}"
-        raise StreamFormatError(f"{where}{at_row}: cannot read {column.type} as {sql_type}: {error}") from None
-    if column.null_count:
-        if not nullable:
-            raise StreamFormatError(f"{where}, row {_first_true(column.is_null())}: NULL in a NOT NULL column")
+        cast = _cast(data, column.type)
+    except _ARROW_CONVERSION_ERRORS:
+        lossy = _uncastable(data, column.type)
+        raw = [data[row].as_py() for row in lossy]
+        defects = {row: _wrong_value(column, data.type, value, in_key) for row, value in zip(lossy, raw, strict=True)}
+        valid = np.ones(len(data), dtype=bool)
+        valid[lossy] = False
+        cast = _cast(data.filter(pa.array(valid)), column.type)
+        written = dict(zip(lossy, raw, strict=True))
+        read = iter(_python_values(cast, column.type))
+        values = [written[row] if row in written else next(read) for row in range(len(data))]
+        return _null_defects(values, column, in_key, defects)
+    return _null_defects(_python_values(cast, column.type), column, in_key, defects, cast.null_count)
+
+
+def _null_defects(
+    values: list, column: Column, in_key: bool, defects: dict[int, str], null_count: int | None = None
+) -> tuple[list, dict[int, str]]:
+    """Add a reason for each NULL where ``column`` (a key, or NOT NULL) allows none."""
+    if null_count == 0 or value_defect(column, None, in_key) is None:
+        return values, defects
+    for row, value in enumerate(values):
+        if value is None:
+            defects.setdefault(row, value_defect(column, None, in_key))
+    return values, defects
+
+
+def _wrong_value(column: Column, written_as: pa.DataType, value: object, in_key: bool) -> str:
+    """Why a value written as ``written_as`` is not a value of ``column``: of another Python type
+    (``value_defect`` names it), or one that changes when cast (an integer beyond 2**53 into a
+    double), or of an Arrow type the column does not read whose Python value would pass."""
+    return value_defect(column, value, in_key) or (
+        f"column {column.name} expects {column.type}, got {written_as} {value!r}, which is not exactly a {column.type}"
+    )
+
+
+def _uncastable(data: pa.ChunkedArray, column_type: types.DataType) -> list[int]:
+    """Positions (ascending) of the values of ``data`` that do not cast exactly to ``column_type``."""
+    if pa.types.is_floating(data.type) and pa.types.is_integer(arrow_type(column_type)):
+        # The common lossy column (pandas turns an integer column with NULLs into floats): a float is
+        # a whole number in range exactly when truncating it to an integer and back gives it again.
+        # NaN, ±inf and out-of-range values truncate to something else, so they are caught too.
+        truncated = data.cast(arrow_type(column_type), safe=False).cast(data.type, safe=False)
+        same = pc.equal(truncated, data).fill_null(True)
+        return np.flatnonzero(~same.to_numpy(zero_copy_only=False)).tolist()
+    bad: list[int] = []
+    for start in range(0, len(data), _CAST_BLOCK):
+        block = data.slice(start, _CAST_BLOCK)
+        if not _casts(block, column_type):
+            bad.extend(start + i for i in range(len(block)) if not _casts(block.slice(i, 1), column_type))
+    return bad
+
+
+def _python_values(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> list:
+    # decimal128 → decimal.Decimal with the column's scale: exact
+    if column.null_count or column_type == types.STRING or isinstance(column_type, types.DecimalType):
         return column.to_pylist()
-    if sql_type == types.STRING or isinstance(sql_type, types.DecimalType):
-        return column.to_pylist()  # decimal128 → decimal.Decimal with the column's scale: exact
     return column.to_numpy().tolist()
 
 
-def _cast(column: pa.ChunkedArray, sql_type: types.DataType) -> pa.ChunkedArray | pa.Array:
-    return column.cast(arrow_type(sql_type))
+def _cast(column: pa.ChunkedArray, column_type: types.DataType) -> pa.ChunkedArray | pa.Array:
+    """``column`` in the Arrow type of ``column_type`` by a safe cast: a value that would change fails."""
+    return column.cast(arrow_type(column_type))
 
 
-def _casts(column: pa.ChunkedArray, sql_type: types.DataType) -> bool:
+def _casts(column: pa.ChunkedArray, column_type: types.DataType) -> bool:
     try:
-        _cast(column, sql_type)
+        _cast(column, column_type)
     except _ARROW_CONVERSION_ERRORS:
         return False
     return True
 
 
-def _first_true(mask: pa.ChunkedArray | pa.Array) -> int:
-    return int(np.flatnonzero(mask.to_numpy(zero_copy_only=False))[0])
+def arrow_from_rows(rows: Sequence[tuple], table: Table, source: str, seqs: Sequence[int] | None = None) -> pa.Table:
+    """Tuples in catalog column order as an Arrow table with ``arrow_schema(table)``.
 
+    A value that is not of its column's type (``value_defect``: a bool or a str for an int, a
+    datetime for a date, a NULL key) is refused rather than converted, naming the column and the row:
+    by its ``_seq`` when ``seqs`` are given (the rows are updates), else by position.
+    """
+    def place(row: int) -> str:
+        return f"row {row}" if seqs is None else f"update with _seq {seqs[row]}"
 
-def arrow_from_rows(rows: Sequence[tuple], table: Table, source: str) -> pa.Table:
-    """Tuples in catalog column order as an Arrow table with ``arrow_schema(table)``."""
     width = len(table.columns)
     bad = next((i for i, row in enumerate(rows) if len(row) != width), None)
     if bad is not None:
         raise StreamFormatError(
-            f"table {table.name} ({source}), row {bad}: has {len(rows[bad])} values, the table has {width} columns"
+            f"table {table.name} ({source}), {place(bad)}: has {len(rows[bad])} values, the table has {width} columns"
         )
     schema = arrow_schema(table)
-    arrays = [_arrow_values([row[i] for row in rows], field, table.name, source) for i, field in enumerate(schema)]
+    arrays = []
+    for i, (column, field) in enumerate(zip(table.columns, schema, strict=True)):
+        values = [row[i] for row in rows]
+        where = f"table {table.name} ({source})"
+        wrong = _first_wrong_value(values, column, column.name in table.primary_key)
+        if wrong is not None:
+            raise StreamFormatError(f"{where}, {place(wrong[0])}: {wrong[1]}")
+        try:
+            arrays.append(pa.array(values, field.type))
+        except _ARROW_CONVERSION_ERRORS:
+            row = next(i for i, value in enumerate(values) if not _converts(value, field.type))
+            raise StreamFormatError(
+                f"{where}, {place(row)}: column {column.name} expects {column.type}, got {values[row]!r}, "
+                f"which is not exactly a {field.type}"
+            ) from None
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def _arrow_values(values: list, field: pa.Field, table: str, source: str) -> pa.Array:
-    where = f"table {table} ({source}), column {field.name}"
-    try:
-        array = pa.array(values, field.type)
-    except _ARROW_CONVERSION_ERRORS:
-        row = next(i for i, value in enumerate(values) if not _converts(value, field.type))
-        raise StreamFormatError(f"{where}, row {row}: value {values[row]!r} is not a {field.type}") from None
-    if array.null_count and not field.nullable:
-        raise StreamFormatError(f"{where}, row {_first_true(array.is_null())}: NULL in a NOT NULL column")
-    return array
+def _first_wrong_value(values: list, column: Column, in_key: bool) -> tuple[int, str] | None:
+    """The first position whose value ``value_defect`` refuses, and why. ``value_defect`` depends only
+    on a value's type, so it runs once per distinct type, not once per value."""
+    wrong = []
+    for value_type in set(map(type, values)):
+        first = next(i for i, value in enumerate(values) if type(value) is value_type)
+        reason = value_defect(column, values[first], in_key)
+        if reason is not None:
+            wrong.append((first, reason))
+    return min(wrong, default=None)
 
 
-def _converts(value: object, arrow_type: pa.DataType) -> bool:
+def _converts(value: object, target: pa.DataType) -> bool:
     try:
-        pa.array([value], arrow_type)
+        pa.array([value], target)
     except _ARROW_CONVERSION_ERRORS:
         return False
     return True
@@ -283,7 +380,7 @@ def _table_file(table: Table, updates: Sequence[Update], path: Path) -> pa.Table
     bad = next((u for u in ordered if u.op not in (INSERT, DELETE)), None)
     if bad is not None:
         raise StreamFormatError(f"table {table.name}, update with _seq {bad.seq}: _op is {bad.op!r}, must be +1 or -1")
-    data = arrow_from_rows([u.row for u in ordered], table, str(path))
+    data = arrow_from_rows([u.row for u in ordered], table, str(path), [u.seq for u in ordered])
     data = data.append_column(pa.field(SEQ_COLUMN, pa.int64(), nullable=False), pa.array([u.seq for u in ordered], pa.int64()))
     return data.append_column(pa.field(OP_COLUMN, pa.int8(), nullable=False), pa.array([u.op for u in ordered], pa.int8()))
 
@@ -310,11 +407,20 @@ def _group_by_table(
 
 
 def _stream_entries(stream_dir: Path, catalog: Catalog) -> dict[str, Path]:
-    """Each table's file or directory in ``stream_dir``; names starting with ``.`` or ``_`` are not data."""
+    """Each table's file or directory in ``stream_dir``; names starting with ``.`` or ``_`` are not data.
+
+    Any other file that is not ``<table>.parquet`` is refused rather than skipped: a stream exported
+    as CSV, or a table file misnamed, would otherwise read as a stream without that table's changes.
+    """
     entries: dict[str, Path] = {}
     for path in sorted(stream_dir.iterdir()):
-        if path.name.startswith((".", "_")) or not (path.is_dir() or path.suffix == ".parquet"):
+        if path.name.startswith((".", "_")):
             continue
+        if not (path.is_dir() or path.suffix == ".parquet"):
+            raise StreamFormatError(
+                f"stream directory {stream_dir} holds {path.name}, which is not a stream file "
+                "(<table>.parquet, or a directory <table>/ of Parquet files)"
+            )
         name = path.stem if path.is_file() else path.name
         if not catalog.has_table(name):
             raise StreamFormatError(f"stream file {path} is for table {name!r}, which the catalog does not have")
@@ -325,42 +431,103 @@ def _stream_entries(stream_dir: Path, catalog: Catalog) -> dict[str, Path]:
     return entries
 
 
-@gc_paused()
+@attrs.frozen
+class StreamContents:
+    """What a stream directory holds: its updates in ``_seq`` order, and the rows without a ``_seq``.
+
+    A row whose ``_seq`` is NULL has no place in the order, so it is in no batch; it is kept as an
+    ``UnreadableUpdate`` with ``seq`` None and a ``defect`` naming its file row, for the caller's
+    policy to stop on or to set aside.
+    """
+
+    updates: UpdateBatch
+    without_seq: tuple[UnreadableUpdate, ...] = ()
+
+
 def read_stream(stream_dir: Path | str, catalog: Catalog) -> UpdateBatch:
     """Every update under ``stream_dir``, all tables merged in ``_seq`` order (see module docstring).
 
-    Each column was cast to its catalog type and NULL keys refused as it was read, so the batch is
-    ``checked``.
+    A row without a ``_seq`` is refused here; ``read_stream_contents`` hands such rows back instead.
+    """
+    contents = read_stream_contents(stream_dir, catalog)
+    if contents.without_seq:
+        first = contents.without_seq[0]
+        raise StreamFormatError(f"table {first.table}: {first.defect}")
+    return contents.updates
+
+
+@gc_paused()
+def read_stream_contents(stream_dir: Path | str, catalog: Catalog) -> StreamContents:
+    """Every update under ``stream_dir`` in ``_seq`` order, and the rows that have no ``_seq``.
+
+    Each column was cast exactly to its catalog type as it was read, so the batch is ``checked``; a
+    row that could not be read (a value of the wrong type or not exactly castable, a NULL key, an
+    ``_op`` other than +1/-1) is still an update of the batch, with its values as written and a
+    ``defect`` saying what is wrong, so the validator applies the invalid-input policy to it like to
+    any other invalid change. Only what makes the stream unreadable as a whole (a file that is not
+    Parquet, missing or unknown columns, a ``_seq``/``_op`` column that is not of an integer type,
+    one ``_seq`` used twice, no stream file at all) raises ``StreamFormatError``.
     """
     stream_dir = Path(stream_dir)
     if not stream_dir.is_dir():
-        raise StreamFormatError(f"stream directory {stream_dir} does not exist")
-    tables, seqs, ops, rows = [], [], [], []
-    for table_name, path in _stream_entries(stream_dir, catalog).items():
-        table_seqs, table_ops, table_rows = _read_table(path, catalog.table(table_name))
+        what = "is a file, not a directory" if stream_dir.exists() else "does not exist"
+        raise StreamFormatError(f"stream directory {stream_dir} {what}")
+    entries = _stream_entries(stream_dir, catalog)
+    if not entries:
+        raise StreamFormatError(
+            f"stream directory {stream_dir} holds no stream files (<table>.parquet, or a directory <table>/)"
+        )
+    tables, reads = [], []
+    for table_name, path in entries.items():
         tables.append(table_name)
-        seqs.append(table_seqs)
-        ops.append(table_ops)
-        rows.append(table_rows)
-    if not tables:
-        return UpdateBatch((), checked=True)
+        reads.append(_read_table(path, catalog.table(table_name)))
+    seqs = [read.seqs for read in reads]
     _check_unique_seqs(dict(zip(tables, seqs, strict=True)))
     all_seqs = np.concatenate(seqs)
     order = np.argsort(all_seqs, kind="stable")
     table_ids = np.repeat(np.arange(len(tables)), [len(s) for s in seqs])[order].tolist()
-    all_rows = [row for table_rows in rows for row in table_rows]
-    updates = tuple(
+    all_rows = [row for read in reads for row in read.rows]
+    all_ops = np.concatenate([read.ops for read in reads])
+    updates = [
         Update(seq, tables[table_id], op, all_rows[index])
         for seq, table_id, op, index in zip(
-            all_seqs[order].tolist(), table_ids, np.concatenate(ops)[order].tolist(), order.tolist(), strict=True
+            all_seqs[order].tolist(), table_ids, all_ops[order].tolist(), order.tolist(), strict=True
         )
-    )
-    return UpdateBatch(updates, checked=True)
+    ]
+    if any(read.defects for read in reads):
+        position = np.empty_like(order)
+        position[order] = np.arange(len(order))
+        offset = 0
+        for read in reads:
+            for row, reason in read.defects.items():
+                at = int(position[offset + row])
+                update = updates[at]
+                updates[at] = UnreadableUpdate(update.seq, update.table, update.op, update.row, reason)
+            offset += len(read.rows)
+    without_seq = tuple(update for read in reads for update in read.without_seq)
+    return StreamContents(UpdateBatch._in_order(tuple(updates), checked=True), without_seq)
 
 
-def _read_table(path: Path, table: Table) -> tuple[np.ndarray, np.ndarray, list[tuple]]:
-    data = pq.read_table(path)
+@attrs.frozen
+class _TableRead:
+    """One table's stream file read: the rows that have a ``_seq`` (in file order) with their ``_seq``
+    and ``_op``, why some of them are invalid (by position among these rows), and the rows without one."""
+
+    seqs: np.ndarray
+    ops: np.ndarray
+    rows: list[tuple]
+    defects: dict[int, str]
+    without_seq: tuple[Update, ...]
+
+
+def _read_table(path: Path, table: Table) -> _TableRead:
     where = f"table {table.name} ({path})"
+    if path.is_dir() and not any(not part.name.startswith((".", "_")) for part in path.rglob("*") if part.is_file()):
+        raise StreamFormatError(f"{where}: the directory holds no Parquet files")
+    try:
+        data = pq.read_table(path)
+    except (*_ARROW_CONVERSION_ERRORS, OSError) as error:
+        raise StreamFormatError(f"{where}: not a readable Parquet file: {_one_line(error)}") from None
     present = set(data.column_names)
     missing = [name for name in (*table.column_names, SEQ_COLUMN, OP_COLUMN) if name not in present]
     if missing:
@@ -370,26 +537,48 @@ def _read_table(path: Path, table: Table) -> tuple[np.ndarray, np.ndarray, list[
         raise StreamFormatError(f"{where}: unexpected column(s) {', '.join(extra)} (not in the catalog)")
     seqs = _integer_column(data[SEQ_COLUMN], SEQ_COLUMN, where)
     ops = _integer_column(data[OP_COLUMN], OP_COLUMN, where)
-    bad_ops = np.flatnonzero((ops != INSERT) & (ops != DELETE))
-    if len(bad_ops):
-        row = int(bad_ops[0])
-        raise StreamFormatError(f"{where}, row {row}: _op is {ops[row]}, must be +1 (insert) or -1 (delete)")
-    return seqs, ops.astype(np.int8), rows_from_arrow(data, table, str(path))
+    rows, defects = _rows_and_defects(data, table, str(path))
+    # The change's own _op is the first thing wrong with it, before any column.
+    for row in np.flatnonzero(pc.invert(pc.is_in(ops, pa.array([INSERT, DELETE]))).to_numpy(zero_copy_only=False)):
+        op = ops[int(row)].as_py()
+        defects[int(row)] = ("_op is NULL" if op is None else f"_op is {op}") + ", must be +1 (insert) or -1 (delete)"
+    op_values = np.array(ops.to_pylist(), dtype=object) if ops.null_count else ops.to_numpy()
+    if not seqs.null_count:
+        return _TableRead(seqs.to_numpy(), op_values, rows, defects, ())
+    has_seq = seqs.is_valid().to_numpy(zero_copy_only=False)
+    op_of = ops.to_pylist()
+    without_seq = tuple(
+        UnreadableUpdate(None, table.name, op_of[row], rows[row],
+                         f"_seq is NULL (row {row} of {path}), so the change has no place in the stream")
+        for row in np.flatnonzero(~has_seq).tolist()
+    )
+    kept = np.flatnonzero(has_seq)
+    new_position = {int(row): position for position, row in enumerate(kept)}
+    return _TableRead(
+        seqs.filter(pa.array(has_seq)).to_numpy(),
+        op_values[kept],
+        [rows[row] for row in kept.tolist()],
+        {new_position[row]: reason for row, reason in defects.items() if row in new_position},
+        without_seq,
+    )
 
 
-def _integer_column(column: pa.ChunkedArray, name: str, where: str) -> np.ndarray:
+def _integer_column(column: pa.ChunkedArray, name: str, where: str) -> pa.ChunkedArray:
+    """``_seq`` or ``_op`` as int64 (NULLs kept): a column of another type makes no stream at all."""
     if not pa.types.is_integer(column.type):
         raise StreamFormatError(f"{where}: column {name} has type {column.type}, expected an integer type")
-    if column.null_count:
-        raise StreamFormatError(f"{where}, row {_first_true(column.is_null())}: {name} is NULL")
     try:
-        return column.cast(pa.int64()).to_numpy()
+        return column.cast(pa.int64())
     except pa.ArrowInvalid as error:
         raise StreamFormatError(f"{where}: column {name} does not fit int64: {error}") from None
 
 
+def _one_line(error: Exception) -> str:
+    return " ".join(str(error).split())
+
+
 def _check_unique_seqs(seqs_by_table: Mapping[str, np.ndarray]) -> None:
-    """Raise naming both places if one ``_seq`` value occurs twice, within a table or across tables."""
+    """Raise naming the ``_seq`` and its table(s) if one ``_seq`` value occurs twice."""
     names = list(seqs_by_table)
     if not names:
         return
@@ -401,10 +590,10 @@ def _check_unique_seqs(seqs_by_table: Mapping[str, np.ndarray]) -> None:
     if not len(repeats):
         return
     table_ids = np.repeat(np.arange(len(names)), [len(seqs_by_table[name]) for name in names])
-    starts = np.concatenate([[0], np.cumsum([len(seqs_by_table[name]) for name in names])])
     first, second = (int(order[repeats[0] + k]) for k in (0, 1))
-    places = [f"table {names[table_ids[i]]} row {i - starts[table_ids[i]]}" for i in (first, second)]
-    raise StreamFormatError(f"duplicate _seq {seqs[first]}: in {places[0]} and in {places[1]}")
+    tables = [names[table_ids[i]] for i in (first, second)]
+    where = f"twice in table {tables[0]}" if tables[0] == tables[1] else f"in table {tables[0]} and in table {tables[1]}"
+    raise StreamFormatError(f"duplicate _seq {seqs[first]}: {where}")
 
 
 def batches(updates: UpdateBatch | Iterable[Update], size: int) -> Iterator[UpdateBatch]:

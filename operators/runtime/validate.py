@@ -11,36 +11,28 @@ their reason and the rest of the batch goes on.
 
 from __future__ import annotations
 
-import datetime
-import decimal
 from collections.abc import Iterable
 from operator import itemgetter
 
 import attrs
 
-from catalog import types
 from catalog.schema import Catalog, Table
+from catalog.types import DecimalType
+from operators.runtime.column_types import conformed_decimal, value_defect
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.stream_format import Update, UpdateBatch
 from operators.zset import Changelog, Row
 
 POLICIES = ("error", "quarantine")
 
-_PYTHON_TYPES = {
-    types.INT: (int,),
-    types.BIGINT: (int,),
-    types.DOUBLE: (int, float),
-    types.STRING: (str,),
-    types.DATE: (datetime.date,),
-    types.BOOLEAN: (bool,),
-}
-
 
 class InvalidChangeError(ValueError):
     """A change violates the table's schema or set semantics; the message names table, row and reason."""
 
     def __init__(self, update: Update, reason: str):
-        super().__init__(f"invalid change to table {update.table} at _seq {update.seq} (op {update.op:+d}, row {update.row!r}): {reason}")
+        place = "without a _seq" if update.seq is None else f"at _seq {update.seq}"
+        op = "NULL" if update.op is None else f"{update.op:+d}"
+        super().__init__(f"invalid change to table {update.table} {place} (op {op}, row {update.row!r}): {reason}")
         self.update = update
         self.reason = reason
 
@@ -52,48 +44,18 @@ class Rejected:
 
 
 def _conformed(table: Table, row: Row) -> tuple[Row, str | None]:
-    """``row`` with each value in its column's representation, or the reason it has none.
-
-    A DECIMAL value becomes a ``decimal.Decimal`` with exactly its column's scale (an int, or a
-    Decimal with fewer fractional digits, converts exactly); a value that would need rounding, a
-    float, or a bool is refused: no lossy conversion is accepted silently.
-    """
+    """``row`` with every DECIMAL value at exactly its column's scale (an int or a shorter Decimal
+    converts exactly), or the reason a value cannot be its column's (``value_defect``)."""
     if len(row) != len(table.columns):
         return row, f"has {len(row)} columns, table {table.name} has {len(table.columns)} ({', '.join(table.column_names)})"
     conformed = list(row)
     for i, (value, column) in enumerate(zip(row, table.columns, strict=True)):
-        if value is None:
-            if column.name in table.primary_key:
-                return row, f"NULL in key column {column.name}"
-            continue
-        if isinstance(column.type, types.DecimalType):
-            conformed[i], reason = _as_decimal(value, column.type)
-            if reason:
-                return row, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}: {reason}"
-            continue
-        allowed = _PYTHON_TYPES[column.type]
-        wrong_bool = isinstance(value, bool) and column.type != types.BOOLEAN
-        wrong_datetime = isinstance(value, datetime.datetime)
-        if not isinstance(value, allowed) or wrong_bool or wrong_datetime:
-            return row, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}"
-        if column.type in types.INTEGRAL and not types.integral_range(column.type)[0] <= value <= types.integral_range(column.type)[1]:
-            return row, f"column {column.name} expects {column.type}, {value} is out of its range"
+        reason = value_defect(column, value, column.name in table.primary_key)
+        if reason is not None:
+            return row, reason
+        if value is not None and isinstance(column.type, DecimalType):
+            conformed[i], _ = conformed_decimal(value, column.type)
     return tuple(conformed), None
-
-
-def _as_decimal(value: object, dtype: types.DecimalType) -> tuple[object, str | None]:
-    if isinstance(value, bool) or not isinstance(value, int | decimal.Decimal):
-        return value, "pass a decimal.Decimal (or an int)"
-    exact = decimal.Decimal(value)
-    scaled = exact.quantize(decimal.Decimal(1).scaleb(-dtype.scale), context=_DECIMAL_CONTEXT)
-    if scaled != exact:
-        return value, f"it has more than {dtype.scale} fractional digits"
-    if scaled.adjusted() >= dtype.precision - dtype.scale:
-        return value, f"it has more than {dtype.precision - dtype.scale} integral digits"
-    return scaled, None
-
-
-_DECIMAL_CONTEXT = decimal.Context(prec=100)
 
 
 class Validator:
@@ -150,13 +112,15 @@ class Validator:
         key_of, stored, valid = self._key_of[table], self.rows[table], self._valid_signatures[table]
         width = len(self.tables[table].columns)
         # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
-        has_decimals = any(isinstance(c.type, types.DecimalType) for c in self.tables[table].columns)
+        has_decimals = any(isinstance(c.type, DecimalType) for c in self.tables[table].columns)
         overlay: dict[tuple, Row | None] = {}
         accepted: Changelog = []
         for update in updates:
             row, op = update.row, update.op
             reason = None
-            if type(row) is not tuple:
+            if update.defect is not None:  # the stream reader could not read it; its values are as written
+                reason = update.defect
+            elif type(row) is not tuple:
                 reason = "row is not a tuple of column values"
             elif checked:
                 if len(row) != width:

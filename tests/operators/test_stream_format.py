@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 from decimal import Decimal
 
 import pyarrow as pa
@@ -16,6 +17,7 @@ from operators.runtime.stream_format import (
     UpdateBatch,
     batches,
     read_stream,
+    read_stream_contents,
     write_stream,
 )
 
@@ -117,15 +119,12 @@ READ_ERRORS = {
     "no _op": ("sale.parquet", sale_columns(_op=None), r"table sale .*missing column\(s\) _op"),
     "no catalog column": ("sale.parquet", sale_columns(shop_id=None), r"table sale .*missing column\(s\) shop_id"),
     "extra column": ("sale.parquet", sale_columns(note=pa.array(["a", "b"])), r"table sale .*unexpected column\(s\) note"),
-    "_op zero": ("sale.parquet", sale_columns(op=(1, 0)), r"table sale .*row 1: _op is 0, must be \+1 \(insert\) or -1"),
-    "_op two": ("sale.parquet", sale_columns(op=(2, 1)), r"row 0: _op is 2"),
     "_op float": ("sale.parquet", sale_columns(op=pa.array([1.0, -1.0])), r"column _op has type double, expected an integer"),
-    "_op null": ("sale.parquet", sale_columns(op=pa.array([1, None], pa.int8())), r"table sale .*row 1: _op is NULL"),
-    "_seq null": ("sale.parquet", sale_columns(seq=pa.array([None, 2], pa.int64())), r"table sale .*row 0: _seq is NULL"),
-    "null key": ("sale.parquet", sale_columns(id=pa.array([7, None])), r"table sale .*column id, row 1: NULL in a NOT NULL"),
-    "wrong type": ("sale.parquet", sale_columns(shop_id=pa.array(["a", "b"])), r"table sale .*column shop_id, row 0: cannot read string"),
-    "bad value": ("sale.parquet", sale_columns(shop_id=pa.array(["1", "b"])), r"column shop_id, row 1: cannot read string"),
-    "_seq repeated": ("sale.parquet", sale_columns(seq=(4, 4)), r"duplicate _seq 4: in table sale row 0 and in table sale row 1"),
+    "_seq string": ("sale.parquet", sale_columns(seq=pa.array(["1", "2"])), r"column _seq has type string, expected an integer"),
+    "_seq null": ("sale.parquet", sale_columns(seq=pa.array([None, 2], pa.int64())), r"table sale: _seq is NULL \(row 0 of .*sale\.parquet\)"),
+    "_seq repeated": ("sale.parquet", sale_columns(seq=(4, 4)), r"duplicate _seq 4: twice in table sale"),
+    "not parquet": ("sale.csv", None, r"holds sale\.csv, which is not a stream file \(<table>\.parquet"),
+    "corrupt parquet": ("sale.parquet", b"PAR1 this is not a Parquet file", r"table sale \(.*sale\.parquet\): not a readable Parquet file: "),
 }
 
 
@@ -148,16 +147,136 @@ def test_decimals_of_any_precision_are_read_exactly_at_the_column_scale_and_keep
 
 
 @pytest.mark.parametrize(("file_name", "columns", "message"), READ_ERRORS.values(), ids=READ_ERRORS.keys())
-def test_reading_errors_name_file_table_row_and_reason(tmp_path, file_name, columns, message):
-    write_raw(tmp_path / file_name, columns)
+def test_a_stream_unreadable_as_a_whole_is_refused_naming_file_table_and_reason(tmp_path, file_name, columns, message):
+    if isinstance(columns, dict):
+        write_raw(tmp_path / file_name, columns)
+    else:
+        (tmp_path / file_name).write_bytes(columns or b"id,shop_id\n7,1\n")
     with pytest.raises(StreamFormatError, match=message):
         read_stream(tmp_path, CATALOG)
+
+
+def test_an_empty_stream_directory_is_refused(tmp_path):
+    (tmp_path / "_SUCCESS").touch()
+    with pytest.raises(StreamFormatError, match=r"holds no stream files"):
+        read_stream(tmp_path, CATALOG)
+    (tmp_path / "sale").mkdir()
+    (tmp_path / "sale" / "_SUCCESS").touch()
+    with pytest.raises(StreamFormatError, match=r"table sale \(.*sale\): the directory holds no Parquet files"):
+        read_stream(tmp_path, CATALOG)
+    (tmp_path / "sale" / "part-0.csv").write_text("id,shop_id\n")
+    with pytest.raises(StreamFormatError, match=r"table sale \(.*sale\): not a readable Parquet file: .*part-0\.csv"):
+        read_stream(tmp_path, CATALOG)
+
+
+def test_a_file_given_as_the_stream_directory_is_named(tmp_path):
+    (tmp_path / "s.parquet").touch()
+    with pytest.raises(StreamFormatError, match=r"stream directory .*s\.parquet is a file, not a directory"):
+        read_stream(tmp_path / "s.parquet", CATALOG)
+
+
+# Changes the reader cannot read as one: the (seq, reason) of each; the other rows read normally.
+SALE_DEFECTS = {
+    "_op zero": (sale_columns(op=(1, 0)), [(2, r"_op is 0, must be \+1 \(insert\) or -1 \(delete\)")]),
+    "_op two": (sale_columns(op=(2, 1)), [(1, r"_op is 2, must be")]),
+    "_op null": (sale_columns(op=pa.array([1, None], pa.int8())), [(2, r"_op is NULL, must be")]),
+    "null key": (sale_columns(id=pa.array([7, None])), [(2, r"NULL in key column id")]),
+    "strings into int": (sale_columns(shop_id=pa.array(["a", "b"])),
+                         [(1, r"column shop_id expects int, got str 'a'"), (2, r"got str 'b'")]),
+    "numeric string into int": (sale_columns(shop_id=pa.array(["1", "2"])),
+                                [(1, r"column shop_id expects int, got str '1'"), (2, r"got str '2'")]),
+    "bool into int": (sale_columns(shop_id=pa.array([True, False])), [(1, r"column shop_id expects int, got bool True"),
+                                                                     (2, r"got bool False")]),
+    "fractional float into int": (sale_columns(shop_id=pa.array([1.0, 2.5])), [(2, r"column shop_id expects int, got float 2\.5")]),
+    "nan into int": (sale_columns(shop_id=pa.array([float("nan"), 3.0])), [(1, r"column shop_id expects int, got float nan")]),
+    "floats beyond int64 into int": (sale_columns(shop_id=pa.array([1e30, float("-inf")])),
+                                     [(1, r"got float 1e\+30"), (2, r"got float -inf")]),
+    "fractional decimal into int": (sale_columns(shop_id=pa.array([Decimal("1.00"), Decimal("1.50")], pa.decimal128(5, 2))),
+                                    [(2, r"column shop_id expects int, got Decimal Decimal\('1\.50'\)")]),
+    "int64 beyond int64 from uint64": (sale_columns(shop_id=pa.array([2**64 - 1, 5], pa.uint64())),
+                                       [(1, r"column shop_id expects int, 18446744073709551615 is out of its range")]),
+}
+
+
+@pytest.mark.parametrize(("columns", "expected"), SALE_DEFECTS.values(), ids=SALE_DEFECTS.keys())
+def test_a_change_that_cannot_be_read_carries_its_reason_and_its_values_as_written(tmp_path, columns, expected):
+    write_raw(tmp_path / "sale.parquet", columns)
+    contents = read_stream_contents(tmp_path, CATALOG)
+    assert contents.updates.checked and contents.without_seq == ()
+    defective = [(u.seq, u.defect) for u in contents.updates if u.defect is not None]
+    assert [seq for seq, _ in defective] == [seq for seq, _ in expected]
+    for (_, reason), (_, pattern) in zip(defective, expected, strict=True):
+        assert re.search(pattern, reason), reason
+    written = pa.Table.from_pydict({k: v for k, v in columns.items() if k in ("id", "shop_id")}).to_pylist()
+    for update in contents.updates:
+        if update.defect is None:
+            assert [type(v) for v in update.row] == [int, int], "a readable row holds values of the column types"
+        else:
+            assert repr(update.row) == repr(tuple(written[update.seq - 1].values())), "a wrong row keeps its values as written"
+
+
+def test_strings_are_read_from_any_string_layout_and_from_utf8_binary(tmp_path):
+    for names in (pa.array(["a"], pa.large_string()), pa.array(["a"], pa.string_view()), pa.array([b"a"]),
+                  pa.array(["a"]).dictionary_encode()):
+        write_stream(tmp_path, CATALOG, {"shop": [Update(1, "shop", 1, (1, "a", Decimal("1.00"), DAY, True))]})
+        data = pq.read_table(tmp_path / "shop.parquet")
+        write_raw(tmp_path / "shop.parquet", {**{name: data[name] for name in data.column_names}, "name": names})
+        [update] = read_stream(tmp_path, CATALOG)
+        assert update.defect is None and update.row[1] == "a", names.type
+
+
+def test_whole_floats_and_decimals_into_an_int_column_are_read_as_ints(tmp_path):
+    write_raw(tmp_path / "sale.parquet", sale_columns(shop_id=pa.array([Decimal("3"), None], pa.decimal128(5, 0))))
+    assert [u.row for u in read_stream(tmp_path, CATALOG)] == [(7, 3), (7, None)]
+    write_raw(tmp_path / "sale.parquet", sale_columns(shop_id=pa.array([4.0, -2.0])))
+    assert [u.row for u in read_stream(tmp_path, CATALOG)] == [(7, 4), (7, -2)]
+
+
+SHOP_DEFECTS = {
+    "int beyond the decimal's digits": ("price", pa.array([2**53 + 1], pa.int64()), r"column price expects decimal\(15,2\), got int 9007199254740993: it has more than 13 integral digits"),
+    "fraction beyond the decimal's scale": ("price", pa.array([Decimal("1.005")], pa.decimal128(5, 3)), r"column price expects decimal\(15,2\), got Decimal Decimal\('1\.005'\)"),
+    "string into double": ("price", pa.array(["1.5"]), r"column price expects decimal\(15,2\), got str '1\.5'"),
+    "timestamp into date": ("opened", pa.array([datetime.datetime(2024, 1, 1, 3)]), r"column opened expects date, got datetime"),
+    "string into date": ("opened", pa.array(["2024-01-01"]), r"column opened expects date, got str '2024-01-01'"),
+    "int into string": ("name", pa.array([5]), r"column name expects string, got int 5"),
+    "bytes that are not UTF-8 into string": ("name", pa.array([b"\xff"]), r"column name expects string, got bytes b'\\xff'"),
+    "int into bool": ("open", pa.array([1]), r"column open expects boolean, got int 1"),
+    "string into bool": ("open", pa.array(["true"]), r"column open expects boolean, got str 'true'"),
+}
+
+
+@pytest.mark.parametrize(("name", "values", "reason"), SHOP_DEFECTS.values(), ids=SHOP_DEFECTS.keys())
+def test_no_value_is_cast_lossily_or_from_another_kind_of_type(tmp_path, name, values, reason):
+    columns = {"id": pa.array([1]), "name": pa.array(["a"]), "price": pa.array([1.5]), "opened": pa.array([DAY]),
+               "open": pa.array([True]), "_seq": pa.array([1]), "_op": pa.array([1])}
+    write_raw(tmp_path / "shop.parquet", {**columns, name: values})
+    [update] = read_stream(tmp_path, CATALOG)
+    assert update.defect is not None and re.search(reason, update.defect), update.defect
+
+
+def test_rows_without_a_seq_are_kept_apart_with_their_file_row(tmp_path):
+    write_raw(tmp_path / "sale.parquet", sale_columns(seq=pa.array([None, 2, None]), op=(1, 1, -1),
+                                                      id=pa.array([7, 8, 9]), shop_id=pa.array([1, 1, 1])))
+    contents = read_stream_contents(tmp_path, CATALOG)
+    assert list(contents.updates) == [Update(2, "sale", 1, (8, 1))]
+    assert [(u.seq, u.op, u.row) for u in contents.without_seq] == [(None, 1, (7, 1)), (None, -1, (9, 1))]
+    assert all("_seq is NULL (row" in u.defect for u in contents.without_seq)
+    assert "row 2 of" in contents.without_seq[1].defect
+
+
+def test_defects_land_on_their_own_update_across_tables_in_seq_order(tmp_path):
+    write_stream(tmp_path, CATALOG, {"shop": [Update(20, "shop", 1, (1, "a", Decimal("1.00"), DAY, True))]})
+    write_raw(tmp_path / "sale.parquet", sale_columns(seq=(30, 10), op=(-1, 1), shop_id=pa.array(["x", "y"])))
+    updates = read_stream(tmp_path, CATALOG)
+    assert [(u.seq, u.op, u.row, u.defect is None) for u in updates] == [
+        (10, 1, (7, "y"), False), (20, 1, (1, "a", Decimal("1.00"), DAY, True), True), (30, -1, (7, "x"), False)]
+    assert "'x'" in updates[2].defect and "'y'" in updates[0].defect
 
 
 def test_a_seq_used_by_two_tables_is_named_with_both_places(tmp_path):
     write_stream(tmp_path, CATALOG, UPDATES)
     write_raw(tmp_path / "sale.parquet", sale_columns(seq=(1, 41)))
-    with pytest.raises(StreamFormatError, match=r"duplicate _seq 41: in table sale row 1 and in table shop row 2"):
+    with pytest.raises(StreamFormatError, match=r"duplicate _seq 41: in table sale and in table shop"):
         read_stream(tmp_path, CATALOG)
 
 
@@ -177,10 +296,14 @@ def test_a_missing_stream_directory_is_named(tmp_path):
     ("updates", "message"),
     [
         ([Update(1, "sale", 0, (1, 1))], r"table sale, update with _seq 1: _op is 0, must be \+1 or -1"),
-        ([Update(1, "sale", 1, (1,))], r"table sale .*row 0: has 1 values, the table has 2 columns"),
-        ([Update(1, "sale", 1, (1, 2)), Update(2, "sale", 1, (3, "x"))], r"column shop_id, row 1: value 'x' is not a int32"),
-        ([Update(1, "sale", 1, (None, 2))], r"table sale .*column id, row 0: NULL in a NOT NULL column"),
-        ([Update(1, "sale", 1, (1, 2)), Update(1, "shop", 1, (1, "a", 1.0, DAY, True))], r"duplicate _seq 1"),
+        ([Update(1, "sale", 1, (1,))], r"table sale .*update with _seq 1: has 1 values, the table has 2 columns"),
+        ([Update(1, "sale", 1, (1, 2)), Update(2, "sale", 1, (3, "x"))], r"update with _seq 2: column shop_id expects int, got str 'x'"),
+        ([Update(1, "sale", 1, (1, 2)), Update(7, "sale", 1, (3, True))], r"_seq 7: column shop_id expects int, got bool True"),
+        ([Update(1, "sale", 1, (1, 2.5))], r"_seq 1: column shop_id expects int, got float 2.5"),
+        ([Update(1, "shop", 1, (1, "a", 2**53 + 1, DAY, True))], r"_seq 1: column price expects decimal\(15,2\), got int 9007199254740993: it has more than 13 integral digits"),
+        ([Update(1, "shop", 1, (1, "a", Decimal("1.00"), datetime.datetime(2024, 1, 1, 5), True))], r"_seq 1: column opened expects date, got datetime"),
+        ([Update(1, "sale", 1, (None, 2))], r"table sale .*update with _seq 1: NULL in key column id"),
+        ([Update(1, "sale", 1, (1, 2)), Update(1, "shop", 1, (1, "a", Decimal("1.00"), DAY, True))], r"duplicate _seq 1"),
         ([Update(1, "nosuch", 1, ())], r"unknown table 'nosuch'"),
     ],
 )

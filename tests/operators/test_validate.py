@@ -7,8 +7,8 @@ import datetime
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update, UpdateBatch
-from operators.runtime.validate import InvalidChangeError, Validator
+from operators.runtime.stream_format import UnreadableUpdate, Update, UpdateBatch
+from operators.runtime.validate import InvalidChangeError, Rejected, Validator
 
 CATALOG = catalog_from_ddl("""
 CREATE TABLE customer (c_custkey INT, c_name VARCHAR(20), c_since DATE, PRIMARY KEY (c_custkey));
@@ -76,3 +76,22 @@ def test_a_checked_batch_skips_the_type_check_but_not_the_column_count():
 def test_unknown_policy_is_refused():
     with pytest.raises(ValueError, match="quarantine"):
         Validator(CATALOG, ["customer"], "ignore")
+
+
+def test_a_change_the_reader_could_not_read_is_rejected_with_its_reason_under_either_policy():
+    """The reader's defects come in checked batches, whose type check is skipped: the defect must still stop them."""
+    unreadable = UnreadableUpdate(6, "customer", 1, ("3", "carol", None), "column c_custkey expects int, got str '3'")
+    batch = UpdateBatch([Update(5, "customer", 1, (2, "bob", None)), unreadable], checked=True)
+    strict = validator()
+    with pytest.raises(InvalidChangeError, match=r"table customer at _seq 6 .*column c_custkey expects int, got str '3'"):
+        strict.check(batch)
+    assert set(strict.rows["customer"]) == {1}
+    accepted, rejected = validator("quarantine").check(batch)
+    assert accepted == {"customer": [((2, "bob", None), 1)]}
+    assert rejected == [Rejected(unreadable, unreadable.defect)]
+
+
+def test_an_error_names_a_change_without_seq_or_op():
+    update = UnreadableUpdate(None, "customer", None, (3, "carol", None), "_seq is NULL (row 4 of c.parquet)")
+    assert str(InvalidChangeError(update, update.defect)).startswith(
+        "invalid change to table customer without a _seq (op NULL, row (3, 'carol', None)): _seq is NULL")

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.stream_format import Update, write_stream
 from planner.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
 
 DDL = """
 CREATE TABLE customer (c_custkey INT, c_nation VARCHAR(10), PRIMARY KEY (c_custkey));
@@ -97,3 +104,173 @@ def test_unsupported_query_says_which_operator_and_why(files, capsys):
     sql = "select c_nation, o_total, count(*) from customer, orders group by c_nation, o_total"
     assert main(["explain", sql, "--catalog", str(ddl)]) == 2
     assert "cross product" in capsys.readouterr().err
+
+
+# --- bad input at the stream level -------------------------------------------------------------
+
+def run(ddl, query, stream_dir, *options: str) -> int:
+    return main(["run", "--query", str(query), "--catalog", str(ddl), "--stream", str(stream_dir), *options])
+
+
+def orders_file(stream_dir, **columns) -> None:
+    """A hand-written orders file (a foreign producer's types): two orders of customer 1, _seq 5 and 6."""
+    stream_dir.mkdir(exist_ok=True)
+    data = {"o_orderkey": pa.array([10, 11]), "o_custkey": pa.array([1, 1]), "o_total": pa.array([5.0, 7.0]),
+            "_seq": pa.array([5, 6]), "_op": pa.array([1, 1])}
+    pq.write_table(pa.table({**data, **columns}), stream_dir / "orders.parquet")
+
+
+def customer_file(stream_dir) -> None:
+    stream_dir.mkdir(exist_ok=True)
+    pq.write_table(pa.table({"c_custkey": pa.array([1]), "c_nation": pa.array(["FR"]), "_seq": pa.array([1]),
+                             "_op": pa.array([1])}), stream_dir / "customer.parquet")
+
+
+# Each stream problem of a change: the orders columns that make it, the _seq of the orders it makes
+# invalid (a column of the wrong type makes every row wrong) and what the message names.
+ROW_PROBLEMS = {
+    "NULL key": ({"o_orderkey": pa.array([10, None])}, [6], "NULL in key column o_orderkey"),
+    "numeric strings": ({"o_custkey": pa.array(["1", "1"])}, [5, 6], "column o_custkey expects int, got str '1'"),
+    "fractional float": ({"o_custkey": pa.array([1.0, 1.5])}, [6], "column o_custkey expects int, got float 1.5"),
+    "bools into int": ({"o_orderkey": pa.array([True, False])}, [5, 6], "column o_orderkey expects int, got bool True"),
+    "_op 2": ({"_op": pa.array([1, 2])}, [6], "_op is 2, must be +1 (insert) or -1 (delete)"),
+    "_op NULL": ({"_op": pa.array([1, None], pa.int8())}, [6], "_op is NULL"),
+}
+
+
+@pytest.mark.parametrize(("columns", "invalid", "reason"), ROW_PROBLEMS.values(), ids=ROW_PROBLEMS.keys())
+def test_a_bad_change_stops_the_default_run_with_one_line_naming_table_seq_and_column(files, capsys, columns, invalid, reason):
+    tmp_path, ddl, query = files
+    customer_file(tmp_path / "s")
+    orders_file(tmp_path / "s", **columns)
+    assert run(ddl, query, tmp_path / "s") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"table orders at _seq {invalid[0]}" in err and reason in err
+
+
+@pytest.mark.parametrize(("columns", "invalid", "reason"), ROW_PROBLEMS.values(), ids=ROW_PROBLEMS.keys())
+def test_a_bad_change_is_quarantined_and_the_run_goes_on(files, capsys, columns, invalid, reason):
+    tmp_path, ddl, query = files
+    customer_file(tmp_path / "s")
+    orders_file(tmp_path / "s", **columns)
+    rejects, out = tmp_path / "rejects.jsonl", tmp_path / "r.parquet"
+    assert run(ddl, query, tmp_path / "s", "--on-invalid", "quarantine", "--rejects", str(rejects), "--out", str(out)) == 0
+    lines = [json.loads(line) for line in rejects.read_text().splitlines()]
+    assert [(r["table"], r["seq"]) for r in lines] == [("orders", seq) for seq in invalid]
+    assert reason in lines[0]["reason"]
+    # the result is the query over the valid changes only
+    valid = [total for seq, total in ((5, 5.0), (6, 7.0)) if seq not in invalid]
+    expected = [{"c_nation": "FR", "n": len(valid), "total": sum(valid)}] if valid else []
+    assert pq.read_table(out).to_pylist() == expected
+    assert f"{len(invalid)} invalid updates quarantined" in capsys.readouterr().out
+
+
+def test_a_change_without_seq_is_quarantined_or_stops_the_run(files, capsys):
+    tmp_path, ddl, query = files
+    customer_file(tmp_path / "s")
+    orders_file(tmp_path / "s", _seq=pa.array([5, None]))
+    assert run(ddl, query, tmp_path / "s") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "table orders without a _seq" in err and "_seq is NULL (row 1 of" in err
+    rejects = tmp_path / "rejects.jsonl"
+    assert run(ddl, query, tmp_path / "s", "--on-invalid", "quarantine", "--rejects", str(rejects)) == 0
+    [line] = [json.loads(line) for line in rejects.read_text().splitlines()]
+    assert line["seq"] is None and line["row"] == ["11", "1", "7.0"] and "_seq is NULL" in line["reason"]
+
+
+def test_the_rejects_file_of_an_earlier_run_is_replaced(files, capsys):
+    tmp_path, ddl, query = files
+    customer_file(tmp_path / "s")
+    orders_file(tmp_path / "s", _op=pa.array([1, 2]))
+    rejects = tmp_path / "rejects.jsonl"
+    options = ("--on-invalid", "quarantine", "--rejects", str(rejects))
+    for _ in range(2):
+        assert run(ddl, query, tmp_path / "s", *options) == 0
+        assert len(rejects.read_text().splitlines()) == 1, "a second run must not append"
+    orders_file(tmp_path / "s")  # now every change is valid
+    assert run(ddl, query, tmp_path / "s", *options) == 0
+    assert rejects.read_text() == "", "a clean run must not leave the earlier run's rejects behind"
+
+
+def test_rejects_without_quarantine_is_refused(files, capsys):
+    tmp_path, ddl, query = files
+    assert run(ddl, query, stream(tmp_path, GOOD), "--rejects", str(tmp_path / "x.jsonl")) == 2
+    assert "--rejects needs --on-invalid quarantine" in capsys.readouterr().err
+
+
+def _not_parquet(stream_dir):
+    customer_file(stream_dir)
+    (stream_dir / "orders.csv").write_text("o_orderkey,o_custkey,o_total,_seq,_op\n10,1,5.0,5,1\n")
+
+
+def _corrupt(stream_dir):
+    customer_file(stream_dir)
+    (stream_dir / "orders.parquet").write_bytes(b"PAR1 not really parquet PAR1")
+
+
+def _truncated(stream_dir):
+    orders_file(stream_dir)
+    data = (stream_dir / "orders.parquet").read_bytes()
+    (stream_dir / "orders.parquet").write_bytes(data[: len(data) // 2])
+
+
+BAD_STREAMS = {
+    "a file that is not Parquet": (_not_parquet, (), "holds orders.csv, which is not a stream file"),
+    "an empty directory": (lambda d: d.mkdir(), (), "holds no stream files"),
+    "a corrupt Parquet file": (_corrupt, (), "table orders ("),
+    "a truncated Parquet file": (_truncated, (), "not a readable Parquet file"),
+    "batch size 0": (customer_file, ("--batch-size", "0"), "--batch-size must be at least 1, got 0"),
+    "negative batch size": (customer_file, ("--batch-size", "-3"), "--batch-size must be at least 1, got -3"),
+}
+
+
+@pytest.mark.parametrize(("make", "options", "message"), BAD_STREAMS.values(), ids=BAD_STREAMS.keys())
+def test_an_unusable_stream_or_option_is_one_line_on_stderr_never_a_traceback(files, capsys, make, options, message):
+    tmp_path, ddl, query = files
+    make(tmp_path / "s")
+    assert run(ddl, query, tmp_path / "s", *options) == 2
+    captured = capsys.readouterr()
+    assert captured.err.startswith("ivm: error: ") and captured.err.count("\n") == 1, captured.err
+    assert message in captured.err
+
+
+def test_a_corrupt_stream_file_exits_non_zero_without_a_traceback_in_a_real_process(files):
+    tmp_path, ddl, query = files
+    _corrupt(tmp_path / "s")
+    process = subprocess.run(
+        [sys.executable, "-m", "planner.cli", "run", "--query", str(query), "--catalog", str(ddl), "--stream", str(tmp_path / "s")],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False,
+    )
+    assert process.returncode == 2 and "Traceback" not in process.stderr
+    assert process.stderr.count("\n") == 1 and "not a readable Parquet file" in process.stderr
+
+
+@pytest.mark.parametrize(
+    ("sql", "out_row", "delta_names"),
+    [
+        ("select o_orderkey, o_orderkey from orders", {"o_orderkey": 11, "o_orderkey_1": 11}, None),
+        ("select o_custkey, sum(o_total) as s, count(*) as s from orders group by o_custkey",
+         {"o_custkey": 2, "s": 7.0, "s_1": 1}, None),
+        # a result column named like a changelog column keeps its name in --out only
+        ("select o_custkey as _weight, o_total as _batch from orders", {"_weight": 2, "_batch": 7.0},
+         ["_weight_1", "_batch_1"]),
+    ],
+)
+def test_a_result_with_two_columns_of_one_name_keeps_both(files, capsys, sql, out_row, delta_names):
+    """Repeated names get DuckDB's _1 suffix in the files (pandas and Spark refuse repeated names)."""
+    tmp_path, ddl, _ = files
+    query = tmp_path / "dup.sql"
+    query.write_text(sql)
+    out, deltas = tmp_path / "r.parquet", tmp_path / "d.parquet"
+    assert run(ddl, query, stream(tmp_path, GOOD), "--out", str(out), "--deltas", str(deltas)) == 0
+    assert pq.read_table(out).to_pylist() == [out_row]
+    # one batch, so the changelog is the result with weight +1
+    [change] = pq.read_table(deltas).to_pylist()
+    assert change == {**dict(zip(delta_names or out_row, out_row.values(), strict=True)), "_batch": 0, "_weight": 1}
+
+
+def test_the_demo_refuses_a_batch_size_below_one_before_any_work(capsys):
+    assert main(["demo", "--batch-size", "0"]) == 2
+    err = capsys.readouterr().err
+    assert err == "ivm: error: --batch-size must be at least 1, got 0\n"
