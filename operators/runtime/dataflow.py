@@ -34,6 +34,8 @@ class SourceRoute:
         if len(positions) == 1:
             (only,) = positions
             project = lambda row: (row[only],)  # noqa: E731
+        elif not positions:  # COUNT(*) of a keyless table reads no column: each copy is an empty row
+            project = lambda row: ()  # noqa: E731
         else:
             project = itemgetter(*positions)
         return [Change(port, project(row), w) for row, w in changes if keep is None or keep(row)]
