@@ -130,6 +130,10 @@ def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:
         case Call(op="coalesce", args=args):
             parts = [compile_expr(a, layout) for a in args]
             return lambda row: next((v for v in (p(row) for p in parts) if v is not None), None)
+        case Call(op=("greatest" | "least") as op, args=args):
+            # Spark: NULL arguments are skipped; the result is NULL only when all are NULL.
+            pick, parts = (max if op == "greatest" else min), [compile_expr(a, layout) for a in args]
+            return lambda row: pick((v for v in (p(row) for p in parts) if v is not None), default=None)
         case Call(op="extract_year", args=(arg,)):
             return _strict(lambda d: d.year, compile_expr(arg, layout))
         case Call(op="extract_month", args=(arg,)):

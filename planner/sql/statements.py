@@ -30,6 +30,7 @@ from planner.ir.expressions import (
     Expr,
     Literal,
     Subquery,
+    conjunction,
     contains_aggregate,
     contains_subquery,
     walk,
@@ -261,8 +262,10 @@ class _Planner:
             items = [NamedExpr(i.name, grouping.rewrite(i.expr, "SELECT")) for i in items]
             sort_keys = [SortKey(grouping.rewrite(k.expr, "ORDER BY"), k.ascending) for k in sort_keys]
 
-        plan = Project(tuple(items), plan)
-        if distinct := select.args.get("distinct"):
+        distinct = select.args.get("distinct")
+        sort_keys, hidden = _hidden_sort_columns(sort_keys, items, bool(distinct))
+        plan = Project(tuple(items) + hidden, plan)
+        if distinct:
             if distinct.args.get("on"):
                 raise UnsupportedSqlError("SELECT DISTINCT ON is not supported; use GROUP BY")
             plan = Distinct(plan)
@@ -270,6 +273,10 @@ class _Planner:
             plan = Sort(tuple(sort_keys), plan)
         if limit := select.args.get("limit"):
             plan = Limit(_positive_int(limit.expression, "LIMIT"), plan)
+        if hidden:
+            # The sort columns ride along to the result and are dropped when it is read (Spark
+            # sorts by them and projects them away the same way).
+            plan = Project(tuple(NamedExpr(i.name, Column(None, i.name)) for i in items), plan)
         return plan
 
     def _from(
@@ -288,7 +295,12 @@ class _Planner:
             joined_scope = scope.with_relation(relation)
             kind = _join_kind(join)
             condition = None
-            if on := join.args.get("on"):
+            if using := _using_names(join, scope, relation):
+                if join.args.get("on"):
+                    raise UnsupportedSqlError(f"a join has both USING/NATURAL and ON: {join.sql(dialect='spark')[:120]}")
+                joined_scope, pairs = joined_scope.with_using(using, "JOIN ... USING")
+                condition = conjunction([Call("=", pair) for pair in pairs])
+            elif on := join.args.get("on"):
                 condition = ExpressionConverter(self, joined_scope, ctes, "JOIN ... ON").convert(on)
                 _reject_aggregates(condition, "JOIN ... ON")
                 if condition == Literal(True, "bool"):
@@ -348,13 +360,12 @@ class _Planner:
         items: list[NamedExpr] = []
         for position, node in enumerate(select.expressions):
             if isinstance(node, exp.Star):
-                items.extend(_star(scope.relations))
+                items.extend(NamedExpr(column.name, column) for column in scope.star_columns())
             elif isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
                 qualifier = node.table.lower()
-                relations = [r for r in scope.relations if r.alias == qualifier]
-                if not relations:
+                if qualifier not in scope.aliases:
                     raise UnsupportedSqlError(f"SELECT {qualifier}.*: no relation {qualifier} in FROM")
-                items.extend(_star(relations))
+                items.extend(NamedExpr(column.name, column) for column in scope.qualified_star(qualifier))
             elif isinstance(node, exp.Alias):
                 items.append(NamedExpr(node.alias.lower(), expressions.convert(node.this)))
             else:
@@ -408,12 +419,54 @@ class _Planner:
         return SortKey(Column(None, named[0].name) if named else expr, ascending)
 
 
+def _using_names(join: exp.Join, scope: Scope, right: Relation) -> tuple[str, ...]:
+    """The columns a ``JOIN ... USING (...)`` names, or for a ``NATURAL JOIN`` the names both sides
+    have (in the left side's order, as Spark); () for any other join."""
+    if using := join.args.get("using"):
+        return tuple(_identifier(name) for name in using)
+    if (join.args.get("method") or "").upper() != "NATURAL":
+        return ()
+    left_names = dict.fromkeys(column.name for column in scope.star_columns())
+    common = tuple(name for name in left_names if name in right.columns)
+    if not common:
+        # Spark reads a NATURAL JOIN without a common column as a cross join.
+        raise UnsupportedSqlError(
+            f"NATURAL JOIN {right.alias}: no column name is common to both sides, so it is a cross product"
+        )
+    return common
+
+
+def _hidden_sort_columns(
+    sort_keys: list[SortKey], items: list[NamedExpr], distinct: bool
+) -> tuple[list[SortKey], tuple[NamedExpr, ...]]:
+    """ORDER BY keys that are not select-list columns become hidden trailing columns ``_sort<i>``.
+
+    The result then carries them until it is read, so both the ORDER BY of the result and a top-k
+    (``ORDER BY ... LIMIT``) sort by values the select list does not show.
+    """
+    outputs = {Column(None, item.name) for item in items}
+    keys: list[SortKey] = []
+    hidden: list[NamedExpr] = []
+    for key in sort_keys:
+        if key.expr in outputs:
+            keys.append(key)
+            continue
+        if distinct:
+            raise UnsupportedSqlError(
+                f"ORDER BY {key.expr} with SELECT DISTINCT: the sort key must be a selected column (as in Spark)"
+            )
+        name = next((h.name for h in hidden if h.expr == key.expr), f"_sort{len(hidden)}")
+        if all(h.name != name for h in hidden):
+            hidden.append(NamedExpr(name, key.expr))
+        keys.append(SortKey(Column(None, name), key.ascending))
+    return keys, tuple(hidden)
+
+
 def _join_kind(join: exp.Join) -> str:
     side, kind = join.side.upper(), join.kind.upper()
-    if join.args.get("method") or join.args.get("using"):
-        raise UnsupportedSqlError(
-            f"NATURAL joins and JOIN ... USING are not supported; write the equalities in ON: {join.sql(dialect='spark')}"
-        )
+    method = (join.args.get("method") or "").upper()
+    if method and method != "NATURAL":
+        raise UnsupportedSqlError(f"{method} joins are not supported: {join.sql(dialect='spark')[:120]}")
     if side in ("RIGHT", "FULL"):
         raise UnsupportedSqlError(
             f"{side} OUTER JOIN is not supported; only inner, left outer, semi and anti joins"
@@ -436,10 +489,6 @@ def _renamed(plan: LogicalPlan, alias: exp.TableAlias | None, clause: str) -> Lo
     return Project(
         tuple(NamedExpr(new, Column(None, old)) for new, old in zip(names, current, strict=True)), plan
     )
-
-
-def _star(relations) -> list[NamedExpr]:
-    return [NamedExpr(name, Column(r.alias, name)) for r in relations for name in r.columns]
 
 
 def _item_at(items: list[NamedExpr], position: int, clause: str) -> NamedExpr:
