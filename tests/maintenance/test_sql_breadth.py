@@ -185,3 +185,20 @@ def test_order_by_a_column_that_is_not_selected(name, seed):
             assert view.result() == expected, f"after batch {number}"
             compared += bool(expected)
     assert compared > 3
+
+
+GREATEST_LEAST = {
+    "in the select list, with NULL arguments": "select emp_id, salary, greatest(salary, 30, dept_id * 10) as g, least(salary, emp_id) as l from emp",
+    "in WHERE and in an aggregate": """select dname, count(*) as n, sum(greatest(salary, 25)) as s
+        from emp where least(salary, 40) > 20 group by dname""",
+}
+
+
+@pytest.mark.parametrize("name", list(GREATEST_LEAST))
+def test_greatest_and_least(name):
+    """Spark's GREATEST/LEAST skip NULLs (NULL only when all are); DuckDB's agree."""
+    view = check_against_recomputation(GREATEST_LEAST[name], catalog_from_ddl(EMP_DDL), emp_stream(3), batch_size=60)
+    assert view.result()
+    if "select list" in name:
+        nulls = [row for row in view.result() if row[1] is None]
+        assert nulls and all(g is not None and least == emp for emp, _, g, least in nulls), "NULL arguments are skipped"
