@@ -33,6 +33,7 @@ from planner.ir.expressions import (
     conjunction,
     contains_aggregate,
     contains_subquery,
+    transform,
     walk,
 )
 from planner.ir.logical import (
@@ -161,6 +162,53 @@ class _Grouping:
         return expr
 
 
+_COUNTS = (AggregateCall("sum", Literal(1, "int")), AggregateCall("count", None))
+_NOT_NULL_IF_ARGS_ARE = frozenset({"+", "-", "*", "neg"})
+
+
+@attrs.frozen
+class _RatioAsAverage:
+    """``sum(x) / sum(1)`` and ``sum(x) / count(*)`` read as ``avg(x)``, so the one-aggregate forms
+    the planner maintains (a correlated nested aggregate, a scalar threshold) accept them.
+
+    The law holds when x is never NULL (avg divides by count(x), the others by every row; both are
+    NULL over no rows) and x is not DECIMAL (Spark gives avg and the division different result
+    scales). Nullability and types come from the catalog columns of the FROM's tables.
+    """
+
+    catalog: Catalog
+    source: LogicalPlan
+
+    def rewrite(self, expr: Expr) -> Expr:
+        return transform(expr, self._average)
+
+    def _average(self, expr: Expr) -> Expr:
+        match expr:
+            # sum(x) / count(*) = avg(x) when no x is NULL
+            case Call("/", (AggregateCall("sum", arg, False), count)) if count in _COUNTS and self._exact(arg):
+                return AggregateCall("avg", arg)
+            # (c * sum(x)) / count(*) = c * avg(x): SQL reads 0.2 * sum(x) / sum(1) left to right
+            case Call("/", (Call("*", (Literal() as c, AggregateCall("sum", arg, False))), count)) if (
+                count in _COUNTS and self._exact(arg)
+            ):
+                return Call("*", (c, AggregateCall("avg", arg)))
+        return expr
+
+    def _exact(self, expr: Expr | None) -> bool:
+        match expr:
+            case Literal(value=value, type=kind):
+                return value is not None and kind in ("int", "float")
+            case Column(table=alias, name=name):
+                scan = next((n for n in self.source.walk() if isinstance(n, Scan) and n.alias == alias), None)
+                if scan is None:
+                    return False
+                column = self.catalog.table(scan.table).column(name)
+                return not column.nullable and column.type in ("int", "float") and not column.type.startswith("decimal")
+            case Call(op, args) if op in _NOT_NULL_IF_ARGS_ARE:
+                return all(self._exact(arg) for arg in args)
+        return False
+
+
 @attrs.frozen
 class _Planner:
     """Plans query blocks; ``ctes`` maps the WITH names visible at a point to their plans."""
@@ -253,6 +301,10 @@ class _Planner:
         order_by = ExpressionConverter(self, scope, ctes, "ORDER BY")
         sort_keys = [self._sort_key(o, items, order_by) for o in order.expressions] if order else []
 
+        ratio = _RatioAsAverage(self.catalog, plan)
+        items = [NamedExpr(i.name, ratio.rewrite(i.expr)) for i in items]
+        having = ratio.rewrite(having) if having is not None else None
+        sort_keys = [SortKey(ratio.rewrite(k.expr), k.ascending) for k in sort_keys]
         uses = [item.expr for item in items] + ([having] if having else []) + [k.expr for k in sort_keys]
         if group or having or any(contains_aggregate(e) for e in uses):
             grouping = _Grouping.of(keys, uses, scope.aliases)
