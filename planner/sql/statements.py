@@ -479,13 +479,8 @@ def _using_names(join: exp.Join, scope: Scope, right: Relation) -> tuple[str, ..
     if (join.args.get("method") or "").upper() != "NATURAL":
         return ()
     left_names = dict.fromkeys(column.name for column in scope.star_columns())
-    common = tuple(name for name in left_names if name in right.columns)
-    if not common:
-        # Spark reads a NATURAL JOIN without a common column as a cross join.
-        raise UnsupportedSqlError(
-            f"NATURAL JOIN {right.alias}: no column name is common to both sides, so it is a cross product"
-        )
-    return common
+    # No common name: Spark reads the NATURAL JOIN as a cross join, and so do we (() means no USING).
+    return tuple(name for name in left_names if name in right.columns)
 
 
 def _hidden_sort_columns(
