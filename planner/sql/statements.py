@@ -164,6 +164,9 @@ class _Grouping:
 
 _COUNTS = (AggregateCall("sum", Literal(1, "int")), AggregateCall("count", None))
 _NOT_NULL_IF_ARGS_ARE = frozenset({"+", "-", "*", "neg"})
+# Integer and floating types, today's families and Spark's names (the typed catalog of issue 9);
+# a DECIMAL average has another result scale than the division, so DECIMAL is not among them.
+_AVERAGE_EXACT_TYPES = frozenset({"int", "float", "tinyint", "smallint", "bigint", "double"})
 
 
 @attrs.frozen
@@ -203,7 +206,7 @@ class _RatioAsAverage:
                 if scan is None:
                     return False
                 column = self.catalog.table(scan.table).column(name)
-                return not column.nullable and column.type in ("int", "float") and not column.type.startswith("decimal")
+                return not column.nullable and column.type in _AVERAGE_EXACT_TYPES
             case Call(op, args) if op in _NOT_NULL_IF_ARGS_ARE:
                 return all(self._exact(arg) for arg in args)
         return False
