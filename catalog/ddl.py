@@ -110,7 +110,8 @@ def catalog_from_ddl(text: str) -> Catalog:
         raise CatalogError(f"cannot parse DDL: {err}") from err
     tables = []
     for statement in statements:
-        if statement is None:
+        # A comment after the last statement parses as a bare Semicolon carrying the comment.
+        if statement is None or isinstance(statement, exp.Semicolon):
             continue
         if not (isinstance(statement, exp.Create) and statement.kind == "TABLE"):
             raise CatalogError(f"only CREATE TABLE statements are allowed in a catalog file, got: {statement.sql()[:80]}")

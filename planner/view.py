@@ -15,7 +15,7 @@ from catalog.types import DataType
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream_format import Update, UpdateBatch
 from operators.runtime.validate import Rejected, Validator
-from operators.zset import Changelog, Row, apply_changes
+from operators.zset import Changelog, Row, apply_changes, consolidate
 from planner.compiler import CompiledQuery, compile_query
 from planner.sql.scope import output_types
 
@@ -48,7 +48,8 @@ class MaintainedView:
 
     @property
     def columns(self) -> tuple[str, ...]:
-        return self.compiled.dataflow.output_columns
+        dataflow = self.compiled.dataflow
+        return dataflow.output_columns[: dataflow.visible_width]
 
     @property
     def column_types(self) -> tuple[DataType | None, ...]:
@@ -69,6 +70,9 @@ class MaintainedView:
         negative = [row for row, _ in delta if self.current.get(row, 0) < 0]
         if negative:
             raise RuntimeError(f"internal error: result rows with negative multiplicity {negative[:3]}")
+        if self.compiled.dataflow.hidden_columns:
+            width = self.compiled.dataflow.visible_width
+            delta = consolidate([(row[:width], weight) for row, weight in delta])
         return delta
 
     def result(self) -> list[Row]:
@@ -77,6 +81,9 @@ class MaintainedView:
         rows.sort(key=lambda r: tuple(_sort_key(v) for v in r))
         for position, ascending in reversed(self.compiled.dataflow.presentation_order):
             rows.sort(key=lambda r, p=position: _sort_key(r[p]), reverse=not ascending)
+        if self.compiled.dataflow.hidden_columns:
+            width = self.compiled.dataflow.visible_width
+            rows = [row[:width] for row in rows]
         return rows
 
     def close(self) -> None:

@@ -29,7 +29,7 @@ from planner.ir.expressions import (
     conjuncts,
     transform,
 )
-from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project, Scan
+from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project, Scan, SubqueryAlias
 from planner.ir.maintenance import Atom, JoinGraph, ViewAtom
 from planner.ir.notation import print_expr
 from planner.optimizer.context import OptimizerContext
@@ -41,7 +41,9 @@ class CannotDecorrelate(Exception):
 
 
 def _inner_aliases(plan: LogicalPlan) -> set[str]:
-    return {n.alias for n in plan.walk() if isinstance(n, Scan)}
+    """The relations the subquery itself reads: tables, and derived tables or views by their alias
+    (a filter on a derived table's column, Q18's ``where sum_qty > 300``, is local, not a correlation)."""
+    return {n.alias for n in plan.walk() if isinstance(n, Scan | Atom | ViewAtom | SubqueryAlias)}
 
 
 def _split_correlation(plan: LogicalPlan, outer: set[str]) -> tuple[LogicalPlan, list[tuple[Column, Column]]]:

@@ -134,6 +134,21 @@ def _check_reaches_all(root: str, aliases: list[str], edges: tuple[FkEdge, ...])
         raise NotAForeignKeyJoin(f"relations {', '.join(missing)} are not connected to the root {root} by foreign keys")
 
 
+def _keyless_with_several_children(graph: JoinGraph, edges: tuple[FkEdge, ...], catalog: Catalog) -> str | None:
+    """A relation without a primary key that references two or more others, if any (shown by EXPLAIN).
+
+    With one child a keyless relation's tuples are counted copies in the lookup stage; with several
+    the live-tuple stage would be keyed by a primary key it does not have.
+    """
+    children = defaultdict(int)
+    for edge in edges:
+        children[edge.referencing] += 1
+    for atom in graph.atoms:
+        if isinstance(atom, Atom) and children[atom.alias] > 1 and not catalog.table(atom.table).primary_key:
+            return atom.alias
+    return None
+
+
 def _left_join_along_key(graph: JoinGraph, edges: tuple[FkEdge, ...], root: str, residual) -> bool:
     """R ⟕ S of two relations joined along one foreign key, either way round; the stage keyed by
     that key sees locally whether an R tuple has a live partner:
@@ -185,6 +200,11 @@ class ChooseForeignKeyJoinTree(Rule):
             except NotAForeignKeyJoin as reason:
                 why = _not_along_keys(node, unexplained)
                 ctx.refuse(self.name, f"{why}, so {reason}" if why else str(reason))
+                return node
+            if keyless := _keyless_with_several_children(node, edges, ctx.catalog):
+                ctx.refuse(self.name, f"{keyless} has no primary key (bag semantics) and references several "
+                           "relations: its live-tuple stage counts the children a tuple is alive on per "
+                           "primary key, which a row present several times does not have")
                 return node
             # Equalities beside the foreign keys (Q2's ps_supplycost = the subquery's minimum) filter
             # the joined rows: σ_{a=b}(R ⋈ S) with R ⋈ S already along keys.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import attrs
 
-from planner.ir.expressions import Column, Expr, Subquery, transform
+from planner.ir.expressions import AggregateCall, Column, Expr, Subquery, transform
 from planner.ir.logical import (
     Aggregate,
     Distinct,
@@ -123,6 +123,11 @@ class MaintainDerivedAggregateAsView(Rule):
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
+                # SELECT DISTINCT a, b ... = SELECT a, b ... GROUP BY a, b: keyed by all its columns
+                case SubqueryAlias(alias=alias, child=Distinct(child=Project(items=items, child=body))):
+                    grouped = _distinct_as_group_by(items, body)
+                    return ViewAtom(alias, tuple(item.name for item in items), tuple(item.name for item in items),
+                                    False, grouped)
                 # a grouped subquery has one row per group key: a relation with that primary key
                 case SubqueryAlias(alias=alias, child=Project(items=items, child=grouped) as inner):
                     aggregate = grouped.child if isinstance(grouped, Filter) else grouped
@@ -135,3 +140,12 @@ class MaintainDerivedAggregateAsView(Rule):
             return node
 
         return plan.transform_up(convert)
+
+
+def _distinct_as_group_by(items: tuple[NamedExpr, ...], body: LogicalPlan) -> Project:
+    """``SELECT DISTINCT items FROM body`` as ``π_items γ_{items; count(*)}(body)``: one row per
+    distinct value, the group, which is the view's key (NULLs group together as DISTINCT keeps one)."""
+    group_by = tuple(NamedExpr(f"_d{i}", item.expr) for i, item in enumerate(items))
+    aggregate = Aggregate(group_by, (NamedExpr("_n", AggregateCall("count", None)),), body)
+    return Project(tuple(NamedExpr(item.name, Column(None, g.name)) for item, g in zip(items, group_by, strict=True)),
+                   aggregate)

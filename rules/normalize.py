@@ -54,7 +54,9 @@ class FlattenInnerJoins(Rule):
                 case Join(kind=("inner" | "cross"), condition=cond, left=left, right=right):
                     lg, rg = _as_graph(left), _as_graph(right)
                     if lg is not None and rg is not None and not (lg.preserved or rg.preserved):
-                        return JoinGraph(lg.atoms + rg.atoms, lg.conditions + rg.conditions + tuple(conjuncts(cond)))
+                        # a side may be a derived table inlined after its joins became classes: keep them
+                        return JoinGraph(lg.atoms + rg.atoms, lg.conditions + rg.conditions + tuple(conjuncts(cond)),
+                                         lg.join_classes + rg.join_classes)
                 # R ⟕_p S of two relations: the atoms and p, with R marked preserved (NULL padding)
                 case Join(kind="left", condition=cond, left=left, right=right):
                     lg, rg = _as_graph(left), _as_graph(right)

@@ -40,6 +40,8 @@ class LoweredQuery:
     layout: tuple[Column, ...]
     initial: tuple[Row, ...]
     order: tuple[tuple[int, bool], ...]
+    #: Trailing columns of the layout that only sort the result (dropped when it is read).
+    hidden: int = 0
 
 
 @attrs.frozen

@@ -115,6 +115,7 @@ def _lower_one_child(builder: StageBuilder, join: ForeignKeyJoin, atom: Atom, ch
         # R ⟕ S with R referencing S: R's tuples stay alive without an S partner, padded with NULLs
         optional_width=len(child.appended) if emitter.optional or atom.alias in join.preserved else None,
         child_columns=child.kept,
+        bag=not builder.catalog.table(atom.table).primary_key,
     ))
     builder.route(atom, atom.columns, stage, ForeignKeyLookupStage.PARENT)
     emitter.connect(builder, stage, ForeignKeyLookupStage.CHILD)

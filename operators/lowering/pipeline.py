@@ -26,4 +26,4 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
         for i, stage in enumerate(builder.stages)
     )
     return Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in query.layout), query.initial, query.order,
-                    tuple(builder.requirements))
+                    tuple(builder.requirements), query.hidden)

@@ -55,6 +55,8 @@ class _Finishing:
     distinct: bool = False
     top_k: TopK | None = None
     presentation: tuple = ()
+    #: How many trailing result columns only sort (ORDER BY a column not selected): read, then dropped.
+    hidden: int = 0
 
 
 def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
@@ -66,7 +68,15 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
 
 
 def _peel(plan: LogicalPlan) -> tuple[_Finishing, LogicalPlan]:
-    """Split ``plan`` into what finishes it and its body (Sort, TopK, DISTINCT, Project, in that order)."""
+    """Split ``plan`` into what finishes it and its body (Sort, TopK, DISTINCT, Project, in that order).
+
+    A Project of output columns above the Sort or TopK drops the trailing sort-only columns the
+    front end added (``ORDER BY`` a column that is not selected); the result keeps them until read.
+    """
+    hidden = 0
+    if isinstance(plan, Project) and isinstance(plan.child, Sort | TopK):
+        hidden = _hidden_columns(plan)
+        plan = plan.child
     presentation: tuple = ()
     if isinstance(plan, Sort):
         presentation, plan = plan.keys, plan.child
@@ -79,7 +89,16 @@ def _peel(plan: LogicalPlan) -> tuple[_Finishing, LogicalPlan]:
     items = None
     if isinstance(plan, Project):
         items, plan = plan.items, plan.child
-    return _Finishing(items, distinct, top_k, presentation), plan
+    return _Finishing(items, distinct, top_k, presentation, hidden), plan
+
+
+def _hidden_columns(project: Project) -> int:
+    """How many trailing columns of the sorted result ``project`` drops; it must keep a prefix."""
+    below = output_columns(project.child)
+    kept = tuple(item.expr for item in project.items)
+    if kept != tuple(Column(None, c.name) for c in below[: len(kept)]):
+        raise LoweringError("a select list above ORDER BY may only drop the trailing sort columns")
+    return len(below) - len(kept)
 
 
 def _lower_body(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, needed: frozenset[Column]) -> Body:
@@ -144,7 +163,7 @@ def _finish_query(builder: StageBuilder, last: int, layout: tuple[Column, ...], 
         last = _lower_top_k(builder, top_k, layout, last)
     order_keys = finishing.presentation or (top_k.keys if top_k is not None else ())
     order = tuple((layout.index(_output_column(k.expr, layout)), k.ascending) for k in order_keys)
-    return LoweredQuery(last, layout, initial, order)
+    return LoweredQuery(last, layout, initial, order, finishing.hidden)
 
 
 def _lower_set_operation(builder: StageBuilder, plan: SetOperation) -> Body:

@@ -34,6 +34,8 @@ class SourceRoute:
         if len(positions) == 1:
             (only,) = positions
             project = lambda row: (row[only],)  # noqa: E731
+        elif not positions:  # COUNT(*) of a keyless table reads no column: each copy is an empty row
+            project = lambda row: ()  # noqa: E731
         else:
             project = itemgetter(*positions)
         return [Change(port, project(row), w) for row, w in changes if keep is None or keep(row)]
@@ -73,6 +75,14 @@ class Dataflow:
     presentation_order: tuple[tuple[int, bool], ...] = ()
     #: What the stages need of the input rows beyond the schema (checked by the validator).
     requirements: tuple[RowRequirement, ...] = ()
+    #: Trailing output columns that only order the result (ORDER BY a column not selected): the
+    #: result keeps them so it can be sorted when read, and the reader drops them.
+    hidden_columns: int = 0
+
+    @property
+    def visible_width(self) -> int:
+        """How many leading output columns the query selects."""
+        return len(self.output_columns) - self.hidden_columns
 
     def __attrs_post_init__(self) -> None:
         position = {node.id: i for i, node in enumerate(self.stages)}

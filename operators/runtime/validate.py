@@ -4,6 +4,9 @@ Base tables with a primary key have set semantics, so the validator keeps each t
 and checks every change in ``_seq`` order: a duplicate key, a delete of an absent row (or of a row
 that differs from the stored one), a wrong number of columns, a wrong type or a NULL key is invalid,
 and so is an inserted row that breaks a requirement of the plan's stages (``RowRequirement``).
+Tables without a primary key have bag semantics (as in Spark): an insert adds one copy of a row, a
+delete removes one copy, and deleting a row with no copy left is invalid. Their copies are stored
+under ``(row, i)`` for ``i`` in ``0 .. copies-1`` so ``rows[table].values()`` lists every copy.
 A batch is checked against a scratch overlay and committed only when it is accepted, so a rejected
 batch leaves every state as it was. With the ``quarantine`` policy invalid changes are set aside with
 their reason and the rest of the batch goes on.
@@ -59,7 +62,7 @@ def _conformed(table: Table, row: Row) -> tuple[Row, str | None]:
 
 
 class Validator:
-    """Keeps each validated table's rows by primary key (all columns when it has no key)."""
+    """Keeps each validated table's rows by primary key (by ``(row, copy)`` when it has no key)."""
 
     def __init__(self, catalog: Catalog, tables: Iterable[str], policy: str = "error",
                  requirements: Iterable[RowRequirement] = ()):
@@ -71,8 +74,9 @@ class Validator:
         for requirement in requirements:
             self.requirements.setdefault(requirement.table, []).append(requirement)
         self._key_of = {
-            name: itemgetter(*(tuple(t.column_names.index(k) for k in t.primary_key) or range(len(t.columns))))
+            name: itemgetter(*(t.column_names.index(k) for k in t.primary_key))
             for name, t in self.tables.items()
+            if t.primary_key
         }
         # Rows of one table nearly always have the same column types: a type signature seen valid
         # once is valid again, so the per-column check runs only for new signatures.
@@ -109,7 +113,7 @@ class Validator:
     def _check_table(
         self, table: str, updates: list[Update], rejected: list[Rejected], checked: bool
     ) -> tuple[dict[tuple, Row | None], Changelog]:
-        key_of, stored, valid = self._key_of[table], self.rows[table], self._valid_signatures[table]
+        key_of, stored, valid = self._key_of.get(table), self.rows[table], self._valid_signatures[table]
         width = len(self.tables[table].columns)
         # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
         has_decimals = any(isinstance(c.type, DecimalType) for c in self.tables[table].columns)
@@ -129,14 +133,14 @@ class Validator:
                 row, reason = _conformed(self.tables[table], row)
                 if reason is None and not has_decimals:
                     valid.add(tuple(map(type, row)))
-            if reason is None:
+            if reason is None and key_of is None:
+                key, reason = _bag_key(row, op, overlay, stored)
+            elif reason is None:
                 key = key_of(row)
                 current = overlay[key] if key in overlay else stored.get(key)
                 if op == 1:
                     if current is not None:
                         reason = f"duplicate primary key {_show(key)}: a row with this key is already present"
-                    for requirement in self.requirements.get(table, ()):
-                        reason = reason or requirement.violation(row)
                 elif op == -1:
                     if current is None:
                         reason = f"delete of an absent row (no row with key {_show(key)})"
@@ -144,6 +148,9 @@ class Validator:
                         reason = f"delete does not match the stored row {current!r}"
                 else:
                     reason = f"_op must be +1 or -1, got {op}"
+            if reason is None and op == 1:
+                for requirement in self.requirements.get(table, ()):
+                    reason = reason or requirement.violation(row)
             if reason is not None:
                 if self.policy == "error":
                     raise InvalidChangeError(update, reason)
@@ -152,6 +159,24 @@ class Validator:
             overlay[key] = row if op == 1 else None
             accepted.append((row, op))
         return overlay, accepted
+
+
+def _bag_key(row: Row, op: int, overlay: dict, stored: dict) -> tuple[tuple, str | None]:
+    """The slot ``(row, i)`` an insert fills or a delete empties in a keyless table, or why it cannot.
+
+    Copies fill slots 0, 1, ... without gaps, so the number of copies is the first empty slot; an
+    insert fills it and a delete empties the last full one. Rows rarely repeat, so the probe is short.
+    """
+    if op not in (1, -1):
+        return (row, 0), f"_op must be +1 or -1, got {op}"
+    copies = 0
+    while (overlay[(row, copies)] if (row, copies) in overlay else stored.get((row, copies))) is not None:
+        copies += 1
+    if op == 1:
+        return (row, copies), None
+    if copies == 0:
+        return (row, 0), "delete of an absent row (the table has no primary key and no copy of this row)"
+    return (row, copies - 1), None
 
 
 def _show(key) -> str:

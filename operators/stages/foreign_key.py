@@ -29,7 +29,8 @@ from operators.zset import Changelog, Row, consolidate
 # largest states (a live lineitem: 111 bytes as a class, 45 as a list).
 #
 # Lookup state, I(R, R_c) for one key value: [R's tuples (a set: R has a primary key), the child's
-# live subtree row or None].
+# live subtree row or None]. When R has no primary key (bag semantics) its tuples are a dict
+# {row: copies} instead: a row may be present several times.
 
 
 def _apply_to_set(rows: set, changes: list[tuple[Row, int]], stage: str) -> None:
@@ -44,6 +45,20 @@ def _apply_to_set(rows: set, changes: list[tuple[Row, int]], stage: str) -> None
                                "(input was not validated)")
 
 
+def _apply_to_bag(rows: dict, changes: list[tuple[Row, int]], stage: str) -> None:
+    """Apply consolidated changes to a keyless relation's ``{row: copies}`` in place (validated input
+    never removes more copies than are present)."""
+    for row, weight in consolidate(changes):
+        copies = rows.get(row, 0) + weight
+        if copies < 0:
+            raise RuntimeError(f"{stage}: change {row!r} (weight {weight:+d}) removes more copies than are "
+                               "stored (input was not validated)")
+        if copies:
+            rows[row] = copies
+        else:
+            del rows[row]
+
+
 class ForeignKeyLookupStage(KeyedStage):
     """Join R's tuples (port 0) with the live child tuple of the same key (port 1), keyed by the key.
 
@@ -56,8 +71,10 @@ class ForeignKeyLookupStage(KeyedStage):
     def __init__(self, name: str, parent_key: tuple[int, ...], child_key: tuple[int, ...],
                  output_columns: tuple[str, ...], description: StageDescription, anti: bool = False,
                  preserve_child_padding: int | None = None, optional_width: int | None = None,
-                 child_columns: tuple[int, ...] | None = None):
+                 child_columns: tuple[int, ...] | None = None, bag: bool = False):
         self.name = name
+        # bag: R has no primary key, so its tuples are counted copies (see _apply_to_bag)
+        self.bag = bag
         self.child_columns = child_columns
         # optional: the parent is alive with or without a child, extended by NULLs without one
         self.optional_width = optional_width
@@ -90,7 +107,7 @@ class ForeignKeyLookupStage(KeyedStage):
         return self._parent_key if port == self.PARENT else self._child_key
 
     def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list | None, Changelog]:
-        state = state or [set(), None]  # [parents, child]: slot = input port
+        state = state or [{} if self.bag else set(), None]  # [parents, child]: slot = input port
         parents = state[self.PARENT]
         before = self._partner(state)
         parent_changes = [(c.row, c.weight) for c in changes if c.port == self.PARENT]
@@ -99,19 +116,20 @@ class ForeignKeyLookupStage(KeyedStage):
             child_changes = [(tuple(row[p] for p in self.child_columns), w) for row, w in child_changes]
         old_parents = parents.copy() if child_changes else parents
         had_parents = bool(parents)
-        _apply_to_set(parents, parent_changes, self.name)
+        (_apply_to_bag if self.bag else _apply_to_set)(parents, parent_changes, self.name)
         state[self.CHILD] = _slot_after(state[self.CHILD], child_changes, self.name)
         after = self._partner(state)
         if before == after:
             # Child unchanged: only the changed parent tuples enter or leave the result.
             out = [(row + after, w) for row, w in parent_changes] if after is not None else []
         else:
-            # Child turned alive, died or changed: the whole group is retracted and re-emitted.
-            out = []
-            if before is not None:
-                out.extend((row + before, -1) for row in old_parents)
+            # Child turned alive, died or changed: the whole group is retracted and re-emitted
+            # (each copy of a keyless R tuple counts).
+            copies = old_parents.items() if self.bag else ((row, 1) for row in old_parents)
+            out = [(row + before, -n) for row, n in copies] if before is not None else []
             if after is not None:
-                out.extend((row + after, 1) for row in parents)
+                copies = parents.items() if self.bag else ((row, 1) for row in parents)
+                out.extend((row + after, n) for row, n in copies)
         if self.padding is not None:
             out.extend(self._padding_changes(before, had_parents, after, bool(parents)))
         new_state = state if (parents or state[self.CHILD] is not None) else None

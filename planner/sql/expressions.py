@@ -164,6 +164,23 @@ class ExpressionConverter:
                 return call("substring", convert(node.this), convert(node.args["start"]), length_expr)
             case exp.Coalesce():
                 return call("coalesce", convert(node.this), *(convert(e) for e in node.expressions))
+            case exp.Greatest() | exp.Least():
+                # Spark's greatest/least skip NULLs: NULL only when every argument is NULL.
+                args = (node.this, *node.expressions)
+                if len(args) < 2:
+                    raise UnsupportedSqlError(
+                        f"{node.key} in {self.clause} needs at least two arguments (as in Spark): {node.sql(dialect='spark')}"
+                    )
+                return call(node.key, *(convert(a) for a in args))
+            case exp.All() | exp.Any():
+                # Checked on pyspark 4.3: spark.sql fails with PARSE_SYNTAX_ERROR on every quantified
+                # subquery comparison, so there is no Spark answer to maintain.
+                raise UnsupportedSqlError(
+                    f"ALL / ANY / SOME subquery comparisons in {self.clause} are refused: Spark SQL 4 does not "
+                    "parse them (PARSE_SYNTAX_ERROR); write x = ANY (q) as x IN (q), x <> ALL (q) as x NOT IN (q), "
+                    "and x > ALL (q) as a comparison with (select max(...)) with the empty and NULL cases spelled "
+                    f"out: {node.sql(dialect='spark')[:120]}"
+                )
             case exp.Window():
                 raise UnsupportedSqlError(
                     f"window functions (OVER) in {self.clause} are not supported: {node.sql(dialect='spark')}"

@@ -34,20 +34,68 @@ class Scope:
 
     relations: tuple[Relation, ...]
     parent: Scope | None
+    #: Names merged by ``JOIN ... USING`` / ``NATURAL JOIN``: unqualified, each means the left side's column.
+    merged: tuple[tuple[str, Column], ...] = ()
+    #: What an unqualified ``SELECT *`` lists once a USING join reordered it (None: every relation's columns).
+    star: tuple[Column, ...] | None = None
+    #: The right sides' USING columns, which ``SELECT *`` leaves out but ``right.*`` lists first.
+    hidden: tuple[Column, ...] = ()
 
     @property
     def aliases(self) -> frozenset[str]:
         return frozenset(r.alias for r in self.relations)
+
+    def star_columns(self) -> tuple[Column, ...]:
+        """``SELECT *``: every column of every relation, or Spark's order after USING joins."""
+        if self.star is not None:
+            return self.star
+        return tuple(r.column(name) for r in self.relations for name in r.columns)
+
+    def qualified_star(self, alias: str) -> tuple[Column, ...]:
+        """``alias.*``: as Spark 4 expands it (checked with spark.sql), the relation's USING columns
+        first when it was a right side, then its columns in ``SELECT *`` order."""
+        return tuple(c for c in (*self.hidden, *self.star_columns()) if c.table == alias)
 
     def with_relation(self, relation: Relation) -> Scope:
         if relation.alias in self.aliases:
             raise UnsupportedSqlError(
                 f"FROM: the alias {relation.alias!r} is used twice; give each copy of the table its own alias"
             )
-        return attrs.evolve(self, relations=(*self.relations, relation))
+        star = None if self.star is None else (*self.star, *(relation.column(n) for n in relation.columns))
+        return attrs.evolve(self, relations=(*self.relations, relation), star=star)
+
+    def with_using(self, names: tuple[str, ...], clause: str) -> tuple[Scope, list[tuple[Column, Column]]]:
+        """This scope, its last relation just joined ``USING (names)``, and the equalities that join it.
+
+        Spark's rules: each name must be a column of both sides; unqualified it means the left
+        side's column (the one output), and ``SELECT *`` lists the join columns once, first, then
+        the rest of the left side, then the rest of the right side.
+        """
+        *left, right = self.relations
+        left_scope = attrs.evolve(self, relations=tuple(left), star=None if self.star is None else self.star[: -len(right.columns)])
+        pairs = []
+        for name in names:
+            left_column = left_scope.lookup(None, name, clause)
+            if left_column is None or name not in right.columns:
+                side = "left" if left_column is None else "right"
+                raise UnknownColumnError(f"{clause}: the USING column {name} is not a column of the {side} side")
+            pairs.append((left_column, _unique_column(right, name, clause)))
+        keys = tuple(left_column for left_column, _ in pairs)
+        star = (
+            *keys,
+            *(c for c in left_scope.star_columns() if c not in keys),
+            *(right.column(n) for n in right.columns if n not in names),
+        )
+        merged = (*((n, c) for n, c in self.merged if n not in names), *zip(names, keys, strict=True))
+        hidden = (*self.hidden, *(right_column for _, right_column in pairs))
+        return attrs.evolve(self, merged=merged, star=star, hidden=hidden), pairs
 
     def lookup(self, qualifier: str | None, name: str, clause: str) -> Column | None:
         """The column this level of scope binds ``qualifier.name`` to, or None to look further out."""
+        if qualifier is None:
+            for merged_name, column in self.merged:
+                if merged_name == name:
+                    return column
         if qualifier is not None:
             relation = next((r for r in self.relations if r.alias == qualifier), None)
             if relation is None:

@@ -30,8 +30,10 @@ from planner.ir.expressions import (
     Expr,
     Literal,
     Subquery,
+    conjunction,
     contains_aggregate,
     contains_subquery,
+    transform,
     type_of,
     walk,
 )
@@ -53,6 +55,7 @@ from planner.ir.logical import (
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.expressions import ExpressionConverter
 from planner.sql.scope import Relation, Scope, output_names, output_types
+from planner.sql.typing import typed_aggregate, typed_call
 
 _SELECT_CLAUSES = frozenset(
     {"with_", "expressions", "distinct", "from_", "joins", "where", "group", "having", "order", "limit"}
@@ -161,6 +164,56 @@ class _Grouping:
         return expr
 
 
+_COUNTS = (AggregateCall("sum", Literal(1, "int")), AggregateCall("count", None))
+_NOT_NULL_IF_ARGS_ARE = frozenset({"+", "-", "*", "neg"})
+# Integer and floating types, today's families and Spark's names (the typed catalog of issue 9);
+# a DECIMAL average has another result scale than the division, so DECIMAL is not among them.
+_AVERAGE_EXACT_TYPES = frozenset({"int", "bigint", "double"})
+
+
+@attrs.frozen
+class _RatioAsAverage:
+    """``sum(x) / sum(1)`` and ``sum(x) / count(*)`` read as ``avg(x)``, so the one-aggregate forms
+    the planner maintains (a correlated nested aggregate, a scalar threshold) accept them.
+
+    The law holds when x is never NULL (avg divides by count(x), the others by every row; both are
+    NULL over no rows) and x is not DECIMAL (Spark gives avg and the division different result
+    scales). Nullability and types come from the catalog columns of the FROM's tables.
+    """
+
+    catalog: Catalog
+    source: LogicalPlan
+
+    def rewrite(self, expr: Expr) -> Expr:
+        return transform(expr, self._average)
+
+    def _average(self, expr: Expr) -> Expr:
+        match expr:
+            # sum(x) / count(*) = avg(x) when no x is NULL
+            case Call("/", (AggregateCall("sum", arg, False), count)) if count in _COUNTS and self._exact(arg):
+                return typed_aggregate("avg", arg, False, "SELECT")
+            # (c * sum(x)) / count(*) = c * avg(x): SQL reads 0.2 * sum(x) / sum(1) left to right
+            case Call("/", (Call("*", (Literal() as c, AggregateCall("sum", arg, False))), count)) if (
+                count in _COUNTS and self._exact(arg)
+            ):
+                return typed_call("*", (c, typed_aggregate("avg", arg, False, "SELECT")), "SELECT")
+        return expr
+
+    def _exact(self, expr: Expr | None) -> bool:
+        match expr:
+            case Literal(value=value, type=kind):
+                return value is not None and kind in ("int", "float")
+            case Column(table=alias, name=name):
+                scan = next((n for n in self.source.walk() if isinstance(n, Scan) and n.alias == alias), None)
+                if scan is None:
+                    return False
+                column = self.catalog.table(scan.table).column(name)
+                return not column.nullable and str(column.type) in _AVERAGE_EXACT_TYPES
+            case Call(op, args) if op in _NOT_NULL_IF_ARGS_ARE:
+                return all(self._exact(arg) for arg in args)
+        return False
+
+
 @attrs.frozen
 class _Planner:
     """Plans query blocks; ``ctes`` maps the WITH names visible at a point to their plans."""
@@ -253,6 +306,10 @@ class _Planner:
         order_by = ExpressionConverter(self, scope, ctes, "ORDER BY")
         sort_keys = [self._sort_key(o, items, order_by) for o in order.expressions] if order else []
 
+        ratio = _RatioAsAverage(self.catalog, plan)
+        items = [NamedExpr(i.name, ratio.rewrite(i.expr)) for i in items]
+        having = ratio.rewrite(having) if having is not None else None
+        sort_keys = [SortKey(ratio.rewrite(k.expr), k.ascending) for k in sort_keys]
         uses = [item.expr for item in items] + ([having] if having else []) + [k.expr for k in sort_keys]
         if group or having or any(contains_aggregate(e) for e in uses):
             grouping = _Grouping.of(keys, uses, scope.aliases)
@@ -262,8 +319,10 @@ class _Planner:
             items = [NamedExpr(i.name, grouping.rewrite(i.expr, "SELECT")) for i in items]
             sort_keys = [SortKey(grouping.rewrite(k.expr, "ORDER BY"), k.ascending) for k in sort_keys]
 
-        plan = Project(tuple(items), plan)
-        if distinct := select.args.get("distinct"):
+        distinct = select.args.get("distinct")
+        sort_keys, hidden = _hidden_sort_columns(sort_keys, items, bool(distinct))
+        plan = Project(tuple(items) + hidden, plan)
+        if distinct:
             if distinct.args.get("on"):
                 raise UnsupportedSqlError("SELECT DISTINCT ON is not supported; use GROUP BY")
             plan = Distinct(plan)
@@ -271,6 +330,10 @@ class _Planner:
             plan = Sort(tuple(sort_keys), plan)
         if limit := select.args.get("limit"):
             plan = Limit(_positive_int(limit.expression, "LIMIT"), plan)
+        if hidden:
+            # The sort columns ride along to the result and are dropped when it is read (Spark
+            # sorts by them and projects them away the same way).
+            plan = Project(tuple(NamedExpr(i.name, Column(None, i.name, type_of(i.expr))) for i in items), plan)
         return plan
 
     def _from(
@@ -289,7 +352,12 @@ class _Planner:
             joined_scope = scope.with_relation(relation)
             kind = _join_kind(join)
             condition = None
-            if on := join.args.get("on"):
+            if using := _using_names(join, scope, relation):
+                if join.args.get("on"):
+                    raise UnsupportedSqlError(f"a join has both USING/NATURAL and ON: {join.sql(dialect='spark')[:120]}")
+                joined_scope, pairs = joined_scope.with_using(using, "JOIN ... USING")
+                condition = conjunction([Call("=", pair) for pair in pairs])
+            elif on := join.args.get("on"):
                 condition = ExpressionConverter(self, joined_scope, ctes, "JOIN ... ON").convert(on)
                 _reject_aggregates(condition, "JOIN ... ON")
                 if condition == Literal(True, "bool"):
@@ -354,13 +422,12 @@ class _Planner:
         items: list[NamedExpr] = []
         for position, node in enumerate(select.expressions):
             if isinstance(node, exp.Star):
-                items.extend(_star(scope.relations))
+                items.extend(NamedExpr(column.name, column) for column in scope.star_columns())
             elif isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
                 qualifier = node.table.lower()
-                relations = [r for r in scope.relations if r.alias == qualifier]
-                if not relations:
+                if qualifier not in scope.aliases:
                     raise UnsupportedSqlError(f"SELECT {qualifier}.*: no relation {qualifier} in FROM")
-                items.extend(_star(relations))
+                items.extend(NamedExpr(column.name, column) for column in scope.qualified_star(qualifier))
             elif isinstance(node, exp.Alias):
                 items.append(NamedExpr(node.alias.lower(), expressions.convert(node.this)))
             else:
@@ -414,12 +481,49 @@ class _Planner:
         return SortKey(Column(None, named[0].name) if named else expr, ascending)
 
 
+def _using_names(join: exp.Join, scope: Scope, right: Relation) -> tuple[str, ...]:
+    """The columns a ``JOIN ... USING (...)`` names, or for a ``NATURAL JOIN`` the names both sides
+    have (in the left side's order, as Spark); () for any other join."""
+    if using := join.args.get("using"):
+        return tuple(_identifier(name) for name in using)
+    if (join.args.get("method") or "").upper() != "NATURAL":
+        return ()
+    left_names = dict.fromkeys(column.name for column in scope.star_columns())
+    # No common name: Spark reads the NATURAL JOIN as a cross join, and so do we (() means no USING).
+    return tuple(name for name in left_names if name in right.columns)
+
+
+def _hidden_sort_columns(
+    sort_keys: list[SortKey], items: list[NamedExpr], distinct: bool
+) -> tuple[list[SortKey], tuple[NamedExpr, ...]]:
+    """ORDER BY keys that are not select-list columns become hidden trailing columns ``_sort<i>``.
+
+    The result then carries them until it is read, so both the ORDER BY of the result and a top-k
+    (``ORDER BY ... LIMIT``) sort by values the select list does not show.
+    """
+    outputs = {Column(None, item.name) for item in items}
+    keys: list[SortKey] = []
+    hidden: list[NamedExpr] = []
+    for key in sort_keys:
+        if key.expr in outputs:
+            keys.append(key)
+            continue
+        if distinct:
+            raise UnsupportedSqlError(
+                f"ORDER BY {key.expr} with SELECT DISTINCT: the sort key must be a selected column (as in Spark)"
+            )
+        name = next((h.name for h in hidden if h.expr == key.expr), f"_sort{len(hidden)}")
+        if all(h.name != name for h in hidden):
+            hidden.append(NamedExpr(name, key.expr))
+        keys.append(SortKey(Column(None, name), key.ascending))
+    return keys, tuple(hidden)
+
+
 def _join_kind(join: exp.Join) -> str:
     side, kind = join.side.upper(), join.kind.upper()
-    if join.args.get("method") or join.args.get("using"):
-        raise UnsupportedSqlError(
-            f"NATURAL joins and JOIN ... USING are not supported; write the equalities in ON: {join.sql(dialect='spark')}"
-        )
+    method = (join.args.get("method") or "").upper()
+    if method and method != "NATURAL":
+        raise UnsupportedSqlError(f"{method} joins are not supported: {join.sql(dialect='spark')[:120]}")
     if side in ("RIGHT", "FULL"):
         raise UnsupportedSqlError(
             f"{side} OUTER JOIN is not supported; only inner, left outer, semi and anti joins"
@@ -441,10 +545,6 @@ def _renamed(plan: LogicalPlan, alias: exp.TableAlias | None, clause: str, catal
         )
     typed = zip(names, current, output_types(plan, catalog), strict=True)
     return Project(tuple(NamedExpr(new, Column(None, old, dtype)) for new, old, dtype in typed), plan)
-
-
-def _star(relations) -> list[NamedExpr]:
-    return [NamedExpr(name, r.column(name)) for r in relations for name in r.columns]
 
 
 def _item_at(items: list[NamedExpr], position: int, clause: str) -> NamedExpr:

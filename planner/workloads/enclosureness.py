@@ -64,7 +64,7 @@ def _lifespan_columns(updates: Iterable[Update], catalog: Catalog) -> tuple[list
         previous_seq = seq
         identity = identities.get(update.table) or identities.setdefault(update.table, _identity(catalog, update.table))
         table, key_of = identity
-        tuple_id = (table, row if key_of is None else key_of(row))
+        tuple_id = (table, key_of(row)) if key_of is not None else _copy_id(table, row, update.op, present)
         if update.op == INSERT:
             if tuple_id in present:
                 raise StreamLifespanError(f"{_where(update)}: inserts key {tuple_id[1]!r} of table {table}, which is already present")
@@ -83,8 +83,17 @@ def _lifespan_columns(updates: Iterable[Update], catalog: Catalog) -> tuple[list
     return starts, ends
 
 
+def _copy_id(table: str, row: tuple, op: int, present: dict) -> tuple:
+    """A keyless table's tuples are copies of rows (bag semantics): an insert opens copy n of
+    ``row`` (n copies present), a delete closes the latest, as the validator counts them."""
+    copies = 0
+    while (table, (row, copies)) in present:
+        copies += 1
+    return (table, (row, copies if op == INSERT or copies == 0 else copies - 1))
+
+
 def _identity(catalog: Catalog, spelling: str) -> tuple[str, Callable[[tuple], object] | None]:
-    """The table's canonical name and a function from a row to its primary key (``None``: the row is the key)."""
+    """The table's canonical name and a function from a row to its primary key (``None``: no key, see _copy_id)."""
     table = catalog.table(spelling)
     positions = [table.column_names.index(column) for column in table.primary_key]
     return table.name, (itemgetter(*positions) if positions else None)

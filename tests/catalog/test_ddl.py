@@ -64,6 +64,20 @@ def test_references_without_a_column_list_mean_the_primary_key():
     assert catalog.table("two").foreign_keys == (ForeignKey("two", ("x", "y"), "pair", ("a", "b")),)
 
 
+@pytest.mark.parametrize("tail", ["\n-- the end\n", "\n-- the end", " -- the end"])
+def test_comments_after_the_last_statement_are_ignored(tail):
+    """A file ending in a ``--`` comment parses the comment as a statement of its own (sqlglot)."""
+    for sep in (";", ""):
+        catalog = catalog_from_ddl(DIM.rstrip(";") + sep + tail)
+        assert catalog.table("dim").column_names == ("id", "label")
+
+
+def test_a_table_without_a_primary_key_has_an_empty_key():
+    """Bag semantics: the validator keeps copies of a row (see operators/runtime/validate.py)."""
+    catalog = catalog_from_ddl("CREATE TABLE events (kind STRING, amount INT) -- no key")
+    assert catalog.table("events").primary_key == ()
+
+
 def test_key_columns_are_not_null_and_names_are_lower_cased():
     catalog = catalog_from_ddl("CREATE TABLE Pair (A INT, B INT NOT NULL, C INT, PRIMARY KEY (a))")
     assert catalog.table("PAIR").columns == (

@@ -368,12 +368,15 @@ def test_group_by_and_order_by_accept_aliases_and_positions() -> None:
     assert project.items == (NamedExpr("code", Column(None, "_g0")), NamedExpr("n", Column(None, "_a0")))
 
 
-def test_order_by_an_unselected_column_sorts_on_the_input() -> None:
+def test_order_by_an_unselected_column_sorts_on_a_hidden_column_dropped_above_the_sort() -> None:
     by_column = plan_of("select n_name from nation order by n_regionkey")
     by_count = plan_of("select n_regionkey from nation group by n_regionkey order by count(*)")
-    assert by_column.keys == (SortKey(Column("nation", "n_regionkey")),)
-    assert by_count.keys == (SortKey(Column(None, "_a0")),)
-    assert by_count.child.child.aggregates == (NamedExpr("_a0", AggregateCall("count", None)),)
+    assert by_column.items == (NamedExpr("n_name", Column(None, "n_name")),)
+    assert by_column.child.keys == (SortKey(Column(None, "_sort0")),)
+    assert by_column.child.child.items[1] == NamedExpr("_sort0", Column("nation", "n_regionkey"))
+    assert by_count.child.keys == (SortKey(Column(None, "_sort0")),)
+    assert by_count.child.child.items[1] == NamedExpr("_sort0", Column(None, "_a0"))
+    assert by_count.child.child.child.aggregates == (NamedExpr("_a0", AggregateCall("count", None)),)
 
 
 def test_group_keys_are_named_by_column_or_numbered_when_computed() -> None:

@@ -164,6 +164,14 @@ def test_a_table_without_primary_key_identifies_tuples_by_the_whole_row():
     assert lifespans(updates, CATALOG) == [(1, 3), (2, INF)]
 
 
+def test_a_table_without_primary_key_has_one_lifespan_per_copy_of_a_row():
+    """Bag semantics: a repeated row is a second tuple; a delete closes the latest copy."""
+    updates = stream(("bag", 1, (1,)), ("bag", 1, (1,)), ("bag", -1, (1,)), ("bag", -1, (1,)))
+    assert lifespans(updates, CATALOG) == [(1, 4), (2, 3)]
+    with pytest.raises(StreamLifespanError, match="deletes key"):
+        lifespans(updates + [Update(5, "bag", -1, (1,))], CATALOG)
+
+
 def test_table_names_are_matched_case_insensitively_like_the_catalog():
     updates = stream(("S", 1, (1,)), ("s", -1, (1,)))
     assert lifespans(updates, CATALOG) == [(1, 2)]
