@@ -132,7 +132,7 @@ ROW_PROBLEMS = {
     "NULL key": ({"o_orderkey": pa.array([10, None])}, [6], "NULL in key column o_orderkey"),
     "numeric strings": ({"o_custkey": pa.array(["1", "1"])}, [5, 6], "column o_custkey expects int, got str '1'"),
     "fractional float": ({"o_custkey": pa.array([1.0, 1.5])}, [6], "column o_custkey expects int, got float 1.5"),
-    "bools into int": ({"o_orderkey": pa.array([True, False])}, [5, 6], "column o_orderkey expects int, got bool True"),
+    "bools into int": ({"o_orderkey": pa.array([True, False])}, [5, 6], "column o_orderkey expects bigint, got bool True"),
     "_op 2": ({"_op": pa.array([1, 2])}, [6], "_op is 2, must be +1 (insert) or -1 (delete)"),
     "_op NULL": ({"_op": pa.array([1, None], pa.int8())}, [6], "_op is NULL"),
 }
