@@ -76,7 +76,8 @@ def _route_subquery(builder: StageBuilder, q: SubqueryAggregate | ParameterizedA
 def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, LoweredQuery]:
     """Lower the queries feeding values first (stages stay in topological order): alias → the lowered query."""
     fed_subqueries = [q for q in nested.subqueries if isinstance(q, SubqueryAggregate) and q.func == "value"]
-    return {q.alias: builder.lower(plan) for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
+    return {q.alias: builder.lower_scalar(plan, f"the subquery feeding {q.alias}")
+            for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
 
 
 def _prefix_index(builder: StageBuilder, table: str, layout: dict[Column, int], where: Expr | None,
@@ -201,7 +202,8 @@ def _rpai_tree(builder: StageBuilder, given: _Given) -> int:
 
 
 def _correlation_keys(builder: StageBuilder, q: SubqueryAggregate, layout: dict[Column, int]):
-    inner_layout = _table_layout(builder, q.table, q.alias)
+    # an uncorrelated q (a global threshold) is keyed by a constant; a fed query has no table to read
+    inner_layout = _table_layout(builder, q.table, q.alias) if q.correlations else {}
     outer_key = _tuple_of(tuple(layout[c.outer] for c in q.correlations))
     inner_key = _tuple_of(tuple(inner_layout[c.inner] for c in q.correlations))
     return outer_key, inner_key, ", ".join(f"{c.inner} = {c.outer}" for c in q.correlations)
@@ -245,13 +247,13 @@ def _pai_map(builder: StageBuilder, given: _Given) -> int:
 
 def _per_key_index(builder: StageBuilder, given: _Given) -> int:
     """Per correlation key the outer rows indexed by v, then each key's contribution summed per group."""
-    nested, root, sums = given.nested, given.root, given.sums
+    nested, root, sums, fed = given.nested, given.root, given.sums, given.fed
     value, op, k = _split(nested)
     q = nested.subqueries[k]
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     keyed = builder.add(PerKeyIndexStage(
-        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
+        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q, fed), sums,
         _group_function(nested, layout), given.names,
         StageDescription(operator="NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
                          state="per key and group: q's Σ and count; RPAI trees v → required sums",
@@ -262,7 +264,7 @@ def _per_key_index(builder: StageBuilder, given: _Given) -> int:
                              "partial sums, so each key's contribution is one range sum per group"),
     ))
     root.connect(builder, keyed, 0)
-    _route_subquery(builder, q, keyed, 1)
+    _route_subquery(builder, q, keyed, 1, fed)
     groups = ", ".join(g.name for g in nested.group_by)
     total = builder.add(SumVectorsStage(
         "sum of contributions", sums, len(nested.group_by), given.finish, given.names,

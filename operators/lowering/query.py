@@ -27,7 +27,7 @@ from operators.stages.product import ProductCombineStage
 from operators.stages.set_operation import SetOperationStage
 from operators.stages.top_k import TopKStage
 from operators.zset import Row
-from planner.ir.expressions import AggregateCall, Column, Expr
+from planner.ir.expressions import AggregateCall, Column, Expr, columns
 from planner.ir.logical import Filter, LogicalPlan, Project, SetOperation, Sort
 from planner.ir.maintenance import (
     ChangePropagationJoin,
@@ -40,6 +40,7 @@ from planner.ir.maintenance import (
     ThresholdFilter,
     TopK,
 )
+from planner.ir.notation import print_expr
 from planner.ir.outputs import output_columns
 
 #: A lowered body: its last stage, its result's columns and its rows over empty input.
@@ -57,9 +58,10 @@ class _Finishing:
     presentation: tuple = ()
 
 
-def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
-    """Add the stages maintaining ``plan`` (the whole query, or a view's subplan) to ``builder``."""
-    needed = columns_needed(plan, builder.catalog)
+def lower_query(builder: StageBuilder, plan: LogicalPlan, read_above: frozenset[Column] = frozenset()) -> LoweredQuery:
+    """Add the stages maintaining ``plan`` (the whole query, or a view's subplan) to ``builder``;
+    ``read_above``: columns of its result that the operator above it reads too (a threshold's)."""
+    needed = columns_needed(plan, builder.catalog) | read_above
     finishing, body = _peel(plan)
     last, layout, initial = _lower_body(builder, body, finishing.items, needed)
     return _finish_query(builder, last, layout, initial, finishing)
@@ -175,10 +177,10 @@ def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, ite
 
 def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple | None) -> Body:
     """The filtered query and the threshold's query as two branches meeting in a threshold stage."""
-    rows = lower_query(builder, node.child)
-    threshold = lower_query(builder, node.threshold)
-    if len(threshold.layout) != 1:
-        raise LoweringError("the threshold subquery must return one column")
+    # the join below keeps the columns the comparison and the select list above it read
+    read_above = frozenset(columns(node.value)).union(*(columns(i.expr) for i in items or ()))
+    rows = lower_query(builder, node.child, read_above)
+    threshold = builder.lower_scalar(node.threshold, f"the threshold of {node.op} {print_expr(node.value)}")
     # a join-select whose key x1 is empty: q is Q's one value (AJU Theorem 15 with a constant key)
     stage = builder.add(JoinSelectStage(
         f"threshold {node.op}", compile_expr(node.value, {c: i for i, c in enumerate(rows.layout)}), node.op,

@@ -29,7 +29,7 @@ from rules.normalize import (
     PushSelectionsIntoAtoms,
 )
 from rules.prune_columns import PruneAtomColumns
-from rules.threshold import MaintainThresholdFilter
+from rules.threshold import MaintainThresholdCondition, MaintainThresholdFilter
 from rules.top_k import MaintainTopK
 from rules.view_edges import JoinEachViewOnce
 
@@ -43,9 +43,11 @@ BATCHES = (
     # Before join trees: it takes the nested comparison out of the join graph, leaving a plain join.
     # Cross products split first: each relation's part then gets its own nested-aggregate index.
     Batch("Correlated nested aggregates", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
-    # What the nested-aggregate indexes did not take: correlated scalar aggregates become keyed views,
-    # whose subplans (and the new join equalities) are then normalized like the rest.
-    Batch("Decorrelate scalar subqueries", Once(), (DecorrelateScalarSubqueries(),)),
+    # What the nested-aggregate indexes did not take: uncorrelated scalars compared in a WHERE become
+    # thresholds above their join (after the batch above, so Q22's aggregate stays a nested one);
+    # correlated scalar aggregates become keyed views, whose subplans (and the new join equalities)
+    # are then normalized like the rest.
+    Batch("Decorrelate scalar subqueries", Once(), (MaintainThresholdCondition(), DecorrelateScalarSubqueries())),
     Batch("Normalize views", FixedPoint(100), NORMALIZE),
     # Again, for what the batches above created: views' subplans and the queries feeding a value (NQ1).
     Batch("Nested aggregates in views", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
