@@ -27,8 +27,13 @@ DEFAULT_DATA = Path("data")
 
 
 def _read_query(text: str) -> str:
+    """A .sql file's text, or ``text`` itself: SQL given on the command line."""
     path = Path(text)
-    return path.read_text() if path.suffix == ".sql" or path.is_file() else text
+    try:
+        is_file = path.is_file()
+    except OSError:  # SQL text longer than a file name may be is not a file
+        is_file = False
+    return path.read_text() if is_file or path.suffix == ".sql" else text
 
 
 def cmd_explain(args) -> int:

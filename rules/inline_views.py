@@ -30,6 +30,14 @@ from planner.optimizer.executor import Rule
 _BLOCKING = (Aggregate, Distinct, Limit, Sort, SetOperation, SubqueryAlias)
 
 
+def _blocks_inlining(node: LogicalPlan) -> bool:
+    """Whether ``node`` aggregates, sorts, limits or sets apart its rows; a view already maintained
+    (a grouped derived table, Q15's revenue0) is a relation like a table, whatever its plan holds."""
+    if isinstance(node, ViewAtom):
+        return False
+    return isinstance(node, _BLOCKING) or any(_blocks_inlining(child) for child in node.children)
+
+
 def _substitute(value, mapping: dict[Column, Expr]):
     match value:
         case tuple():
@@ -88,7 +96,7 @@ class InlineDerivedTables(Rule):
         for node in plan.walk():
             match node:
                 # π_{e AS a}(Q) AS v, then v.a everywhere  ≡  Q, then e everywhere
-                case SubqueryAlias(alias, Project(items, inner)) if not any(isinstance(n, _BLOCKING) for n in inner.walk()):
+                case SubqueryAlias(alias, Project(items, inner)) if not _blocks_inlining(inner):
                     return _inline(plan, node, inner, {Column(alias, item.name): item.expr for item in items})
         return plan
 

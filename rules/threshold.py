@@ -28,11 +28,11 @@ def _uncorrelated(subquery: Subquery) -> bool:
 
 def threshold_comparison(condition: Expr) -> tuple[Expr, str, Subquery] | None:
     """``(v, θ, q)`` when ``condition`` is ``v θ q`` or ``q θ' v`` with q an uncorrelated scalar
-    subquery, θ one of < <= = >= > and v free of subqueries; None otherwise."""
+    subquery, θ a comparison (< <= = <> >= >) and v free of subqueries; None otherwise."""
     match condition:
-        case Call(op=op, args=(value, Subquery(kind="scalar") as q)) if op in FLIPPED and op != "<>":
+        case Call(op=op, args=(value, Subquery(kind="scalar") as q)) if op in FLIPPED:
             pass
-        case Call(op=op, args=(Subquery(kind="scalar") as q, value)) if op in FLIPPED and op != "<>":
+        case Call(op=op, args=(Subquery(kind="scalar") as q, value)) if op in FLIPPED:
             op = FLIPPED[op]
         case _:
             return None

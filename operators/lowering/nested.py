@@ -31,6 +31,7 @@ from planner.ir.maintenance import (
     ParameterizedAggregate,
     SubqueryAggregate,
 )
+from planner.ir.notation import print_expr
 from planner.ir.outputs import output_columns
 
 AGG = {Column(None, "_agg"): 0}
@@ -130,7 +131,8 @@ def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | 
                  root: Emitter) -> tuple[int, tuple[Column, ...], tuple[Row, ...]]:
     """Add the stages of ``nested``; return (last stage, output layout, initial result)."""
     if join.residual is not None:
-        raise LoweringError("a non-equality join predicate beside a nested aggregate is not supported yet")
+        raise LoweringError(f"NestedAggregate[{nested.strategy}]: the join below it has a condition beside its foreign-key "
+                            f"equalities ({print_expr(join.residual)}), which the nested-aggregate stages do not apply")
     layout = {c: i for i, c in enumerate(root.layout)}
     agg_layout = output_columns(nested)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
@@ -160,7 +162,8 @@ def _split(nested: NestedAggregate) -> tuple[Expr, str, int]:
     match nested.predicate:
         case Call(op=op, args=(value, Column(table=None, name=name))):
             return value, op, int(name[2:])
-    raise LoweringError(f"strategy {nested.strategy} needs a predicate 'value op subquery'")
+    raise LoweringError(f"NestedAggregate[{nested.strategy}]: the strategy needs a predicate 'value op subquery', "
+                         f"not {print_expr(nested.predicate)}")
 
 
 def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value: Expr, fed: dict[str, LoweredQuery]):
@@ -299,7 +302,8 @@ def _general(builder: StageBuilder, given: _Given) -> int:
     for q in nested.subqueries:
         if isinstance(q, SubqueryAggregate) and q.correlation is not None:
             if q.alias == atom.alias:
-                raise LoweringError(f"the subquery over {q.table} reuses the outer alias {q.alias}; rename one of them")
+                raise LoweringError(f"NestedAggregate[general]: the subquery over {q.table} reuses the outer alias {q.alias}; "
+                                   "rename one of them")
             key_columns += sorted({c for c in columns(q.correlation) if c.table == atom.alias} - set(key_columns), key=str)
     key_index = {c: i for i, c in enumerate(key_columns)}
     specs = []

@@ -118,7 +118,8 @@ def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | No
 def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Column], nested: bool) -> Emitter:
     if isinstance(plan, ChangePropagationJoin):
         if nested:
-            raise LoweringError("a nested aggregate over a change-propagation join is not supported")
+            raise LoweringError("NestedAggregate over a ChangePropagationJoin: the nested-aggregate indexes read the live "
+                                  "tuples of a foreign-key join, which a change-propagation join does not keep")
         return lower_change_propagation(builder, plan.tree)
     if isinstance(plan, ForeignKeyJoin):
         return lower_foreign_key_join(builder, plan, needed)
@@ -152,7 +153,8 @@ def _finish_query(builder: StageBuilder, last: int, layout: tuple[Column, ...], 
 def _lower_set_operation(builder: StageBuilder, plan: SetOperation) -> Body:
     left, right = lower_query(builder, plan.left), lower_query(builder, plan.right)
     if len(left.layout) != len(right.layout):
-        raise LoweringError(f"{plan.kind.upper()} of {len(left.layout)} and {len(right.layout)} columns")
+        raise LoweringError(f"{plan.kind.upper()}: its sides have {len(left.layout)} and {len(right.layout)} columns; "
+                            "both must have the same number")
     stage = builder.add(SetOperationStage(plan.kind, tuple(c.name for c in left.layout)))
     builder.downstream[left.last] = (stage, SetOperationStage.LEFT)
     builder.downstream[right.last] = (stage, SetOperationStage.RIGHT)

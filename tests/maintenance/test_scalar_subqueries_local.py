@@ -47,6 +47,15 @@ QUERIES = {
     "intersect select n_name from nation where n_nationkey < 10",
     "= MAX in a UNION branch": "select n_name from nation where n_regionkey = (select max(r_regionkey) from region) "
     "union all select r_name from region",
+    "<> AVG": "select c_custkey, c_acctbal from customer where c_acctbal <> (select avg(s_acctbal) from supplier)",
+    "<> a subquery that is no aggregate, over a join": "select c_custkey, n_name from customer, nation "
+    "where c_nationkey = n_nationkey and n_nationkey <> (select n_nationkey from nation where n_name = 'FRANCE')",
+    "aggregate over <> MAX": "select count(*) as n, sum(c_acctbal) as total from customer "
+    "where c_acctbal <> (select max(s_acctbal) from supplier)",
+    "grouped aggregate over <> a subquery that is no aggregate": "select c_nationkey, sum(c_acctbal) as total "
+    "from customer where c_nationkey <> (select n_nationkey from nation where n_name = 'FRANCE') group by c_nationkey",
+    "HAVING <> MIN": "select c_nationkey, count(*) as n from customer group by c_nationkey "
+    "having count(*) <> (select min(r_regionkey) from region)",
     "aggregate over = a subquery that is no aggregate": "select count(*) as n, sum(c_acctbal) as total from customer "
     "where c_nationkey = (select n_nationkey from nation where n_name = 'FRANCE')",
     "aggregate over > a subquery over a join": "select count(*) as n from customer "
