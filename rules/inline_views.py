@@ -101,6 +101,39 @@ class InlineDerivedTables(Rule):
         return plan
 
 
+class MergeProjectionIntoDerivedTable(Rule):
+    """Read a derived table that its query only projects, whatever it holds, as its own select list:
+    ``π_f(π_g(Q) AS v) = π_{f∘g}(Q)`` (a global total read as ``(SELECT t * 0.0001 FROM (SELECT
+    sum(x) AS t ...) v)``, or ``SELECT * FROM (<query>) v``).
+
+    Preconditions: the derived table's plan ends in its select list (a Project).
+
+    >>> from planner.optimizer.testing import assert_rewrite
+    >>> assert_rewrite(MergeProjectionIntoDerivedTable(), '''
+    ... Project items=[v.t * 0.5 AS _c0]
+    ...   SubqueryAlias alias=v
+    ...     Project items=[_a0 AS t]
+    ...       Aggregate group_by=[] aggregates=[sum(o.p) AS _a0]
+    ...         Scan table=orders alias=o columns=[p]
+    ... ''', '''
+    ... Project items=[_a0 * 0.5 AS _c0]
+    ...   Aggregate group_by=[] aggregates=[sum(o.p) AS _a0]
+    ...     Scan table=orders alias=o columns=[p]
+    ... ''', None)
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def merge(node: LogicalPlan) -> LogicalPlan:
+            match node:
+                # π_f(π_g(Q) AS v) = π_{f∘g}(Q): v's columns read as g's expressions
+                case Project(items=outer, child=SubqueryAlias(alias=alias, child=Project(items=items, child=inner))):
+                    mapping = {Column(alias, item.name): item.expr for item in items}
+                    return Project(_substitute(outer, mapping), inner)
+            return node
+
+        return plan.transform_up(merge)
+
+
 def _inline(plan: LogicalPlan, view: SubqueryAlias, inner: LogicalPlan, mapping: dict[Column, Expr]) -> LogicalPlan:
     replaced = plan.transform_up(lambda n: inner if n is view else n)
     return replaced.transform_up(lambda n: _substitute_fields(n, mapping))

@@ -13,16 +13,17 @@ from __future__ import annotations
 
 import attrs
 
-from planner.ir.expressions import FLIPPED, Call, Expr, Subquery, contains_subquery
-from planner.ir.logical import Aggregate, Filter, LogicalPlan, Scan
-from planner.ir.maintenance import JoinGraph, ThresholdFilter
+from planner.ir.expressions import FLIPPED, Call, Expr, Subquery, conjunction, conjuncts, contains_subquery
+from planner.ir.logical import Aggregate, Filter, LogicalPlan, Scan, SubqueryAlias
+from planner.ir.maintenance import Atom, JoinGraph, ThresholdFilter, ViewAtom
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 from rules.decorrelate import CannotDecorrelate, _referenced_aliases, scalar_view
 
 
 def _uncorrelated(subquery: Subquery) -> bool:
-    inner = {n.alias for n in subquery.plan.walk() if isinstance(n, Scan)}
+    """Whether the subquery reads only its own relations (tables, derived tables, views)."""
+    inner = {n.alias for n in subquery.plan.walk() if isinstance(n, Scan | SubqueryAlias | Atom | ViewAtom)}
     return _referenced_aliases(subquery.plan) <= inner | {None}
 
 
@@ -70,6 +71,17 @@ class MaintainThresholdFilter(Rule):
                 case Filter(condition=condition, child=child) if (found := threshold_comparison(condition)):
                     value, op, q = found
                     return ThresholdFilter(value, op, child, q.plan)
+                # σ_{c ∧ v θ q}(γ(Q)) = σ_{v θ q}(σ_c(γ(Q))): the rest of the HAVING stays below the threshold
+                case Filter(condition=condition, child=Aggregate() as child):
+                    parts = conjuncts(condition)
+                    found = [threshold_comparison(part) for part in parts]
+                    if not any(found) or len(parts) < 2:
+                        return node
+                    rest = [part for part, f in zip(parts, found, strict=True) if f is None]
+                    result: LogicalPlan = Filter(conjunction(rest), child) if rest else child
+                    for value, op, q in (f for f in found if f is not None):
+                        result = ThresholdFilter(value, op, result, q.plan)
+                    return result
             return node
 
         return plan.transform_up(convert)

@@ -19,7 +19,11 @@ from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
-from rules.inline_views import InlineDerivedTables, MaintainDerivedAggregateAsView
+from rules.inline_views import (
+    InlineDerivedTables,
+    MaintainDerivedAggregateAsView,
+    MergeProjectionIntoDerivedTable,
+)
 from rules.join_select import MaintainJoinSelect
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
 from rules.normalize import (
@@ -34,7 +38,7 @@ from rules.top_k import MaintainTopK
 from rules.view_edges import JoinEachViewOnce
 
 NORMALIZE = (
-    InlineDerivedTables(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
+    InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
     DecorrelateExistsAndIn(), MaintainThresholdFilter(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )
 

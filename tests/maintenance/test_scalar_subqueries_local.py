@@ -56,6 +56,11 @@ QUERIES = {
     "from customer where c_nationkey <> (select n_nationkey from nation where n_name = 'FRANCE') group by c_nationkey",
     "HAVING <> MIN": "select c_nationkey, count(*) as n from customer group by c_nationkey "
     "having count(*) <> (select min(r_regionkey) from region)",
+    "HAVING a condition and > a total read from a derived table": "select c_nationkey, sum(c_acctbal) as total "
+    "from customer group by c_nationkey having count(*) > 1 "
+    "and sum(c_acctbal) > (select t * 0.2 from (select sum(c_acctbal) as t from customer) d)",
+    "a global aggregate as a derived table (a one-row view)": "select n, s from "
+    "(select count(*) as n, sum(s_acctbal) as s from supplier) v",
     "aggregate over = a subquery that is no aggregate": "select count(*) as n, sum(c_acctbal) as total from customer "
     "where c_nationkey = (select n_nationkey from nation where n_name = 'FRANCE')",
     "aggregate over > a subquery over a join": "select count(*) as n from customer "
