@@ -103,9 +103,9 @@ class MaintainThresholdCondition(Rule):
     """Take each ``v θ q`` with q an uncorrelated scalar subquery out of a join graph's conditions,
     as a ``ThresholdFilter`` above the join: ``σ_{c ∧ v θ q}(R1 ⋈ …) = σ_{v θ q}(σ_c(R1 ⋈ …))``.
 
-    Preconditions: the nested-aggregate rules have run (a join graph directly under an aggregate
-    is theirs: Q22's ``count(*) ... where c_acctbal > (select avg ...)`` is a join-select-aggregate,
-    and an aggregate over a threshold is not lowered). An equality with a one-aggregate subquery is
+    Preconditions: the nested-aggregate rules have run (a SUM/COUNT/AVG over the join graph is
+    theirs: Q22's ``count(*) ... where c_acctbal > (select avg ...)`` is a join-select-aggregate;
+    what they left, such as a MIN, is then an aggregate over the threshold). An equality with a one-aggregate subquery is
     left to ``DecorrelateScalarSubqueries`` (Q15's one-row view joined on the value); any other
     subquery may return several rows, which the lowering's one-row stage turns into Spark's error.
 
@@ -132,10 +132,8 @@ class MaintainThresholdCondition(Rule):
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        under_aggregate = {id(node.child) for node in plan.walk() if isinstance(node, Aggregate)}
-
         def convert(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph) or id(node) in under_aggregate:
+            if not isinstance(node, JoinGraph):
                 return node
             thresholds, kept = [], []
             for condition in node.conditions:

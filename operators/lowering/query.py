@@ -102,6 +102,8 @@ def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | No
     top = None
     if isinstance(plan, RingAggregate | GroupAggregate | NestedAggregate):
         top, plan = plan, plan.child
+    if isinstance(top, RingAggregate | GroupAggregate) and isinstance(plan, ThresholdFilter):
+        return _lower_aggregate_over_threshold(builder, top, plan, items, having)
     root = _lower_join(builder, plan, needed, nested=isinstance(top, NestedAggregate))
     join_where = compile_predicate(plan.residual, {c: i for i, c in enumerate(root.layout)})
     if isinstance(top, NestedAggregate):
@@ -177,10 +179,23 @@ def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, ite
     return stage, layout, (() if empty is None else (empty,))
 
 
-def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple | None) -> Body:
+def _lower_aggregate_over_threshold(builder: StageBuilder, aggregate: RingAggregate | GroupAggregate,
+                                    threshold: ThresholdFilter, items: tuple | None, having: Expr | None) -> Body:
+    """An aggregate keyed by its group over the rows a threshold passes (``MIN(x) ... WHERE v > q``):
+    the threshold emits exactly the rows flipping across q, the aggregate takes them as any change."""
+    read = frozenset().union(*(columns(g.expr) for g in aggregate.group_by),
+                             *(columns(a.expr.arg) for a in aggregate.aggregates if a.expr.arg is not None))
+    stage, layout, _ = _lower_threshold(builder, threshold, None, read)
+    last, output_layout, initial = _lower_aggregate(builder, aggregate, items, having, layout, None)
+    builder.downstream[stage] = (last, 0)
+    return last, output_layout, initial
+
+
+def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple | None,
+                     read_by_parent: frozenset[Column] = frozenset()) -> Body:
     """The filtered query and the threshold's query as two branches meeting in a threshold stage."""
-    # the join below keeps the columns the comparison and the select list above it read
-    read_above = frozenset(columns(node.value)).union(*(columns(i.expr) for i in items or ()))
+    # the join below keeps the columns the comparison, the select list and the operator above read
+    read_above = read_by_parent.union(columns(node.value), *(columns(i.expr) for i in items or ()))
     rows = lower_query(builder, node.child, read_above)
     threshold = builder.lower_scalar(node.threshold, f"the threshold of {node.op} {print_expr(node.value)}")
     # a join-select whose key x1 is empty: q is Q's one value (AJU Theorem 15 with a constant key)

@@ -61,6 +61,10 @@ QUERIES = {
     "and sum(c_acctbal) > (select t * 0.2 from (select sum(c_acctbal) as t from customer) d)",
     "a global aggregate as a derived table (a one-row view)": "select n, s from "
     "(select count(*) as n, sum(s_acctbal) as s from supplier) v",
+    "MIN and MAX over a threshold, grouped": "select c_nationkey, min(c_acctbal) as low, max(c_acctbal) as high "
+    "from customer where c_acctbal > (select avg(s_acctbal) from supplier) group by c_nationkey",
+    "COUNT(DISTINCT) over = a subquery that is no aggregate": "select count(distinct c_acctbal) as n from customer "
+    "where c_nationkey = (select n_nationkey from nation where n_name = 'FRANCE')",
     "aggregate over = a subquery that is no aggregate": "select count(*) as n, sum(c_acctbal) as total from customer "
     "where c_nationkey = (select n_nationkey from nation where n_name = 'FRANCE')",
     "aggregate over > a subquery over a join": "select count(*) as n from customer "
