@@ -179,6 +179,10 @@ def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, ite
     return stage, layout, (() if empty is None else (empty,))
 
 
+#: Which part of the rows ordered by v passes ``v θ q``, for the comparisons that are not a prefix or suffix.
+_PASSING_PART = {"=": "the run equal to q", "<>": "all but the run equal to q"}
+
+
 def _lower_aggregate_over_threshold(builder: StageBuilder, aggregate: RingAggregate | GroupAggregate,
                                     threshold: ThresholdFilter, items: tuple | None, having: Expr | None) -> Body:
     """An aggregate keyed by its group over the rows a threshold passes (``MIN(x) ... WHERE v > q``):
@@ -206,8 +210,8 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple 
             operator=f"ThresholdFilter ({node.op} q)", inputs="rows; the threshold's one value",
             state="the rows ordered by the compared value; q", key="constant (does not scale out)",
             update_cost="O(log n) per row; O(log n + rows that flip) when q changes",
-            why="q is uncorrelated: the rows passing v θ q are a prefix or suffix of the value order "
-                "(AJU Theorem 15's join-select with a constant key)"),
+            why=f"q is uncorrelated: the rows passing v θ q are {_PASSING_PART.get(node.op, 'a prefix or suffix')} "
+                "of the value order (AJU Theorem 15's join-select with a constant key)"),
         initial_threshold=threshold.initial,
     ))
     builder.downstream[rows.last] = (stage, JoinSelectStage.ROWS)
