@@ -40,8 +40,8 @@ def _key(row: tuple) -> tuple:
     return tuple((value is not None, value) for value in row)
 
 
-@pytest.mark.parametrize("name", ["= a subquery that is no aggregate", "<> AVG", "two thresholds",
-                                  "aggregate over <> MAX", "UNION of thresholds"])
+@pytest.mark.parametrize("name", ["= a subquery that is no aggregate", "aggregate over <> MAX", *(
+    pytest.param(name, marks=pytest.mark.slow) for name in ("<> AVG", "two thresholds", "UNION of thresholds"))])
 def test_the_view_equals_spark_sql_every_few_batches(spark, name):
     sql = QUERIES[name]
     with MaintainedView(sql, catalog_from_ddl(DDL)) as view:
