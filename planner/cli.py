@@ -13,6 +13,7 @@ from catalog.schema import CatalogError
 from catalog.tpch import tpch_catalog
 from operators.runtime.stream_format import StreamFormatError, batches, read_stream, write_stream
 from operators.runtime.validate import InvalidChangeError
+from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.demo import run_demo
 from planner.explain import explain_json, explain_text
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
-                 FileNotFoundError)
+                 FileNotFoundError, ScalarSubqueryTooManyRowsError)
         if isinstance(err, known):
             print(f"ivm: error: {err}", file=sys.stderr)
             return 2

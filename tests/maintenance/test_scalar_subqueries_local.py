@@ -15,8 +15,9 @@ import random
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update, batches
+from operators.runtime.stream_format import Update, batches, write_stream
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
+from planner.cli import main
 from planner.compiler import compile_query
 from planner.ir.maintenance import ThresholdFilter
 from planner.view import MaintainedView
@@ -160,3 +161,13 @@ def test_two_rows_within_a_batch_that_leaves_one_are_accepted():
         assert view.result() == [(10,)]
         view.apply([Update(5, "nation", 1, (2, "FRANCE", 1)), Update(6, "nation", -1, (1, "FRANCE", 1))])
         assert view.result() == [(11,)]
+
+
+def test_ivm_run_stops_with_sparks_error_in_one_line(tmp_path, capsys):
+    ddl = tmp_path / "schema.sql"
+    ddl.write_text(DDL)
+    updates = [*FRANCE_TWICE, Update(4, "nation", 1, (2, "FRANCE", 1))]
+    stream = write_stream(tmp_path / "stream", catalog_from_ddl(DDL), updates)
+    assert main(["run", "--query", QUERIES["= a subquery that is no aggregate"], "--catalog", str(ddl),
+                 "--stream", str(stream), "--batch-size", "3"]) == 2
+    assert "[SCALAR_SUBQUERY_TOO_MANY_ROWS]" in capsys.readouterr().err
