@@ -21,6 +21,7 @@ from catalog.types import NULL
 from operators.runtime.column_types import arrow_type
 from operators.runtime.stream_format import StreamFormatError, batches, read_stream_contents, write_stream
 from operators.runtime.validate import InvalidChangeError, Rejected
+from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.demo import run_demo
 from planner.explain import explain_json, explain_text
@@ -36,8 +37,13 @@ DEFAULT_DATA = Path("data")
 
 
 def _read_query(text: str) -> str:
+    """A .sql file's text, or ``text`` itself: SQL given on the command line."""
     path = Path(text)
-    return path.read_text() if path.suffix == ".sql" or path.is_file() else text
+    try:
+        is_file = path.is_file()
+    except OSError:  # SQL text longer than a file name may be is not a file
+        is_file = False
+    return path.read_text() if is_file or path.suffix == ".sql" else text
 
 
 def cmd_explain(args) -> int:
@@ -254,8 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
 
-        known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError, SqlRuntimeError,
-                 CommandLineError, FileNotFoundError)
+        known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
+                 SqlRuntimeError, ScalarSubqueryTooManyRowsError, CommandLineError, FileNotFoundError)
         if isinstance(err, known):
             print(f"ivm: error: {err}", file=sys.stderr)
             return 2

@@ -43,7 +43,8 @@ def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool 
     except ExpressionError as err:
         raise UnsupportedQueryError(f"cannot maintain this query: {err}") from err
     except LoweringError as err:
-        raise UnsupportedQueryError(f"cannot maintain this query: {why_unsupported(plan, ctx)}") from err
+        # an operator no rule maintained explains more than the lowering, which only met its effect
+        raise UnsupportedQueryError(f"cannot maintain this query: {why_unsupported(plan, ctx) or err}") from err
     return CompiledQuery(sql, logical, plan, trace, ctx, dataflow)
 
 

@@ -14,7 +14,13 @@ from __future__ import annotations
 
 from planner.ir.expressions import AggregateCall
 from planner.ir.logical import Aggregate, LogicalPlan
-from planner.ir.maintenance import ChangePropagationJoin, ForeignKeyJoin, GroupAggregate, RingAggregate
+from planner.ir.maintenance import (
+    ChangePropagationJoin,
+    ForeignKeyJoin,
+    GroupAggregate,
+    RingAggregate,
+    ThresholdFilter,
+)
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -32,7 +38,8 @@ def _describe(call: AggregateCall) -> str:
 class MaintainRingAggregate(Rule):
     """Replace an ``Aggregate`` over a maintained join by a ``RingAggregate`` when every aggregate is a ring.
 
-    Preconditions: the child is already a maintained join (``ForeignKeyJoin``).
+    Preconditions: the child is already a maintained join (``ForeignKeyJoin``), or a threshold
+    over one (its changes are rows like a join's).
 
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainRingAggregate(), '''
@@ -67,7 +74,7 @@ class MaintainRingAggregate(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # γ_{g; Σ}(Q) with Σ ⊆ {sum, count, avg}: Δγ(Q) = γ(ΔQ) added into the group's value
-                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin()) as child):
+                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | ThresholdFilter()) as child):
                     not_rings = sorted({_describe(item.expr) for item in aggregates if not _is_ring(item.expr)})
                     if not_rings:
                         if ctx is not None:
@@ -107,7 +114,7 @@ class MaintainGroupAggregate(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # γ_{g; min(x)}(Q): Δ moves x's multiplicity in g's ordered multiset; min = its first element
-                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin()) as child):
+                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | ThresholdFilter()) as child):
                     return GroupAggregate(group_by, aggregates, child)
             return node
 

@@ -30,6 +30,14 @@ from planner.optimizer.executor import Rule
 _BLOCKING = (Aggregate, Distinct, Limit, Sort, SetOperation, SubqueryAlias)
 
 
+def _blocks_inlining(node: LogicalPlan) -> bool:
+    """Whether ``node`` aggregates, sorts, limits or sets apart its rows; a view already maintained
+    (a grouped derived table, Q15's revenue0) is a relation like a table, whatever its plan holds."""
+    if isinstance(node, ViewAtom):
+        return False
+    return isinstance(node, _BLOCKING) or any(_blocks_inlining(child) for child in node.children)
+
+
 def _substitute(value, mapping: dict[Column, Expr]):
     match value:
         case tuple():
@@ -88,9 +96,42 @@ class InlineDerivedTables(Rule):
         for node in plan.walk():
             match node:
                 # π_{e AS a}(Q) AS v, then v.a everywhere  ≡  Q, then e everywhere
-                case SubqueryAlias(alias, Project(items, inner)) if not any(isinstance(n, _BLOCKING) for n in inner.walk()):
+                case SubqueryAlias(alias, Project(items, inner)) if not _blocks_inlining(inner):
                     return _inline(plan, node, inner, {Column(alias, item.name): item.expr for item in items})
         return plan
+
+
+class MergeProjectionIntoDerivedTable(Rule):
+    """Read a derived table that its query only projects, whatever it holds, as its own select list:
+    ``π_f(π_g(Q) AS v) = π_{f∘g}(Q)`` (a global total read as ``(SELECT t * 0.0001 FROM (SELECT
+    sum(x) AS t ...) v)``, or ``SELECT * FROM (<query>) v``).
+
+    Preconditions: the derived table's plan ends in its select list (a Project).
+
+    >>> from planner.optimizer.testing import assert_rewrite
+    >>> assert_rewrite(MergeProjectionIntoDerivedTable(), '''
+    ... Project items=[v.t * 0.5 AS _c0]
+    ...   SubqueryAlias alias=v
+    ...     Project items=[_a0 AS t]
+    ...       Aggregate group_by=[] aggregates=[sum(o.p) AS _a0]
+    ...         Scan table=orders alias=o columns=[p]
+    ... ''', '''
+    ... Project items=[_a0 * 0.5 AS _c0]
+    ...   Aggregate group_by=[] aggregates=[sum(o.p) AS _a0]
+    ...     Scan table=orders alias=o columns=[p]
+    ... ''', None)
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        def merge(node: LogicalPlan) -> LogicalPlan:
+            match node:
+                # π_f(π_g(Q) AS v) = π_{f∘g}(Q): v's columns read as g's expressions
+                case Project(items=outer, child=SubqueryAlias(alias=alias, child=Project(items=items, child=inner))):
+                    mapping = {Column(alias, item.name): item.expr for item in items}
+                    return Project(_substitute(outer, mapping), inner)
+            return node
+
+        return plan.transform_up(merge)
 
 
 def _inline(plan: LogicalPlan, view: SubqueryAlias, inner: LogicalPlan, mapping: dict[Column, Expr]) -> LogicalPlan:

@@ -20,10 +20,18 @@ from catalog.schema import Catalog
 from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.runtime.dataflow import RowRequirement, SourceRoute
 from operators.stages.base import KeyedStage
+from operators.stages.scalar import OneRowStage
 from operators.zset import Row
 from planner.ir.expressions import Column, Expr
-from planner.ir.logical import LogicalPlan
-from planner.ir.maintenance import Atom
+from planner.ir.logical import Filter, LogicalPlan, Project, Sort
+from planner.ir.maintenance import (
+    Atom,
+    CountedDistinct,
+    CrossProductAggregate,
+    GroupAggregate,
+    NestedAggregate,
+    RingAggregate,
+)
 from planner.ir.notation import print_expr
 
 
@@ -78,6 +86,19 @@ class StageBuilder:
         """Add the stages maintaining the subplan ``plan``."""
         return self.lower_subplan(self, plan)
 
+    def lower_scalar(self, plan: LogicalPlan, name: str) -> LoweredQuery:
+        """Add the stages of an uncorrelated scalar subquery: a one-row view. Unless its plan is a
+        global aggregate (one row by construction), a ``OneRowStage`` after it raises Spark's error
+        when more than one row remains, so the stages reading the value never see two."""
+        lowered = self.lower(plan)
+        if len(lowered.layout) != 1:
+            raise LoweringError(f"the scalar subquery {name} returns {len(lowered.layout)} columns; it must return one")
+        if at_most_one_row(plan):
+            return lowered
+        stage = self.add(OneRowStage(name, tuple(c.name for c in lowered.layout), lowered.initial))
+        self.downstream[lowered.last] = (stage, 0)
+        return attrs.evolve(lowered, last=stage)
+
     def route(self, atom: Atom, columns: tuple[str, ...], stage: int, port: int) -> None:
         table = self.catalog.table(atom.table)
         layout = {Column(atom.alias, c): i for i, c in enumerate(table.column_names)}
@@ -111,6 +132,19 @@ class Emitter:
             builder.downstream[self.stage] = (stage, port)
         else:
             builder.route(self.leaf, self.leaf.columns, stage, port)
+
+
+def at_most_one_row(plan: LogicalPlan) -> bool:
+    """Whether ``plan`` returns at most one row whatever the data: a global aggregate (and what only
+    filters, projects or orders it)."""
+    while isinstance(plan, Sort | Project | CountedDistinct | Filter):
+        plan = plan.child
+    match plan:
+        case RingAggregate(group_by=()) | GroupAggregate(group_by=()) | NestedAggregate(group_by=()):
+            return True
+        case CrossProductAggregate(group_names=()):
+            return True
+    return False
 
 
 def _sql(expr: Expr | None) -> str:

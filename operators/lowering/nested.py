@@ -31,6 +31,7 @@ from planner.ir.maintenance import (
     ParameterizedAggregate,
     SubqueryAggregate,
 )
+from planner.ir.notation import print_expr
 from planner.ir.outputs import output_columns
 
 AGG = {Column(None, "_agg"): 0}
@@ -76,7 +77,8 @@ def _route_subquery(builder: StageBuilder, q: SubqueryAggregate | ParameterizedA
 def _lower_feeds(builder: StageBuilder, nested: NestedAggregate) -> dict[str, LoweredQuery]:
     """Lower the queries feeding values first (stages stay in topological order): alias → the lowered query."""
     fed_subqueries = [q for q in nested.subqueries if isinstance(q, SubqueryAggregate) and q.func == "value"]
-    return {q.alias: builder.lower(plan) for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
+    return {q.alias: builder.lower_scalar(plan, f"the subquery feeding {q.alias}")
+            for q, plan in zip(fed_subqueries, nested.feeds, strict=True)}
 
 
 def _prefix_index(builder: StageBuilder, table: str, layout: dict[Column, int], where: Expr | None,
@@ -129,7 +131,8 @@ def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | 
                  root: Emitter) -> tuple[int, tuple[Column, ...], tuple[Row, ...]]:
     """Add the stages of ``nested``; return (last stage, output layout, initial result)."""
     if join.residual is not None:
-        raise LoweringError("a non-equality join predicate beside a nested aggregate is not supported yet")
+        raise LoweringError(f"NestedAggregate[{nested.strategy}]: the join below it has a condition beside its foreign-key "
+                            f"equalities ({print_expr(join.residual)}), which the nested-aggregate stages do not apply")
     layout = {c: i for i, c in enumerate(root.layout)}
     agg_layout = output_columns(nested)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
@@ -159,7 +162,8 @@ def _split(nested: NestedAggregate) -> tuple[Expr, str, int]:
     match nested.predicate:
         case Call(op=op, args=(value, Column(table=None, name=name))):
             return value, op, int(name[2:])
-    raise LoweringError(f"strategy {nested.strategy} needs a predicate 'value op subquery'")
+    raise LoweringError(f"NestedAggregate[{nested.strategy}]: the strategy needs a predicate 'value op subquery', "
+                         f"not {print_expr(nested.predicate)}")
 
 
 def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value: Expr, fed: dict[str, LoweredQuery]):
@@ -201,7 +205,8 @@ def _rpai_tree(builder: StageBuilder, given: _Given) -> int:
 
 
 def _correlation_keys(builder: StageBuilder, q: SubqueryAggregate, layout: dict[Column, int]):
-    inner_layout = _table_layout(builder, q.table, q.alias)
+    # an uncorrelated q (a global threshold) is keyed by a constant; a fed query has no table to read
+    inner_layout = _table_layout(builder, q.table, q.alias) if q.correlations else {}
     outer_key = _tuple_of(tuple(layout[c.outer] for c in q.correlations))
     inner_key = _tuple_of(tuple(inner_layout[c.inner] for c in q.correlations))
     return outer_key, inner_key, ", ".join(f"{c.inner} = {c.outer}" for c in q.correlations)
@@ -245,13 +250,13 @@ def _pai_map(builder: StageBuilder, given: _Given) -> int:
 
 def _per_key_index(builder: StageBuilder, given: _Given) -> int:
     """Per correlation key the outer rows indexed by v, then each key's contribution summed per group."""
-    nested, root, sums = given.nested, given.root, given.sums
+    nested, root, sums, fed = given.nested, given.root, given.sums, given.fed
     value, op, k = _split(nested)
     q = nested.subqueries[k]
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     keyed = builder.add(PerKeyIndexStage(
-        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
+        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q, fed), sums,
         _group_function(nested, layout), given.names,
         StageDescription(operator="NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
                          state="per key and group: q's Σ and count; RPAI trees v → required sums",
@@ -262,7 +267,7 @@ def _per_key_index(builder: StageBuilder, given: _Given) -> int:
                              "partial sums, so each key's contribution is one range sum per group"),
     ))
     root.connect(builder, keyed, 0)
-    _route_subquery(builder, q, keyed, 1)
+    _route_subquery(builder, q, keyed, 1, fed)
     groups = ", ".join(g.name for g in nested.group_by)
     total = builder.add(SumVectorsStage(
         "sum of contributions", sums, len(nested.group_by), given.finish, given.names,
@@ -297,7 +302,8 @@ def _general(builder: StageBuilder, given: _Given) -> int:
     for q in nested.subqueries:
         if isinstance(q, SubqueryAggregate) and q.correlation is not None:
             if q.alias == atom.alias:
-                raise LoweringError(f"the subquery over {q.table} reuses the outer alias {q.alias}; rename one of them")
+                raise LoweringError(f"NestedAggregate[general]: the subquery over {q.table} reuses the outer alias {q.alias}; "
+                                   "rename one of them")
             key_columns += sorted({c for c in columns(q.correlation) if c.table == atom.alias} - set(key_columns), key=str)
     key_index = {c: i for i, c in enumerate(key_columns)}
     specs = []

@@ -27,7 +27,7 @@ from operators.stages.product import ProductCombineStage
 from operators.stages.set_operation import SetOperationStage
 from operators.stages.top_k import TopKStage
 from operators.zset import Row
-from planner.ir.expressions import AggregateCall, Column, Expr
+from planner.ir.expressions import AggregateCall, Column, Expr, columns
 from planner.ir.logical import Filter, LogicalPlan, Project, SetOperation, Sort
 from planner.ir.maintenance import (
     ChangePropagationJoin,
@@ -40,6 +40,7 @@ from planner.ir.maintenance import (
     ThresholdFilter,
     TopK,
 )
+from planner.ir.notation import print_expr
 from planner.ir.outputs import output_columns
 
 #: A lowered body: its last stage, its result's columns and its rows over empty input.
@@ -59,9 +60,10 @@ class _Finishing:
     hidden: int = 0
 
 
-def lower_query(builder: StageBuilder, plan: LogicalPlan) -> LoweredQuery:
-    """Add the stages maintaining ``plan`` (the whole query, or a view's subplan) to ``builder``."""
-    needed = columns_needed(plan, builder.catalog)
+def lower_query(builder: StageBuilder, plan: LogicalPlan, read_above: frozenset[Column] = frozenset()) -> LoweredQuery:
+    """Add the stages maintaining ``plan`` (the whole query, or a view's subplan) to ``builder``;
+    ``read_above``: columns of its result that the operator above it reads too (a threshold's)."""
+    needed = columns_needed(plan, builder.catalog) | read_above
     finishing, body = _peel(plan)
     last, layout, initial = _lower_body(builder, body, finishing.items, needed)
     return _finish_query(builder, last, layout, initial, finishing)
@@ -119,6 +121,8 @@ def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | No
     top = None
     if isinstance(plan, RingAggregate | GroupAggregate | NestedAggregate):
         top, plan = plan, plan.child
+    if isinstance(top, RingAggregate | GroupAggregate) and isinstance(plan, ThresholdFilter):
+        return _lower_aggregate_over_threshold(builder, top, plan, items, having)
     root = _lower_join(builder, plan, needed, nested=isinstance(top, NestedAggregate))
     join_where = compile_predicate(plan.residual, {c: i for i, c in enumerate(root.layout)})
     if isinstance(top, NestedAggregate):
@@ -135,7 +139,8 @@ def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | No
 def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Column], nested: bool) -> Emitter:
     if isinstance(plan, ChangePropagationJoin):
         if nested:
-            raise LoweringError("a nested aggregate over a change-propagation join is not supported")
+            raise LoweringError("NestedAggregate over a ChangePropagationJoin: the nested-aggregate indexes read the live "
+                                  "tuples of a foreign-key join, which a change-propagation join does not keep")
         return lower_change_propagation(builder, plan.tree)
     if isinstance(plan, ForeignKeyJoin):
         return lower_foreign_key_join(builder, plan, needed)
@@ -169,7 +174,8 @@ def _finish_query(builder: StageBuilder, last: int, layout: tuple[Column, ...], 
 def _lower_set_operation(builder: StageBuilder, plan: SetOperation) -> Body:
     left, right = lower_query(builder, plan.left), lower_query(builder, plan.right)
     if len(left.layout) != len(right.layout):
-        raise LoweringError(f"{plan.kind.upper()} of {len(left.layout)} and {len(right.layout)} columns")
+        raise LoweringError(f"{plan.kind.upper()}: its sides have {len(left.layout)} and {len(right.layout)} columns; "
+                            "both must have the same number")
     stage = builder.add(SetOperationStage(plan.kind, tuple(c.name for c in left.layout)))
     builder.downstream[left.last] = (stage, SetOperationStage.LEFT)
     builder.downstream[right.last] = (stage, SetOperationStage.RIGHT)
@@ -192,12 +198,29 @@ def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, ite
     return stage, layout, (() if empty is None else (empty,))
 
 
-def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple | None) -> Body:
+#: Which part of the rows ordered by v passes ``v θ q``, for the comparisons that are not a prefix or suffix.
+_PASSING_PART = {"=": "the run equal to q", "<>": "all but the run equal to q"}
+
+
+def _lower_aggregate_over_threshold(builder: StageBuilder, aggregate: RingAggregate | GroupAggregate,
+                                    threshold: ThresholdFilter, items: tuple | None, having: Expr | None) -> Body:
+    """An aggregate keyed by its group over the rows a threshold passes (``MIN(x) ... WHERE v > q``):
+    the threshold emits exactly the rows flipping across q, the aggregate takes them as any change."""
+    read = frozenset().union(*(columns(g.expr) for g in aggregate.group_by),
+                             *(columns(a.expr.arg) for a in aggregate.aggregates if a.expr.arg is not None))
+    stage, layout, _ = _lower_threshold(builder, threshold, None, read)
+    last, output_layout, initial = _lower_aggregate(builder, aggregate, items, having, layout, None)
+    builder.downstream[stage] = (last, 0)
+    return last, output_layout, initial
+
+
+def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple | None,
+                     read_by_parent: frozenset[Column] = frozenset()) -> Body:
     """The filtered query and the threshold's query as two branches meeting in a threshold stage."""
-    rows = lower_query(builder, node.child)
-    threshold = lower_query(builder, node.threshold)
-    if len(threshold.layout) != 1:
-        raise LoweringError("the threshold subquery must return one column")
+    # the join below keeps the columns the comparison, the select list and the operator above read
+    read_above = read_by_parent.union(columns(node.value), *(columns(i.expr) for i in items or ()))
+    rows = lower_query(builder, node.child, read_above)
+    threshold = builder.lower_scalar(node.threshold, f"the threshold of {node.op} {print_expr(node.value)}")
     # a join-select whose key x1 is empty: q is Q's one value (AJU Theorem 15 with a constant key)
     stage = builder.add(JoinSelectStage(
         f"threshold {node.op}", compile_expr(node.value, {c: i for i, c in enumerate(rows.layout)}), node.op,
@@ -206,8 +229,8 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple 
             operator=f"ThresholdFilter ({node.op} q)", inputs="rows; the threshold's one value",
             state="the rows ordered by the compared value; q", key="constant (does not scale out)",
             update_cost="O(log n) per row; O(log n + rows that flip) when q changes",
-            why="q is uncorrelated: the rows passing v θ q are a prefix or suffix of the value order "
-                "(AJU Theorem 15's join-select with a constant key)"),
+            why=f"q is uncorrelated: the rows passing v θ q are {_PASSING_PART.get(node.op, 'a prefix or suffix')} "
+                "of the value order (AJU Theorem 15's join-select with a constant key)"),
         initial_threshold=threshold.initial,
     ))
     builder.downstream[rows.last] = (stage, JoinSelectStage.ROWS)

@@ -2,7 +2,7 @@
 
 Keyed by x1, the primary key of Q. Per key the stage keeps the rows of Q' in a sorted list by x3
 and Q's one row, whose x2 is a pointer into that list: the rows passing ``x3 θ x2`` form a prefix,
-a suffix or (for ``=``) a run of it. A change of Q' costs O(log n) and emits at most that row; a
+a suffix, (for ``=``) a run of it or (for ``<>``) all but a run. A change of Q' costs O(log n) and emits at most that row; a
 change of x2 moves the pointer and emits exactly the rows between the old and the new position,
 O(log n + rows that flip), instead of re-testing (and re-emitting) every row of the key.
 
@@ -37,13 +37,15 @@ def _value_of(entry: tuple) -> object:
     return entry[0]
 
 
-def _difference(span: tuple[int, int], other: tuple[int, int]) -> tuple[tuple[int, int], ...]:
-    """The index ranges of ``span`` outside ``other`` (both half-open; at most two ranges)."""
-    lo, hi = span
-    other_lo, other_hi = other
-    if other_lo >= other_hi:
-        return ((lo, hi),)
-    return (lo, min(hi, other_lo)), (max(lo, other_hi), hi)
+def _difference(spans: tuple[tuple[int, int], ...], others: tuple[tuple[int, int], ...]) -> list[tuple[int, int]]:
+    """The index ranges of ``spans`` outside every range of ``others`` (all half-open)."""
+    result = list(spans)
+    for other_lo, other_hi in others:
+        if other_lo >= other_hi:
+            continue
+        result = [part for lo, hi in result for part in ((lo, min(hi, other_lo)), (max(lo, other_hi), hi))
+                  if part[0] < part[1]]
+    return result
 
 
 class JoinSelectStage(KeyedStage):
@@ -81,12 +83,14 @@ class JoinSelectStage(KeyedStage):
             raise RuntimeError(f"{self.name}: Q has {sum(state.threshold.values())} rows for one key, expected one")
         return present[0][self.threshold_value] if present else None
 
-    def _passing(self, state: JoinSelectState, q) -> tuple[int, int]:
-        """Index range of the sorted rows that satisfy ``value op q`` (a prefix, a suffix or, for ``=``, a run)."""
+    def _passing(self, state: JoinSelectState, q) -> tuple[tuple[int, int], ...]:
+        """Index ranges of the sorted rows that satisfy ``value op q``: a prefix, a suffix, for ``=`` a
+        run, for ``<>`` all but that run."""
         if q is None:
-            return 0, 0
+            return ()
         below, at_most, n = state.rows.bisect_key_left(q), state.rows.bisect_key_right(q), len(state.rows)
-        return {"<": (0, below), "<=": (0, at_most), ">": (at_most, n), ">=": (below, n), "=": (below, at_most)}[self.op]
+        return {"<": ((0, below),), "<=": ((0, at_most),), ">": ((at_most, n),), ">=": ((below, n),),
+                "=": ((below, at_most),), "<>": ((0, below), (at_most, n))}[self.op]
 
     def _extended(self, row: Row) -> Row:
         """The output row: ``row`` and its key x1 (Q's key columns of the join; nothing when keyed by a constant)."""
@@ -101,8 +105,8 @@ class JoinSelectStage(KeyedStage):
         if q_after != q_before:
             # the pointer moved: only the old rows between its two positions change sides
             before, after = self._passing(state, q_before), self._passing(state, q_after)
-            for weight, span, other in ((-1, before, after), (1, after, before)):
-                for lo, hi in _difference(span, other):
+            for weight, spans, others in ((-1, before, after), (1, after, before)):
+                for lo, hi in _difference(spans, others):
                     out.extend((self._extended(entry[1]), weight) for entry in state.rows.islice(lo, hi))
         compare = COMPARISONS[self.op]
         for row, weight in consolidate((c.row, c.weight) for c in changes if c.port == self.ROWS):

@@ -28,7 +28,7 @@ from operators.zset import Compiled, Row
 #: aggregate index or a join-select answers, and the one op → function table the stages and the
 #: expression compiler share.
 COMPARISONS: dict[str, Callable[[object, object], bool]] = {
-    "=": operator.eq, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
 }
 
 
@@ -45,6 +45,8 @@ def range_sum(index, op: str, v) -> object:
         return 0
     if op == "=":
         return index.get(exact(v))
+    if op == "<>":  # every key but v
+        return index.total() - index.get(exact(v))
     v = exact(v)
     at_most = index.get_sum(v)
     below = at_most - index.get(v)

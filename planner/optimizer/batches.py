@@ -19,7 +19,11 @@ from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
-from rules.inline_views import InlineDerivedTables, MaintainDerivedAggregateAsView
+from rules.inline_views import (
+    InlineDerivedTables,
+    MaintainDerivedAggregateAsView,
+    MergeProjectionIntoDerivedTable,
+)
 from rules.join_select import MaintainJoinSelect
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
 from rules.normalize import (
@@ -29,12 +33,12 @@ from rules.normalize import (
     PushSelectionsIntoAtoms,
 )
 from rules.prune_columns import PruneAtomColumns
-from rules.threshold import MaintainThresholdFilter
+from rules.threshold import MaintainThresholdCondition, MaintainThresholdFilter
 from rules.top_k import MaintainTopK
 from rules.view_edges import JoinEachViewOnce
 
 NORMALIZE = (
-    InlineDerivedTables(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
+    InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
     DecorrelateExistsAndIn(), MaintainThresholdFilter(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )
 
@@ -43,9 +47,11 @@ BATCHES = (
     # Before join trees: it takes the nested comparison out of the join graph, leaving a plain join.
     # Cross products split first: each relation's part then gets its own nested-aggregate index.
     Batch("Correlated nested aggregates", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
-    # What the nested-aggregate indexes did not take: correlated scalar aggregates become keyed views,
-    # whose subplans (and the new join equalities) are then normalized like the rest.
-    Batch("Decorrelate scalar subqueries", Once(), (DecorrelateScalarSubqueries(),)),
+    # What the nested-aggregate indexes did not take: uncorrelated scalars compared in a WHERE become
+    # thresholds above their join (after the batch above, so Q22's aggregate stays a nested one);
+    # correlated scalar aggregates become keyed views, whose subplans (and the new join equalities)
+    # are then normalized like the rest.
+    Batch("Decorrelate scalar subqueries", Once(), (MaintainThresholdCondition(), DecorrelateScalarSubqueries())),
     Batch("Normalize views", FixedPoint(100), NORMALIZE),
     # Again, for what the batches above created: views' subplans and the queries feeding a value (NQ1).
     Batch("Nested aggregates in views", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),

@@ -21,6 +21,8 @@ from planner.ir.logical import (
 )
 from planner.ir.maintenance import (
     Atom,
+    BinaryJoin,
+    ChangePropagationJoin,
     CountedDistinct,
     CrossProductAggregate,
     ForeignKeyJoin,
@@ -34,8 +36,8 @@ from planner.ir.maintenance import (
 )
 from planner.optimizer.context import OptimizerContext
 
-MAINTAINED = (CrossProductAggregate, ThresholdFilter, Atom, ViewAtom, ForeignKeyJoin, RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK,
-              Project, Sort)
+MAINTAINED = (CrossProductAggregate, ThresholdFilter, Atom, ViewAtom, ForeignKeyJoin, ChangePropagationJoin, BinaryJoin,
+              RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK, Project, Sort)
 
 
 def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
@@ -74,9 +76,9 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
             return "LIMIT without ORDER BY is not deterministic; add ORDER BY"
         case Filter(condition=cond, child=child) if contains_subquery(cond):
             clause = "HAVING" if isinstance(child, RingAggregate | GroupAggregate) else "a condition"
-            return (f"{clause} with a subquery is maintained only as a comparison (<, <=, =, >=, >) with an "
-                    "uncorrelated scalar subquery (a threshold, as Q11's); this one is correlated, uses <> or "
-                    "is not a scalar comparison")
+            return (f"{clause} with a subquery is maintained only as a comparison (<, <=, =, <>, >=, >) with an "
+                    "uncorrelated scalar subquery (a threshold, as Q11's); this one is correlated or is not a "
+                    "scalar comparison")
         case Filter(child=ForeignKeyJoin(preserved=preserved)) if preserved:
             return ("a WHERE above a LEFT OUTER JOIN is not maintained (it may test the rows padded with NULLs); "
                     "a condition on the right side's own columns can go in ON")
@@ -85,14 +87,29 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
     return f"no incremental operator implements {node.node_name}"
 
 
-def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str:
-    """One sentence naming the deepest unmaintained operator and why it is unmaintained."""
+def _subquery_reason(node: LogicalPlan) -> str:
+    """Why a subquery held by a maintained operator (a select list, a sort key) is not maintained."""
+    clause = {"Project": "the SELECT list", "Sort": "ORDER BY", "TopK": "ORDER BY"}.get(node.node_name, "this operator")
+    return (f"{clause} holds a subquery, which is maintained only in WHERE or HAVING (EXISTS/IN, a comparison with "
+            "a correlated aggregate, or a comparison with an uncorrelated scalar as a one-row view); as a value "
+            "of every result row it is not maintained")
+
+
+def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str | None:
+    """One sentence naming the deepest unmaintained operator and why it is unmaintained; else the
+    deepest maintained operator still holding a subquery; None when every operator is maintained
+    (then the lowering's own error names what it could not build)."""
     deepest: LogicalPlan | None = None
+    holder: LogicalPlan | None = None
     for node in plan.walk():
         having = (isinstance(node, Filter) and isinstance(node.child, RingAggregate | GroupAggregate)
                   and not contains_subquery(node.condition))
         if not isinstance(node, MAINTAINED) and not having:
             deepest = node
-    if deepest is None:
-        return "the plan shape is not supported by the lowering"
-    return f"{deepest.node_name}: {_reason(deepest, ctx)}"
+        elif any(contains_subquery(e) for e in node.expressions()):
+            holder = node
+    if deepest is not None:
+        return f"{deepest.node_name}: {_reason(deepest, ctx)}"
+    if holder is not None:
+        return f"{holder.node_name}: {_subquery_reason(holder)}"
+    return None

@@ -130,6 +130,9 @@ class ExpressionConverter:
                 return self._in(node, negated=False)
             case exp.Exists():
                 return Subquery("exists", self._subquery(node.this, "EXISTS", single_column=False), dtype=BOOLEAN)
+            case exp.Subquery() if (value := _constant_subquery(node)) is not None:
+                # (SELECT e) without FROM is one row whose value is e: the subquery is e itself
+                return convert(value)
             case exp.Subquery():
                 plan = self._subquery(node, "a scalar subquery")
                 return Subquery("scalar", plan, dtype=output_types(plan, self.planner.catalog)[0])
@@ -332,6 +335,18 @@ class ExpressionConverter:
                 f"nested aggregate functions in {self.clause} are not supported: {node.sql()}"
             )
         return typed_aggregate(func, arg, distinct, self.clause)
+
+
+def _constant_subquery(node: exp.Subquery) -> exp.Expression | None:
+    """``e`` when ``node`` is ``(SELECT e)``: no FROM and no clause that could drop or repeat its one row."""
+    select = node.this
+    if not isinstance(select, exp.Select) or len(select.expressions) != 1:
+        return None
+    clauses = ("from_", "joins", "where", "group", "having", "qualify", "order", "limit", "offset", "distinct")
+    if any(select.args.get(c) for c in clauses) or select.find(exp.AggFunc):
+        return None
+    value = select.expressions[0]
+    return value.this if isinstance(value, exp.Alias) else value
 
 
 def _literal(node: exp.Literal) -> Literal:

@@ -51,7 +51,7 @@ class PerKeyIndexStage(CorrelationKeyed, KeyedStage):
         if q is None:
             return []
         # rows with v op q, i.e. keys k = v with k op q: the mirrored range of range_sum
-        mirrored = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "="}[self.op]
+        mirrored = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>"}[self.op]
         out = []
         for group, trees in state.trees.items():
             vector = tuple(range_sum(tree, mirrored, q) for tree in trees)
