@@ -30,6 +30,7 @@ from planner.ir.expressions import (
     Expr,
     Literal,
     Subquery,
+    cast_target,
     conjunction,
     contains_aggregate,
     contains_subquery,
@@ -171,6 +172,11 @@ _NOT_NULL_IF_ARGS_ARE = frozenset({"+", "-", "*", "neg"})
 _AVERAGE_EXACT_TYPES = frozenset({"int", "bigint", "double"})
 
 
+def _uncast(expr: Expr) -> Expr:
+    """``expr`` without the implicit cast typing put around it (a count read as a double)."""
+    return expr.args[0] if isinstance(expr, Call) and cast_target(expr.op) is not None else expr
+
+
 @attrs.frozen
 class _RatioAsAverage:
     """``sum(x) / sum(1)`` and ``sum(x) / count(*)`` read as ``avg(x)``, so the one-aggregate forms
@@ -190,11 +196,11 @@ class _RatioAsAverage:
     def _average(self, expr: Expr) -> Expr:
         match expr:
             # sum(x) / count(*) = avg(x) when no x is NULL
-            case Call("/", (AggregateCall("sum", arg, False), count)) if count in _COUNTS and self._exact(arg):
+            case Call("/", (AggregateCall("sum", arg, False), count)) if _uncast(count) in _COUNTS and self._exact(arg):
                 return typed_aggregate("avg", arg, False, "SELECT")
             # (c * sum(x)) / count(*) = c * avg(x): SQL reads 0.2 * sum(x) / sum(1) left to right
             case Call("/", (Call("*", (Literal() as c, AggregateCall("sum", arg, False))), count)) if (
-                count in _COUNTS and self._exact(arg)
+                _uncast(count) in _COUNTS and self._exact(arg)
             ):
                 return typed_call("*", (c, typed_aggregate("avg", arg, False, "SELECT")), "SELECT")
         return expr
