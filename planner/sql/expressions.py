@@ -158,13 +158,15 @@ class ExpressionConverter:
             case exp.Extract():
                 return self._extract(node.this.name.lower(), node.expression)
             case _ if type(node) in _DATE_PART_FUNCTIONS:
-                date = node.this.this if isinstance(node.this, exp.TsOrDsToDate) else node.this
-                return self._extract(_DATE_PART_FUNCTIONS[type(node)], date)
+                return self._extract(_DATE_PART_FUNCTIONS[type(node)], _as_written(node.this))
             case exp.Substring():
                 # Spark reads substring(s, pos) as substring(s, pos, 2147483647)
                 length = node.args.get("length")
                 length_expr = convert(length) if length is not None else Literal(2**31 - 1, INT)
                 return call("substring", convert(node.this), convert(node.args["start"]), length_expr)
+            case exp.DateDiff() if node.args.get("unit") is None:
+                # Spark's datediff(end, start): whole days from start to end (sqlglot adds the DATE casts)
+                return call("datediff", convert(_as_written(node.this)), convert(_as_written(node.expression)))
             case exp.Coalesce():
                 return call("coalesce", convert(node.this), *(convert(e) for e in node.expressions))
             case exp.Greatest() | exp.Least():
@@ -347,6 +349,11 @@ def _constant_subquery(node: exp.Subquery) -> exp.Expression | None:
         return None
     value = select.expressions[0]
     return value.this if isinstance(value, exp.Alias) else value
+
+
+def _as_written(node: exp.Expression) -> exp.Expression:
+    """A date argument without the ``TO_DATE`` sqlglot wraps it in: typing inserts Spark's own cast."""
+    return node.this if isinstance(node, exp.TsOrDsToDate) else node
 
 
 def _literal(node: exp.Literal) -> Literal:

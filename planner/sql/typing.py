@@ -162,6 +162,8 @@ def _function(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
                 if type_of(bound) not in (*types.INTEGRAL, NULL):
                     raise _mismatch(clause, "substring's position and length (integers)", args)
             return Call(op, (subject, *args[1:]), STRING)
+        case "datediff":
+            return Call(op, tuple(cast(a, DATE, clause) for a in args), INT)
         case _ if op.startswith("extract_"):
             date = cast(args[0], DATE, clause)
             return Call(op, (date,), INT)

@@ -100,6 +100,7 @@ def _expressions() -> st.SearchStrategy[str]:
         st.builds("{} {} interval '{}' {}".format, pick(DAYS), pick(["+", "-"]), pick(["1", "13", "-2"]),
                   pick(["day", "month", "year"])),
         st.builds("{}({})".format, pick(["year", "month", "day"]), pick(DAYS + ["'1995-03-15'"])),
+        st.builds("datediff({}, {})".format, pick(DAYS + ["s", "'1995-03-01'"]), pick(DAYS)),
         st.builds("extract({} from {})".format, pick(["year", "quarter", "month", "week", "day"]), pick(DAYS)),
     )
     return st.one_of(arithmetic, comparison, membership, between, logic, case, coalesce, cast, text, dates)
