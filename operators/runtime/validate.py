@@ -4,8 +4,9 @@ Base tables with a primary key have set semantics, so the validator keeps each t
 and checks every change in ``_seq`` order: a duplicate key, a delete of an absent row (or of a row
 that differs from the stored one), a wrong number of columns, a wrong type or a NULL key is invalid,
 and so is an inserted row that breaks a requirement of the plan's stages (``RowRequirement``).
-A batch is checked against a scratch overlay and committed only when it is accepted, so a rejected
-batch leaves every state as it was. With the ``quarantine`` policy invalid changes are set aside with
+A batch is checked against a scratch overlay (``validate``) and committed separately (``commit``),
+which ``MaintainedView`` does only after every stage ran the batch: a rejected batch, or one a stage
+failed on, leaves the stored rows as they were. With the ``quarantine`` policy invalid changes are set aside with
 their reason and the rest of the batch goes on.
 """
 
@@ -48,6 +49,16 @@ class Rejected:
     reason: str
 
 
+@attrs.frozen
+class ValidatedBatch:
+    """A checked batch not yet stored: ``accepted`` changes by table, ``rejected`` updates, and per table
+    the rows it sets (None: deletes) by key, which ``Validator.commit`` writes."""
+
+    accepted: dict[str, Changelog]
+    rejected: list[Rejected]
+    overlays: dict[str, dict[tuple, Row | None]]
+
+
 def _type_error(table: Table, row: Row) -> str | None:
     if len(row) != len(table.columns):
         return f"has {len(row)} columns, table {table.name} has {len(table.columns)} ({', '.join(table.column_names)})"
@@ -86,7 +97,23 @@ class Validator:
         self.rows: dict[str, dict[tuple, Row]] = {name: {} for name in self.tables}
 
     def check(self, updates: UpdateBatch | Iterable[Update]) -> tuple[dict[str, Changelog], list[Rejected]]:
-        """Validate one batch: (accepted changes by table, rejected changes). Raises under policy 'error'.
+        """``validate`` then ``commit``: (accepted changes by table, rejected changes)."""
+        validated = self.validate(updates)
+        self.commit(validated)
+        return validated.accepted, validated.rejected
+
+    def commit(self, validated: ValidatedBatch) -> None:
+        """Store the rows of a validated batch (once its changes were applied everywhere else)."""
+        for table, overlay in validated.overlays.items():
+            stored = self.rows[table]
+            for key, row in overlay.items():
+                if row is None:
+                    stored.pop(key, None)
+                else:
+                    stored[key] = row
+
+    def validate(self, updates: UpdateBatch | Iterable[Update]) -> ValidatedBatch:
+        """Check one batch against the stored rows without storing it. Raises under policy 'error'.
 
         A ``checked`` batch had its rows' column types checked as it was read (see ``UpdateBatch``), so
         the per-row type check is skipped; any other iterable of updates is put in ``_seq`` order and
@@ -103,14 +130,7 @@ class Validator:
         rejected: list[Rejected] = []
         for table, table_updates in by_table.items():
             overlays[table], accepted[table] = self._check_table(table, table_updates, rejected, batch.checked)
-        for table, overlay in overlays.items():
-            stored = self.rows[table]
-            for key, row in overlay.items():
-                if row is None:
-                    stored.pop(key, None)
-                else:
-                    stored[key] = row
-        return {table: changes for table, changes in accepted.items() if changes}, rejected
+        return ValidatedBatch({table: changes for table, changes in accepted.items() if changes}, rejected, overlays)
 
     def _check_table(
         self, table: str, updates: list[Update], rejected: list[Rejected], checked: bool

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from operators.stages.base import Change, KeyedStage, StageDescription, key_getter
+from operators.stages.base import Change, KeyedStage, StageDescription, UnchangedOldState, key_getter
 from operators.zset import Changelog, Row, consolidate
 
 # Stage states are plain lists indexed by input port, not classes: the Spark runner pickles every
@@ -174,7 +174,7 @@ def live_row(state: list, assertions: tuple[tuple[int, ...], ...] = ()) -> Row |
     return row
 
 
-class LiveTupleStage(KeyedStage):
+class LiveTupleStage(UnchangedOldState, KeyedStage):
     """Keyed by R's primary key: R's tuples on port 0, "alive on child j" messages on port j (1-based).
 
     A message row is ``R's key + child j's subtree row``; its key prefix routes it here.
@@ -210,7 +210,8 @@ class LiveTupleStage(KeyedStage):
         return self._row_key if port == 0 else itemgetter(slice(0, self.key_width))
 
     def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list | None, Changelog]:
-        state = state or [None] * (1 + self.children)  # see live_row: slot = input port
+        # see live_row: slot = input port. A new list (a few slots): undo returns the old one untouched
+        state = list(state) if state else [None] * (1 + self.children)
         before = live_row(state, self.assertions)
         by_port: dict[int, list[tuple[Row, int]]] = {}
         for change in changes:

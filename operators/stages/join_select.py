@@ -93,6 +93,9 @@ class JoinSelectStage(KeyedStage):
         return row + tuple(row[i] for i in self.row_key)
 
     def process(self, key: tuple, state: JoinSelectState | None, changes: list[Change]) -> tuple[JoinSelectState | None, Changelog]:
+        # x3 of every changed row first: an error there leaves the state as it was (base.py, atomic)
+        rows = [(row, weight, self.value(row))
+                for row, weight in consolidate((c.row, c.weight) for c in changes if c.port == self.ROWS)]
         state = state or JoinSelectState(SortedKeyList(key=_value_of), Counter(self.initial_threshold))
         q_before = self._pointer(state)
         apply_changes(state.threshold, [(c.row, c.weight) for c in changes if c.port == self.THRESHOLD])
@@ -105,8 +108,7 @@ class JoinSelectStage(KeyedStage):
                 for lo, hi in _difference(span, other):
                     out.extend((self._extended(entry[1]), weight) for entry in state.rows.islice(lo, hi))
         compare = COMPARISONS[self.op]
-        for row, weight in consolidate((c.row, c.weight) for c in changes if c.port == self.ROWS):
-            value = self.value(row)
+        for row, weight, value in rows:
             if value is None:
                 continue  # a comparison with NULL is never true: the row can never pass
             for _ in range(abs(weight)):
