@@ -249,7 +249,7 @@ BATCH = 4_000
 def tpch_prefix(tpch_streams):
     """Customers and nations first, then orders and lineitems with some deletes (the live-dimension
     stream): they join from the start, so the results are not empty."""
-    tables = ("customer", "orders", "lineitem", "nation")
+    tables = ("customer", "orders", "lineitem", "nation", "part")
     return UpdateBatch(tuple(u for u in tpch_streams["live"] if u.table in tables)[:20_000], checked=True)
 
 
@@ -268,6 +268,23 @@ def orderbook_stream():
 ], ids=lambda value: {JOIN: "fk_join", Q3: "q3", GROUPED: "group_aggregate"}.get(value, str(value)))
 def test_a_stage_failing_mid_batch_leaves_every_state_as_before(tpch_prefix, sql, position, call):
     run_with_fault(sql, tpch_catalog(), tpch_prefix, BATCH, stage_fault(position, call))
+
+
+@pytest.mark.parametrize("sql", [
+    # a fault in the last stage, after every stage before it ran the batch
+    "select distinct c_nationkey, o_orderpriority from customer, orders where c_custkey = o_custkey",
+    "select o_custkey from orders where o_orderpriority = '1-URGENT' "
+    "union select c_custkey from customer where c_nationkey = 3",
+    "select o1.o_orderkey, o2.o_orderkey from orders o1, orders o2 where o1.o_orderdate = o2.o_orderdate "
+    "and o1.o_orderpriority = '1-URGENT' and o2.o_orderpriority = '2-HIGH'",
+    "select l_orderkey, l_linenumber, p_name, o_orderdate from lineitem, orders, part "
+    "where l_orderkey = o_orderkey and l_partkey = p_partkey",
+    "select o_orderkey from orders where exists (select * from lineitem where l_orderkey = o_orderkey and l_quantity > 45)",
+    "select o_custkey, sum(o_totalprice) from orders group by o_custkey "
+    "having sum(o_totalprice) > (select sum(o_totalprice) / 1000 from orders)",
+], ids=["distinct", "union", "binary_join", "live_tuple", "exists", "join_select"])
+def test_every_kind_of_stage_is_put_back_when_a_later_stage_fails(tpch_prefix, sql):
+    run_with_fault(sql, tpch_catalog(), tpch_prefix, BATCH, stage_fault("last", call=2))
 
 
 @pytest.mark.parametrize(("name", "strategy", "position"), [
