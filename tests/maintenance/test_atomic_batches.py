@@ -29,6 +29,7 @@ from operators.stages.nested.rpai_tree import RpaiTreeStage
 from operators.stages.top_k import TopKStage
 from operators.structures.pai_map import HashAggregateIndex
 from operators.structures.rpai_tree import RPAITree
+from planner.compiler import compile_query
 from planner.view import MaintainedView
 from planner.workloads.orderbook_streams import make_orderbook_stream, make_r_stream
 
@@ -415,3 +416,49 @@ def test_quarantined_updates_of_a_batch_a_stage_failed_on_are_not_kept(tpch_pref
         assert snapshot(view) == before  # the rejected list too: the batch did not happen
         view.apply(bad)
         assert [r.update for r in view.rejected] == [duplicate]
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark: the failed micro-batch is not committed, and the view commits nothing either
+
+
+@pytest.mark.spark
+def test_on_spark_a_failed_batch_commits_nothing(tpch_tables, tmp_path, monkeypatch):
+    from operators.runtime.spark_session import make_spark_session
+
+    orders = tpch_tables["orders"][:20]
+    poisoned_group = (orders[-1][1],)  # the last order's customer: its group's select list fails
+    orders = [row for row in orders[:-1] if (row[1],) != poisoned_group] + [orders[-1]]
+
+    def compile_with_fault(sql, catalog, **options):
+        # the fault must be in the stages before the Spark query starts (they are shipped to workers)
+        compiled = compile_query(sql, catalog, **options)
+        stage = compiled.dataflow.stages[0].stage
+        stage.finish = _raising_on_group(stage.finish, poisoned_group)
+        return compiled
+
+    monkeypatch.setattr("planner.view.compile_query", compile_with_fault)
+    updates = [Update(seq, "orders", 1, row) for seq, row in enumerate(orders, start=1)]
+    spark = make_spark_session(app="spark-ivm-atomic-tests")
+    with MaintainedView(GROUPED, tpch_catalog(), engine="spark", spark=spark, work_dir=str(tmp_path)) as view:
+        view.apply(updates[:10])
+        before = {"validator": copy.deepcopy(view.validator.rows), "result": Counter(view.current), "rejected": []}
+        assert before["result"]
+        with pytest.raises(Exception, match="poisoned group"):
+            view.apply(updates[10:])
+        assert {"validator": view.validator.rows, "result": Counter(view.current), "rejected": view.rejected} == before
+        checkpoint = tmp_path / "checkpoint"
+        planned = {p.name for p in (checkpoint / "offsets").iterdir() if p.name.isdigit()}
+        committed = {p.name for p in (checkpoint / "commits").iterdir() if p.name.isdigit()}
+        assert planned - committed == {"1"}, "the failed micro-batch must not be committed"
+        with pytest.raises(RuntimeError, match="stopped after a failed batch"):
+            view.apply(updates[10:])
+
+
+def _raising_on_group(finish, group):
+    def checked(row):
+        if row[: len(group)] == group:
+            raise ValueError(f"poisoned group {group!r}")
+        return finish(row)
+
+    return checked
