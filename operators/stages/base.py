@@ -17,14 +17,24 @@ make any error in a batch undoable at O(what the batch touched), without copying
   expressions over its new state (HAVING, the select list) puts the state back itself if that fails.
 - ``revert`` undoes a key's completed ``process``. The default replays the negated changes: every
   stage is linear over Z-sets, so state after Δ then −Δ equals the state before, exactly for exact
-  numbers (ints, Decimal, the Fractions of index keys) and for the multisets, sorted lists and sets
-  stages keep; only a running float sum (a DOUBLE column) can end one rounding away. Stages whose
+  numbers (ints, Decimal, the Fractions of index keys) and for the multisets, sorted lists, sets
+  and trees stages keep (same contents; a balanced tree may be shaped differently); only a running
+  float sum (a DOUBLE column summed in a nested-aggregate index) can end one rounding away. Stages whose
   ``process`` leaves the state it was given untouched (small states rebuilt per batch) return that
   old state instead, which is exact whatever the values.
 
 ``run_keyed`` records each processed key in a ``Journal``; ``Journal.undo`` reverts them in reverse
 order. A per-key journal entry is (stage, states, key, old state, changes): references the batch
 already holds, so the error-free path pays one small tuple per key and stage.
+
+Why not the alternatives: copying each touched key's state before ``process`` costs the size of
+that state, and a stage keyed by a constant (top-k, a global MIN, an RPAI tree, the general
+algorithm) keeps everything under one key, so every batch would copy everything. Replaying negated
+changes alone cannot undo the key whose ``process`` raised half way (how far it got is unknown),
+and it rounds float sums; hence the per-key atomicity above, and old states kept where a stage can
+rebuild a small state per batch (the group aggregate's sums and counts, live-tuple slots,
+DISTINCT and set-operation counts, the per-group totals of ``SumVectorsStage``) so those come back
+bit for bit.
 """
 
 from __future__ import annotations
