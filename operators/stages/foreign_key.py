@@ -33,15 +33,18 @@ from operators.zset import Changelog, Row, consolidate
 
 
 def _apply_to_set(rows: set, changes: list[tuple[Row, int]], stage: str) -> None:
-    """Apply consolidated ±1 changes of rows unique by their primary key to ``rows`` in place."""
-    for row, weight in consolidate(changes):
-        if weight == -1 and row in rows:
-            rows.remove(row)
-        elif weight == 1 and row not in rows:
-            rows.add(row)
-        else:
+    """Apply consolidated ±1 changes of rows unique by their primary key to ``rows`` in place; all or,
+    if one does not fit, none (a stage's step is atomic, operators/stages/base.py)."""
+    changes = consolidate(changes)
+    for row, weight in changes:
+        if not (weight == -1 and row in rows or weight == 1 and row not in rows):
             raise RuntimeError(f"{stage}: change {row!r} (weight {weight:+d}) does not fit the stored tuples "
                                "(input was not validated)")
+    for row, weight in changes:
+        if weight == 1:
+            rows.add(row)
+        else:
+            rows.remove(row)
 
 
 class ForeignKeyLookupStage(KeyedStage):
@@ -99,8 +102,9 @@ class ForeignKeyLookupStage(KeyedStage):
             child_changes = [(tuple(row[p] for p in self.child_columns), w) for row, w in child_changes]
         old_parents = parents.copy() if child_changes else parents
         had_parents = bool(parents)
+        child = _slot_after(state[self.CHILD], child_changes, self.name)  # may raise: before any change
         _apply_to_set(parents, parent_changes, self.name)
-        state[self.CHILD] = _slot_after(state[self.CHILD], child_changes, self.name)
+        state[self.CHILD] = child
         after = self._partner(state)
         if before == after:
             # Child unchanged: only the changed parent tuples enter or leave the result.

@@ -98,8 +98,13 @@ class JoinSelectStage(KeyedStage):
                 for row, weight in consolidate((c.row, c.weight) for c in changes if c.port == self.ROWS)]
         state = state or JoinSelectState(SortedKeyList(key=_value_of), Counter(self.initial_threshold))
         q_before = self._pointer(state)
-        apply_changes(state.threshold, [(c.row, c.weight) for c in changes if c.port == self.THRESHOLD])
-        q_after = self._pointer(state)
+        threshold = [(c.row, c.weight) for c in changes if c.port == self.THRESHOLD]
+        apply_changes(state.threshold, threshold)
+        try:
+            q_after = self._pointer(state)
+        except BaseException:  # Q's rows of the key do not fit (internal error): the key stays as it was
+            apply_changes(state.threshold, [(row, -weight) for row, weight in threshold])
+            raise
         out: Changelog = []
         if q_after != q_before:
             # the pointer moved: only the old rows between its two positions change sides

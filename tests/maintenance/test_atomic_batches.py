@@ -462,3 +462,48 @@ def _raising_on_group(finish, group):
         return finish(row)
 
     return checked
+
+
+def test_a_fused_stage_is_atomic_per_key_on_its_own_as_on_spark(tpch_prefix):
+    # On Spark each key's process runs alone (no runner journal): the fused stage must undo its first
+    # stage's step and its inner keys itself when the inner aggregate fails for the key
+    chunks = list(batches(tpch_prefix, BATCH))
+    with MaintainedView(Q3, tpch_catalog()) as view, MaintainedView(Q3, tpch_catalog()) as reference:
+        for batch in chunks[:4]:
+            view.apply(batch)
+            reference.apply(batch)
+        node = next(n for n in view.runner.dataflow.stages if isinstance(n.stage, FusedStage))
+        reference_stage = reference.runner.dataflow.stage(node.id).stage
+        calls = []
+
+        def recording(key, state, changes, journal):
+            new_state, out = FusedStage.process_journaled(reference_stage, key, state, changes, journal)
+            calls.append((key, changes, state is not None and bool(out)))
+            return new_state, out
+
+        reference_stage.process_journaled = recording
+        reference.apply(chunks[4])  # the first batch where an order with lineitems gets more
+        states, fused = view.runner.states[node.id], node.stage
+        # fail on the last key that had a state and whose inner aggregate emitted: both halves ran
+        doomed_key = [key for key, _, both in calls if both][-1]
+        original = fused.second.finish
+        fused.second.finish = lambda row: _raise(row) if doomed[0] else original(row)
+        doomed = [False]
+        for key, changes, _ in calls:
+            doomed[0] = key == doomed_key
+            if doomed[0]:
+                before = canonical(states.get(key))
+                with pytest.raises(InjectedFault):
+                    fused.process(key, states.get(key), changes)
+                assert canonical(states.get(key)) == before
+                continue
+            new_state, _ = fused.process(key, states.get(key), changes)
+            if new_state is None:
+                states.pop(key, None)
+            else:
+                states[key] = new_state
+        fused.second.finish = original
+
+
+def _raise(row):
+    raise InjectedFault(f"finish failed on {row!r}")
