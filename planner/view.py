@@ -62,14 +62,19 @@ class MaintainedView:
         An ``UpdateBatch`` says itself whether its rows' types were checked when read (``read_stream``,
         ``batches``); a plain iterable of ``Update`` is type-checked row by row.
         """
-        accepted, rejected = self.validator.check(updates)
-        self.rejected.extend(rejected)
-        delta = self.runner.apply(accepted) if accepted else []
-        apply_changes(self.current, delta)
-        # only rows the batch touched can have gone negative (every count was >= 0 before): O(delta), not O(result)
-        negative = [row for row, _ in delta if self.current.get(row, 0) < 0]
+        validated = self.validator.validate(updates)
+        # The batch is atomic: the runner undoes its own stages on an error (and Spark does not commit
+        # a failed micro-batch), so the validator's rows, the result and the rejected list change only
+        # once the runner succeeded, and the same batch can be sent again after fixing the cause.
+        delta = self.runner.apply(validated.accepted) if validated.accepted else []
+        counts = {row: self.current.get(row, 0) + weight for row, weight in delta}
+        # only rows the batch touched can go negative (every count was >= 0 before): O(delta), not O(result)
+        negative = [row for row, count in counts.items() if count < 0]
         if negative:
             raise RuntimeError(f"internal error: result rows with negative multiplicity {negative[:3]}")
+        self.validator.commit(validated)
+        apply_changes(self.current, delta)
+        self.rejected.extend(validated.rejected)
         if self.compiled.dataflow.hidden_columns:
             width = self.compiled.dataflow.visible_width
             delta = consolidate([(row[:width], weight) for row, weight in delta])

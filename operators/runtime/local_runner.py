@@ -3,6 +3,11 @@
 It is the embedded default for small data and the workhorse of the tests. Each batch runs the
 stages in topological order; a stage sees all the batch's rows of a key in one ``process`` call,
 exactly as under Spark's ``groupBy(key).transformWithState``.
+
+A batch is atomic: every processed key of every stage is recorded in a ``Journal`` (a reference to
+the key's old state and to its changes, nothing copied), and an error in any stage reverts them all
+before it propagates, so every state is as before the batch (operators/stages/base.py says how a
+stage is reverted, and why that costs what the batch touched, not the size of the state).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from operators.runtime.dataflow import Dataflow
-from operators.stages.base import Change, run_keyed
+from operators.stages.base import Change, Journal, run_keyed
 from operators.zset import Changelog, consolidate
 
 
@@ -25,15 +30,20 @@ class LocalRunner:
         """Apply one batch of base-table changes (validated, by table); return the result's changes."""
         inputs = self.dataflow.route(changes_by_table)
         result: Changelog = []
-        for node in self.dataflow.stages:
-            changes = inputs.pop(node.id, [])
-            if not changes:
-                continue
-            outputs = run_keyed(node.stage, self.states[node.id], changes)
-            if node.downstream is None:
-                result.extend(outputs)
-            else:
-                inputs[node.downstream].extend(Change(node.downstream_port, row, w) for row, w in outputs)
+        journal = Journal()
+        try:
+            for node in self.dataflow.stages:
+                changes = inputs.pop(node.id, [])
+                if not changes:
+                    continue
+                outputs = run_keyed(node.stage, self.states[node.id], changes, journal)
+                if node.downstream is None:
+                    result.extend(outputs)
+                else:
+                    inputs[node.downstream].extend(Change(node.downstream_port, row, w) for row, w in outputs)
+        except BaseException:
+            journal.undo()
+            raise
         # The state is millions of long-lived tuples; freezing them keeps the cyclic garbage collector
         # from rescanning all of them on every full collection (it halved the run time of Q3 at SF 0.1).
         # Frozen objects are still freed by reference counting; stage states hold no cycles.

@@ -19,6 +19,15 @@ have neither the batch id nor a way to read "only the new rows".)
 
 Cost on 2 cores: a warm micro-batch takes ~1.4 s for 1k input rows through three stages, so the
 runner is for large state and sizeable batches; the local runner is faster below that.
+
+A failed batch (a stage raising in a Python worker) fails its micro-batch before its commit: the
+state store versions of that batch are not committed and no commit-log entry is written, so the
+checkpoint still holds the state after the previous batch, and ``foreachBatch`` delivered nothing.
+The driver keeps no state of its own beyond the results of finished batches; ``MaintainedView``
+commits its validator rows and result only after ``apply`` returned. Unlike the local runner's,
+the query itself does not survive the failure: Structured Streaming stops it, and a restart from
+the checkpoint would run the same planned batch (its input file is in the offset log) again. So
+after a failed batch the runner refuses further batches with that error; the view is rebuilt.
 """
 
 from __future__ import annotations
@@ -183,6 +192,9 @@ class SparkRunner:
             )
         if not records:
             return []
+        if not self.query.isActive:
+            raise RuntimeError(f"the Spark query stopped after a failed batch ({self.query.exception()}); "
+                               "every state is as after the last successful batch: build a new view to go on")
         self._write_input_file(records)
         self.query.processAllAvailable()
         collected = [self._results.pop(batch_id) for batch_id in sorted(self._results)]

@@ -7,8 +7,9 @@ and so is an inserted row that breaks a requirement of the plan's stages (``RowR
 Tables without a primary key have bag semantics (as in Spark): an insert adds one copy of a row, a
 delete removes one copy, and deleting a row with no copy left is invalid. Their copies are stored
 under ``(row, i)`` for ``i`` in ``0 .. copies-1`` so ``rows[table].values()`` lists every copy.
-A batch is checked against a scratch overlay and committed only when it is accepted, so a rejected
-batch leaves every state as it was. With the ``quarantine`` policy invalid changes are set aside with
+A batch is checked against a scratch overlay (``validate``) and committed separately (``commit``),
+which ``MaintainedView`` does only after every stage ran the batch: a rejected batch, or one a stage
+failed on, leaves the stored rows as they were. With the ``quarantine`` policy invalid changes are set aside with
 their reason and the rest of the batch goes on.
 """
 
@@ -44,6 +45,16 @@ class InvalidChangeError(ValueError):
 class Rejected:
     update: Update
     reason: str
+
+
+@attrs.frozen
+class ValidatedBatch:
+    """A checked batch not yet stored: ``accepted`` changes by table, ``rejected`` updates, and per table
+    the rows it sets (None: deletes) by key, which ``Validator.commit`` writes."""
+
+    accepted: dict[str, Changelog]
+    rejected: list[Rejected]
+    overlays: dict[str, dict[tuple, Row | None]]
 
 
 def _conformed(table: Table, row: Row) -> tuple[Row, str | None]:
@@ -84,7 +95,23 @@ class Validator:
         self.rows: dict[str, dict[tuple, Row]] = {name: {} for name in self.tables}
 
     def check(self, updates: UpdateBatch | Iterable[Update]) -> tuple[dict[str, Changelog], list[Rejected]]:
-        """Validate one batch: (accepted changes by table, rejected changes). Raises under policy 'error'.
+        """``validate`` then ``commit``: (accepted changes by table, rejected changes)."""
+        validated = self.validate(updates)
+        self.commit(validated)
+        return validated.accepted, validated.rejected
+
+    def commit(self, validated: ValidatedBatch) -> None:
+        """Store the rows of a validated batch (once its changes were applied everywhere else)."""
+        for table, overlay in validated.overlays.items():
+            stored = self.rows[table]
+            for key, row in overlay.items():
+                if row is None:
+                    stored.pop(key, None)
+                else:
+                    stored[key] = row
+
+    def validate(self, updates: UpdateBatch | Iterable[Update]) -> ValidatedBatch:
+        """Check one batch against the stored rows without storing it. Raises under policy 'error'.
 
         A ``checked`` batch had its rows' column types checked as it was read (see ``UpdateBatch``), so
         the per-row type check is skipped; any other iterable of updates is put in ``_seq`` order and
@@ -101,14 +128,7 @@ class Validator:
         rejected: list[Rejected] = []
         for table, table_updates in by_table.items():
             overlays[table], accepted[table] = self._check_table(table, table_updates, rejected, batch.checked)
-        for table, overlay in overlays.items():
-            stored = self.rows[table]
-            for key, row in overlay.items():
-                if row is None:
-                    stored.pop(key, None)
-                else:
-                    stored[key] = row
-        return {table: changes for table, changes in accepted.items() if changes}, rejected
+        return ValidatedBatch({table: changes for table, changes in accepted.items() if changes}, rejected, overlays)
 
     def _check_table(
         self, table: str, updates: list[Update], rejected: list[Rejected], checked: bool

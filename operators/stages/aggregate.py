@@ -183,6 +183,7 @@ class GroupAggregateStage(KeyedStage):
             (spec.argument, _KEPT if spec.keeps_values else _COUNTED if spec.func == "count" else _SUMMED)
             for spec in aggregates
         )
+        self._keeps_values = any(spec.keeps_values for spec in aggregates)
 
     def key_of(self, port: int, row: Row) -> tuple:
         return tuple(g(row) for g in self.group_by)
@@ -206,9 +207,32 @@ class GroupAggregateStage(KeyedStage):
         return self.finish(state.group + tuple(self._values(state)))
 
     def process(self, key: tuple, state: GroupState | None, changes: list[Change]) -> tuple[GroupState | None, Changelog]:
+        """Atomic (operators/stages/base.py): the running sums and counts go into a copy of the group's
+        few scalars, so the old state stays as it was; the one part shared with it, the value
+        multisets of MIN/MAX/DISTINCT, is logged as it changes and put back if anything raises."""
         before = self._result(state)
         if state is None:
-            state = self._new_state(key)
+            new = self._new_state(key)
+        else:
+            new = GroupState(state.rows, state.group, list(state.values), list(state.counts))
+        kept_log: list | None = [] if self._keeps_values else None
+        try:
+            self._accumulate(new, changes, kept_log)
+            if new.rows < 0:
+                raise RuntimeError(f"{self.name}: group {key} has a negative row count (a delete without its insert)")
+            for i, count in enumerate(new.counts):
+                if count == 0:
+                    new.values[i] = None  # forget float residue and empty multisets once no value is left
+            after = self._result(new)
+        except BaseException:
+            for values, value, weight in reversed(kept_log or ()):
+                values.add(value, -weight)
+            raise
+        out = ([(before, -1)] if before is not None else []) + ([(after, 1)] if after is not None else [])
+        return (new if new.rows else None), consolidate(out)
+
+    def _accumulate(self, state: GroupState, changes: list[Change], kept_log: list | None) -> None:
+        """Add ``changes`` to ``state``; each change of a value multiset is appended to ``kept_log``."""
         values, counts = state.values, state.counts
         for change in changes:
             row, weight = change.row, change.weight
@@ -229,14 +253,16 @@ class GroupAggregateStage(KeyedStage):
                     if values[i] is None:
                         values[i] = self.aggregates[i].new_values()
                     values[i].add(value, weight)
-        if state.rows < 0:
-            raise RuntimeError(f"{self.name}: group {key} has a negative row count (a delete without its insert)")
-        for i, count in enumerate(counts):
-            if count == 0:
-                values[i] = None  # forget float residue and empty multisets once no value is left
-        after = self._result(state)
-        out = ([(before, -1)] if before is not None else []) + ([(after, 1)] if after is not None else [])
-        return (state if state.rows else None), consolidate(out)
+                    kept_log.append((values[i], value, weight))
+
+    def revert(self, key: tuple, old_state: GroupState, new_state: GroupState | None, changes: list[Change]) -> GroupState:
+        """The old state's scalars were never touched; only its value multisets take the changes back
+        (exact: integer multiplicities; a SUM(DISTINCT) of floats may end one rounding away)."""
+        if self._keeps_values:
+            # the negated changes through a throwaway copy of the scalars reach the shared multisets
+            shadow = GroupState(old_state.rows, old_state.group, list(old_state.values), list(old_state.counts))
+            self._accumulate(shadow, [Change(c.port, c.row, -c.weight) for c in changes], [])
+        return old_state
 
     def describe(self) -> StageDescription:
         labels = ", ".join(dict.fromkeys(spec.label for spec in self.aggregates))

@@ -8,11 +8,13 @@ summed per row before the comparison, so the order of its changes does not matte
 
 from __future__ import annotations
 
-from operators.stages.base import Change, KeyedStage, StageDescription
+from operators.stages.base import Change, KeyedStage, StageDescription, UnchangedOldState
 from operators.zset import Changelog, Row
 
 
-class DistinctStage(KeyedStage):
+class DistinctStage(UnchangedOldState, KeyedStage):
+    """The state is an int: ``process`` never changes the old one (undo returns it)."""
+
     def __init__(self, output_columns: tuple[str, ...]):
         self.name = "distinct"
         self.output_columns = output_columns

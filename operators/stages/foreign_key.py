@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from operator import itemgetter
 
-from operators.stages.base import Change, KeyedStage, StageDescription, key_getter
+from operators.stages.base import Change, KeyedStage, StageDescription, UnchangedOldState, key_getter
 from operators.zset import Changelog, Row, consolidate
 
 # Stage states are plain lists indexed by input port, not classes: the Spark runner pickles every
@@ -34,15 +34,18 @@ from operators.zset import Changelog, Row, consolidate
 
 
 def _apply_to_set(rows: set, changes: list[tuple[Row, int]], stage: str) -> None:
-    """Apply consolidated ±1 changes of rows unique by their primary key to ``rows`` in place."""
-    for row, weight in consolidate(changes):
-        if weight == -1 and row in rows:
-            rows.remove(row)
-        elif weight == 1 and row not in rows:
-            rows.add(row)
-        else:
+    """Apply consolidated ±1 changes of rows unique by their primary key to ``rows`` in place; all or,
+    if one does not fit, none (a stage's step is atomic, operators/stages/base.py)."""
+    changes = consolidate(changes)
+    for row, weight in changes:
+        if not (weight == -1 and row in rows or weight == 1 and row not in rows):
             raise RuntimeError(f"{stage}: change {row!r} (weight {weight:+d}) does not fit the stored tuples "
                                "(input was not validated)")
+    for row, weight in changes:
+        if weight == 1:
+            rows.add(row)
+        else:
+            rows.remove(row)
 
 
 def _apply_to_bag(rows: dict, changes: list[tuple[Row, int]], stage: str) -> None:
@@ -116,8 +119,9 @@ class ForeignKeyLookupStage(KeyedStage):
             child_changes = [(tuple(row[p] for p in self.child_columns), w) for row, w in child_changes]
         old_parents = parents.copy() if child_changes else parents
         had_parents = bool(parents)
+        child = _slot_after(state[self.CHILD], child_changes, self.name)  # may raise: before any change
         (_apply_to_bag if self.bag else _apply_to_set)(parents, parent_changes, self.name)
-        state[self.CHILD] = _slot_after(state[self.CHILD], child_changes, self.name)
+        state[self.CHILD] = child
         after = self._partner(state)
         if before == after:
             # Child unchanged: only the changed parent tuples enter or leave the result.
@@ -192,7 +196,7 @@ def live_row(state: list, assertions: tuple[tuple[int, ...], ...] = ()) -> Row |
     return row
 
 
-class LiveTupleStage(KeyedStage):
+class LiveTupleStage(UnchangedOldState, KeyedStage):
     """Keyed by R's primary key: R's tuples on port 0, "alive on child j" messages on port j (1-based).
 
     A message row is ``R's key + child j's subtree row``; its key prefix routes it here.
@@ -228,7 +232,8 @@ class LiveTupleStage(KeyedStage):
         return self._row_key if port == 0 else itemgetter(slice(0, self.key_width))
 
     def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list | None, Changelog]:
-        state = state or [None] * (1 + self.children)  # see live_row: slot = input port
+        # see live_row: slot = input port. A new list (a few slots): undo returns the old one untouched
+        state = list(state) if state else [None] * (1 + self.children)
         before = live_row(state, self.assertions)
         by_port: dict[int, list[tuple[Row, int]]] = {}
         for change in changes:

@@ -97,10 +97,18 @@ class JoinSelectStage(KeyedStage):
         return row + tuple(row[i] for i in self.row_key)
 
     def process(self, key: tuple, state: JoinSelectState | None, changes: list[Change]) -> tuple[JoinSelectState | None, Changelog]:
+        # x3 of every changed row first: an error there leaves the state as it was (base.py, atomic)
+        rows = [(row, weight, self.value(row))
+                for row, weight in consolidate((c.row, c.weight) for c in changes if c.port == self.ROWS)]
         state = state or JoinSelectState(SortedKeyList(key=_value_of), Counter(self.initial_threshold))
         q_before = self._pointer(state)
-        apply_changes(state.threshold, [(c.row, c.weight) for c in changes if c.port == self.THRESHOLD])
-        q_after = self._pointer(state)
+        threshold = [(c.row, c.weight) for c in changes if c.port == self.THRESHOLD]
+        apply_changes(state.threshold, threshold)
+        try:
+            q_after = self._pointer(state)
+        except BaseException:  # Q's rows of the key do not fit (internal error): the key stays as it was
+            apply_changes(state.threshold, [(row, -weight) for row, weight in threshold])
+            raise
         out: Changelog = []
         if q_after != q_before:
             # the pointer moved: only the old rows between its two positions change sides
@@ -109,8 +117,7 @@ class JoinSelectStage(KeyedStage):
                 for lo, hi in _difference(spans, others):
                     out.extend((self._extended(entry[1]), weight) for entry in state.rows.islice(lo, hi))
         compare = COMPARISONS[self.op]
-        for row, weight in consolidate((c.row, c.weight) for c in changes if c.port == self.ROWS):
-            value = self.value(row)
+        for row, weight, value in rows:
             if value is None:
                 continue  # a comparison with NULL is never true: the row can never pass
             for _ in range(abs(weight)):

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from math import prod
 
 from operators.stages.average import average
-from operators.stages.base import Change, KeyedStage, StageDescription
+from operators.stages.base import Change, KeyedStage, StageDescription, apply_then_read
 from operators.zset import Changelog, Row, apply_changes, consolidate
 
 
@@ -70,9 +70,11 @@ class ProductCombineStage(KeyedStage):
     def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list, Changelog]:
         parts = state if state is not None else [Counter(rows) for rows in self.initial]
         before = self._rows(parts)
-        for change in changes:
-            apply_changes(parts[change.port], [(change.row, change.weight)])
-        after = self._rows(parts)
+        def apply(sign: int) -> None:
+            for change in changes:
+                apply_changes(parts[change.port], [(change.row, sign * change.weight)])
+
+        after = apply_then_read(apply, lambda: self._rows(parts))
         return parts, consolidate([(row, -1) for row in before] + [(row, 1) for row in after])
 
     def empty_result(self) -> Row | None:

@@ -7,7 +7,7 @@ costs O(1) and the stage emits the difference of that function before and after.
 
 from __future__ import annotations
 
-from operators.stages.base import Change, KeyedStage, StageDescription
+from operators.stages.base import Change, KeyedStage, StageDescription, UnchangedOldState
 from operators.zset import Changelog, Row
 
 MULTIPLICITY = {
@@ -18,7 +18,7 @@ MULTIPLICITY = {
 }
 
 
-class SetOperationStage(KeyedStage):
+class SetOperationStage(UnchangedOldState, KeyedStage):
     LEFT, RIGHT = 0, 1
 
     def __init__(self, kind: str, output_columns: tuple[str, ...]):
@@ -31,7 +31,7 @@ class SetOperationStage(KeyedStage):
         return row
 
     def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list | None, Changelog]:
-        counts = state or [0, 0]
+        counts = list(state) if state else [0, 0]  # a new list: undo returns the old one
         before = self.multiplicity(*counts)
         for change in changes:
             counts[change.port] += change.weight

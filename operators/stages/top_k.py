@@ -60,8 +60,9 @@ class TopKStage(KeyedStage):
         state = state if state is not None else SortedList()
         before = [row for _, row in state[: self.count]]
         # Net weights first: a row deleted and re-inserted in one batch must not be removed twice.
-        for row, weight in consolidate((c.row, c.weight) for c in changes):
-            entry = (self.order_key(row), row)
+        # Every sort key is evaluated before the list changes, so an error leaves it as it was.
+        entries = [((self.order_key(row), row), weight) for row, weight in consolidate((c.row, c.weight) for c in changes)]
+        for entry, weight in entries:
             for _ in range(abs(weight)):
                 if weight > 0:
                     state.add(entry)

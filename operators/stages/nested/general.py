@@ -135,14 +135,28 @@ class GeneralNestedStage(GlobalResult, KeyedStage):
         for change in changes:
             if change.port > 0:
                 by_port.setdefault(change.port, []).append((change.row, change.weight))
-        for port, rows in by_port.items():  # inner rows first: new free keys below then see the updated bound maps
-            for row, weight in consolidate(rows):  # deletes first: an index never loses a row it lacks
-                self._inner(state, port - 1, row, weight)
-        for change in changes:
-            if change.port == 0:
-                self._outer(state, change.row, change.weight)
-        state.output = self._output(state)
-        return state, diff_rows(before, state.output)
+        # Each step evaluates its expressions before it changes the maps; the steps done are logged
+        # and taken back newest first if a later one or the output raises (base.py, atomic per key)
+        done: list = []  # (subquery index, or -1 for an outer row; row; weight)
+        try:
+            for port, rows in by_port.items():  # inner rows first: new free keys below then see the updated bound maps
+                for row, weight in consolidate(rows):  # deletes first: an index never loses a row it lacks
+                    self._inner(state, port - 1, row, weight)
+                    done.append((port - 1, row, weight))
+            for change in changes:
+                if change.port == 0:
+                    self._outer(state, change.row, change.weight)
+                    done.append((-1, change.row, change.weight))
+            output = self._output(state)
+        except BaseException:
+            for i, row, weight in reversed(done):
+                if i < 0:
+                    self._outer(state, row, -weight)
+                else:
+                    self._inner(state, i, row, -weight)
+            raise
+        state.output = output
+        return state, diff_rows(before, output)
 
     def _inner(self, state: GeneralState, i: int, row: Row, weight: int) -> None:
         spec = self.subqueries[i]
@@ -156,39 +170,47 @@ class GeneralNestedStage(GlobalResult, KeyedStage):
             return
         total, count = spec.aggregate.contribution(row, weight)
         bound = spec.bound_of(row)
-        entry = state.bound[i].setdefault(bound, [0, 0])
-        entry[0] += total
-        entry[1] += count
-        if entry[1] == 0:
-            del state.bound[i][bound]
         if spec.equalities:  # the one free key equal to the bound values, if any
             aggregate = None if None in bound else state.free[i].get(bound)
             affected = () if aggregate is None else (aggregate,)
         else:  # Algorithm 3, lines 14-17
             affected = [aggregate for free, aggregate in state.free[i].items() if spec.holds(free + bound) is True]
+        # every expression was evaluated: from here on nothing raises (the step is atomic)
+        entry = state.bound[i].setdefault(bound, [0, 0])
+        entry[0] += total
+        entry[1] += count
+        if entry[1] == 0:
+            del state.bound[i][bound]
         for aggregate in affected:
             aggregate[0] += total
             aggregate[1] += count
 
     def _outer(self, state: GeneralState, row: Row, weight: int) -> None:
         key = self.outer_key(row)
-        entry = state.results.setdefault(key, [self.sums.zero(), 0])
-        entry[0] = add_vectors(entry[0], self.sums.of(row, weight))
-        entry[1] += weight
-        if entry[1] == 0:
-            del state.results[key]
+        vector = self.sums.of(row, weight)
+        # per correlated subquery: its free values and, for a free key not seen yet, its new aggregate;
+        # all expressions are evaluated before the maps change, so the step is atomic
+        free_keys = []
         for i, spec in enumerate(self.subqueries):
             if isinstance(spec, ScalarAggregate | ParameterizedIndex):
                 continue  # read the outer rows only through other subqueries, or not at all
             free = spec.free_of(key)
-            aggregate = state.free[i].get(free)
-            if aggregate is None:  # Algorithm 3, lines 19-24: the new outer value's aggregate
+            new = None
+            if free not in state.free[i]:  # Algorithm 3, lines 19-24: the new outer value's aggregate
                 if spec.equalities:
                     sums = None if None in free else state.bound[i].get(free)
                     matching = () if sums is None else (sums,)
                 else:
                     matching = [sums for bound, sums in state.bound[i].items() if spec.holds(free + bound) is True]
-                aggregate = state.free[i][free] = [sum(t for t, _ in matching), sum(c for _, c in matching), 0]
+                new = [sum(t for t, _ in matching), sum(c for _, c in matching), 0]
+            free_keys.append((i, free, new))
+        entry = state.results.setdefault(key, [self.sums.zero(), 0])
+        entry[0] = add_vectors(entry[0], vector)
+        entry[1] += weight
+        if entry[1] == 0:
+            del state.results[key]
+        for i, free, new in free_keys:
+            aggregate = state.free[i][free] if new is None else state.free[i].setdefault(free, new)
             aggregate[2] += weight
             if aggregate[2] == 0:
                 del state.free[i][free]

@@ -9,14 +9,13 @@ from collections.abc import Callable
 
 import attrs
 
-from operators.stages.base import Change, KeyedStage, StageDescription
+from operators.stages.base import Change, KeyedStage, StageDescription, apply_then_read
 from operators.stages.nested.sums import (
     Compiled,
     CorrelationKeyed,
     GlobalResult,
     RequiredSums,
     ScalarAggregate,
-    accumulate,
     add_vectors,
     diff_rows,
 )
@@ -50,19 +49,28 @@ class CorrelationGroupStage(CorrelationKeyed, KeyedStage):
 
     def process(self, key: tuple, state: CorrelationKeyState | None, changes: list[Change]):
         before = self._entries(state)
+        # every expression over the rows first, then the state, then the entries; an error in those
+        # takes the changes back, so the key is as before (base.py, atomic per key)
+        steps = [(self.group(c.row), self.sums.of(c.row, c.weight), c.weight) if c.port == 0
+                 else (None, self.correlated.contribution(c.row, c.weight), 0) for c in changes]
         state = state or CorrelationKeyState([0, 0], {})
-        for change in changes:
-            if change.port == 0:
-                group = self.group(change.row)
-                entry = state.outer.setdefault(group, [self.sums.zero(), 0])
-                entry[0] = add_vectors(entry[0], self.sums.of(change.row, change.weight))
-                entry[1] += change.weight
-                if entry[1] == 0:
-                    del state.outer[group]
-            else:
-                accumulate(state.inner, self.correlated, change.row, change.weight)
+        after = apply_then_read(lambda sign: self._apply(state, steps, sign), lambda: self._entries(state))
         empty = not state.outer and state.inner[1] == 0
-        return (None if empty else state), diff_rows(before, self._entries(state))
+        return (None if empty else state), diff_rows(before, after)
+
+    def _apply(self, state: CorrelationKeyState, steps: list, sign: int) -> None:
+        """Add (``sign`` 1) or take back (-1) prepared steps: (group, sums, rows) of an outer row, or
+        (None, (Σ, count), 0) of an inner row."""
+        for group, vector, rows in steps:
+            if group is None:
+                state.inner[0] += sign * vector[0]
+                state.inner[1] += sign * vector[1]
+                continue
+            entry = state.outer.setdefault(group, [self.sums.zero(), 0])
+            entry[0] = add_vectors(entry[0], vector, sign)
+            entry[1] += sign * rows
+            if entry[1] == 0:
+                del state.outer[group]
 
     def describe(self) -> StageDescription:
         return self.description
@@ -98,25 +106,34 @@ class AggregateIndexStage(GlobalResult, KeyedStage):
 
     def process(self, key: tuple, state: IndexState | None, changes: list[Change]):
         before = self._output(state)
+        # the uncorrelated aggregates' expressions first; an error in the output takes the changes
+        # back, so the state is as before (base.py, atomic per key)
+        contributions = [None if c.port == 0 else self.uncorrelated[c.port - 1].contribution(c.row, c.weight)
+                         for c in changes]
         if state is None:
             state = IndexState({}, [[0, 0] for _ in self.uncorrelated])
+        after = apply_then_read(lambda sign: self._apply(state, changes, contributions, sign), lambda: self._output(state))
+        return state, diff_rows(before, after)
+
+    def _apply(self, state: IndexState, changes: list[Change], contributions: list, sign: int) -> None:
         make = HashAggregateIndex if self.op == "=" else RPAITree
-        for change in changes:
-            if change.port == 0:
-                q, group, parts = change.row[0], change.row[1 : 1 + self.group_width], change.row[1 + self.group_width :]
-                if q is None:
-                    continue  # a NULL aggregate satisfies no comparison
-                indexes = state.indexes.get(group)
-                if indexes is None:
-                    indexes = state.indexes[group] = [make() for _ in range(self.sums.width)]
-                for index, part in zip(indexes, parts, strict=True):
-                    if part:
-                        index.add(exact(q), change.weight * part)
-                if self.group_width and not len(indexes[0]):
-                    del state.indexes[group]  # the group's last row left
-            else:
-                accumulate(state.uncorrelated[change.port - 1], self.uncorrelated[change.port - 1], change.row, change.weight)
-        return state, diff_rows(before, self._output(state))
+        for change, contribution in zip(changes, contributions, strict=True):
+            if contribution is not None:
+                accumulated = state.uncorrelated[change.port - 1]
+                accumulated[0] += sign * contribution[0]
+                accumulated[1] += sign * contribution[1]
+                continue
+            q, group, parts = change.row[0], change.row[1 : 1 + self.group_width], change.row[1 + self.group_width :]
+            if q is None:
+                continue  # a NULL aggregate satisfies no comparison
+            indexes = state.indexes.get(group)
+            if indexes is None:
+                indexes = state.indexes[group] = [make() for _ in range(self.sums.width)]
+            for index, part in zip(indexes, parts, strict=True):
+                if part:
+                    index.add(exact(q), sign * change.weight * part)
+            if self.group_width and not len(indexes[0]):
+                del state.indexes[group]  # the group's last row left
 
     def describe(self) -> StageDescription:
         return self.description

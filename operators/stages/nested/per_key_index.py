@@ -9,14 +9,13 @@ from collections.abc import Callable
 
 import attrs
 
-from operators.stages.base import Change, KeyedStage, StageDescription
+from operators.stages.base import Change, KeyedStage, StageDescription, UnchangedOldState, apply_then_read
 from operators.stages.nested.sums import (
     Compiled,
     CorrelationKeyed,
     GlobalResult,
     RequiredSums,
     ScalarAggregate,
-    accumulate,
     add_vectors,
     diff_rows,
 )
@@ -61,31 +60,43 @@ class PerKeyIndexStage(CorrelationKeyed, KeyedStage):
 
     def process(self, key: tuple, state: KeyIndexState | None, changes: list[Change]):
         before = self._contributions(state)
-        state = state or KeyIndexState([0, 0], {})
+        # every expression over the rows first, then the state, then the contributions; an error in
+        # those takes the changes back, so the key is as before (base.py, atomic per key)
+        steps = []
         for change in changes:
-            if change.port == 0:
-                v = self.value(change.row)
-                if v is None:
-                    continue  # a NULL v satisfies no comparison
-                group = self.group(change.row)
-                trees = state.trees.get(group)
-                if trees is None:
-                    trees = state.trees[group] = [RPAITree() for _ in range(self.sums.width)]
-                for tree, part in zip(trees, self.sums.of(change.row, change.weight), strict=True):
-                    if part:
-                        tree.add(exact(v), part)
-                if not len(trees[0]):
-                    del state.trees[group]
-            else:
-                accumulate(state.inner, self.correlated, change.row, change.weight)
+            if change.port != 0:
+                steps.append((None, None, self.correlated.contribution(change.row, change.weight)))
+                continue
+            v = self.value(change.row)
+            if v is not None:  # a NULL v satisfies no comparison
+                steps.append((exact(v), self.group(change.row), self.sums.of(change.row, change.weight)))
+        state = state or KeyIndexState([0, 0], {})
+        after = apply_then_read(lambda sign: self._apply(state, steps, sign), lambda: self._contributions(state))
         empty = not state.trees and state.inner[1] == 0
-        return (None if empty else state), diff_rows(before, self._contributions(state))
+        return (None if empty else state), diff_rows(before, after)
+
+    def _apply(self, state: KeyIndexState, steps: list, sign: int) -> None:
+        """Add (``sign`` 1) or take back (-1) prepared steps: (v, group, sums) of an outer row, or
+        (None, None, (Σ, count)) of an inner row."""
+        for v, group, vector in steps:
+            if v is None:
+                state.inner[0] += sign * vector[0]
+                state.inner[1] += sign * vector[1]
+                continue
+            trees = state.trees.get(group)
+            if trees is None:
+                trees = state.trees[group] = [RPAITree() for _ in range(self.sums.width)]
+            for tree, part in zip(trees, vector, strict=True):
+                if part:
+                    tree.add(v, sign * part)
+            if not len(trees[0]):
+                del state.trees[group]
 
     def describe(self) -> StageDescription:
         return self.description
 
 
-class SumVectorsStage(GlobalResult, KeyedStage):
+class SumVectorsStage(UnchangedOldState, GlobalResult, KeyedStage):
     """Adds the per-key contributions ``group + sums`` into each group's result row (keyed by the group,
     so it scales out by group; a constant for a global aggregate)."""
 

@@ -14,7 +14,6 @@ from operators.stages.nested.sums import (
     GlobalResult,
     RequiredSums,
     ScalarAggregate,
-    accumulate,
     diff_rows,
 )
 from operators.structures.aggregate_index import PrefixAggregateIndex, PrefixIndexState
@@ -53,16 +52,38 @@ class RpaiTreeStage(GlobalResult, KeyedStage):
         before = self._output(state)
         if state is None:
             state = RpaiState(self.index.new_state(), [[0, 0] for _ in self.uncorrelated])
-        rows = consolidate((c.row, c.weight) for c in changes if c.port == 0)
-        for row, weight in rows:  # deletes first (consolidate orders them so): every state stays valid
-            sign = 1 if weight > 0 else -1
-            group = () if self.group is None else self.group(row)
-            for _ in range(abs(weight)):
-                self.index.apply(state.index, row, sign, self.sums.of(row, sign), group)
-        for change in changes:
-            if change.port > 0:
-                accumulate(state.uncorrelated[change.port - 1], self.uncorrelated[change.port - 1], change.row, change.weight)
-        return state, diff_rows(before, self._output(state))
+        # Each index step evaluates its row's expressions before it changes the index; the steps done
+        # are logged and taken back newest first if a later one or the output raises (base.py, atomic)
+        indexed: list = []  # (row, sign, group) applied to the index
+        accumulated: list = []  # (subquery, (Σ, count)) added to an uncorrelated aggregate
+        try:
+            rows = consolidate((c.row, c.weight) for c in changes if c.port == 0)
+            for row, weight in rows:  # deletes first (consolidate orders them so): every state stays valid
+                sign = 1 if weight > 0 else -1
+                group = () if self.group is None else self.group(row)
+                for _ in range(abs(weight)):
+                    self.index.apply(state.index, row, sign, self.sums.of(row, sign), group)
+                    indexed.append((row, sign, group))
+            for change in changes:
+                if change.port > 0:
+                    i = change.port - 1
+                    contribution = self.uncorrelated[i].contribution(change.row, change.weight)
+                    _add(state.uncorrelated[i], contribution, 1)
+                    accumulated.append((i, contribution))
+            after = self._output(state)
+        except BaseException:
+            for i, contribution in accumulated:
+                _add(state.uncorrelated[i], contribution, -1)
+            for row, sign, group in reversed(indexed):
+                self.index.apply(state.index, row, -sign, self.sums.of(row, -sign), group)
+            raise
+        return state, diff_rows(before, after)
 
     def describe(self) -> StageDescription:
         return self.description
+
+
+def _add(accumulated: list, contribution: tuple, sign: int) -> None:
+    """Add (or with ``sign`` -1 take back) one row's contribution to a subquery's ``[Σ, count]``."""
+    accumulated[0] += sign * contribution[0]
+    accumulated[1] += sign * contribution[1]
