@@ -226,6 +226,10 @@ class OrderedQuery:
     def sql(self, dialect: str) -> str:
         return self.tree.sql(dialect=dialect)
 
+    def tables(self) -> set[str]:
+        """The names of the tables the query reads (CTE names included; callers skip unknown ones)."""
+        return {table.name.lower() for table in self.tree.find_all(exp.Table)}
+
     def reference(self, rows: Iterable[tuple]) -> Reference:
         """The reference's rows (in its ORDER BY order) cut into tie groups by the sort-key values."""
         rows = [tuple(row) for row in rows]
@@ -255,6 +259,7 @@ class DuckDBOracle:
     def __init__(self, catalog: Catalog):
         self.catalog = catalog
         self.connection = duckdb.connect()
+        self.schemas: dict[str, pa.Schema] = {}
         # Spark's NULL order (first ascending, last descending); DuckDB's default puts them last.
         self.connection.execute("SET default_null_order = 'nulls_first_on_asc_last_on_desc'")
 
@@ -278,8 +283,15 @@ class DuckDBOracle:
 
     def load_stream(self, stream: StreamTables) -> None:
         """Hold the stream; ``as_of`` then sets the tables from it."""
+        self.schemas = {name: data.schema for name, data in stream.tables.items()}
         for name, data in stream.tables.items():
             self._create_table(f"{name}__stream", data)
+
+    def table(self, name: str) -> pa.Table:
+        """The current rows of table ``name`` (after ``as_of``) as Arrow, typed as in the stream."""
+        schema = self.schemas[name]
+        data = self.connection.sql(f"SELECT * FROM {name}").to_arrow_table()
+        return data.cast(pa.schema(schema.field(column) for column in data.column_names))
 
     def as_of(self, seq: int) -> None:
         """Every table as the loaded stream defines it after the update numbered ``seq``."""

@@ -50,9 +50,10 @@ def check_against_spark(sql: str, catalog: Catalog, updates: Sequence[Update], b
                         work_dir: str, engine: str = "local", *, informative_at_least: float = 0.0,
                         **view_options) -> MaintainedView:
     """Apply ``updates`` in batches; after each, the view must equal ``spark.sql(sql)`` (a batch
-    query) over the stream so far, read by Spark from Parquet files of the stream."""
-    runner_options = {"spark": spark, "work_dir": f"{work_dir}/runner"} if engine == "spark" else {}
-    with SparkReference(spark, catalog, stream_tables(catalog, updates), f"{work_dir}/reference") as reference, \
+    query) over the stream so far (``planner/workloads/spark_reference.py``). ``work_dir`` is the
+    Spark runner's, when ``engine`` is ``"spark"``."""
+    runner_options = {"spark": spark, "work_dir": work_dir} if engine == "spark" else {}
+    with SparkReference(spark, catalog, stream_tables(catalog, updates)) as reference, \
             MaintainedView(sql, catalog, engine=engine, strict=True, **runner_options, **view_options) as view:
         compare_every_batch(view, reference, sql, updates, batch_size, informative_at_least,
                             f"{engine} runner vs spark.sql")
