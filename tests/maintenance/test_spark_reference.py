@@ -4,9 +4,9 @@ the tables as the stream defines them) after every batch, ORDER BY in order, DEC
 ``make test`` runs a sample (two or three batches each, one shared session):
 decimal arithmetic with AVG and ORDER BY (Q1), a top-k with ties possible at the limit (Q3), a
 correlated nested aggregate (Q17 with parameters that select rows) and the order book's VWAP (an
-RPAI tree). The slow set compares all 22 TPC-H queries and the order book's queries (NQ2 is rejected by Spark itself: see its test). The view runs on the
-local runner here: the Spark runner is checked against DuckDB in test_q3_spark / test_tpch_spark;
-Spark is the reference, not the engine.
+RPAI tree). The slow set compares all 22 TPC-H queries and the order book's queries (NQ2 is
+rejected by Spark itself: see its test). The view runs on the local runner here: the Spark runner
+is checked against DuckDB in test_q3_spark / test_tpch_spark; Spark is the reference, not the engine.
 
 Where DuckDB and Spark differ, Spark wins: DuckDB types AVG of a DECIMAL and DECIMAL division as
 DOUBLE, Spark as DECIMAL (scale 6, rounded half up) — ``values_agree`` accepts a DECIMAL that is
