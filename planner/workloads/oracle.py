@@ -47,7 +47,8 @@ _ARROW_BY_SPARK_TYPE = {
     "date": pa.date32(),
     "boolean": pa.bool_(),
 }
-# The catalog's names before Spark types (issue 9): "int" meant any integer, "float" any number.
+# TEMPORARY, with declared_decimal_before_exact_decimals: the catalog's names before it holds Spark
+# types ("int" meant any integer, "float" any number). Delete at that merge: then "int" is Spark's int.
 _BEFORE_SPARK_TYPES = {"int": "bigint", "float": "double", "bool": "boolean"}
 _DECIMAL_TYPE = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 _DECLARED_DECIMAL = re.compile(r"(\w+)\s+DECIMAL\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)", re.IGNORECASE)
