@@ -25,7 +25,7 @@ from catalog.tpch import tpch_catalog
 from operators.runtime.stream_format import Update, batches
 from planner.explain import explain_text
 from planner.view import MaintainedView
-from planner.workloads.oracle import DuckDBOracle, assert_rows_match
+from planner.workloads.oracle import DuckDBOracle, StreamTables, assert_matches_reference
 from planner.workloads.tpch_data import generate_tpch, load_tables
 from planner.workloads.tpch_streams import default_window, make_stream
 
@@ -44,6 +44,7 @@ def run_demo(sf: float = 0.01, batch_size: int = 5_000, engine: str = "local") -
     print(f"Stream: {len(updates):,} updates (window of {window} lineitem tuples), batches of {batch_size}\n")
     with MaintainedView(Q3_SQL, catalog, engine=engine) as view, DuckDBOracle(catalog) as oracle:
         print(explain_text(view.compiled) + "\n")
+        oracle.load_stream(StreamTables.from_updates(catalog, updates))  # DuckDB reads the stream, not the engine
         maintaining = _maintain(view, oracle, list(batches(updates, batch_size)))
     print(f"Maintained {len(updates):,} updates in {maintaining:.2f} s "
           f"({len(updates) / maintaining:,.0f} updates/s, {engine} runner); "
@@ -70,8 +71,8 @@ def _maintain(view: MaintainedView, oracle: DuckDBOracle, stream: Sequence[list[
         view.apply(batch)
         maintaining += time.perf_counter() - started
         applied += len(batch)
-        oracle.load({t: list(rows.values()) for t, rows in view.validator.rows.items()})
-        assert_rows_match(view.result(), oracle.query(Q3_SQL), f"batch {number}")
+        oracle.as_of(batch[-1].seq)
+        assert_matches_reference(view.result(), oracle.reference(Q3_SQL), f"batch {number}")
         if number in snapshots:
             result = view.result()
             print(f"After batch {number} of {len(stream)} ({applied:,} updates): top 10 by revenue")

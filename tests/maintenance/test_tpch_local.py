@@ -32,7 +32,11 @@ def test_q3_equals_recomputation_after_every_batch(tpch_streams, kind):
 @pytest.mark.parametrize("number", [1, 5, 6, 7, 8, 9, 10, 12, 13, 14, 19])
 @pytest.mark.parametrize("kind", ["window", "random", pytest.param("insert", marks=pytest.mark.slow)])
 def test_tpch_query_equals_recomputation(tpch_streams, number, kind):
-    check_against_recomputation(query(number), tpch_catalog(), tpch_streams[kind], batch_size=30_000)
+    # Q19's parts and lineitems meet on the random stream (3 of 5 batches non-empty at SF 0.01), not
+    # on the live-dimension stream where every other query is held to non-empty comparisons
+    informative = 0.5 if (number, kind) == (19, "random") else 0.0
+    check_against_recomputation(query(number), tpch_catalog(), tpch_streams[kind], batch_size=30_000,
+                                informative_at_least=informative)
 
 
 def test_random_stream_has_dangling_keys_and_deletes_under_live_tuples(tpch_streams):
