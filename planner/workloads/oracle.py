@@ -18,7 +18,6 @@ the maintained top-k's may differ), so only that group is compared as a subset.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
@@ -32,63 +31,21 @@ import sqlglot
 from sqlglot import exp
 
 from catalog.schema import Catalog, Table
-from catalog.tpch import TPCH_TABLES, tpch_ddl
+from catalog.types import parse_type
+from operators.runtime.column_types import arrow_type as column_arrow_type
 from operators.runtime.stream_format import OP_COLUMN, SEQ_COLUMN, Update, arrow_from_rows
 
 _ORDER_KEY_PREFIX = "__ivm_order_"
 _COPIES = "__ivm_copies"
 
-# Spark SQL type names (what ``str(column.type)`` gives once the catalog holds Spark types) → Arrow.
-_ARROW_BY_SPARK_TYPE = {
-    "int": pa.int32(),
-    "bigint": pa.int64(),
-    "double": pa.float64(),
-    "string": pa.string(),
-    "date": pa.date32(),
-    "boolean": pa.bool_(),
-}
-# TEMPORARY, with declared_decimal_before_exact_decimals: the catalog's names before it holds Spark
-# types ("int" meant any integer, "float" any number). Delete at that merge: then "int" is Spark's int.
-_BEFORE_SPARK_TYPES = {"int": "bigint", "float": "double", "bool": "boolean"}
-_DECIMAL_TYPE = re.compile(r"decimal\((\d+),\s*(\d+)\)")
-_DECLARED_DECIMAL = re.compile(r"(\w+)\s+DECIMAL\s*\(\s*(\d+)\s*,\s*(\d+)\s*\)", re.IGNORECASE)
-
-
 def reference_types(catalog: Catalog) -> dict[str, dict[str, str]]:
-    """The Spark SQL type the reference gives each column (``decimal(15,2)``, ``int``, ``string``...)."""
-    return {name: {column.name: _reference_type(table, column.name, str(column.type)) for column in table.columns}
-            for name, table in catalog.tables.items()}
-
-
-def _reference_type(table: Table, column: str, catalog_type: str) -> str:
-    if catalog_type == "float":
-        declared = declared_decimal_before_exact_decimals(table.name, column)
-        if declared is not None:
-            return declared
-    return _BEFORE_SPARK_TYPES.get(catalog_type, catalog_type)
-
-
-def declared_decimal_before_exact_decimals(table: str, column: str) -> str | None:
-    """TEMPORARY (remove when the catalog holds Spark types, issue 9 item 2): the catalog still
-    reads every DECIMAL column as ``float`` and forgets its precision and scale, so the reference
-    takes them from the built-in TPC-H DDL (the only DDL in the tests with DECIMAL columns). Once
-    ``str(column.type)`` is ``decimal(15,2)`` this lookup is never reached."""
-    if table not in TPCH_TABLES:
-        return None
-    for name, precision, scale in _DECLARED_DECIMAL.findall(tpch_ddl()):
-        if name.lower() == column:
-            return f"decimal({precision},{scale})"
-    return None
+    """The Spark SQL type of each column (``decimal(15,2)``, ``int``, ``string``...): the catalog's."""
+    return {name: {column.name: str(column.type) for column in table.columns} for name, table in catalog.tables.items()}
 
 
 def arrow_type(spark_type: str) -> pa.DataType:
-    match = _DECIMAL_TYPE.fullmatch(spark_type)
-    if match:
-        return pa.decimal128(int(match.group(1)), int(match.group(2)))
-    try:
-        return _ARROW_BY_SPARK_TYPE[spark_type]
-    except KeyError:
-        raise ValueError(f"the reference cannot hold columns of type {spark_type!r}") from None
+    """The Arrow type the reference holds a column of ``spark_type`` in (the stream format's)."""
+    return column_arrow_type(parse_type(spark_type))
 
 
 @attrs.frozen
@@ -123,7 +80,7 @@ class StreamTables:
                 continue
             data = pq.read_table(path)
             tables[name] = pa.Table.from_arrays(
-                [_exact_cast(data[field.name], field.type, name) for field in schema], schema=schema)
+                [data[field.name].cast(field.type) for field in schema], schema=schema)
         return cls(tables)
 
     def write(self, directory: Path | str) -> dict[str, Path]:
@@ -144,27 +101,9 @@ def _stream_schema(table: Table, types: Mapping[str, str]) -> pa.Schema:
 def _stream_table(table: Table, updates: Sequence[Update], types: Mapping[str, str]) -> pa.Table:
     schema = _stream_schema(table, types)
     data = arrow_from_rows([u.row for u in updates], table, "the reference's stream")
-    columns = [_exact_cast(data[c.name], schema.field(c.name).type, table.name) for c in table.columns]
+    columns = [data[c.name].cast(schema.field(c.name).type) for c in table.columns]
     columns += [pa.array([u.seq for u in updates], pa.int64()), pa.array([u.op for u in updates], pa.int64())]
     return pa.Table.from_arrays(columns, schema=schema)
-
-
-def _exact_cast(column: pa.ChunkedArray, target: pa.DataType, table: str) -> pa.ChunkedArray | pa.Array:
-    """``column`` as ``target``; a float becomes a decimal only if it is exactly the shortest
-    decimal that reads back as it (the engine's floats came from decimals, so they all are)."""
-    if not (pa.types.is_decimal(target) and pa.types.is_floating(column.type)):
-        return column.cast(target)
-    unit = Decimal(1).scaleb(-target.scale)
-    values = []
-    for value in column.to_pylist():
-        if value is None:
-            values.append(None)
-            continue
-        exact = Decimal(repr(value))
-        if exact.quantize(unit) != exact:
-            raise ValueError(f"table {table}: {value!r} has more than {target.scale} decimal places for {target}")
-        values.append(exact)
-    return pa.array(values, target)
 
 
 @attrs.frozen
@@ -279,7 +218,7 @@ class DuckDBOracle:
         for name, table in self.catalog.tables.items():
             data: pa.Table = arrow_from_rows(list(tables.get(name, ())), table, "oracle")
             schema = pa.schema([pa.field(c.name, arrow_type(types[name][c.name])) for c in table.columns])
-            data = pa.Table.from_arrays([_exact_cast(data[f.name], f.type, name) for f in schema], schema=schema)
+            data = pa.Table.from_arrays([data[f.name].cast(f.type) for f in schema], schema=schema)
             self._create_table(name, data)
 
     def load_stream(self, stream: StreamTables) -> None:
@@ -329,15 +268,6 @@ def state_sql(table: Table, seq: int, dialect: str) -> str:
 # Comparing a maintained result with a reference
 
 
-def engine_float_matches_decimal(engine: float, reference: Decimal) -> bool:
-    """TEMPORARY (remove when the engine's DECIMAL values are ``decimal.Decimal``, issue 9 item 2):
-    the engine still computes DECIMAL columns in floats, so its value is compared with the exact
-    reference within the reference's own rounding (half a unit in its last place: Spark rounds an
-    AVG to 6 places) plus the float's relative error. After the merge a DECIMAL result is a
-    ``Decimal`` on both sides and compared exactly, and this function has no caller left."""
-    return _decimal_near_double(reference, engine)
-
-
 def _decimal_near_double(value: Decimal, double: float) -> bool:
     """``value`` is ``double`` rounded to ``value``'s scale, up to the double's own error."""
     if not math.isfinite(double):
@@ -353,8 +283,6 @@ def values_agree(actual: object, expected: object) -> bool:
         return actual is None and expected is None
     if isinstance(actual, bool) or isinstance(expected, bool):
         return type(actual) is type(expected) and actual == expected
-    if isinstance(expected, Decimal) and isinstance(actual, float):
-        return engine_float_matches_decimal(actual, expected)
     if isinstance(actual, Decimal) and isinstance(expected, float):
         # DuckDB types AVG and decimal division as DOUBLE where Spark gives a DECIMAL: Spark wins,
         # so the maintained DECIMAL must be DuckDB's double rounded to its scale.
@@ -434,8 +362,3 @@ def assert_matches_reference(actual: Sequence[tuple], reference: Reference, cont
             raise AssertionError(f"{context}: rows differ{where}; maintained but not recomputed {extra[:5]}; "
                                  f"recomputed but not maintained {missing[:5]}")
         start += size
-
-
-# The comparison before ORDER BY was checked; kept for callers that compare multisets of rows.
-def assert_rows_match(actual: list[tuple], expected: list[tuple], context: str) -> None:
-    assert_matches_reference(actual, Reference(tuple(expected), (len(expected),) if expected else (), None), context)
