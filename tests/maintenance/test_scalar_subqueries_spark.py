@@ -14,7 +14,6 @@ from tests.maintenance.test_scalar_subqueries_local import DDL, FRANCE_TWICE, QU
 
 pytestmark = pytest.mark.spark
 
-SPARK_TYPES = {"int": "INT", "string": "STRING"}
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +26,7 @@ def spark():
 def _spark_result(spark, tables: dict[str, list[tuple]], sql: str) -> list[tuple]:
     """``spark.sql(sql)`` over ``tables`` (registered as temporary views; the DDL's types are INT and STRING)."""
     for name, table in catalog_from_ddl(DDL).tables.items():
-        schema = ", ".join(f"{c.name} {SPARK_TYPES[c.type]}" for c in table.columns)
+        schema = ", ".join(f"{c.name} {str(c.type).upper()}" for c in table.columns)
         spark.createDataFrame(tables.get(name, []), schema).createOrReplaceTempView(name)
     return [tuple(row) for row in spark.sql(sql).collect()]
 
