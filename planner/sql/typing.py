@@ -77,14 +77,19 @@ def convert_constant(value: object, source: DataType, target: DataType, clause: 
         raise UnsupportedSqlError(f"{clause}: {error}") from None
 
 
-def common(args: tuple[Expr, ...], clause: str, what: str) -> DataType | None:
-    """The one type ``args`` are compared or merged as, or a refusal naming them."""
+def common(args: tuple[Expr, ...], clause: str, what: str, literal_digits: bool = False) -> DataType | None:
+    """The one type ``args`` are compared or merged as, or a refusal naming them.
+
+    ``literal_digits``: an integer literal counts as a decimal of just its digits, as Spark's
+    ``DecimalPrecision`` does for a binary comparison; merging values (CASE, COALESCE, IN,
+    GREATEST) goes through ``findWiderCommonType``, where an int is ``decimal(10,0)``.
+    """
     result: DataType = NULL
     for arg in args:
         arg_type = type_of(arg)
         if arg_type is None:
             return None
-        literal = arg.value if isinstance(arg, Literal) else None
+        literal = arg.value if isinstance(arg, Literal) and literal_digits else None
         widened = types.common_type(result, arg_type, None, literal)
         if widened is None:
             raise _mismatch(clause, what, args)
@@ -92,8 +97,9 @@ def common(args: tuple[Expr, ...], clause: str, what: str) -> DataType | None:
     return result
 
 
-def _unify(args: tuple[Expr, ...], clause: str, what: str) -> tuple[tuple[Expr, ...], DataType | None]:
-    target = common(args, clause, what)
+def _unify(args: tuple[Expr, ...], clause: str, what: str, literal_digits: bool = False
+           ) -> tuple[tuple[Expr, ...], DataType | None]:
+    target = common(args, clause, what, literal_digits)
     if target is None:
         return args, None
     return tuple(cast(a, target, clause) for a in args), target
@@ -106,7 +112,7 @@ def typed_call(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     if op in ARITHMETIC:
         return _folded(_arithmetic(op, args, clause), clause)
     if op in COMPARISONS or op in ("in", "not in", "between"):
-        new_args, _ = _unify(args, clause, f"{op!r}")
+        new_args, _ = _unify(args, clause, f"{op!r}", literal_digits=op not in ("in", "not in"))
         return Call(op, new_args, BOOLEAN)
     if op in ("and", "or", "not"):
         for arg in args:

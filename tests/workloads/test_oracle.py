@@ -27,9 +27,9 @@ SHOP = catalog_from_ddl("CREATE TABLE item (id INT NOT NULL, name VARCHAR(9), pr
 
 
 def test_a_table_is_the_stream_up_to_a_seq_with_deletes_and_reinserts():
-    stream = [Update(1, "item", 1, (1, "a", 1.5, None)), Update(2, "item", 1, (2, "b", 2.0, None)),
-              Update(3, "item", -1, (1, "a", 1.5, None)), Update(4, "item", 1, (1, "a", 1.5, None)),
-              Update(5, "item", -1, (2, "b", 2.0, None))]
+    stream = [Update(1, "item", 1, (1, "a", Decimal("1.50"), None)), Update(2, "item", 1, (2, "b", Decimal("2.00"), None)),
+              Update(3, "item", -1, (1, "a", Decimal("1.50"), None)), Update(4, "item", 1, (1, "a", Decimal("1.50"), None)),
+              Update(5, "item", -1, (2, "b", Decimal("2.00"), None))]
     with DuckDBOracle(SHOP) as oracle:
         oracle.load_stream(StreamTables.from_updates(SHOP, stream))
         seen = []
@@ -53,7 +53,8 @@ def test_tpch_money_columns_are_decimal_in_the_reference_and_exact():
     assert types["lineitem"]["l_discount"] == "decimal(15,2)"
     assert types["orders"]["o_orderkey"] == "bigint"
     lineitem = tpch_catalog().table("lineitem")
-    row = tuple({"l_discount": 0.07, "l_extendedprice": 0.1, "l_quantity": 1.0, "l_tax": 0.0}.get(c, None)
+    money = {"l_discount": "0.07", "l_extendedprice": "0.10", "l_quantity": "1.00", "l_tax": "0.00"}
+    row = tuple(Decimal(money[c]) if c in money else None
                 for c in lineitem.column_names)
     row = (1, *row[1:3], 1, *row[4:])
     with DuckDBOracle(tpch_catalog()) as oracle:
@@ -65,19 +66,19 @@ def test_tpch_money_columns_are_decimal_in_the_reference_and_exact():
             (Decimal("0.07"), Decimal("0.30"))]
 
 
-def part(key: int, price: float | None) -> tuple:
+def part(key: int, price: Decimal | None) -> tuple:
     return (key, "name", "mfgr", "Brand#23", "type", 5, "MED BOX", price, "comment")
 
 
-def test_a_float_that_is_not_a_decimal_of_the_columns_scale_is_refused():
-    with pytest.raises(ValueError, match="more than 2 decimal places"):
+def test_a_value_that_is_not_a_decimal_of_the_columns_scale_is_refused():
+    with pytest.raises(ValueError, match="p_retailprice expects decimal\\(15,2\\), got float"):
         StreamTables.from_updates(tpch_catalog(), [Update(1, "part", 1, part(1, 0.1 + 0.2))])
 
 
 def test_the_stream_directory_reads_as_the_same_tables(tmp_path):
     catalog = tpch_catalog()
-    updates = [Update(1, "part", 1, part(1, 24386.67)), Update(2, "part", 1, part(2, None)),
-               Update(3, "item", 1, (1, "a", 1.5, date(1995, 3, 15)))]
+    updates = [Update(1, "part", 1, part(1, Decimal("24386.67"))), Update(2, "part", 1, part(2, None)),
+               Update(3, "item", 1, (1, "a", Decimal("1.50"), date(1995, 3, 15)))]
     write_stream(tmp_path, catalog, updates[:2])
     from_files = StreamTables.from_directory(tmp_path, catalog)
     assert from_files.tables["part"].equals(StreamTables.from_updates(catalog, updates[:2]).tables["part"])
@@ -122,12 +123,11 @@ def test_a_limit_through_a_tie_group_accepts_any_of_its_members_and_nothing_else
         assert_matches_reference([(1, "x")], limited, "limit")
 
 
-def test_values_compare_exactly_except_doubles_and_the_float_engines_decimals():
+def test_values_compare_exactly_except_doubles():
     assert values_agree(Decimal("0.07"), Decimal("0.070"))
     assert not values_agree(Decimal("0.07"), Decimal("0.0700001"))
     assert values_agree(0.1 + 0.2, 0.3) and not values_agree(0.3001, 0.3)
-    assert values_agree(25.507537688, Decimal("25.507538"))  # the engine's float vs Spark's avg at scale 6
-    assert not values_agree(25.5076, Decimal("25.507538"))
+    assert not values_agree(25.507538, Decimal("25.507538"))  # a DECIMAL result must be a Decimal
     assert values_agree(Decimal("25.507538"), 25.507537688)  # DuckDB's double avg vs the decimal avg
     assert not values_agree("1", 1) and not values_agree(None, 0) and values_agree(None, None)
     assert not values_agree(True, 1)
