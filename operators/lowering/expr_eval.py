@@ -42,14 +42,19 @@ _EXTRACT = {
 
 @cache
 def _like_regex(pattern: str) -> re.Pattern:
-    """Spark's LIKE: ``%`` any run, ``_`` one character, ``\\`` escapes the next character."""
+    """Spark's LIKE: ``%`` any run, ``_`` one character, ``\\`` escapes ``_``, ``%`` or itself (any other
+    escaped character, or a pattern ending in the escape, is Spark's INVALID_FORMAT error)."""
     parts = []
     characters = iter(pattern)
     for ch in characters:
         if ch == "\\":
             escaped = next(characters, None)
             if escaped is None:
-                raise values.SqlRuntimeError("INVALID_FORMAT", f"the LIKE pattern {pattern!r} ends with the escape character")
+                raise values.SqlRuntimeError("INVALID_FORMAT.ESC_AT_THE_END", f"the LIKE pattern {pattern!r} ends with the escape character")
+            if escaped not in "_%\\":
+                raise values.SqlRuntimeError(
+                    "INVALID_FORMAT.ESC_IN_THE_MIDDLE", f"the LIKE pattern {pattern!r} escapes {escaped!r}, which is not _, % or \\"
+                )
             parts.append(re.escape(escaped))
         else:
             parts.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
@@ -147,7 +152,15 @@ def _date_shift(op: str, date: Expr, amount: Expr, layout: Mapping[Column, int])
     if isinstance(amount, Literal) and isinstance(amount.value, tuple):
         count, unit = amount.value
         return _strict(lambda d: shift_date(d, sign * count, unit), compile_expr(date, layout))
-    return _strict(lambda d, n: d + datetime.timedelta(days=sign * n), compile_expr(date, layout), compile_expr(amount, layout))
+    return _strict(lambda d, n: _add_days(d, sign * n), compile_expr(date, layout), compile_expr(amount, layout))
+
+
+def _add_days(day: datetime.date, days: int) -> datetime.date:
+    """``date_add``; a result outside years 1..9999 (Python's dates; Spark's reach further) is an error."""
+    try:
+        return day + datetime.timedelta(days=days)
+    except OverflowError:
+        raise values.SqlRuntimeError("DATETIME_OVERFLOW", f"{day} + {days} days is outside years 1..9999") from None
 
 
 def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:

@@ -110,8 +110,10 @@ def _plain_division(a: object, b: object) -> object:
 def _integral_division(a: object, b: object) -> int:
     if b == 0:
         raise divide_by_zero()
-    quotient = abs(int(a)) // abs(int(b))  # truncates toward zero, as Java's division does
-    return quotient if (a < 0) == (b < 0) else -quotient
+    if isinstance(a, int) and isinstance(b, int):
+        quotient = abs(a) // abs(b)  # truncates toward zero, as Java's division does
+        return quotient if (a < 0) == (b < 0) else -quotient
+    return int(CONTEXT.divide(decimal.Decimal(a), decimal.Decimal(b)))  # decimals: exact, then truncated
 
 
 def _remainder(a: object, b: object, dtype: DataType | None) -> object:

@@ -32,7 +32,7 @@ from catalog.types import (
 from planner.ir import values
 from planner.ir.expressions import AggregateCall, Call, Expr, Literal, cast_op, cast_target, type_of
 from planner.ir.notation import print_expr
-from planner.ir.values import CastError, cast_value
+from planner.ir.values import SqlRuntimeError, cast_value
 from planner.sql.errors import UnsupportedSqlError
 
 ARITHMETIC = ("+", "-", "*", "/", "%", "div")
@@ -48,15 +48,16 @@ def _mismatch(clause: str, what: str, args: tuple[Expr, ...]) -> TypeMismatchErr
     return TypeMismatchError(f"{clause}: {what} is not defined for {described} (Spark rejects it: DATATYPE_MISMATCH)")
 
 
-def cast(expr: Expr, target: DataType, clause: str) -> Expr:
-    """``expr`` as ``target``: a constant is converted now (an invalid one is refused, as Spark would fail
-    at run time); a value that an int/Decimal comparison already treats exactly is left alone."""
+def cast(expr: Expr, target: DataType, clause: str, compared_only: bool = True) -> Expr:
+    """``expr`` as ``target``; a constant is converted now (``_constant_cast``). ``compared_only``: the value is only compared or computed with, so one that an
+    int/Decimal comparison already treats exactly is left alone; a value that becomes the result
+    (a CASE branch, COALESCE) is always cast, so a DECIMAL result holds a Decimal of its scale."""
     source = type_of(expr)
     if source == target or source is None or source == NULL:
         return expr
     if isinstance(expr, Literal):
-        return Literal(convert_constant(expr.value, source, target, clause), target)
-    if _widens_exactly(source, target):
+        return _constant_cast(expr, target, clause, in_branch=not compared_only)
+    if compared_only and _widens_exactly(source, target):
         return expr
     return Call(cast_op(target), (expr,), target)
 
@@ -69,12 +70,16 @@ def _widens_exactly(source: DataType, target: DataType) -> bool:
     return isinstance(source, DecimalType) and isinstance(target, DecimalType)
 
 
-def convert_constant(value: object, source: DataType, target: DataType, clause: str) -> object:
-    """A constant cast at plan time, with the cast semantics rows get at run time (planner/ir/values.py)."""
+def _constant_cast(literal: Literal, target: DataType, clause: str, in_branch: bool) -> Expr:
+    """``literal`` cast now, as Spark's constant folding does. A cast that fails fails the query in
+    Spark (refused here) unless it sits in a branch of CASE/COALESCE, which Spark leaves unfolded so
+    it raises only if a row takes that branch: there it stays a run-time cast."""
     try:
-        return cast_value(value, source, target)
-    except CastError as error:
-        raise UnsupportedSqlError(f"{clause}: {error}") from None
+        return Literal(cast_value(literal.value, literal.type, target), target)
+    except SqlRuntimeError as error:
+        if in_branch:
+            return Call(cast_op(target), (literal,), target)
+        raise UnsupportedSqlError(f"{clause}: {error} (Spark fails the query)") from None
 
 
 def common(args: tuple[Expr, ...], clause: str, what: str, literal_digits: bool = False) -> DataType | None:
@@ -97,12 +102,12 @@ def common(args: tuple[Expr, ...], clause: str, what: str, literal_digits: bool 
     return result
 
 
-def _unify(args: tuple[Expr, ...], clause: str, what: str, literal_digits: bool = False
+def _unify(args: tuple[Expr, ...], clause: str, what: str, literal_digits: bool = False, compared_only: bool = True
            ) -> tuple[tuple[Expr, ...], DataType | None]:
     target = common(args, clause, what, literal_digits)
     if target is None:
         return args, None
-    return tuple(cast(a, target, clause) for a in args), target
+    return tuple(cast(a, target, clause, compared_only) for a in args), target
 
 
 def typed_call(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
@@ -110,7 +115,7 @@ def typed_call(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     if any(type_of(a) is None for a in args):
         return Call(op, args)
     if op in ARITHMETIC:
-        return _folded(_arithmetic(op, args, clause), clause)
+        return _folded(_arithmetic(op, args, clause))
     if op in COMPARISONS or op in ("in", "not in", "between"):
         new_args, _ = _unify(args, clause, f"{op!r}", literal_digits=op not in ("in", "not in"))
         return Call(op, new_args, BOOLEAN)
@@ -130,9 +135,10 @@ def typed_call(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     return _function(op, args, clause)
 
 
-def _folded(call: Expr, clause: str) -> Expr:
+def _folded(call: Expr) -> Expr:
     """Arithmetic on constants computed now, as Spark's constant folding does (``0.06 + 0.01`` is the
-    decimal 0.07), so rules see plain constants; an error Spark would raise is a refusal here."""
+    decimal 0.07), so rules see plain constants; one that fails (``1 / 0``) stays, to raise if a row
+    evaluates it, as in Spark."""
     if not (isinstance(call, Call) and call.op in ARITHMETIC and types.is_numeric(call.dtype)
             and all(isinstance(a, Literal) for a in call.args)):
         return call
@@ -141,8 +147,8 @@ def _folded(call: Expr, clause: str) -> Expr:
         return Literal(None, call.dtype)
     try:
         return Literal(values.arithmetic(call.op, call.dtype)(left, right), call.dtype)
-    except values.SqlRuntimeError as error:
-        raise UnsupportedSqlError(f"{clause}: {print_expr(call)} fails in Spark: {error}") from None
+    except SqlRuntimeError:
+        return call
 
 
 def _function(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
@@ -154,13 +160,13 @@ def _function(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
             for condition in conditions:
                 if type_of(condition) != BOOLEAN:  # Spark refuses even a NULL literal here
                     raise _mismatch(clause, "a CASE condition", (condition,))
-            new_values, target = _unify(tuple(values), clause, "the branches of CASE")
+            new_values, target = _unify(tuple(values), clause, "the branches of CASE", compared_only=False)
             rebuilt = [x for pair in zip(conditions, new_values, strict=False) for x in pair]
             if len(args) % 2:
                 rebuilt.append(new_values[-1])
             return Call(op, tuple(rebuilt), target)
         case "coalesce" | "greatest" | "least":
-            new_args, target = _unify(args, clause, op)
+            new_args, target = _unify(args, clause, op, compared_only=False)
             return Call(op, new_args, target)
         case "substring":
             subject = cast(args[0], STRING, clause)
@@ -190,7 +196,7 @@ def explicit_cast(operand: Expr, target: DataType, clause: str) -> Expr:
     if not allowed:
         raise _mismatch(clause, f"CAST to {target}", (operand,))
     if isinstance(operand, Literal):
-        return Literal(convert_constant(operand.value, source, target, clause), target)
+        return _constant_cast(operand, target, clause, in_branch=False)
     return operand if source == target else Call(cast_op(target), (operand,), target)
 
 
