@@ -1,10 +1,11 @@
 """Types and implicit casts of scalar expressions, resolved at plan time as Spark's analyzer does.
 
 The SQL front end builds every call through ``typed_call``: it checks the arguments' types, inserts
-the casts Spark 4 (ANSI mode) would insert (catalog/types.py has the rules), folds casts of
-constants (``o_orderdate < '1995-03-15'`` compares with a DATE literal, so the rules see a plain date
-range) and records the result type in ``Call.dtype``. What Spark's analyzer rejects is refused here,
-naming the clause and the types, so no Python TypeError can reach a user at run time.
+the casts Spark 4 (ANSI mode) would insert (catalog/types.py has the rules), folds casts and
+arithmetic of constants (``o_orderdate < '1995-03-15'`` compares with a DATE literal, so the rules see
+a plain date range) and records the result type in ``Call.dtype``. What Spark's analyzer rejects is
+refused here, naming the clause and the types, so no Python TypeError can reach a user at run time;
+what Spark raises at run time raises ``SqlRuntimeError`` when a row meets it (planner/ir/values.py).
 
 Only values that change under the cast get an explicit ``cast``: an integer meets a decimal without
 one (Python compares and adds ``int`` and ``Decimal`` exactly, as Spark's widening does), while a
@@ -49,9 +50,11 @@ def _mismatch(clause: str, what: str, args: tuple[Expr, ...]) -> TypeMismatchErr
 
 
 def cast(expr: Expr, target: DataType, clause: str, compared_only: bool = True) -> Expr:
-    """``expr`` as ``target``; a constant is converted now (``_constant_cast``). ``compared_only``: the value is only compared or computed with, so one that an
-    int/Decimal comparison already treats exactly is left alone; a value that becomes the result
-    (a CASE branch, COALESCE) is always cast, so a DECIMAL result holds a Decimal of its scale."""
+    """``expr`` as ``target``; a constant is converted now (``_constant_cast``).
+
+    ``compared_only``: the value is only compared or computed with, so one that an int/Decimal
+    comparison already treats exactly is left alone; a value that becomes the result (a CASE
+    branch, COALESCE) is always cast, so a DECIMAL result holds a Decimal of its scale."""
     source = type_of(expr)
     if source == target or source is None or source == NULL:
         return expr
