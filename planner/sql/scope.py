@@ -10,7 +10,7 @@ from __future__ import annotations
 import attrs
 
 from catalog.schema import Catalog, UnknownColumnError
-from catalog.types import DataType
+from catalog.types import DataType, common_type, is_numeric
 from planner.ir.expressions import Column, type_of
 from planner.ir.logical import Aggregate, Join, LogicalPlan, Project, Scan, SetOperation
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
@@ -151,6 +151,11 @@ def output_types(plan: LogicalPlan, catalog: Catalog) -> tuple[DataType | None, 
             return output_types(left, catalog)
         case Join(left=left, right=right):
             return output_types(left, catalog) + output_types(right, catalog)
-        case SetOperation(left=left):
-            return output_types(left, catalog)
+        case SetOperation(left=left, right=right):
+            # Spark widens each column to the two sides' common type; numbers only here (an int beside a
+            # decimal is a decimal: Python's values compare and hash alike), else the left side's type
+            return tuple(
+                common_type(a, b) if is_numeric(a) and is_numeric(b) else a
+                for a, b in zip(output_types(left, catalog), output_types(right, catalog), strict=True)
+            )
     return output_types(plan.children[0], catalog)
