@@ -18,11 +18,15 @@ and float types are not modelled (their values fit, but Spark would type their a
 
 from __future__ import annotations
 
+import decimal
 import re
 
 import attrs
 
 MAX_PRECISION = 38
+#: The one context DECIMAL arithmetic runs in, in every layer: 100 digits hold any sum or product of
+#: two DECIMAL(38) values exactly; results are then rounded HALF_UP to their type, as Spark rounds.
+DECIMAL_CONTEXT = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP, traps=[decimal.InvalidOperation])
 #: Spark keeps at least this many fractional digits when a decimal result must lose precision.
 MINIMUM_ADJUSTED_SCALE = 6
 

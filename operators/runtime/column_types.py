@@ -71,35 +71,40 @@ def arrow_type(column_type: types.DataType) -> pa.DataType:
 
 def value_defect(column: Column, value: object, in_key: bool = False) -> str | None:
     """Why ``value`` cannot be ``column``'s value in a row (NULL where NULL is not allowed, a wrong
-    Python type); None when it can. The reason names the column, the expected type and the value."""
+    Python type, a number out of the type's range or needing rounding); None when it can. The
+    reason names the column, the expected type and the value."""
+    return conformed_value(column, value, in_key)[1]
+
+
+def conformed_value(column: Column, value: object, in_key: bool = False) -> tuple[object, str | None]:
+    """``value`` in its column's representation (a DECIMAL at exactly its column's scale), and the
+    reason it cannot be the column's value (None when it can): the check and the conversion in one pass."""
     if value is None:
         if in_key:
-            return f"NULL in key column {column.name}"
-        return None if column.nullable else f"NULL in NOT NULL column {column.name}"
+            return value, f"NULL in key column {column.name}"
+        return value, None if column.nullable else f"NULL in NOT NULL column {column.name}"
     allowed = runtime_type(column.type).python
     wrong_bool = isinstance(value, bool) and column.type != types.BOOLEAN
     wrong_datetime = isinstance(value, datetime.datetime)  # a datetime is a date subclass that carries a time
     if not isinstance(value, allowed) or wrong_bool or wrong_datetime:
-        return f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}"
+        return value, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}"
     if column.type in types.INTEGRAL:
         low, high = types.integral_range(column.type)
         if not low <= value <= high:
-            return f"column {column.name} expects {column.type}, {value} is out of its range"
+            return value, f"column {column.name} expects {column.type}, {value} is out of its range"
     if isinstance(column.type, types.DecimalType):
-        _, reason = conformed_decimal(value, column.type)
+        scaled, reason = conformed_decimal(value, column.type)
         if reason:
-            return f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}: {reason}"
-    return None
-
-
-_DECIMAL_CONTEXT = decimal.Context(prec=100)
+            return value, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}: {reason}"
+        return scaled, None
+    return value, None
 
 
 def conformed_decimal(value: int | decimal.Decimal, dtype: types.DecimalType) -> tuple[decimal.Decimal, str | None]:
     """``value`` with exactly ``dtype``'s scale (the representation every DECIMAL value has, which AVG's
     result scale relies on), or the reason it needs rounding or more digits: nothing lossy is accepted."""
     exact = decimal.Decimal(value)
-    scaled = exact.quantize(decimal.Decimal(1).scaleb(-dtype.scale), context=_DECIMAL_CONTEXT)
+    scaled = exact.quantize(decimal.Decimal(1).scaleb(-dtype.scale), context=types.DECIMAL_CONTEXT)
     if scaled != exact:
         return scaled, f"it has more than {dtype.scale} fractional digits"
     if scaled.adjusted() >= dtype.precision - dtype.scale:

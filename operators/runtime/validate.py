@@ -22,7 +22,7 @@ import attrs
 
 from catalog.schema import Catalog, Table
 from catalog.types import DecimalType
-from operators.runtime.column_types import conformed_decimal, value_defect
+from operators.runtime.column_types import conformed_value
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.stream_format import Update, UpdateBatch
 from operators.zset import Changelog, Row
@@ -64,11 +64,9 @@ def _conformed(table: Table, row: Row) -> tuple[Row, str | None]:
         return row, f"has {len(row)} columns, table {table.name} has {len(table.columns)} ({', '.join(table.column_names)})"
     conformed = list(row)
     for i, (value, column) in enumerate(zip(row, table.columns, strict=True)):
-        reason = value_defect(column, value, column.name in table.primary_key)
+        conformed[i], reason = conformed_value(column, value, column.name in table.primary_key)
         if reason is not None:
             return row, reason
-        if value is not None and isinstance(column.type, DecimalType):
-            conformed[i], _ = conformed_decimal(value, column.type)
     return tuple(conformed), None
 
 

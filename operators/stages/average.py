@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import decimal
 
-#: Exact for any sum of DECIMAL(38) values; the quotient is then rounded to its scale.
-_CONTEXT = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP)
+from catalog.types import DECIMAL_CONTEXT
+
 AVG_EXTRA_SCALE = 4
 
 
 def average(total: object, count: int) -> object:
     if isinstance(total, decimal.Decimal):
         scale = decimal.Decimal(1).scaleb(total.as_tuple().exponent - AVG_EXTRA_SCALE)
-        return _CONTEXT.divide(total, count).quantize(scale, context=_CONTEXT)
+        return DECIMAL_CONTEXT.divide(total, count).quantize(scale, context=DECIMAL_CONTEXT)
     return total / count

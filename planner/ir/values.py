@@ -21,8 +21,7 @@ import re
 from catalog import types
 from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, DataType, DecimalType
 
-#: Exact for every product of two DECIMAL(38) operands; results are then rounded to their type.
-CONTEXT = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP, traps=[decimal.InvalidOperation])
+CONTEXT = types.DECIMAL_CONTEXT
 
 
 class SqlRuntimeError(ValueError):
