@@ -11,14 +11,13 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import TextIO
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from catalog.load import load_catalog
 from catalog.schema import CatalogError
 from catalog.tpch import tpch_catalog
-from catalog.types import NULL
-from operators.runtime.column_types import arrow_type
+from operators.runtime.result_files import rows_table
+from operators.runtime.run_errors import SparkBatchError, WorkDirMismatchError
 from operators.runtime.stream_format import StreamFormatError, batches, read_stream_contents, write_stream
 from operators.runtime.validate import InvalidChangeError, Rejected
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
@@ -101,41 +100,8 @@ class CommandLineError(ValueError):
 
 
 def _write_rows(path: str, view: MaintainedView, rows: list[tuple], extra: dict[str, list] | None = None) -> None:
-    """``rows`` as a Parquet file with one column per result position in its Spark type (DECIMAL as
-    decimal128(p,s), exact), then the ``extra`` columns."""
-    extra = extra or {}
-    columns = view.columns
-    arrays = [pa.array([row[i] for row in rows], None if dtype in (None, NULL) else arrow_type(dtype))
-              for i, dtype in enumerate(view.column_types)]
-    arrays += [pa.array(values) for values in extra.values()]
-    names = [*_unique_names(columns, reserved=extra), *extra]
-    pq.write_table(pa.Table.from_arrays(arrays, names=names), path)
-
-
-def _unique_names(names: Iterable[str], reserved: Iterable[str] = ()) -> list[str]:
-    """Column names for a file: a name already used (``select a, a``, two aggregates aliased alike, or
-    one of the ``reserved`` names such as ``_weight``) gets the first free ``_1``, ``_2``... suffix, as
-    DuckDB's Parquet export does. Keeping the repeated names instead would make a file that pandas,
-    pyarrow's dataset reader and Spark all refuse to read, and dropping one (a dict by name) loses data.
-
-    >>> _unique_names(["a", "a", "a_1", "b"], reserved=["b"])
-    ['a', 'a_2', 'a_1', 'b_1']
-    """
-    names, reserved = list(names), set(reserved)
-    used = reserved | set(names)
-    seen: set[str] = set()
-    unique = []
-    for name in names:
-        if name not in seen and name not in reserved:
-            seen.add(name)
-            unique.append(name)
-            continue
-        suffix = 1
-        while f"{name}_{suffix}" in used:
-            suffix += 1
-        used.add(f"{name}_{suffix}")
-        unique.append(f"{name}_{suffix}")
-    return unique
+    """``rows`` as a Parquet file with one column per result position in its Spark type, then ``extra``."""
+    pq.write_table(rows_table(rows, view.columns, view.column_types, extra), path)
 
 
 def _write_rejects(out: TextIO, rejected: Iterable[Rejected]) -> None:
@@ -155,7 +121,11 @@ def cmd_run(args) -> int:
     _check_batch_size(args)
     if args.rejects and args.on_invalid != "quarantine":
         raise CommandLineError("--rejects needs --on-invalid quarantine (under 'error' invalid input stops the run)")
+    if args.work_dir and args.engine != "spark":
+        raise CommandLineError("--work-dir is where the Spark engine keeps its checkpoint: it needs --engine spark")
     catalog = load_catalog(args.catalog)
+    if args.engine == "spark":
+        return _run_on_spark(args, catalog)
     contents = read_stream_contents(args.stream, catalog)
     updates = contents.updates
     if contents.without_seq and args.on_invalid == "error":
@@ -195,6 +165,38 @@ def cmd_run(args) -> int:
     print(f"{len(updates) + len(without_seq)} updates (enclosureness λ = {enclosureness}) in {elapsed:.2f} s "
           f"({rate:,.0f} updates/s) with the {args.engine} runner; "
           f"result: {len(result)} rows" + (f" written to {args.out}" if args.out else ""))
+    return 0
+
+
+def _run_on_spark(args, catalog) -> int:
+    """The stream read, validated and maintained on the executors (planner/spark_run.py): the driver
+    reads no row of the stream, so the enclosureness λ, which needs all of them, is not computed."""
+    # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
+    from planner.spark_run import change_feed, rejects_lines, run_stream
+
+    arguments = {"query": str(Path(args.query).resolve()) if Path(args.query).is_file() else args.query,
+                 "catalog": args.catalog, "stream": str(Path(args.stream).resolve()), "batch_size": args.batch_size,
+                 "on_invalid": args.on_invalid, **_planner_options(args)}
+    run = run_stream(_read_query(args.query), catalog, args.stream, args.batch_size, args.work_dir, args.on_invalid,
+                     arguments, _planner_options(args))
+    try:
+        if args.out:
+            _write_rows(args.out, run.view, run.result)
+        if args.deltas:
+            feed = change_feed(run.output_dir)
+            pq.write_table(feed if feed is not None else rows_table([], run.view.columns, run.view.column_types,
+                                                                    {"_batch": [], "_weight": []}), args.deltas)
+        rejects = rejects_lines(run.output_dir)
+        if args.on_invalid == "quarantine":
+            rejects_path = args.rejects or "rejects.jsonl"
+            Path(rejects_path).write_text("".join(line + "\n" for line in rejects))
+            print(f"{len(rejects)} invalid updates quarantined in {rejects_path}")
+    finally:
+        run.cleanup()
+    rate = run.updates / run.seconds if run.seconds > 0 else float("inf")
+    print(f"{run.updates} updates (enclosureness λ not computed by the spark engine) in {run.seconds:.2f} s "
+          f"({rate:,.0f} updates/s, the whole query including its start) with the spark runner; "
+          f"result: {len(run.result)} rows" + (f" written to {args.out}" if args.out else ""))
     return 0
 
 
@@ -242,6 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--deltas", help="the output changelog as Parquet (_batch, _weight)")
     run.add_argument("--on-invalid", choices=("error", "quarantine"), default="error")
     run.add_argument("--rejects", help="where quarantined updates go (JSON lines; default rejects.jsonl)")
+    run.add_argument("--work-dir", help="spark engine: checkpoint and outputs; started again after a crash with the "
+                                        "same arguments, the run resumes (default: a temporary directory)")
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     run.set_defaults(func=cmd_run)
@@ -261,7 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
-                 SqlRuntimeError, ScalarSubqueryTooManyRowsError, CommandLineError, FileNotFoundError)
+                 SqlRuntimeError, ScalarSubqueryTooManyRowsError, CommandLineError, FileNotFoundError,
+                 SparkBatchError, WorkDirMismatchError)
         if isinstance(err, known):
             print(f"ivm: error: {err}", file=sys.stderr)
             return 2

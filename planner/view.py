@@ -27,24 +27,38 @@ def _sort_key(value):
 
 
 class MaintainedView:
-    def __init__(self, sql: str, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
-                 strict: bool = False, spark=None, work_dir: str | None = None, **planner_options):
+    """``engine="local"`` validates on the driver and runs the stages in-process; ``engine="spark"`` runs
+    validation and stages in one Spark streaming query (``SparkRunner``), whose state, result table and
+    change feed live in ``work_dir`` (resumed when it exists) and the executors' state stores.
+
+    Spark only: ``changes`` maps tables to streaming DataFrames of their changes (``normalized_changes``
+    shape), read instead of what ``apply`` sends; ``keep_outputs=False`` keeps no batch's result changes
+    on the driver (a long run reads them from the change feed files instead)."""
+
+    def __init__(self, sql: str | CompiledQuery, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
+                 strict: bool = False, spark=None, work_dir: str | None = None, changes=None,
+                 keep_outputs: bool = True, **planner_options):
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         options = {k: v for k, v in planner_options.items() if v is not None}
         self.catalog = catalog
-        self.compiled: CompiledQuery = compile_query(sql, catalog, strict=strict, **options)
+        self.engine = engine
+        # a CompiledQuery is a plan made elsewhere (from a DataFrame's Catalyst plan, by the session API)
+        self.compiled: CompiledQuery = (
+            sql if isinstance(sql, CompiledQuery) else compile_query(sql, catalog, strict=strict, **options)
+        )
         dataflow = self.compiled.dataflow
-        self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
+        self.rejected: list[Rejected] = []
         if engine == "local":
+            self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
             self.runner = LocalRunner(dataflow)
+            self.current: Counter = Counter(dataflow.initial_result)
         else:
             # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
             from operators.runtime.spark_runner import SparkRunner
 
-            self.runner = SparkRunner(dataflow, spark=spark, work_dir=work_dir)
-        self.current: Counter = Counter(dataflow.initial_result)
-        self.rejected: list[Rejected] = []
+            self.runner = SparkRunner(dataflow, catalog, spark=spark, work_dir=work_dir, policy=on_invalid,
+                                      changes=changes, result_types=self.column_types, keep_outputs=keep_outputs)
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -62,10 +76,22 @@ class MaintainedView:
         An ``UpdateBatch`` says itself whether its rows' types were checked when read (``read_stream``,
         ``batches``); a plain iterable of ``Update`` is type-checked row by row.
         """
+        if self.engine == "spark":
+            output = self.runner.apply(updates)
+            delta = output.changes
+            self.rejected.extend(output.rejected)
+        else:
+            delta = self._apply_locally(updates)
+        if self.compiled.dataflow.hidden_columns:
+            width = self.compiled.dataflow.visible_width
+            delta = consolidate([(row[:width], weight) for row, weight in delta])
+        return delta
+
+    def _apply_locally(self, updates: UpdateBatch | Iterable[Update]) -> Changelog:
         validated = self.validator.validate(updates)
-        # The batch is atomic: the runner undoes its own stages on an error (and Spark does not commit
-        # a failed micro-batch), so the validator's rows, the result and the rejected list change only
-        # once the runner succeeded, and the same batch can be sent again after fixing the cause.
+        # The batch is atomic: the runner undoes its own stages on an error, so the validator's rows,
+        # the result and the rejected list change only once the runner succeeded, and the same batch
+        # can be sent again after fixing the cause.
         delta = self.runner.apply(validated.accepted) if validated.accepted else []
         counts = {row: self.current.get(row, 0) + weight for row, weight in delta}
         # only rows the batch touched can go negative (every count was >= 0 before): O(delta), not O(result)
@@ -75,14 +101,11 @@ class MaintainedView:
         self.validator.commit(validated)
         apply_changes(self.current, delta)
         self.rejected.extend(validated.rejected)
-        if self.compiled.dataflow.hidden_columns:
-            width = self.compiled.dataflow.visible_width
-            delta = consolidate([(row[:width], weight) for row, weight in delta])
         return delta
 
     def result(self) -> list[Row]:
         """The current result, in the query's ORDER BY (else in a stable row order)."""
-        rows = list(self.current.elements())
+        rows = self.runner.current_result() if self.engine == "spark" else list(self.current.elements())
         rows.sort(key=lambda r: tuple(_sort_key(v) for v in r))
         for position, ascending in reversed(self.compiled.dataflow.presentation_order):
             rows.sort(key=lambda r, p=position: _sort_key(r[p]), reverse=not ascending)

@@ -1,110 +1,75 @@
-"""The Spark runner: a dataflow's keyed stages as ONE Structured Streaming query.
+"""The Spark runner: validation and a dataflow's keyed stages as ONE Structured Streaming query.
 
-Every stage becomes ``groupBy("key").transformWithState(StageProcessor(...))``; a stage's input is
-the source rows addressed to it unioned (``unionByName``) with the outputs of the stages feeding it,
-so the whole tree of stages runs in one micro-batch per ``apply`` (ARCHITECTURE.md, "Physical
-execution"; measured facts in notes/spark-facts.md).
+The query, from its sources to its sink (ARCHITECTURE.md, "Physical execution"):
 
-All edges of the query carry one uniform row schema, ``ROW_SCHEMA``: the destination stage, its key
-as canonical text (``key_text``), the port, the row pickled, and the weight. One schema means one
-generic processor class, unions that always line up, and no Spark type mapping of row values: the
-rows stay Python values end to end, exactly as the local runner sees them.
+1. per base table a streaming DataFrame of changes (``spark_changes``: the table's columns, ``_op``,
+   ``_seq``), from any Spark source: the runner's own inbox (files ``apply`` writes), the stream
+   directory (``spark_stream_source``), or DataFrames the caller gives;
+2. per table a validation stage, ``groupBy(<primary key>).transformWithState(ValidationProcessor)``,
+   which checks set semantics against the key's row in the state store and routes accepted changes
+   to the stages reading the table (``spark_validation``);
+3. every keyed stage as ``groupBy("key").transformWithState(StageProcessor)``, its inputs unioned;
+   all edges carry one row schema (``spark_edges``);
+4. the rows addressed to the result or to the rejects go to ``ResultSink`` (``foreachBatch``), which
+   writes the change feed, the rejects and the result table, idempotently per batch id.
 
-Input is a directory of parquet files read by a file stream source, one file per ``apply``, renamed
-into place atomically so Spark never sees half a file; ``processAllAvailable`` then waits for the
-micro-batch. Results leave through ``foreachBatch``, which stores each micro-batch's result rows on
-the driver under its batch id: a re-run batch overwrites its own entry instead of appending twice,
-and ``apply`` takes exactly the batches that ran since the previous call. (A memory sink would
-have neither the batch id nor a way to read "only the new rows".)
+Everything a restart needs is in ``work_dir``: the checkpoint (offsets, commits, every stage's state,
+validation included), the inbox files and the sink's files. Starting a runner on an existing
+``work_dir`` with the same dataflow resumes after the last committed micro-batch; an uncommitted one is
+re-run from its planned offsets and its sink files are rewritten, not duplicated.
 
-Cost on 2 cores: a warm micro-batch takes ~1.4 s for 1k input rows through three stages, so the
-runner is for large state and sizeable batches; the local runner is faster below that.
-
-A failed batch (a stage raising in a Python worker) fails its micro-batch before its commit: the
-state store versions of that batch are not committed and no commit-log entry is written, so the
-checkpoint still holds the state after the previous batch, and ``foreachBatch`` delivered nothing.
-The driver keeps no state of its own beyond the results of finished batches; ``MaintainedView``
-commits its validator rows and result only after ``apply`` returned. Unlike the local runner's,
-the query itself does not survive the failure: Structured Streaming stops it, and a restart from
-the checkpoint would run the same planned batch (its input file is in the offset log) again. So
-after a failed batch the runner refuses further batches with that error; the view is rebuilt.
+A failed micro-batch (invalid input under the ``error`` policy, or a stage raising in a Python worker)
+fails before its commit: no state store version of it is committed, no commit-log entry is written,
+and the sink saw nothing, so the checkpoint still holds every state after the previous batch.
+Structured Streaming stops the query; a batch given to ``apply`` is then withdrawn (``_withdraw``:
+its inbox files and its uncommitted offset and source-log entries are removed) and the query
+restarted from the checkpoint, so the caller can fix the input and send it again, as on the local
+runner. Cost on 2 cores: a warm micro-batch takes ~1-2 s, so the runner is for large state and
+sizeable batches; the local runner is faster below that.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import pickle
+import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
-from decimal import Decimal
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import reduce
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.functions import col
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle, StreamingQuery
 from pyspark.sql.streaming.stateful_processor import TimerValues
 from pyspark.sql.types import Row as SparkRow
+from pyspark.sql.types import StructType
 
+from catalog.schema import Catalog, Table
+from catalog.types import DataType
 from operators.runtime.dataflow import Dataflow, StageNode
+from operators.runtime.run_errors import SparkBatchError
+from operators.runtime.spark_changes import change_schema
+from operators.runtime.spark_edges import PICKLE_PROTOCOL, RESULT, ROW_SCHEMA, edge_row, key_text
 from operators.runtime.spark_session import make_spark_session
+from operators.runtime.spark_sink import BatchOutput, ResultSink
+from operators.runtime.spark_validation import ValidationProcessor
+from operators.runtime.spark_validation import state_name as validation_state
+from operators.runtime.stream_format import Update, UpdateBatch, arrow_from_rows
+from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
 from operators.stages.base import Change
-from operators.zset import Changelog, Row, consolidate
-
-ROW_SCHEMA = "stage int, key string, port int, row binary, w long"
-ARROW_SCHEMA = pa.schema(
-    [("stage", pa.int32()), ("key", pa.string()), ("port", pa.int32()), ("row", pa.binary()), ("w", pa.int64())]
-)
-#: ``stage`` of the rows a last stage emits: they go to the result, not to a stage.
-RESULT = -1
-PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
+from operators.zset import Row
 
 
 def state_name(stage_id: int) -> str:
     """The one ValueState a stage keeps per key (its state object, pickled), named after the stage so
     the checkpoint's state metadata tells which operator runs which stage."""
     return f"stage_{stage_id}"
-
-
-def key_text(key: tuple) -> str:
-    """The grouping column value of a stage key: ``repr`` of the tuple after normalising equal values.
-
-    Spark groups by the text, the local runner by tuple equality, so equal keys must give equal text.
-    ``repr`` is deterministic for the plain values rows hold (int, str, bool, None, date, Decimal,
-    and float, whose repr is the shortest round-trip form). Two kinds of equal values print
-    differently and are normalised: Decimals with different exponents (``1.0`` vs ``1.00``) and
-    signed zeros. Values of different types that compare equal (``1`` vs ``1.0``) are not merged: a
-    key column holds one type, the column's catalog type. (Pickle is no alternative: its bytes
-    depend on object identity through the memo.)
-
-    >>> key_text((1, "a", Decimal("2.50"), -0.0))
-    "(1, 'a', Decimal('2.5'), 0.0)"
-    """
-    return repr(tuple(_canonical(value) for value in key))
-
-
-def _canonical(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return (value + 0).normalize()
-    if isinstance(value, float) and value == 0.0:
-        return 0.0
-    return value
-
-
-def encode_change(stage_id: int, key: str, change: Change) -> dict[str, Any]:
-    """One row of ``ROW_SCHEMA``."""
-    return {
-        "stage": stage_id,
-        "key": key,
-        "port": change.port,
-        "row": pickle.dumps(change.row, PICKLE_PROTOCOL),
-        "w": change.weight,
-    }
 
 
 class StageProcessor(StatefulProcessor):
@@ -142,74 +107,153 @@ class StageProcessor(StatefulProcessor):
 
     def _output(self, row: Row, weight: int) -> SparkRow:
         if self.downstream is None:
-            destination, key, port = RESULT, "", 0
-        else:
-            port = self.node.downstream_port
-            destination, key = self.downstream.id, key_text(self.downstream_key(row))
-        return SparkRow(stage=destination, key=key, port=port, row=pickle.dumps(row, PICKLE_PROTOCOL), w=weight)
+            return edge_row(RESULT, "", 0, row, weight)
+        port = self.node.downstream_port
+        return edge_row(self.downstream.id, key_text(self.downstream_key(row)), port, row, weight)
 
     def close(self) -> None:
         pass
 
 
 class SparkRunner:
-    """Same API as ``LocalRunner``: ``apply`` a batch of base-table changes, get the result's changes.
+    """A dataflow maintained by one streaming query; see the module docstring.
 
-    ``spark`` defaults to ``make_spark_session()``; ``work_dir`` (default: a temporary directory,
-    deleted by ``close``) holds the input files and the query checkpoint. Given an existing
-    ``work_dir`` of the same dataflow, the query resumes from its checkpoint with its state (Spark's
-    restart path, measured in notes/spark-facts.md Q5; the tests here do not exercise it).
+    ``changes`` gives a streaming DataFrame of changes per table (``normalized_changes`` shape); without
+    it the runner reads its own inbox, which ``apply`` fills. ``work_dir`` (default: a temporary
+    directory, deleted by ``close``) holds the checkpoint, the inbox and the sink's files; given an
+    existing one of the same dataflow, the query resumes from its checkpoint.
     """
 
-    def __init__(self, dataflow: Dataflow, spark: SparkSession | None = None, work_dir: str | Path | None = None):
-        self.dataflow = dataflow
+    def __init__(self, dataflow: Dataflow, catalog: Catalog, spark: SparkSession | None = None,
+                 work_dir: str | Path | None = None, policy: str = "error",
+                 changes: Mapping[str, DataFrame] | None = None,
+                 result_types: Sequence[DataType | None] = (), keep_outputs: bool = True):
+        if policy not in POLICIES:
+            raise ValueError(f"unknown invalid-input policy {policy!r}; choose one of {', '.join(POLICIES)}")
+        self.dataflow, self.policy = dataflow, policy
+        self.tables: dict[str, Table] = {name: catalog.table(name) for name in dataflow.tables()}
         self.spark = spark if spark is not None else make_spark_session()
         self._owns_work_dir = work_dir is None
         self.work_dir = Path(tempfile.mkdtemp(prefix="spark-ivm-") if work_dir is None else work_dir)
-        self.source_dir = self.work_dir / "source"
-        self.staging_dir = self.work_dir / "staging"
         self.checkpoint_dir = self.work_dir / "checkpoint"
-        for directory in (self.source_dir, self.staging_dir):
-            directory.mkdir(parents=True, exist_ok=True)
-        self._files_written = len(list(self.source_dir.glob("batch-*.parquet")))
-        # Routing base-table changes to stage ports is the local runner's logic, reused as is.
-        self._results: dict[int, Changelog] = {}
+        self.inbox_dir = self.work_dir / "inbox"
+        self.sink = ResultSink(self.work_dir / "output", dataflow.output_columns, result_types,
+                               dataflow.initial_result, keep_outputs, dataflow.visible_width)
+        self._reads_inbox = changes is None
+        # a table without a given stream reads the inbox (empty unless ``apply`` fills it)
+        self._changes = self._inbox_streams([name for name in self.tables if name not in (changes or {})])
+        self._changes.update({name: stream for name, stream in (changes or {}).items() if name in self.tables})
+        self._files_written = sum(1 for _ in self.inbox_dir.rglob("batch-*.parquet")) if self._reads_inbox else 0
         try:
             self.query = self._start_query()
         except Exception:
             self._remove_own_work_dir()
             raise
 
-    def apply(self, changes_by_table: Mapping[str, Changelog]) -> Changelog:
-        """Apply one batch of base-table changes (validated, by table); return the result's changes."""
-        routed = self.dataflow.route(changes_by_table)
-        records = []
-        for stage_id, changes in routed.items():
-            stage = self.dataflow.stage(stage_id).stage
-            key_functions = {port: stage.key_function(port) for port in {change.port for change in changes}}
-            records.extend(
-                encode_change(stage_id, key_text(key_functions[change.port](change.row)), change) for change in changes
-            )
-        if not records:
-            return []
+    # ---- input through the inbox -------------------------------------------------------------
+
+    def apply(self, updates: UpdateBatch | Iterable[Update]) -> BatchOutput:
+        """Run one batch of base-table updates through validation and the stages; return the result's
+        changes and the quarantined updates. Invalid input under the ``error`` policy, or a stage
+        error, raises and leaves every state as it was: the batch is withdrawn and can be sent again."""
+        if not self._reads_inbox:
+            raise RuntimeError("this runner reads the change streams it was given; apply() feeds only its inbox")
+        batch = UpdateBatch.in_seq_order(updates)
+        by_table: dict[str, list[Update]] = {}
+        rejected: list[Rejected] = []
+        for update in batch:
+            table = self.tables.get(update.table)
+            if table is None:
+                continue
+            # What needs no stored row is checked here (a value not of its column's type cannot even
+            # be written to the inbox); set semantics are checked on the executors.
+            row, reason = update.row, update.defect
+            if reason is None and type(row) is not tuple:
+                reason = "row is not a tuple of column values"
+            if reason is None:
+                row, reason = conformed_row(table, row)
+            if reason is not None:
+                if self.policy == "error":
+                    raise InvalidChangeError(update, reason)
+                rejected.append(Rejected(update, reason))
+                continue
+            by_table.setdefault(update.table, []).append(Update(update.seq, update.table, update.op, row))
+        if not by_table:
+            return BatchOutput(-1, [], [])
+        written = self._write_inbox(by_table)
+        try:
+            self.run_available()
+        except SparkBatchError:
+            self._withdraw(written)
+            raise
+        outputs = self.sink.take_outputs()
+        changes = [change for output in outputs for change in output.changes]
+        quarantined = [reject for output in outputs for reject in output.rejected]
+        rejected += [Rejected(Update(r.seq, r.table, r.op, r.row), r.reason) for r in quarantined]
+        return BatchOutput(outputs[-1].batch_id if outputs else -1, changes, rejected)
+
+    def _inbox_streams(self, names: Iterable[str]) -> dict[str, DataFrame]:
+        streams = {}
+        for name in names:
+            table = self.tables[name]
+            directory = self.inbox_dir / name
+            directory.mkdir(parents=True, exist_ok=True)
+            streams[name] = self.spark.readStream.schema(StructType.fromDDL(change_schema(table))).parquet(str(directory))
+        return streams
+
+    def _write_inbox(self, by_table: Mapping[str, list[Update]]) -> list[Path]:
+        """One file per table, staged and renamed into place so Spark never reads half a file."""
+        written = []
+        for name, updates in by_table.items():
+            table = arrow_from_rows([u.row for u in updates], self.tables[name], f"batch for table {name}")
+            table = table.append_column("_op", pa.array([u.op for u in updates], pa.int32()))
+            table = table.append_column("_seq", pa.array([u.seq for u in updates], pa.int64()))
+            path = self.inbox_dir / name / f"batch-{self._files_written:09d}.parquet"
+            staged = self.inbox_dir / f".{name}-{path.name}"
+            pq.write_table(table, staged)
+            staged.rename(path)
+            written.append(path)
+        self._files_written += 1
+        return written
+
+    def _withdraw(self, files: list[Path]) -> None:
+        """Take a failed batch back: its files, and the offsets planned for it but not committed, so
+        the restarted query plans the next batch afresh instead of re-running the failed one."""
+        for path in files:
+            path.unlink(missing_ok=True)
+        committed = _numbered(self.checkpoint_dir / "commits")
+        last = max(committed) if committed else -1
+        for log in [self.checkpoint_dir / "offsets", *(self.checkpoint_dir / "sources").glob("*")]:
+            for number in _numbered(log):
+                if number > last:  # the entry and the checksum file Hadoop's local file system keeps beside it
+                    (log / str(number)).unlink()
+                    (log / f".{number}.crc").unlink(missing_ok=True)
+        self.query = self._start_query()
+
+    # ---- running -------------------------------------------------------------------------------
+
+    def run_available(self) -> None:
+        """Run micro-batches until every available change is processed; a failed one raises
+        ``SparkBatchError`` with the worker's error (the query then stops)."""
         if not self.query.isActive:
-            raise RuntimeError(f"the Spark query stopped after a failed batch ({self.query.exception()}); "
-                               "every state is as after the last successful batch: build a new view to go on")
-        self._write_input_file(records)
-        self.query.processAllAvailable()
-        collected = [self._results.pop(batch_id) for batch_id in sorted(self._results)]
-        return consolidate(change for changes in collected for change in changes)
+            self.query = self._start_query()
+        try:
+            self.query.processAllAvailable()
+        except StreamingQueryException as err:
+            raise SparkBatchError(*_python_error(err)) from None
+
+    def current_result(self) -> list[Row]:
+        """The result table's rows after the newest batch (one row per copy)."""
+        return self.sink.current_result()
 
     def state_size(self) -> dict[str, int]:
-        """Number of keys held by each stage, counted in the checkpoint's state store (batch jobs).
-
-        Spark numbers stateful operators its own way, so the operator of a stage is found through the
-        state variable named after the stage in the checkpoint's state metadata.
-        """
-        sizes = {node.stage.name: 0 for node in self.dataflow.stages}
-        if not any(self.checkpoint_dir.glob("commits/[0-9]*")):
+        """Number of keys held by each stage (and each table's validation stage, ``validate <table>``),
+        counted in the checkpoint's state store with batch jobs."""
+        names = {state_name(node.id): node.stage.name for node in self.dataflow.stages}
+        names |= {validation_state(table): f"validate {table}" for table in self.tables}
+        sizes = dict.fromkeys(names.values(), 0)
+        if not _numbered(self.checkpoint_dir / "commits"):
             return sizes  # no micro-batch has run: no state metadata yet
-        stage_names = {state_name(node.id): node.stage.name for node in self.dataflow.stages}
         for operator in self.spark.read.format("state-metadata").load(str(self.checkpoint_dir)).collect():
             for variable in json.loads(operator.operatorProperties)["stateVariables"]:
                 store = (
@@ -218,7 +262,7 @@ class SparkRunner:
                     .option("stateVarName", variable["stateName"])
                     .load(str(self.checkpoint_dir))
                 )
-                sizes[stage_names[variable["stateName"]]] = store.count()
+                sizes[names[variable["stateName"]]] = store.count()
         return sizes
 
     def close(self) -> None:
@@ -236,17 +280,25 @@ class SparkRunner:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    # ---- the query -----------------------------------------------------------------------------
+
     def _start_query(self) -> StreamingQuery:
-        source = (
-            self.spark.readStream.schema(ROW_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(self.source_dir))
-        )
-        routed_stages = {route.stage for route in self.dataflow.sources}
         feeds: dict[int, list[DataFrame]] = {}
-        results: list[DataFrame] = []
+        for name, table in self.tables.items():
+            routes = [(route, self.dataflow.stage(route.stage)) for route in self.dataflow.sources if route.table == name]
+            requirements = [r for r in self.dataflow.requirements if r.table == name]
+            grouping = list(table.primary_key) or list(table.column_names)
+            validated = (
+                self._changes[name]
+                .groupBy(*grouping)
+                .transformWithState(ValidationProcessor(table, routes, self.policy, requirements), ROW_SCHEMA,
+                                    "Append", "None")
+            )
+            for stage_id in dict.fromkeys(route.stage for route, _ in routes):
+                feeds.setdefault(stage_id, []).append(validated.where(col("stage") == stage_id))
+            feeds.setdefault(RESULT, []).append(validated.where(col("stage") < 0))  # the rejects
         for node in self.dataflow.stages:
             inputs = feeds.pop(node.id, [])
-            if node.id in routed_stages:
-                inputs.insert(0, source.where(col("stage") == node.id))
             if not inputs:
                 raise ValueError(
                     f"stage {node.id} ({node.stage.name}) has no input: no source route ends at it and no stage feeds it"
@@ -257,25 +309,26 @@ class SparkRunner:
                 .groupBy("key")
                 .transformWithState(StageProcessor(node, downstream), ROW_SCHEMA, "Append", "None")
             )
-            if downstream is None:
-                results.append(output)
-            else:
-                feeds.setdefault(downstream.id, []).append(output)
+            feeds.setdefault(RESULT if downstream is None else downstream.id, []).append(output)
         return (
-            reduce(DataFrame.unionByName, results)
-            .writeStream.foreachBatch(self._collect_result)
+            reduce(DataFrame.unionByName, feeds[RESULT])
+            .writeStream.foreachBatch(self.sink)
             .option("checkpointLocation", str(self.checkpoint_dir))
             .start()
         )
 
-    def _collect_result(self, batch: DataFrame, batch_id: int) -> None:
-        table = batch.select("row", "w").toArrow()
-        rows, weights = table.column("row").to_pylist(), table.column("w").to_pylist()
-        self._results[batch_id] = [(pickle.loads(row), weight) for row, weight in zip(rows, weights, strict=True)]
 
-    def _write_input_file(self, records: list[dict[str, Any]]) -> None:
-        name = f"batch-{self._files_written:09d}.parquet"
-        staged = self.staging_dir / name
-        pq.write_table(pa.Table.from_pylist(records, schema=ARROW_SCHEMA), staged)
-        os.rename(staged, self.source_dir / name)
-        self._files_written += 1
+def _numbered(directory: Path) -> list[int]:
+    return [int(p.name) for p in directory.iterdir() if p.name.isdigit()] if directory.is_dir() else []
+
+
+_PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
+
+
+def _python_error(err: StreamingQueryException) -> tuple[str, str]:
+    """The Python error a worker raised, out of the JVM's wrapped stack trace: (class name, message)."""
+    text = str(err)
+    found = [m for m in _PYTHON_ERROR.finditer(text) if m.group(1) not in ("PythonException", "SparkException")]
+    if found:
+        return found[-1].group(1), found[-1].group(2).strip()
+    return "StreamingQueryException", text.splitlines()[0] if text else repr(err)

@@ -57,7 +57,7 @@ class ValidatedBatch:
     overlays: dict[str, dict[tuple, Row | None]]
 
 
-def _conformed(table: Table, row: Row) -> tuple[Row, str | None]:
+def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
     """``row`` with every DECIMAL value at exactly its column's scale (an int or a shorter Decimal
     converts exactly), or the reason a value cannot be its column's (``value_defect``)."""
     if len(row) != len(table.columns):
@@ -146,26 +146,16 @@ class Validator:
                 reason = "row is not a tuple of column values"
             elif checked:
                 if len(row) != width:
-                    row, reason = _conformed(self.tables[table], row)
+                    row, reason = conformed_row(self.tables[table], row)
             elif has_decimals or tuple(map(type, row)) not in valid:
-                row, reason = _conformed(self.tables[table], row)
+                row, reason = conformed_row(self.tables[table], row)
                 if reason is None and not has_decimals:
                     valid.add(tuple(map(type, row)))
             if reason is None and key_of is None:
                 key, reason = _bag_key(row, op, overlay, stored)
             elif reason is None:
                 key = key_of(row)
-                current = overlay[key] if key in overlay else stored.get(key)
-                if op == 1:
-                    if current is not None:
-                        reason = f"duplicate primary key {_show(key)}: a row with this key is already present"
-                elif op == -1:
-                    if current is None:
-                        reason = f"delete of an absent row (no row with key {_show(key)})"
-                    elif current != row:
-                        reason = f"delete does not match the stored row {current!r}"
-                else:
-                    reason = f"_op must be +1 or -1, got {op}"
+                reason = keyed_change_defect(overlay[key] if key in overlay else stored.get(key), row, op, key)
             if reason is None and op == 1:
                 for requirement in self.requirements.get(table, ()):
                     reason = reason or requirement.violation(row)
@@ -177,6 +167,25 @@ class Validator:
             overlay[key] = row if op == 1 else None
             accepted.append((row, op))
         return overlay, accepted
+
+
+def keyed_change_defect(current: Row | None, row: Row, op: int | None, key: tuple) -> str | None:
+    """Why changing a keyed table whose row under ``key`` is ``current`` (None: absent) by ``op`` of
+    ``row`` breaks set semantics, or None. The one statement of the rule, for the local validator and
+    the Spark runner's validation stage alike."""
+    if op == 1:
+        if current is not None:
+            return f"duplicate primary key {_show(key)}: a row with this key is already present"
+        return None
+    if op == -1:
+        if current is None:
+            return f"delete of an absent row (no row with key {_show(key)})"
+        return None if current == row else f"delete does not match the stored row {current!r}"
+    return f"_op must be +1 or -1, got {op}"
+
+
+#: Why a delete from a keyless table fails: no copy of the row is left.
+ABSENT_COPY = "delete of an absent row (the table has no primary key and no copy of this row)"
 
 
 def _bag_key(row: Row, op: int, overlay: dict, stored: dict) -> tuple[tuple, str | None]:
@@ -193,7 +202,7 @@ def _bag_key(row: Row, op: int, overlay: dict, stored: dict) -> tuple[tuple, str
     if op == 1:
         return (row, copies), None
     if copies == 0:
-        return (row, 0), "delete of an absent row (the table has no primary key and no copy of this row)"
+        return (row, 0), ABSENT_COPY
     return (row, copies - 1), None
 
 

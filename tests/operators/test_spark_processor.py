@@ -11,7 +11,8 @@ from pyspark.sql.streaming.tws_tester import TwsTester
 from pyspark.sql.types import Row as SparkRow
 
 from operators.runtime.dataflow import StageNode
-from operators.runtime.spark_runner import RESULT, StageProcessor, key_text, state_name
+from operators.runtime.spark_edges import RESULT, key_text
+from operators.runtime.spark_runner import StageProcessor, state_name
 from tests.operators.toy_stages import JoinStage, SumStage, column, toy_dataflow
 
 SUM_NODE = StageNode(7, SumStage("sum per region", column(0), column(1)), downstream=None)
