@@ -11,3 +11,8 @@ class UnsupportedSqlError(ValueError):
 
 class AmbiguousColumnError(CatalogError):
     """An unqualified column name matches columns of two relations of the same FROM."""
+
+
+class UnsupportedDataFrameError(UnsupportedSqlError):
+    """A DataFrame's analyzed Catalyst plan holds a node or expression the planner cannot represent,
+    or the DataFrame is not a classic (py4j) one; the message names the node and why."""

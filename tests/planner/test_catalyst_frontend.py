@@ -1,0 +1,191 @@
+"""Views given as Spark DataFrames: planned from Catalyst's analyzed plan (planner/sql/catalyst.py).
+
+The TPC-H tables are registered, empty, in a throwaway database with their keys in ``ivm.*``
+properties, and the catalog is loaded from the session. Each query shape is a function of a table
+lookup, so the same DataFrame code builds both the view (over the catalog tables) and, after every
+batch of a change stream, the recomputation it must equal (over the tables as the stream defines
+them, handed to Spark as DataFrames): ``df.collect()`` is the reference, not our own SQL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+
+import pytest
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.window import Window
+
+from catalog.spark import catalog_from_spark
+from catalog.tpch import tpch_catalog
+from operators.runtime.spark_session import make_spark_session
+from operators.runtime.stream_format import batches
+from planner.compiler import compile_plan, compile_query
+from planner.sql.catalyst import dataframe_sql, logical_plan_from_dataframe
+from planner.sql.errors import UnsupportedDataFrameError, UnsupportedSqlError
+from planner.sql.statements import parse_sql
+from planner.view import MaintainedView
+from planner.workloads.oracle import DuckDBOracle, Reference, StreamTables, assert_matches_reference
+from planner.workloads.tpch_streams import make_stream
+from tests.catalog.test_spark_catalog import create_table, spark_columns, tpch_properties
+
+pytestmark = pytest.mark.spark
+
+DB = "ivm_test_catalyst"
+Tables = Callable[[str], DataFrame]
+CUTOFF = date(1995, 3, 15)
+
+
+@pytest.fixture(scope="module")
+def spark(tmp_path_factory):
+    session = make_spark_session(app="test-catalyst-frontend")
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    session.sql(f"CREATE DATABASE {DB} LOCATION '{warehouse / DB}'")
+    for table in tpch_catalog().tables.values():
+        create_table(session, f"{DB}.{table.name}", spark_columns(table), tpch_properties(table))
+    yield session
+    session.sql(f"DROP DATABASE {DB} CASCADE")
+
+
+@pytest.fixture(scope="module")
+def catalog(spark):
+    return catalog_from_spark(spark, database=DB)
+
+
+def catalog_tables(spark) -> Tables:
+    return lambda name: spark.table(f"{DB}.{name}")
+
+
+def q3(table: Tables) -> DataFrame:
+    """TPC-H Q3 as DataFrame code, its ORDER BY made total so the top 10 has no ties to break."""
+    c, o, li = table("customer").alias("c"), table("orders").alias("o"), table("lineitem").alias("l")
+    return (
+        c.filter(c.c_mktsegment == "BUILDING")
+        .join(o, c.c_custkey == o.o_custkey)
+        .join(li, li.l_orderkey == o.o_orderkey)
+        .filter((o.o_orderdate < F.lit(CUTOFF)) & (li.l_shipdate > F.lit(CUTOFF)))
+        .groupBy(li.l_orderkey, o.o_orderdate, o.o_shippriority)
+        .agg(F.sum(li.l_extendedprice * (1 - li.l_discount)).alias("revenue"))
+        .orderBy(F.desc("revenue"), "o_orderdate", "l_orderkey")
+        .limit(10)
+    )
+
+
+Q3_SQL = """
+SELECT l.l_orderkey, o.o_orderdate, o.o_shippriority, sum(l.l_extendedprice * (1 - l.l_discount)) AS revenue
+FROM customer c JOIN orders o ON c.c_custkey = o.o_custkey JOIN lineitem l ON l.l_orderkey = o.o_orderkey
+WHERE c.c_mktsegment = 'BUILDING' AND o.o_orderdate < DATE '1995-03-15' AND l.l_shipdate > DATE '1995-03-15'
+GROUP BY l.l_orderkey, o.o_orderdate, o.o_shippriority
+ORDER BY revenue DESC, o_orderdate, l_orderkey
+LIMIT 10
+"""
+
+
+def busy_nations(table: Tables) -> DataFrame:
+    """Orders per nation of the ordering customer, over derived columns and with a HAVING."""
+    o, c, n = table("orders"), table("customer"), table("nation")
+    return (
+        o.withColumn("net", o.o_totalprice * F.lit(0.9))
+        .join(c, o.o_custkey == c.c_custkey)
+        .join(n, c.c_nationkey == n.n_nationkey)
+        .groupBy(n.n_name)
+        .agg(F.count(F.lit(1)).alias("orders"), F.sum("net").alias("net"))
+        .filter(F.col("orders") > 40)
+    )
+
+
+def suppliers_with_parts(table: Tables) -> DataFrame:
+    """Suppliers with at least one partsupp row and no nation-less row: semi and anti joins."""
+    s, ps, n = table("supplier"), table("partsupp"), table("nation")
+    return (
+        s.join(ps, s.s_suppkey == ps.ps_suppkey, "left_semi")
+        .join(n.filter(n.n_regionkey == 4), s.s_nationkey == n.n_nationkey, "left_anti")
+        .select("s_suppkey", "s_name", "s_nationkey")
+    )
+
+
+@pytest.fixture(scope="module")
+def stream(tpch_sf001_tables):
+    return make_stream(tpch_sf001_tables, tpch_catalog(), "random", seed=11)
+
+
+@pytest.mark.parametrize("shape", [q3, busy_nations, suppliers_with_parts])
+def test_a_dataframe_view_equals_the_dataframe_recomputed_after_every_batch(spark, catalog, stream, shape):
+    sql = dataframe_sql(shape(catalog_tables(spark)), catalog)
+    ordered = shape is q3
+    compared = informative = 0
+    with DuckDBOracle(catalog) as state, MaintainedView(sql, catalog, strict=True) as view:
+        state.load_stream(StreamTables.from_updates(catalog, stream))
+        for number, batch in enumerate(batches(stream, len(stream) // 3 + 1)):
+            view.apply(batch)
+            state.as_of(batch[-1].seq)
+            rows = tuple(tuple(row) for row in shape(lambda name: spark.createDataFrame(state.table(name))).collect())
+            # a total ORDER BY makes every row its own tie group, so the order is compared exactly
+            groups = (1,) * len(rows) if ordered else ((len(rows),) if rows else ())
+            expected = Reference(rows, groups, None)
+            assert_matches_reference(view.result(), expected, f"{shape.__name__} after batch {number}\n{sql}")
+            compared += 1
+            informative += expected.is_informative()
+    assert compared == 3 and informative == compared
+
+
+def test_q3_as_a_dataframe_has_the_logical_and_maintenance_plans_of_q3_as_sql(spark, catalog):
+    from_dataframe = compile_plan("q3 (DataFrame)", logical_plan_from_dataframe(q3(catalog_tables(spark)), catalog),
+                                  catalog)
+    from_sql = compile_query(Q3_SQL, catalog)
+    assert from_dataframe.logical == from_sql.logical
+    assert from_dataframe.plan == from_sql.plan
+
+
+def test_a_dataframe_written_like_its_sql_has_the_same_logical_plan(spark, catalog):
+    o, c = catalog_tables(spark)("orders"), catalog_tables(spark)("customer")
+    df = (
+        o.alias("o").join(c.alias("c"), F.col("o.o_custkey") == F.col("c.c_custkey"))
+        .filter(F.col("c.c_acctbal") > 0)
+        .groupBy("c.c_nationkey")
+        .agg(F.max("o.o_totalprice").alias("top"))
+        .orderBy("c_nationkey")
+    )
+    sql = """SELECT c.c_nationkey, max(o.o_totalprice) AS top FROM orders AS o JOIN customer AS c
+             ON o.o_custkey = c.c_custkey WHERE c.c_acctbal > 0 GROUP BY c.c_nationkey ORDER BY c_nationkey"""
+    assert logical_plan_from_dataframe(df, catalog) == parse_sql(sql, catalog)
+
+
+def test_window_functions_udfs_and_partial_dropduplicates_are_refused_by_name(spark, catalog):
+    o = catalog_tables(spark)("orders")
+    ranked = o.withColumn("rank", F.rank().over(Window.partitionBy("o_custkey").orderBy("o_totalprice")))
+    with pytest.raises(UnsupportedDataFrameError, match="with a Window node: Window"):
+        logical_plan_from_dataframe(ranked, catalog)
+    double = F.udf(lambda x: 2 * x, "bigint")
+    with pytest.raises(UnsupportedDataFrameError, match="PythonUDF expression .a user-defined function"):
+        logical_plan_from_dataframe(o.select(double("o_orderkey").alias("twice")), catalog)
+    with pytest.raises(UnsupportedDataFrameError, match="non-deterministic Rand"):
+        logical_plan_from_dataframe(o.filter(F.rand() < 0.5), catalog)
+    with pytest.raises(UnsupportedDataFrameError, match="Deduplicate on some of the columns"):
+        logical_plan_from_dataframe(o.dropDuplicates(["o_custkey"]), catalog)
+
+
+def test_a_relation_that_is_not_a_catalog_table_is_refused(spark, catalog):
+    local = spark.createDataFrame([(1, "x")], "k INT, v STRING")
+    with pytest.raises(UnsupportedDataFrameError, match="with a LocalRelation node"):
+        logical_plan_from_dataframe(local, catalog)
+
+
+def test_sql_front_end_refusals_reach_the_user_with_the_rendered_sql(spark, catalog):
+    o, c = catalog_tables(spark)("orders"), catalog_tables(spark)("customer")
+    with pytest.raises(UnsupportedSqlError) as raised:
+        logical_plan_from_dataframe(o.join(c, o.o_custkey == c.c_custkey, "full_outer"), catalog)
+    assert "FULL OUTER JOIN is not supported" in str(raised.value)
+    assert "FULL JOIN customer" in raised.value.__notes__[0]
+
+
+class ConnectLikeDataFrame:
+    """What a Spark Connect DataFrame looks like to the front end: no ``_jdf``."""
+
+    columns = ["o_orderkey"]
+
+
+def test_a_spark_connect_dataframe_is_refused_with_a_pointer_to_sql_text():
+    with pytest.raises(UnsupportedDataFrameError, match="classic mode.*give the view as SQL text"):
+        logical_plan_from_dataframe(ConnectLikeDataFrame(), tpch_catalog())
