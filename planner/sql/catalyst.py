@@ -14,8 +14,10 @@ re-run. What the walk adds is the part SQL text cannot see: every plan node is m
 and any node or expression outside the list below is refused by name (a ``Window`` node, a Python
 UDF, a subquery expression), so nothing the DataFrame computes is silently dropped.
 
-Supported nodes: ``Project``, ``Filter``, ``Join`` (inner, cross, left outer, left semi, left anti;
-right and full outer joins are rendered and refused by the SQL front end), ``Aggregate``, ``Sort``
+Supported nodes: ``Project``, ``Filter``, ``Join`` (inner, cross, left outer, left semi and left
+anti joins, the last two as ``EXISTS`` / ``NOT EXISTS``: Spark plans those subqueries as these joins,
+and the planner maintains the subquery form; right and full outer joins are rendered and refused by
+the SQL front end), ``Aggregate``, ``Sort``
 (a global sort), ``GlobalLimit`` over ``LocalLimit``, ``Distinct``, ``Deduplicate`` over all columns
 (``df.distinct()``), ``SubqueryAlias``, ``View`` (read through to its definition), and relations over
 catalog tables (``LogicalRelation`` and ``HiveTableRelation`` with a catalog table,
@@ -56,12 +58,12 @@ _REFUSED_EXPRESSIONS = (
     (_EXPRESSIONS + "WindowExpression", "a window function: windows are not maintained"),
     (_EXPRESSIONS + "NonSQLExpression", "an expression with no SQL form"),
 )
+_SEMI_JOINS = {"LEFT SEMI": "EXISTS", "LEFT ANTI": "NOT EXISTS"}
 _JOINS = {
     "INNER": "JOIN",
     "CROSS": "CROSS JOIN",
     "LEFT OUTER": "LEFT JOIN",
-    "LEFT SEMI": "LEFT SEMI JOIN",
-    "LEFT ANTI": "LEFT ANTI JOIN",
+    **_SEMI_JOINS,
     # rendered so the SQL front end refuses them with its own message
     "RIGHT OUTER": "RIGHT JOIN",
     "FULL OUTER": "FULL JOIN",
@@ -362,15 +364,26 @@ class _Translator:
         join_type = node.joinType().sql()
         if join_type not in _JOINS:
             raise self.refusal(node, f"a {join_type} join")
-        if not left.selects_nothing_yet:
+        semi = join_type in _SEMI_JOINS
+        # a WHERE stays above the joins that follow, and the planner maintains none above a left join
+        if not left.selects_nothing_yet or (join_type == "LEFT OUTER" and left.where):
             left = self.wrapped(left)
-        if not right.selects_nothing_yet or right.joins:
+        if not right.selects_nothing_yet or (right.joins and not semi):
             right = self.wrapped(right)
         scope = attrs.evolve(left, refs={**left.refs, **right.refs})
         on = self.conjuncts(node.condition().get(), scope, node) if node.condition().isDefined() else ()
+        outputs = tuple((a.exprId().id(), a.name().lower()) for a in _items(node.output()))
+        if semi:
+            # R ⋉_c S = σ_{∃s ∈ S: c}(R) and R ▷_c S = σ_{∄s ∈ S: c}(R): Spark plans EXISTS as these
+            # joins (RewritePredicateSubquery), and the planner maintains the EXISTS form
+            test = " ".join(("SELECT 1 FROM", right.from_, *right.joins))
+            if on + right.where:
+                test += " WHERE " + " AND ".join(on + right.where)
+            exists = f"{_SEMI_JOINS[join_type]} ({test})"
+            return attrs.evolve(left, outputs=outputs, where=(*left.where, exists))
+        # σ_p(R) ⋈ S = σ_p(R ⋈ S) (and R ⋈ σ_p(S) too for an inner join); a left join's right-side
+        # filter joins the ON condition: R ⟕_c σ_p(S) = R ⟕_{c ∧ p} S
         where = left.where
-        # σ_p(R) ⋈ S = σ_p(R ⋈ S); for the other joins the right side's filter joins the ON condition:
-        # R ⟕_c σ_p(S) = R ⟕_{c ∧ p} S, and the same for semi and anti joins
         if join_type == "INNER":
             where += right.where
         else:
@@ -379,9 +392,6 @@ class _Translator:
         if words == "JOIN" and not on:
             words = "CROSS JOIN"
         clause = f"{words} {right.from_}" + (f" ON {' AND '.join(on)}" if on else "")
-        outputs = tuple(
-            (a.exprId().id(), a.name().lower()) for a in _items(node.output())
-        )
         return _Block(left.from_, scope.refs, outputs, (*left.joins, clause), where)
 
     def sort(self, node: JavaObject, block: _Block) -> _Block:

@@ -95,13 +95,23 @@ def busy_nations(table: Tables) -> DataFrame:
     )
 
 
-def suppliers_with_parts(table: Tables) -> DataFrame:
-    """Suppliers with at least one partsupp row and no nation-less row: semi and anti joins."""
-    s, ps, n = table("supplier"), table("partsupp"), table("nation")
+def finished_customers_outside_the_middle_east(table: Tables) -> DataFrame:
+    """Semi and anti joins with filtered right sides."""
+    c, o, n = table("customer"), table("orders"), table("nation")
     return (
-        s.join(ps, s.s_suppkey == ps.ps_suppkey, "left_semi")
-        .join(n.filter(n.n_regionkey == 4), s.s_nationkey == n.n_nationkey, "left_anti")
-        .select("s_suppkey", "s_name", "s_nationkey")
+        c.join(o.filter(o.o_orderstatus == "F"), c.c_custkey == o.o_custkey, "left_semi")
+        .join(n.filter(n.n_regionkey == 4), c.c_nationkey == n.n_nationkey, "left_anti")
+        .select("c_custkey", "c_name", "c_nationkey")
+    )
+
+
+def open_orders_and_rich_customers(table: Tables) -> DataFrame:
+    """A left outer join of two filtered tables: customers under the threshold read as NULL."""
+    o, c = table("orders"), table("customer")
+    return (
+        o.filter(o.o_orderstatus == "O")
+        .join(c.filter(c.c_acctbal > 5000), o.o_custkey == c.c_custkey, "left")
+        .select("o_orderkey", "o_totalprice", "c_name")
     )
 
 
@@ -110,7 +120,9 @@ def stream(tpch_sf001_tables):
     return make_stream(tpch_sf001_tables, tpch_catalog(), "random", seed=11)
 
 
-@pytest.mark.parametrize("shape", [q3, busy_nations, suppliers_with_parts])
+@pytest.mark.parametrize(
+    "shape", [q3, busy_nations, finished_customers_outside_the_middle_east, open_orders_and_rich_customers]
+)
 def test_a_dataframe_view_equals_the_dataframe_recomputed_after_every_batch(spark, catalog, stream, shape):
     sql = dataframe_sql(shape(catalog_tables(spark)), catalog)
     ordered = shape is q3
