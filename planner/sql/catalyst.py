@@ -14,18 +14,19 @@ re-run. What the walk adds is the part SQL text cannot see: every plan node is m
 and any node or expression outside the list below is refused by name (a ``Window`` node, a Python
 UDF, a subquery expression), so nothing the DataFrame computes is silently dropped.
 
-Supported nodes: ``Project``, ``Filter``, ``Join`` (inner, cross, left outer, left semi and left
-anti joins, the last two as ``EXISTS`` / ``NOT EXISTS``: Spark plans those subqueries as these joins,
-and the planner maintains the subquery form; right and full outer joins are rendered and refused by
-the SQL front end), ``Aggregate``, ``Sort``
-(a global sort), ``GlobalLimit`` over ``LocalLimit``, ``Distinct``, ``Deduplicate`` over all columns
-(``df.distinct()``), ``SubqueryAlias``, ``View`` (read through to its definition), and relations over
-catalog tables (``LogicalRelation`` and ``HiveTableRelation`` with a catalog table,
-``DataSourceV2Relation`` with an identifier). Expressions are rendered with Catalyst's own ``sql()``
-after each attribute is replaced by what it stands for in the SQL block; UDFs, subquery and window
-expressions, expressions without a SQL form and non-deterministic ones are refused. Casts the
-analyzer inserted (those without Catalyst's ``USER_SPECIFIED_CAST`` tag) are left out: the SQL front
-end derives the same implicit casts, so a DataFrame and its SQL get the same typed plan.
+Supported nodes: ``Project``, ``Filter``, ``Join``, ``Aggregate``, ``Sort`` (a global sort),
+``GlobalLimit`` over ``LocalLimit`` (a constant LIMIT), ``Distinct``, ``Deduplicate`` over all
+columns (``df.distinct()``), ``SubqueryAlias``, ``View`` (read through to its definition), and
+relations over catalog tables (``LogicalRelation`` and ``HiveTableRelation`` with a catalog table,
+``DataSourceV2Relation`` with an identifier). Joins: inner, cross and left outer joins as JOIN
+clauses; left semi and anti joins as ``EXISTS`` / ``NOT EXISTS`` (Spark plans those subqueries as
+these joins, and the planner maintains the subquery form); right and full outer joins are rendered
+and then refused by the SQL front end, like the same SQL. Expressions are rendered with Catalyst's
+own ``sql()`` after each attribute is replaced by what it stands for in the SQL block; UDFs,
+subquery and window expressions, non-deterministic functions and expressions without a SQL form
+are refused. Casts the analyzer inserted (those without Catalyst's ``USER_SPECIFIED_CAST`` tag) are
+left out: the SQL front end derives the same implicit casts, so a DataFrame and its SQL get the
+same typed plan.
 
 Rendering keeps query blocks flat where SQL's clause order allows (a Filter over a Join becomes the
 block's WHERE, a Filter over an Aggregate its HAVING, a Sort its ORDER BY), so a DataFrame written
@@ -56,6 +57,7 @@ _REFUSED_EXPRESSIONS = (
     (_EXPRESSIONS + "UserDefinedExpression", "a user-defined function: its body is opaque to the planner"),
     (_EXPRESSIONS + "SubqueryExpression", "a subquery expression: write the view as SQL text instead"),
     (_EXPRESSIONS + "WindowExpression", "a window function: windows are not maintained"),
+    (_EXPRESSIONS + "Nondeterministic", "a non-deterministic function: its value differs between recomputations"),
     (_EXPRESSIONS + "NonSQLExpression", "an expression with no SQL form"),
 )
 _SEMI_JOINS = {"LEFT SEMI": "EXISTS", "LEFT ANTI": "NOT EXISTS"}
@@ -71,6 +73,7 @@ _JOINS = {
 _PLACEHOLDER = "__ivm_attribute_{}__"
 _PLACEHOLDER_PATTERN = re.compile(r"__ivm_attribute_(\d+)__")
 _SIMPLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CALL_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\(|\(")
 
 
 def logical_plan_from_dataframe(df: Any, catalog: Catalog) -> LogicalPlan:
@@ -105,6 +108,25 @@ def _quote(name: str) -> str:
 def _is_reference(text: str) -> bool:
     """Whether ``text`` is a plain (possibly qualified) column name, which needs no parentheses."""
     return all(_SIMPLE_NAME.fullmatch(part) or part.startswith("`") for part in text.split("."))
+
+
+def _is_enclosed(text: str) -> bool:
+    """Whether ``text`` is one parenthesized term, ``(a + b)`` or ``sum(a)``, safe to use as an operand."""
+    opening = _CALL_PREFIX.match(text)
+    if opening is None or not text.endswith(")"):
+        return False
+    depth, quote, escaped = 0, "", False
+    for position in range(opening.end() - 1, len(text)):
+        char = text[position]
+        if quote:
+            escaped, quote = (not escaped and char == "\\"), ("" if char == quote and not escaped else quote)
+        elif char in "'`\"":
+            quote = char
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+            if depth == 0:
+                return position == len(text) - 1
+    return False
 
 
 def _class_name(obj: JavaObject) -> str:
@@ -288,7 +310,7 @@ class _Translator:
             if id_ not in block.refs:
                 raise self.refusal(node, f"attribute #{id_}", "it is not an output of the node's child")
             text = block.refs[id_]
-            return text if _is_reference(text) else f"({text})"
+            return text if _is_reference(text) or _is_enclosed(text) else f"({text})"
 
         return _PLACEHOLDER_PATTERN.sub(reference, sql)
 
@@ -297,9 +319,6 @@ class _Translator:
         for family, why in self.refused_classes:
             if family.isInstance(expr):
                 raise self.refusal(node, f"a {_class_name(expr)} expression", why)
-        if not expr.deterministic():
-            raise self.refusal(node, f"a non-deterministic {_class_name(expr)} expression",
-                               "its value differs between recomputations")
         if _class_name(expr) == "Cast" and expr.getTagValue(self.user_specified_cast).isEmpty():
             return self._placeheld(expr.child(), node)
         if _class_name(expr) == "AttributeReference":
