@@ -16,7 +16,9 @@ UDF, a subquery expression), so nothing the DataFrame computes is silently dropp
 
 Supported nodes: ``Project``, ``Filter``, ``Join``, ``Aggregate``, ``Sort`` (a global sort),
 ``GlobalLimit`` over ``LocalLimit`` (a constant LIMIT), ``Distinct``, ``Deduplicate`` over all
-columns (``df.distinct()``), ``SubqueryAlias``, ``View`` (read through to its definition), and
+columns (``df.distinct()``), ``Union`` / ``Intersect`` / ``Except`` (the ALL forms of the last two
+are refused by the SQL front end), ``SubqueryAlias``, ``View`` (read through to its definition),
+``ResolvedHint`` and ``Repartition``/``RepartitionByExpression`` (read through), and
 relations over catalog tables (``LogicalRelation`` and ``HiveTableRelation`` with a catalog table,
 ``DataSourceV2Relation`` with an identifier). Joins: inner, cross and left outer joins as JOIN
 clauses; left semi and anti joins as ``EXISTS`` / ``NOT EXISTS`` (Spark plans those subqueries as
@@ -166,6 +168,9 @@ class _Block:
     order: tuple[str, ...] = ()
     limit: int | None = None
     alias_hint: str | None = None
+    # (words, parenthesized inputs) when the FROM is a set operation: the planner maintains one at
+    # the top of a query, not as a derived table, so it is written bare while nothing is added
+    set_operation: tuple[str, tuple[str, ...]] | None = None
 
     @property
     def selects_nothing_yet(self) -> bool:
@@ -175,7 +180,15 @@ class _Block:
             and not self.order and self.limit is None
         )
 
+    @property
+    def bare_set_operation(self) -> tuple[str, tuple[str, ...]] | None:
+        untouched = self.selects_nothing_yet and not self.where and not self.joins
+        return self.set_operation if untouched else None
+
     def sql(self) -> str:
+        if self.bare_set_operation is not None:
+            words, inputs = self.bare_set_operation
+            return f" {words} ".join(inputs)
         texts = self.select if self.select is not None else tuple(self.refs[id_] for id_, _ in self.outputs)
         items = ", ".join(_item(text, name) for text, (_, name) in zip(texts, self.outputs, strict=True))
         parts = ["SELECT", "DISTINCT " + items if self.distinct else items]
@@ -191,6 +204,18 @@ class _Block:
         if self.limit is not None:
             parts += ["LIMIT", str(self.limit)]
         return " ".join(parts)
+
+
+def _unique_names(outputs: tuple[tuple[int, str], ...]) -> tuple[tuple[int, str], ...]:
+    """``outputs`` with a repeated name numbered (``o_orderkey_2``), as a derived table needs."""
+    unique: list[tuple[int, str]] = []
+    for id_, name in outputs:
+        candidate, number = name, 1
+        while any(candidate == taken for _, taken in unique):
+            number += 1
+            candidate = f"{name}_{number}"
+        unique.append((id_, candidate))
+    return tuple(unique)
 
 
 def _item(text: str, name: str) -> str:
@@ -221,7 +246,8 @@ class _Translator:
             case "SubqueryAlias":
                 inner = self.block(children[0], alias or node.alias())
                 return inner if inner.alias_hint else attrs.evolve(inner, alias_hint=alias or node.alias())
-            case "View":
+            # hints and repartitioning change how Spark distributes the rows, not which rows
+            case "View" | "ResolvedHint" | "Repartition" | "RepartitionByExpression":
                 return self.block(children[0], alias)
             case "LogicalRelation" | "HiveTableRelation" | "DataSourceV2Relation":
                 return self.relation(node, self._table_name(node), alias)
@@ -241,6 +267,8 @@ class _Translator:
                 return self.distinct(self.block(children[0], None))
             case "Deduplicate":
                 return self.deduplicate(node, children[0])
+            case "Union" | "Intersect" | "Except":
+                return self.set_operation(node, kind, children)
         raise self.refusal(node, f"a {kind} node")
 
     def refusal(self, node: JavaObject, what: str, why: str = "") -> UnsupportedDataFrameError:
@@ -287,17 +315,13 @@ class _Translator:
 
     def wrapped(self, block: _Block) -> _Block:
         """``block`` as a derived table in the FROM of a new block; its column names made unique."""
-        alias = self.unique_alias(block.alias_hint or "_t")
-        outputs: list[tuple[int, str]] = []
-        for id_, name in block.outputs:
-            unique, number = name, 1
-            while any(unique == taken for _, taken in outputs):
-                number += 1
-                unique = f"{name}_{number}"
-            outputs.append((id_, unique))
-        inner = attrs.evolve(block, outputs=tuple(outputs))
+        inner = attrs.evolve(block, outputs=_unique_names(block.outputs))
+        return self.derived_table(f"({inner.sql()})", inner.outputs, block.alias_hint or "_t")
+
+    def derived_table(self, query: str, outputs: tuple[tuple[int, str], ...], alias: str) -> _Block:
+        alias = self.unique_alias(alias)
         refs = {id_: f"{_quote(alias)}.{_quote(name)}" for id_, name in outputs}
-        return _Block(f"({inner.sql()}) AS {_quote(alias)}", refs, tuple(outputs))
+        return _Block(f"{query} AS {_quote(alias)}", refs, outputs)
 
     # --- expressions -----------------------------------------------------------------------------
 
@@ -431,9 +455,32 @@ class _Translator:
         return attrs.evolve(block, limit=int(count.eval(None)))
 
     def distinct(self, block: _Block) -> _Block:
+        match block.bare_set_operation:
+            # δ(R ⊎ S) = R ∪ S
+            case ("UNION ALL", inputs):
+                return self.set_block("UNION", inputs, block.outputs)
         if block.limit is not None:
             block = self.wrapped(block)
         return attrs.evolve(block, distinct=True)
+
+    def set_operation(self, node: JavaObject, kind: str, children: list[JavaObject]) -> _Block:
+        """``df.union`` (UNION ALL), ``intersect``, ``subtract`` (set semantics, as in SQL) as a derived
+        table; the columns are named by the first input, as Catalyst's output is."""
+        if kind == "Union" and node.byName():
+            raise self.refusal(node, "a Union by name")
+        words = "UNION ALL" if kind == "Union" else kind.upper() + (" ALL" if node.isAll() else "")
+        inputs = [self.block(child, None) for child in children]
+        inputs[0] = attrs.evolve(inputs[0], outputs=_unique_names(inputs[0].outputs))
+        ids = tuple(a.exprId().id() for a in _items(node.output()))
+        names = tuple(name for _, name in inputs[0].outputs)
+        # each input in parentheses keeps its own ORDER BY and LIMIT
+        texts = tuple(f"({block.sql()})" for block in inputs)
+        return self.set_block(words, texts, tuple(zip(ids, names, strict=True)))
+
+    def set_block(self, words: str, inputs: tuple[str, ...], outputs: tuple[tuple[int, str], ...]) -> _Block:
+        query = f" {words} ".join(inputs)
+        alias = "_" + words.split()[0].lower()
+        return attrs.evolve(self.derived_table(f"({query})", outputs, alias), set_operation=(words, inputs))
 
     def deduplicate(self, node: JavaObject, child: JavaObject) -> _Block:
         keys = {key.exprId().id() for key in _items(node.keys())}

@@ -114,6 +114,13 @@ def open_orders_and_rich_customers(table: Tables) -> DataFrame:
     )
 
 
+def customers_with_finished_orders_and_no_debt(table: Tables) -> DataFrame:
+    """A set difference (``subtract`` is EXCEPT DISTINCT)."""
+    o, c = table("orders"), table("customer")
+    finished = o.filter(o.o_orderstatus == "F").select(o.o_custkey.alias("custkey"))
+    return finished.subtract(c.filter(c.c_acctbal < 0).select("c_custkey"))
+
+
 @pytest.fixture(scope="module")
 def stream(tpch_sf001_tables):
     return make_stream(tpch_sf001_tables, tpch_catalog(), "random", seed=11)
@@ -121,7 +128,14 @@ def stream(tpch_sf001_tables):
 
 @pytest.mark.spark
 @pytest.mark.parametrize(
-    "shape", [q3, busy_nations, finished_customers_outside_the_middle_east, open_orders_and_rich_customers]
+    "shape",
+    [
+        q3,
+        busy_nations,
+        finished_customers_outside_the_middle_east,
+        open_orders_and_rich_customers,
+        customers_with_finished_orders_and_no_debt,
+    ],
 )
 def test_a_dataframe_view_equals_the_dataframe_recomputed_after_every_batch(spark, catalog, stream, shape):
     sql = dataframe_sql(shape(catalog_tables(spark)), catalog)
