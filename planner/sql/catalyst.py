@@ -73,8 +73,9 @@ _JOINS = {
     "FULL OUTER": "FULL JOIN",
 }
 _PLACEHOLDER = "__ivm_attribute_{}__"
-_PLACEHOLDER_PATTERN = re.compile(r"__ivm_attribute_(\d+)__")
+_PLACEHOLDER_PATTERN = re.compile(r"`?__ivm_attribute_(\d+)__`?")  # `...` should Catalyst quote it
 _SIMPLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_REFERENCE = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*|`(?:[^`]|``)*`)(?:\.(?:[A-Za-z_][A-Za-z0-9_]*|`(?:[^`]|``)*`))*")
 _CALL_PREFIX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\(|\(")
 
 
@@ -109,7 +110,7 @@ def _quote(name: str) -> str:
 
 def _is_reference(text: str) -> bool:
     """Whether ``text`` is a plain (possibly qualified) column name, which needs no parentheses."""
-    return all(_SIMPLE_NAME.fullmatch(part) or part.startswith("`") for part in text.split("."))
+    return _REFERENCE.fullmatch(text) is not None
 
 
 def _is_enclosed(text: str) -> bool:
