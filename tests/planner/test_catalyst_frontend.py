@@ -181,6 +181,17 @@ def test_a_dataframe_written_like_its_sql_has_the_same_logical_plan(spark, catal
 
 
 @pytest.mark.spark
+def test_a_view_over_a_catalog_table_is_read_through_to_its_definition(spark, catalog):
+    spark.sql(f"CREATE VIEW {DB}.big_orders AS SELECT o_orderkey, o_custkey FROM {DB}.orders WHERE o_totalprice > 100")
+    try:
+        df = spark.table(f"{DB}.big_orders").groupBy("o_custkey").count()
+        sql = "SELECT o_custkey, count(1) AS count FROM orders WHERE o_totalprice > 100 GROUP BY o_custkey"
+        assert logical_plan_from_dataframe(df, catalog) == parse_sql(sql, catalog)
+    finally:
+        spark.sql(f"DROP VIEW {DB}.big_orders")
+
+
+@pytest.mark.spark
 def test_window_functions_udfs_and_partial_dropduplicates_are_refused_by_name(spark, catalog):
     o = catalog_tables(spark)("orders")
     ranked = o.withColumn("rank", F.rank().over(Window.partitionBy("o_custkey").orderBy("o_totalprice")))
@@ -214,7 +225,8 @@ def test_sql_front_end_refusals_reach_the_user_with_the_rendered_sql(spark, cata
 
 
 class ConnectLikeDataFrame:
-    """What a Spark Connect DataFrame looks like to the front end: no ``_jdf``."""
+    """What a Spark Connect DataFrame looks like to the front end: no ``_jdf`` (the real class raises
+    an ``AttributeError`` for it; its module needs grpc, which is not installed here)."""
 
     columns = ["o_orderkey"]
 
