@@ -123,6 +123,8 @@ def cmd_run(args) -> int:
         raise CommandLineError("--rejects needs --on-invalid quarantine (under 'error' invalid input stops the run)")
     if args.work_dir and args.engine != "spark":
         raise CommandLineError("--work-dir is where the Spark engine keeps its checkpoint: it needs --engine spark")
+    if args.spark_master and args.engine != "spark":
+        raise CommandLineError("--spark-master needs --engine spark")
     catalog = load_catalog(args.catalog)
     if args.engine == "spark":
         return _run_on_spark(args, catalog)
@@ -178,7 +180,7 @@ def _run_on_spark(args, catalog) -> int:
                  "catalog": args.catalog, "stream": str(Path(args.stream).resolve()), "batch_size": args.batch_size,
                  "on_invalid": args.on_invalid, **_planner_options(args)}
     run = run_stream(_read_query(args.query), catalog, args.stream, args.batch_size, args.work_dir, args.on_invalid,
-                     arguments, _planner_options(args))
+                     arguments, _planner_options(args), master=args.spark_master)
     try:
         if args.out:
             _write_rows(args.out, run.view, run.result)
@@ -246,6 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--rejects", help="where quarantined updates go (JSON lines; default rejects.jsonl)")
     run.add_argument("--work-dir", help="spark engine: checkpoint and outputs; started again after a crash with the "
                                         "same arguments, the run resumes (default: a temporary directory)")
+    run.add_argument("--spark-master", help="spark engine: the Spark master (default local[2]; e.g. local-cluster[2,1,1024] "
+                                            "for two executor JVMs)")
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     run.set_defaults(func=cmd_run)

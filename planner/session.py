@@ -38,8 +38,9 @@ from catalog.schema import Catalog, CatalogError
 from catalog.spark import catalog_from_spark
 from operators.runtime.spark_changes import from_change_data_feed, normalized_changes, snapshot_changes
 from operators.runtime.spark_session import make_spark_session
-from planner.compiler import CompiledQuery, compile_plan, compile_query
+from planner.compiler import CompiledQuery, compile_query
 from planner.explain import explain_text
+from planner.sql.catalyst import dataframe_sql
 from planner.view import MaintainedView
 
 _CREATE = re.compile(r"^\s*CREATE\s+INCREMENTAL\s+VIEW\s+(?P<name>\w+)\s+AS\s+(?P<query>.+?);?\s*$", re.I | re.S)
@@ -192,12 +193,10 @@ class IncrementalViews:
         return self.spark.sql(statement)
 
     def _compile(self, query: str | DataFrame, planner_options) -> CompiledQuery:
-        if isinstance(query, str):
-            return compile_query(query, self.catalog, **planner_options)
-        from planner.sql.catalyst import logical_plan_from_dataframe  # noqa: PLC0415 (needs a JVM-backed DataFrame)
-
-        logical = logical_plan_from_dataframe(query, self.catalog)
-        return compile_plan(f"-- DataFrame plan\n{logical}", logical, self.catalog, **planner_options)
+        # a DataFrame's analyzed Catalyst plan is rendered as the Spark SQL it stands for, node by node
+        # (refusing any node it cannot), and planned like SQL text; EXPLAIN then shows that SQL
+        text = query if isinstance(query, str) else dataframe_sql(query, self.catalog)
+        return compile_query(text, self.catalog, **planner_options)
 
     def _shaped(self, table: str, changes: DataFrame, change_data_feed: bool) -> DataFrame:
         try:

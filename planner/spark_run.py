@@ -58,7 +58,8 @@ class SparkRun:
 
 
 def run_stream(sql: str, catalog: Catalog, stream_dir: str | Path, batch_size: int, work_dir: str | Path | None,
-               on_invalid: str, arguments: Mapping[str, object], planner_options: Mapping[str, object]) -> SparkRun:
+               on_invalid: str, arguments: Mapping[str, object], planner_options: Mapping[str, object],
+               master: str | None = None) -> SparkRun:
     """Maintain ``sql`` over ``stream_dir`` in batches of ``batch_size`` ``_seq`` values; see the module
     docstring. ``arguments`` are what must match when the run is resumed (the CLI's options)."""
     stream_dir = Path(stream_dir)
@@ -68,7 +69,7 @@ def run_stream(sql: str, catalog: Catalog, stream_dir: str | Path, batch_size: i
     temporary = work_dir is None
     directory = Path(tempfile.mkdtemp(prefix="ivm-run-") if temporary else work_dir)
     _check_same_run(directory, {**arguments, "sql_sha256": hashlib.sha256(sql.encode()).hexdigest()})
-    spark = make_spark_session()
+    spark = make_spark_session(master=master)
     changes = {name: stream_changes(spark, stream_dir, catalog.table(name), batches) for name in present}
     started = time.perf_counter()
     view = MaintainedView(sql, catalog, engine="spark", on_invalid=on_invalid, spark=spark, work_dir=str(directory),

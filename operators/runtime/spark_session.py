@@ -70,8 +70,9 @@ def parse_java_version(banner: str) -> int:
     return minor if major == 1 else major
 
 
-def make_spark_session(app: str = "spark-ivm", cores: int = 2) -> SparkSession:
-    """The active session if there is one, else a new ``local[cores]`` session set up for the runner.
+def make_spark_session(app: str = "spark-ivm", cores: int = 2, master: str | None = None) -> SparkSession:
+    """The active session if there is one, else a new session set up for the runner, on ``master``
+    (default ``local[cores]``; ``local-cluster[2,1,1024]`` runs two executor JVMs on this machine).
 
     A reused session keeps its own settings, except the state-store provider, which is set here
     because it is a session (SQL) setting and the runner cannot work without it; its Python workers
@@ -85,7 +86,7 @@ def make_spark_session(app: str = "spark-ivm", cores: int = 2) -> SparkSession:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     spark = (
-        SparkSession.builder.master(f"local[{cores}]")
+        SparkSession.builder.master(master or f"local[{cores}]")
         .appName(app)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
