@@ -4,30 +4,34 @@ Runs the text of `examples/tpch/q03.sql` unchanged in Flink SQL (streaming mode,
 over the changes of customer, orders and lineitem from a stream directory in the project's format
 (one Parquet file per table, `_seq` global order, `_op` +1/-1), collects the changelog of the
 result, applies it to get the final top 10, and prints updates/s for the whole job (process start
-to final result, JVM start-up included), the peak RSS of the process tree (Python driver + JVM,
-sampled from /proc) and the final rows. `--check` compares the rows with a Parquet result of
+to final result, JVM start-up included), the CPU seconds and peak RSS of the process tree (Python
+driver + JVM, sampled from /proc every 0.2 s) and the final rows. `--check` compares the rows with a Parquet result of
 `ivm run --out` (non-empty, equal as sets of exact values).
 
 How the changes reach Flink, and why. Flink SQL has no way to turn an insert-only row carrying an
 `_op` column into a retraction, so the stream must arrive in a changelog format. Flink's filesystem
 connector reads `debezium-json` as a changelog (+I for "c", -D for "d"), decoded in the JVM. So the
 job first writes the three tables' changes, merged in `_seq` order, to ONE debezium-json file (each
-row tagged with its table in a column `t`), and the SQL splits it with three views
-`SELECT ... FROM changes WHERE t = '<table>'`. One file is one split, read by one source at
-parallelism 1, so every table's changes reach Flink in `_seq` order (across tables the joins see
-them interleaved as Flink's network buffers deliver them, which is how Flink always runs).
-Alternatives rejected: a Python collection (`from_collection` -> `from_changelog_stream`) pickles
-1.45 M rows in the driver and is the naive job, not a fair peer; Flink's Parquet format is not in
-the PyFlink wheel and would be insert-only anyway (setting the row kind from `_op` needs a Python
-map, i.e. every row through the Python worker). The conversion to JSON is part of the job's wall
-time here (it is this job's way of reading the stream); its seconds are printed separately so the
-rate without it can be read too. Rows carry all columns of their table, as a CDC record does;
-Flink projects the ones Q3 uses.
+row tagged with its table in a column `t`; built column-wise with Arrow), then scans it
+once (one file is one split, read by one source at parallelism 1, so the changes enter Flink in
+`_seq` order) and splits it into three views `... WHERE t = '<table>'` (see `table_environment`
+for why the scan passes through a DataStream). Across tables the joins see the changes
+interleaved as Flink's network buffers deliver them, which is how Flink always runs; within a
+table the order is `_seq`. The JSON rows carry all columns, as a CDC record does; the scan decodes
+only the ten Q3 reads. Alternatives rejected: a Python collection (`from_collection` ->
+`from_changelog_stream`) pickles 1.45 M rows in the driver and is the naive job, not a fair peer;
+Flink's Parquet format is not in the PyFlink wheel and is insert-only anyway (setting the row kind
+from `_op` needs a Python map, i.e. every row through the Python worker); one file per table
+would be read by three independent sources, each at its own pace, losing the `_seq` interleaving.
+Writing the JSON is counted in the job's wall time (it is this job's way of reading the stream);
+its seconds are printed apart so the rate without it can be read too. `--read-only` runs the same
+scan into a blackhole sink, to show the reading's share.
 
 Dialect notes: the query text runs as is. DECIMAL stays exact: the JSON carries decimals as
 strings, read into DECIMAL(15, 2); Flink types `sum(l_extendedprice * (1 - l_discount))` as
 DECIMAL(38, 4), as Spark does. `ORDER BY ... LIMIT 10` runs as Flink's streaming Top-N
-(SortLimit), which keeps the whole aggregate input ordered in state. Ties at the 10th place may be
+(SortLimit, retract strategy), which keeps the whole aggregate input ordered in state; the joins
+are Flink's regular (non-windowed) stream joins holding both inputs in heap state. Ties at the 10th place may be
 broken differently from the local runner; `--check` would then report them.
 
 Runs in its own venv, not the project's (PyFlink pins its own pyarrow and Beam):
@@ -176,6 +180,7 @@ class TreeUsage:
 
     def __init__(self, every: float = 0.2) -> None:
         self.peak_kib = 0
+        self.descendants_peak_kib = 0  # the JVM (and its launcher)
         self._cpu_ticks: dict[int, int] = {}  # last seen utime + stime of each process
         self._every = every
         self._stop = threading.Event()
@@ -204,7 +209,9 @@ class TreeUsage:
         while frontier:
             frontier = [pid for pid, (parent, _, _) in stats.items() if parent in frontier]
             tree.extend(frontier)
-        self.peak_kib = max(self.peak_kib, sum(stats[pid][2] for pid in tree if pid in stats))
+        rss = [stats[pid][2] for pid in tree if pid in stats]
+        self.peak_kib = max(self.peak_kib, sum(rss))
+        self.descendants_peak_kib = max(self.descendants_peak_kib, sum(rss[1:]))
         for pid in tree:
             if pid in stats:
                 self._cpu_ticks[pid] = stats[pid][1]
@@ -265,9 +272,10 @@ def main() -> None:
     print(f"{updates} updates of {', '.join(TABLES)} in {elapsed:.2f} s ({updates / elapsed:,.0f} updates/s) with "
           f"Flink SQL{' reading only' if args.read_only else ''}, whole job; of which {converted:.2f} s writing debezium-json "
           f"({updates / (elapsed - converted):,.0f} updates/s without it); {received} result changes; "
-          f"result: {len(rows)} rows; peak RSS of the process tree {usage.peak_kib / 1024:,.0f} MiB "
-          f"(of the Python driver alone {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB), "
-          f"CPU {usage.cpu_seconds:.1f} s")
+          f"result: {len(rows)} rows; peak RSS: process tree (sampled) {usage.peak_kib / 1024:,.0f} MiB, "
+          f"the JVM {usage.descendants_peak_kib / 1024:,.0f} MiB, "
+          f"the Python driver {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB; "
+          f"CPU of the tree {usage.cpu_seconds:.1f} s")
     if args.check:
         check(rows, args.check)
 
