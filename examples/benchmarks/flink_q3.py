@@ -14,7 +14,7 @@ connector reads `debezium-json` as a changelog (+I for "c", -D for "d"), decoded
 job first writes the three tables' changes, merged in `_seq` order, to ONE debezium-json file (each
 row tagged with its table in a column `t`; built column-wise with Arrow), then scans it
 once (one file is one split, read by one source at parallelism 1, so the changes enter Flink in
-`_seq` order) and splits it into three views `... WHERE t = '<table>'` (see `table_environment`
+`_seq` order; Flink's log shows the one `FileSourceSplit [0, file size)`) and splits it into three views `... WHERE t = '<table>'` (see `table_environment`
 for why the scan passes through a DataStream). Across tables the joins see the changes
 interleaved as Flink's network buffers deliver them, which is how Flink always runs; within a
 table the order is `_seq`. The JSON rows carry all columns, as a CDC record does; the scan decodes
