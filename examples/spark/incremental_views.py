@@ -30,6 +30,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from catalog.tpch import tpch_catalog  # noqa: E402
 from operators.runtime.spark_changes import change_schema  # noqa: E402
 from operators.runtime.spark_session import make_spark_session  # noqa: E402
+from operators.runtime.stream_format import arrow_schema  # noqa: E402
 from planner.session import IncrementalViews  # noqa: E402
 from planner.workloads.tpch_data import generate_tpch  # noqa: E402
 
@@ -45,7 +46,7 @@ catalog = tpch_catalog()
 # %%
 spark.sql(f"CREATE DATABASE IF NOT EXISTS ivm_example LOCATION '{WORK / 'warehouse'}'")
 spark.catalog.setCurrentDatabase("ivm_example")
-rows = {name: pq.read_table(data / f"{name}.parquet") for name in TABLES}
+rows = {name: pq.read_table(data / f"{name}.parquet").cast(arrow_schema(catalog.table(name))) for name in TABLES}
 odd = {"orders": pc.equal(pc.bit_wise_and(rows["orders"]["o_orderkey"], 1), 1),
        "lineitem": pc.equal(pc.bit_wise_and(rows["lineitem"]["l_orderkey"], 1), 1)}
 for name in TABLES:
