@@ -1,0 +1,360 @@
+"""Bucketed execution of a keyed stage under ``transformWithState``: one Spark group per bucket of keys.
+
+The runner's ``StageProcessor`` makes every distinct stage key its own Spark group. Per group pyspark's
+Row API pays a fixed toll regardless of the stage: two socket round trips to the JVM state server to
+set and remove the implicit key, a third for the batch timestamps, one Arrow record batch built for the
+group's output (``RecordBatch.from_pylist`` per key, in ``pyspark/worker.py``), and the ValueState
+``get`` and ``update``; measured ~0.15 ms per key and batch (notes/spark-facts.md, Q6).
+
+Here Spark groups by ``bucket = crc32(key text) mod buckets`` instead, a few dozen to a few thousand
+groups, and the processor regroups a bucket's rows by the key text itself. Each key's state lives in
+one MapState of the bucket (key text → pickled state), so a batch reads and writes only the keys it
+carries: two round trips per touched key (``getValue``, then ``updateValue`` or ``removeKey``) and the
+per-group toll once per bucket. State stays O(changed) per batch, exactly like the ValueState layout.
+examples/benchmarks/spark_state_access.py measures both layouts side by side.
+
+Contract, unchanged from ``StageProcessor`` except the grouping column: input rows of ``ROW_SCHEMA``
+plus ``bucket int`` (``with_bucket`` adds it in Spark from ``key``; ``bucket_of`` is the same function
+in Python), output rows of ``ROW_SCHEMA`` addressed to the downstream stage with its key text, or to
+``RESULT``. The bucket count is part of the state layout: a checkpoint must be resumed with the same
+count.
+
+Stages keyed by a constant (top-k, RPAI tree, thresholds, the general fallback) keep one state object
+for the whole stage, so any layout that stores it as one value re-pickles all of it every batch. The
+layout that fixes this (described here, not built yet): the durable state is a MapState inside the one
+key, by *sub-key* (for top-k the row itself → multiplicity; for an RPAI tree the inner key → its
+aggregate), written per changed sub-key only; the ordered index the stage computes with (SortedList,
+RPAI tree) is derived data, kept in the Python worker between batches and validated by a token: each
+batch writes a fresh random token to a ValueState next to the map and into the cached index; a batch
+whose worker holds an index with the stored token uses it, any other (new worker, restart, a batch
+retried after a failure, whose uncommitted writes Spark rolled back) rebuilds it from the map once.
+"""
+
+from __future__ import annotations
+
+import pickle
+import zlib
+from collections.abc import Callable, Iterator
+from functools import reduce
+from typing import Any
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql.functions import col, crc32, lit, pmod
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.streaming.stateful_processor import TimerValues
+from pyspark.sql.types import Row as SparkRow
+from sortedcontainers import SortedDict
+
+from operators.runtime.dataflow import Dataflow, StageNode
+from operators.runtime.spark_runner import PICKLE_PROTOCOL, RESULT, ROW_SCHEMA, key_text, state_name
+from operators.stages.base import Change
+from operators.stages.top_k import TopKStage
+from operators.zset import Row, consolidate
+
+#: Default bucket count: enough groups to spread over any realistic number of shuffle partitions,
+#: few enough that the per-group toll (~0.1 ms) is noise next to a batch (measured: see the benchmark).
+DEFAULT_BUCKETS = 256
+BUCKET_COLUMN = "bucket"
+#: What a bucketed stage's input must carry: the runner's row schema plus the grouping column.
+BUCKETED_INPUT_SCHEMA = f"{ROW_SCHEMA}, {BUCKET_COLUMN} int"
+
+
+def bucket_of(key: str, buckets: int = DEFAULT_BUCKETS) -> int:
+    """The bucket of a key text, as ``bucket_column`` computes it in Spark (CRC-32 of the UTF-8 bytes).
+
+    >>> bucket_of("(1,)", 256) == zlib.crc32(b"(1,)") % 256
+    True
+    """
+    return zlib.crc32(key.encode()) % buckets
+
+
+def bucket_column(buckets: int = DEFAULT_BUCKETS) -> Column:
+    """``bucket_of(key)`` as a Spark expression: Spark's ``crc32`` is zlib's over the same bytes."""
+    return pmod(crc32(col("key").cast("binary")), lit(buckets)).cast("int")
+
+
+def with_bucket(stage_input: DataFrame, buckets: int = DEFAULT_BUCKETS) -> DataFrame:
+    """A stage's input (``ROW_SCHEMA`` rows) with the bucket column the processor is grouped by."""
+    return stage_input.withColumn(BUCKET_COLUMN, bucket_column(buckets))
+
+
+def run_bucketed(stage_input: DataFrame, node: StageNode, downstream: StageNode | None,
+                 buckets: int = DEFAULT_BUCKETS, chunks: int | None = None) -> DataFrame:
+    """``stage_input`` (``ROW_SCHEMA``) through ``node``'s stage, one Spark group per bucket; the
+    drop-in replacement for the runner's ``groupBy("key").transformWithState(StageProcessor(...))``."""
+    return (
+        with_bucket(stage_input, buckets)
+        .groupBy(BUCKET_COLUMN)
+        .transformWithState(BucketedStageProcessor(node, downstream, buckets, chunks), ROW_SCHEMA, "Append", "None")
+    )
+
+
+def stage_chain(dataflow: Dataflow, source: DataFrame,
+                run_stage: Callable[[DataFrame, StageNode, StageNode | None], DataFrame] | None = None) -> DataFrame:
+    """The dataflow as one streaming DataFrame of result rows (``ROW_SCHEMA``, addressed to ``RESULT``).
+
+    ``source`` holds the routed base-table changes of every stage; each stage reads its own rows of it
+    unioned with the outputs of the stages feeding it and runs through ``run_stage``, so the layout of
+    a stage is a choice made per stage.
+    """
+    run_stage = run_stage or choose_layout
+    routed_stages = {route.stage for route in dataflow.sources}
+    feeds: dict[int, list[DataFrame]] = {}
+    results: list[DataFrame] = []
+    for node in dataflow.stages:
+        inputs = feeds.pop(node.id, [])
+        if node.id in routed_stages:
+            inputs.insert(0, source.where(col("stage") == node.id))
+        if not inputs:
+            raise ValueError(f"stage {node.id} ({node.stage.name}) has no input: "
+                             "no source route ends at it and no stage feeds it")
+        downstream = None if node.downstream is None else dataflow.stage(node.downstream)
+        output = run_stage(reduce(DataFrame.unionByName, inputs), node, downstream)
+        (results if downstream is None else feeds.setdefault(downstream.id, [])).append(output)
+    return reduce(DataFrame.unionByName, results)
+
+
+class BucketedStageProcessor(StatefulProcessor):
+    """Runs one ``KeyedStage`` over the keys of a bucket; their states in the bucket's MapState.
+
+    With ``chunks`` None the map holds one entry per key (key text → pickled state). With a chunk
+    count it holds one entry per chunk of keys (chunk → pickled dict of key text → state), where
+    ``chunk_of`` spreads a bucket's keys over ``chunks`` chunks: fewer state calls per batch when a
+    batch touches many keys, at the price of (un)pickling the chunk's untouched keys too.
+    """
+
+    def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int = DEFAULT_BUCKETS,
+                 chunks: int | None = None):
+        self.node = node
+        self.downstream = downstream
+        self.buckets = buckets
+        self.chunks = chunks
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        user_key = "key string" if self.chunks is None else "chunk int"
+        self.states = handle.getMapState(state_name(self.node.id), user_key, "state binary")
+        self.address = output_address(self.node, self.downstream)
+        self.downstream_key = downstream_key_text(self.node, self.downstream)
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        by_key: dict[str, list[Change]] = {}
+        for row in rows:
+            change = Change(row.port, pickle.loads(row.row), row.w)
+            by_key.setdefault(row.key, []).append(change)
+        if self.chunks is None:
+            emitted = process_keys(self.node, self.states, by_key)
+        else:
+            emitted = process_chunks(self.node, self.states, by_key, self.buckets, self.chunks)
+        destination, port = self.address
+        downstream_key = self.downstream_key
+        # Built eagerly: state calls act on the implicit key, which is only set during this call.
+        return iter([
+            SparkRow(stage=destination, key=downstream_key(row), port=port,
+                     row=pickle.dumps(row, PICKLE_PROTOCOL), w=weight)
+            for row, weight in emitted
+        ])
+
+    def close(self) -> None:
+        pass
+
+
+def output_address(node: StageNode, downstream: StageNode | None) -> tuple[int, int]:
+    """(stage id, port) the stage's output rows go to; ``RESULT`` for the last stage."""
+    return (RESULT, 0) if downstream is None else (downstream.id, node.downstream_port)
+
+
+def downstream_key_text(node: StageNode, downstream: StageNode | None) -> Callable[[Row], str]:
+    """The key text of an output row at the stage it goes to ("" for the result)."""
+    if downstream is None:
+        return lambda row: ""
+    key_of = downstream.stage.key_function(node.downstream_port)
+    return lambda row: key_text(key_of(row))
+
+
+def chunk_of(key: str, buckets: int, chunks: int) -> int:
+    """The chunk of a key text within its bucket: the CRC-32 bits above the bucket's, so a bucket's
+    keys spread over all its chunks."""
+    return zlib.crc32(key.encode()) // buckets % chunks
+
+
+def process_chunks(node: StageNode, chunk_states: Any, by_key: dict[str, list[Change]], buckets: int,
+                   chunks: int) -> list[tuple[Row, int]]:
+    """``stage.process`` once per key text of a bucket, reading and writing the bucket's MapState
+    ``chunk_states`` once per touched chunk; returns the stage's output rows."""
+    by_chunk: dict[int, list[str]] = {}
+    for text in by_key:
+        by_chunk.setdefault(chunk_of(text, buckets, chunks), []).append(text)
+    stage = node.stage
+    emitted: list[tuple[Row, int]] = []
+    for chunk, texts in by_chunk.items():
+        user_key = (chunk,)
+        stored = chunk_states.getValue(user_key)
+        states: dict[str, Any] = {} if stored is None else pickle.loads(stored[0])
+        for text in texts:
+            changes = by_key[text]
+            first = changes[0]
+            new_state, output = stage.process(stage.key_of(first.port, first.row), states.get(text), changes)
+            if new_state is None:
+                states.pop(text, None)
+            else:
+                states[text] = new_state
+            emitted.extend(output)
+        if states:
+            chunk_states.updateValue(user_key, (pickle.dumps(states, PICKLE_PROTOCOL),))
+        elif stored is not None:
+            chunk_states.removeKey(user_key)
+    return emitted
+
+
+def process_keys(node: StageNode, states: Any, by_key: dict[str, list[Change]]) -> list[tuple[Row, int]]:
+    """``stage.process`` once per key text of a bucket, reading and writing only those keys of the
+    bucket's MapState ``states``; returns the stage's output rows."""
+    stage = node.stage
+    emitted: list[tuple[Row, int]] = []
+    for text, changes in by_key.items():
+        user_key = (text,)
+        stored = states.getValue(user_key)
+        old_state = None if stored is None else pickle.loads(stored[0])
+        # The grouping text is only text; the stage wants the tuple, which any of its rows gives back.
+        first = changes[0]
+        new_state, output = stage.process(stage.key_of(first.port, first.row), old_state, changes)
+        if new_state is not None:
+            states.updateValue(user_key, (pickle.dumps(new_state, PICKLE_PROTOCOL),))
+        elif stored is not None:
+            states.removeKey(user_key)
+        emitted.extend(output)
+    return emitted
+
+
+class TopKProcessor(StatefulProcessor):
+    """A ``TopKStage`` (keyed by a constant) whose batch touches O(changed + k) state, not O(all rows).
+
+    The stage's own state is a SortedList of every input row, re-pickled whole each batch under the
+    generic processors. Here the one key holds two state variables instead:
+
+    - ``rows``, a MapState row text → (row, multiplicity): the multiset of all input rows, one entry per
+      distinct row, read and written only for the rows a batch changes;
+    - ``best``, a ValueState of the *buffer*: every row whose order entry is ≤ ``bound``, with its
+      multiplicity, kept between k and ``TRIM_FACTOR``·k rows (or all rows, when ``complete``).
+
+    The top k is the head of the buffer. A change beyond ``bound`` touches only ``rows``. When deletes
+    leave fewer than k rows in an incomplete buffer, it is refilled from a full scan of ``rows`` to its
+    ``REFILL_FACTOR``·k smallest rows: O(all rows), but only after ~k deletes from the top since the last
+    refill. Ties and order follow ``TopKStage.order_key`` exactly, so the output equals the stage's.
+    """
+
+    REFILL_FACTOR = 2
+    TRIM_FACTOR = 4
+
+    def __init__(self, node: StageNode, downstream: StageNode | None):
+        self.node = node
+        self.downstream = downstream
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        name = state_name(self.node.id)
+        self.rows = handle.getMapState(f"{name}_rows", "row_text string", "row binary, count long")
+        self.best = handle.getValueState(f"{name}_best", "buffer binary, bound binary, complete boolean")
+        self.address = output_address(self.node, self.downstream)
+        self.downstream_key = downstream_key_text(self.node, self.downstream)
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        stage, count = self.node.stage, self.node.stage.count
+        net = consolidate((pickle.loads(row.row), row.w) for row in rows)
+        # Order entries first: evaluating a sort key may raise, and then nothing may have changed.
+        entries = [((stage.order_key(row), row), weight) for row, weight in net]
+        buffer, bound, complete = self._load_buffer()
+        before = head(buffer, count)
+        for (entry, weight) in entries:
+            self._count(entry[1], weight)
+            if complete or entry <= bound:
+                multiplicity = buffer.get(entry, 0) + weight
+                if multiplicity:
+                    buffer[entry] = multiplicity
+                else:
+                    del buffer[entry]
+        if not complete and sum(buffer.values()) < count:
+            buffer, bound, complete = self._refill()
+        elif sum(buffer.values()) > self.TRIM_FACTOR * count:
+            bound, complete = trim(buffer, self.REFILL_FACTOR * count), False
+        self._store_buffer(buffer, bound, complete)
+        emitted = consolidate([*((row, -1) for row in before), *((row, 1) for row in head(buffer, count))])
+        destination, port = self.address
+        return iter([
+            SparkRow(stage=destination, key=self.downstream_key(row), port=port,
+                     row=pickle.dumps(row, PICKLE_PROTOCOL), w=weight)
+            for row, weight in emitted
+        ])
+
+    def _count(self, row: Row, weight: int) -> None:
+        """Add ``weight`` copies of ``row`` to the multiset ``rows``."""
+        text = (key_text(row),)
+        stored = self.rows.getValue(text)
+        multiplicity = (0 if stored is None else stored[1]) + weight
+        if multiplicity < 0:
+            raise ValueError(f"{self.node.stage.name}: delete of absent row {row!r}")
+        if multiplicity:
+            self.rows.updateValue(text, (pickle.dumps(row, PICKLE_PROTOCOL), multiplicity))
+        else:
+            self.rows.removeKey(text)
+
+    def _load_buffer(self) -> tuple[SortedDict, tuple | None, bool]:
+        stored = self.best.get()
+        if stored is None:
+            return SortedDict(), None, True
+        order_key = self.node.stage.order_key
+        buffer = SortedDict(((order_key(row), row), n) for row, n in pickle.loads(stored[0]))
+        bound_row = pickle.loads(stored[1])
+        return buffer, None if bound_row is None else (order_key(bound_row), bound_row), stored[2]
+
+    def _store_buffer(self, buffer: SortedDict, bound: tuple | None, complete: bool) -> None:
+        if complete and not buffer:
+            self.best.clear()
+            return
+        listed = [(row, n) for (_, row), n in buffer.items()]
+        bound_row = None if bound is None else bound[1]
+        self.best.update((pickle.dumps(listed, PICKLE_PROTOCOL), pickle.dumps(bound_row, PICKLE_PROTOCOL), complete))
+
+    def _refill(self) -> tuple[SortedDict, tuple | None, bool]:
+        """The buffer rebuilt from every row: the smallest ``REFILL_FACTOR``·k, or all of them."""
+        order_key = self.node.stage.order_key
+        buffer = SortedDict()
+        for _, (row_bytes, multiplicity) in self.rows.iterator():
+            row = pickle.loads(row_bytes)
+            buffer[(order_key(row), row)] = multiplicity
+        if sum(buffer.values()) <= self.REFILL_FACTOR * self.node.stage.count:
+            return buffer, None, True
+        return buffer, trim(buffer, self.REFILL_FACTOR * self.node.stage.count), False
+
+    def close(self) -> None:
+        pass
+
+
+def head(buffer: SortedDict, count: int) -> list[Row]:
+    """The first ``count`` rows of a buffer, repeated by multiplicity."""
+    rows: list[Row] = []
+    for (_, row), multiplicity in buffer.items():
+        if len(rows) >= count:
+            break
+        rows.extend([row] * multiplicity)
+    return rows[:count]
+
+
+def trim(buffer: SortedDict, keep: int) -> tuple:
+    """Drop the largest entries of ``buffer`` while at least ``keep`` rows remain; the new bound (the
+    largest entry kept). Whole entries go, so the buffer still holds every copy of a row ≤ the bound."""
+    total = sum(buffer.values())
+    while total - buffer.peekitem(-1)[1] >= keep:
+        total -= buffer.popitem(-1)[1]
+    return buffer.peekitem(-1)[0]
+
+
+def run_top_k(stage_input: DataFrame, node: StageNode, downstream: StageNode | None) -> DataFrame:
+    """``stage_input`` (``ROW_SCHEMA``) through a ``TopKStage`` with the O(changed) layout above."""
+    return stage_input.groupBy("key").transformWithState(TopKProcessor(node, downstream), ROW_SCHEMA, "Append", "None")
+
+
+def choose_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode | None) -> DataFrame:
+    """The layout chosen per stage kind: top-k by its buffer, every other stage by buckets."""
+    if isinstance(node.stage, TopKStage):
+        return run_top_k(stage_input, node, downstream)
+    return run_bucketed(stage_input, node, downstream)
