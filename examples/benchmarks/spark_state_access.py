@@ -17,6 +17,8 @@ Strategies (all with the runner's session, ``make_spark_session``, 2 cores):
   row-bucket   Row API, ``groupBy(bucket)``, MapState(key text → pickled state) per bucket
                (operators/runtime/spark_stage_processors.py), for several bucket counts
   row-bucket C=… as row-bucket, the MapState by chunk of keys (chunk → pickled dict of states)
+  packed       the chunked layout on packed rows: one Spark row per (stage, bucket) holding the
+               pickled list of its changes (``PACKED_SCHEMA``), in and out
   pandas-key   ``transformWithStateInPandas``, ``groupBy(key)``, ValueState
   pandas-bucket ``transformWithStateInPandas``, ``groupBy(bucket)``, MapState
   …-notrack    as above with ``spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows=false``
@@ -64,10 +66,15 @@ from operators.runtime.spark_runner import (  # noqa: E402
 from operators.runtime.spark_session import make_spark_session  # noqa: E402
 from operators.runtime.spark_stage_processors import (  # noqa: E402
     BUCKET_COLUMN,
+    PACKED_ARROW_SCHEMA,
+    PACKED_SCHEMA,
     BucketedStageProcessor,
     downstream_key_text,
     output_address,
+    pack,
     process_keys,
+    run_packed,
+    unpack,
     with_bucket,
 )
 from operators.stages.aggregate import AggregateSpec, RingAggregateStage  # noqa: E402
@@ -170,6 +177,8 @@ def build(strategy: str, buckets: int, node: StageNode, source, chunks: int | No
     if strategy == "row-bucket":
         return (with_bucket(source, buckets).groupBy(BUCKET_COLUMN)
                 .transformWithState(BucketedStageProcessor(node, None, buckets, chunks), ROW_SCHEMA, "Append", "None"))
+    if strategy == "packed":
+        return run_packed(source, node, None, buckets, chunks)
     if strategy == "pandas-key":
         return source.groupBy("key").transformWithStateInPandas(PandasKeyProcessor(node), ROW_SCHEMA, "Append", "None")
     if strategy == "pandas-bucket":
@@ -193,17 +202,31 @@ def run_strategy(spark, strategy: Strategy, batches, expected: list[int], work: 
         directory.mkdir(parents=True)
     spark.conf.set(TRACK_ROWS, str(strategy.track_rows).lower())
     counts: dict[int, int] = {}
-    source = spark.readStream.schema(ROW_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source_dir))
+    packed = strategy.api == "packed"
+
+    def count(frame, batch_id: int) -> None:
+        if packed:
+            counts[batch_id] = sum(len(unpack(c)) for c in frame.select("changes").toArrow()["changes"].to_pylist())
+        else:
+            counts[batch_id] = frame.count()
+
+    schema = PACKED_SCHEMA if packed else ROW_SCHEMA
+    source = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(source_dir))
     query = (build(strategy.api, strategy.buckets, node, source, strategy.chunks).writeStream
-             .foreachBatch(lambda frame, batch_id: counts.__setitem__(batch_id, frame.count()))
-             .option("checkpointLocation", str(checkpoint)).start())
+             .foreachBatch(count).option("checkpointLocation", str(checkpoint)).start())
     timings = {}
     try:
         for number, (name, changes) in enumerate(batches):
-            records = [{"stage": 0, "key": key_text((c.row[0],)), "port": c.port,
-                        "row": pickle.dumps(c.row, PICKLE_PROTOCOL), "w": c.weight} for c in changes]
+            if packed:
+                table = pa.Table.from_pylist(
+                    pack(((0, key_text((c.row[0],)), c.port, c.row, c.weight) for c in changes), strategy.buckets),
+                    schema=PACKED_ARROW_SCHEMA)
+            else:
+                table = pa.Table.from_pylist([{"stage": 0, "key": key_text((c.row[0],)), "port": c.port,
+                                               "row": pickle.dumps(c.row, PICKLE_PROTOCOL), "w": c.weight}
+                                              for c in changes], schema=ARROW_SCHEMA)
             file = f"batch-{number:04d}.parquet"
-            pq.write_table(pa.Table.from_pylist(records, schema=ARROW_SCHEMA), staging / file)
+            pq.write_table(table, staging / file)
             started = time.perf_counter()
             os.rename(staging / file, source_dir / file)
             query.processAllAvailable()
@@ -219,13 +242,18 @@ def run_strategy(spark, strategy: Strategy, batches, expected: list[int], work: 
 
 STRATEGIES = (
     Strategy("row-key", "row-key"),
-    Strategy("row-bucket B=64", "row-bucket", 64),
+    Strategy("row-bucket B=16", "row-bucket", 16),
     Strategy("row-bucket B=256", "row-bucket", 256),
-    Strategy("row-bucket B=1024", "row-bucket", 1024),
+    Strategy("row-bucket B=4096", "row-bucket", 4096),
+    Strategy("row-bucket B=256 C=4", "row-bucket", 256, 4),
     Strategy("row-bucket B=256 C=16", "row-bucket", 256, 16),
     Strategy("row-bucket B=256 C=64", "row-bucket", 256, 64),
     Strategy("row-bucket B=256 notrack", "row-bucket", 256, track_rows=False),
+    Strategy("row-bucket B=256 C=16 notrack", "row-bucket", 256, 16, track_rows=False),
     Strategy("row-key notrack", "row-key", track_rows=False),
+    Strategy("packed B=256 C=16", "packed", 256, 16),
+    Strategy("packed B=64 C=64", "packed", 64, 64),
+    Strategy("packed B=256 C=16 notrack", "packed", 256, 16, track_rows=False),
     Strategy("pandas-bucket B=256", "pandas-bucket", 256),
     Strategy("pandas-key", "pandas-key"),
 )
@@ -243,7 +271,7 @@ def main() -> None:
     batches = make_batches(args.keys, args.changes, args.tiny)
     expected = expected_output_counts(node, batches)
     print(f"{args.changes} changes over {args.keys} keys per big batch; output rows per batch {expected}")
-    print(f"{'strategy':28} {'cold s':>7} {'big s':>7} {'mid s':>7} {'tiny s':>7} {'µs/key big':>10} {'µs/key mid':>10}")
+    print(f"{'strategy':30} {'cold s':>7} {'big s':>7} {'mid s':>7} {'tiny s':>7} {'µs/key big':>10} {'µs/key mid':>10}")
     root = Path(tempfile.mkdtemp(prefix="spark-state-access-"))
     try:
         for number, strategy in enumerate(STRATEGIES):
@@ -252,7 +280,7 @@ def main() -> None:
             t = run_strategy(spark, strategy, batches, expected, root / str(number))
             per_key_big = (t["big"] - t["tiny"]) / (args.keys - args.tiny) * 1e6
             per_key_mid = (t["mid"] - t["tiny"]) / (args.keys // 10 - args.tiny) * 1e6
-            print(f"{strategy.label:28} {t['cold']:7.2f} {t['big']:7.2f} {t['mid']:7.2f} {t['tiny']:7.2f} "
+            print(f"{strategy.label:30} {t['cold']:7.2f} {t['big']:7.2f} {t['mid']:7.2f} {t['tiny']:7.2f} "
                   f"{per_key_big:10.1f} {per_key_mid:10.1f}", flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)

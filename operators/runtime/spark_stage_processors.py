@@ -1,43 +1,46 @@
-"""Bucketed execution of a keyed stage under ``transformWithState``: one Spark group per bucket of keys.
+"""Faster layouts of keyed stages under ``transformWithState``: buckets of keys, chunks, packed rows.
 
-The runner's ``StageProcessor`` makes every distinct stage key its own Spark group. Per group pyspark's
-Row API pays a fixed toll regardless of the stage: two socket round trips to the JVM state server to
-set and remove the implicit key, a third for the batch timestamps, one Arrow record batch built for the
-group's output (``RecordBatch.from_pylist`` per key, in ``pyspark/worker.py``), and the ValueState
-``get`` and ``update``; measured ~0.15 ms per key and batch (notes/spark-facts.md, Q6).
+The runner's ``StageProcessor`` makes every distinct stage key its own Spark group with its own
+ValueState. Per key pyspark's Row API then pays three socket round trips to the JVM state server
+(set the implicit key, ``get``, ``update``), an Arrow record batch for the key's output
+(``RecordBatch.from_pylist`` per group, in ``pyspark/worker.py``), and a cell-by-cell conversion of
+every input row and a ``Row`` and a dict per output row. Three layouts cut those costs; all keep the
+state O(changed) per batch (examples/benchmarks/spark_state_access.py measures them side by side):
 
-Here Spark groups by ``bucket = crc32(key text) mod buckets`` instead, a few dozen to a few thousand
-groups, and the processor regroups a bucket's rows by the key text itself. Each key's state lives in
-one MapState of the bucket (key text → pickled state), so a batch reads and writes only the keys it
-carries: two round trips per touched key (``getValue``, then ``updateValue`` or ``removeKey``) and the
-per-group toll once per bucket. State stays O(changed) per batch, exactly like the ValueState layout.
-examples/benchmarks/spark_state_access.py measures both layouts side by side.
+- **Buckets** (``BucketedStageProcessor``, ``run_bucketed``): Spark groups by ``bucket = crc32(key
+  text) mod buckets``; the processor regroups a bucket's rows by key text. With ``chunks=None`` each
+  key's state is one entry of the bucket's MapState (key text → pickled state): two round trips per
+  touched key, no per-key group. Input and output keep ``ROW_SCHEMA``; ``with_bucket`` adds the
+  grouping column in Spark from ``key``, so it drops into today's plumbing.
+- **Chunks** (same class, ``chunks=n``): the MapState holds one entry per chunk of a bucket's keys
+  (chunk → pickled dict of key text → state); a batch reads and writes each touched chunk once, so
+  round trips fall to two per touched chunk, at the price of (un)pickling a chunk's untouched keys.
+- **Packed rows** (``PackedStageProcessor``, ``run_packed``, ``PACKED_SCHEMA``): chunks, and one
+  Spark row per (destination stage, bucket) carrying the pickled list of its changes, in and out, so
+  the per-row conversions vanish. The upstream fills ``bucket`` itself: ``pack`` does it, with the
+  same CRC-32 of the key text (the result's rows go to bucket 0); a source writes ``pack``ed rows.
 
-Contract, unchanged from ``StageProcessor`` except the grouping column: input rows of ``ROW_SCHEMA``
-plus ``bucket int`` (``with_bucket`` adds it in Spark from ``key``; ``bucket_of`` is the same function
-in Python), output rows of ``ROW_SCHEMA`` addressed to the downstream stage with its key text, or to
-``RESULT``. The bucket count is part of the state layout: a checkpoint must be resumed with the same
-count.
+The bucket and chunk counts are part of the state layout: a checkpoint must be resumed with the same
+counts.
 
-Stages keyed by a constant (top-k, RPAI tree, thresholds, the general fallback) keep one state object
-for the whole stage, so any layout that stores it as one value re-pickles all of it every batch. The
-layout that fixes this (described here, not built yet): the durable state is a MapState inside the one
-key, by *sub-key* (for top-k the row itself → multiplicity; for an RPAI tree the inner key → its
-aggregate), written per changed sub-key only; the ordered index the stage computes with (SortedList,
-RPAI tree) is derived data, kept in the Python worker between batches and validated by a token: each
-batch writes a fresh random token to a ValueState next to the map and into the cached index; a batch
-whose worker holds an index with the stored token uses it, any other (new worker, restart, a batch
-retried after a failure, whose uncommitted writes Spark rolled back) rebuilds it from the map once.
+Stages keyed by a constant keep one state object for the whole stage, which a one-value layout
+re-pickles every batch. ``TopKProcessor`` is the layout for top-k: the multiset of rows in a MapState
+by row (written per changed row) and a bounded buffer of the best rows (O(k)); see its docstring.
+The same split applies to the other constant-keyed stages (not built): the durable state is a
+MapState by sub-key (an RPAI tree's inner key → its aggregate; a threshold stage's value → count),
+and the ordered structure computed over it is either bounded (as the top-k buffer) or rebuilt from the
+map when missing from a worker-side cache validated by a token the batch writes next to the map.
 """
 
 from __future__ import annotations
 
 import pickle
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from functools import reduce
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql.functions import col, crc32, lit, pmod
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
@@ -57,19 +60,15 @@ DEFAULT_BUCKETS = 256
 BUCKET_COLUMN = "bucket"
 #: What a bucketed stage's input must carry: the runner's row schema plus the grouping column.
 BUCKETED_INPUT_SCHEMA = f"{ROW_SCHEMA}, {BUCKET_COLUMN} int"
-
-
-def bucket_of(key: str, buckets: int = DEFAULT_BUCKETS) -> int:
-    """The bucket of a key text, as ``bucket_column`` computes it in Spark (CRC-32 of the UTF-8 bytes).
-
-    >>> bucket_of("(1,)", 256) == zlib.crc32(b"(1,)") % 256
-    True
-    """
-    return zlib.crc32(key.encode()) % buckets
+#: Chunks of keys per bucket, each one MapState entry (measured: see the benchmark).
+DEFAULT_CHUNKS = 16
+#: Many changes per Spark row: the pickled list of (key text, port, row, weight) of one (stage, bucket).
+PACKED_SCHEMA = f"stage int, {BUCKET_COLUMN} int, changes binary"
+PACKED_ARROW_SCHEMA = pa.schema([("stage", pa.int32()), (BUCKET_COLUMN, pa.int32()), ("changes", pa.binary())])
 
 
 def bucket_column(buckets: int = DEFAULT_BUCKETS) -> Column:
-    """``bucket_of(key)`` as a Spark expression: Spark's ``crc32`` is zlib's over the same bytes."""
+    """The bucket of a ``key`` column: CRC-32 of its UTF-8 bytes, modulo ``buckets``."""
     return pmod(crc32(col("key").cast("binary")), lit(buckets)).cast("int")
 
 
@@ -156,6 +155,65 @@ class BucketedStageProcessor(StatefulProcessor):
 
     def close(self) -> None:
         pass
+
+
+class PackedStageProcessor(StatefulProcessor):
+    """``BucketedStageProcessor`` by chunk, on *packed* rows (``PACKED_SCHEMA``): one Spark row per
+    (destination stage, bucket) per task, holding the pickled list of its changes.
+
+    The Row API converts every input row cell by cell and builds a ``Row`` and a dict per output row;
+    for small changes that costs more than the stage itself. Packed, a micro-batch moves a few
+    hundred Spark rows per stage and each change is one element of a pickled list.
+    """
+
+    def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int = DEFAULT_BUCKETS,
+                 chunks: int = DEFAULT_CHUNKS):
+        self.node = node
+        self.downstream = downstream
+        self.buckets = buckets
+        self.chunks = chunks
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.states = handle.getMapState(state_name(self.node.id), "chunk int", "state binary")
+        self.address = output_address(self.node, self.downstream)
+        self.downstream_key = downstream_key_text(self.node, self.downstream)
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        by_key: dict[str, list[Change]] = {}
+        for packed in rows:
+            for text, port, row, weight in pickle.loads(packed.changes):
+                by_key.setdefault(text, []).append(Change(port, row, weight))
+        emitted = process_chunks(self.node, self.states, by_key, self.buckets, self.chunks)
+        destination, port = self.address
+        downstream_key = self.downstream_key
+        addressed = ((destination, downstream_key(row), port, row, weight) for row, weight in emitted)
+        return iter([SparkRow(**record) for record in pack(addressed, self.buckets)])
+
+    def close(self) -> None:
+        pass
+
+
+def pack(changes: Iterable[tuple[int, str, int, Row, int]], buckets: int = DEFAULT_BUCKETS) -> list[dict[str, Any]]:
+    """Rows of ``PACKED_SCHEMA`` from (stage, key text, port, row, weight): one per (stage, bucket of
+    the key); the result's rows all go to bucket 0. What a source writes and a packed stage emits."""
+    groups: dict[tuple[int, int], list[tuple[str, int, Row, int]]] = {}
+    for stage, key, port, row, weight in changes:
+        bucket = 0 if stage == RESULT else zlib.crc32(key.encode()) % buckets
+        groups.setdefault((stage, bucket), []).append((key, port, row, weight))
+    return [{"stage": stage, "bucket": bucket, "changes": pickle.dumps(packed, PICKLE_PROTOCOL)}
+            for (stage, bucket), packed in groups.items()]
+
+
+def unpack(changes: bytes) -> list[tuple[str, int, Row, int]]:
+    """The (key text, port, row, weight) changes of one packed row."""
+    return pickle.loads(changes)
+
+
+def run_packed(stage_input: DataFrame, node: StageNode, downstream: StageNode | None,
+               buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS) -> DataFrame:
+    """Packed rows (``PACKED_SCHEMA``) through ``node``'s stage, one Spark group per bucket."""
+    processor = PackedStageProcessor(node, downstream, buckets, chunks)
+    return stage_input.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
 
 
 def output_address(node: StageNode, downstream: StageNode | None) -> tuple[int, int]:

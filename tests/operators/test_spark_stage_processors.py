@@ -8,12 +8,14 @@ runner's; the bucketed stages must hold as many keys as the local runner's dicts
 
 from __future__ import annotations
 
+import os
 import pickle
 import random
-import zlib
 from collections import Counter
 from operator import itemgetter
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.streaming.tws_tester import TwsTester
 from pyspark.sql.types import Row as SparkRow
@@ -23,12 +25,15 @@ from operators.runtime.local_runner import LocalRunner
 from operators.runtime.spark_runner import ROW_SCHEMA, SparkRunner
 from operators.runtime.spark_session import make_spark_session
 from operators.runtime.spark_stage_processors import (
+    PACKED_ARROW_SCHEMA,
+    PACKED_SCHEMA,
     TopKProcessor,
-    bucket_of,
     choose_layout,
+    pack,
     run_bucketed,
+    run_packed,
     stage_chain,
-    with_bucket,
+    unpack,
 )
 from operators.stages.base import Change, StageDescription
 from operators.stages.top_k import TopKStage
@@ -53,6 +58,27 @@ class LayoutRunner(SparkRunner):
         source = self.spark.readStream.schema(ROW_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(self.source_dir))
         return (stage_chain(self.dataflow, source, self.run_stage).writeStream.foreachBatch(self._collect_result)
                 .option("checkpointLocation", str(self.checkpoint_dir)).start())
+
+
+class PackedRunner(SparkRunner):
+    """The Spark runner with every stage run by ``run_packed``: input files and results packed."""
+
+    def _start_query(self):
+        source = self.spark.readStream.schema(PACKED_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(self.source_dir))
+        chain = stage_chain(self.dataflow, source, lambda rows, node, down: run_packed(rows, node, down, BUCKETS, 2))
+        return (chain.writeStream.foreachBatch(self._collect_result)
+                .option("checkpointLocation", str(self.checkpoint_dir)).start())
+
+    def _write_input_file(self, records):
+        packed = pack(((r["stage"], r["key"], r["port"], pickle.loads(r["row"]), r["w"]) for r in records), BUCKETS)
+        name = f"batch-{self._files_written:09d}.parquet"
+        pq.write_table(pa.Table.from_pylist(packed, schema=PACKED_ARROW_SCHEMA), self.staging_dir / name)
+        os.rename(self.staging_dir / name, self.source_dir / name)
+        self._files_written += 1
+
+    def _collect_result(self, batch, batch_id):
+        packed = batch.select("changes").toArrow().column("changes").to_pylist()
+        self._results[batch_id] = [(row, weight) for changes in packed for _, _, row, weight in unpack(changes)]
 
 
 def toy_with_top_k() -> Dataflow:
@@ -90,15 +116,6 @@ def spark():
 
 
 @pytest.mark.spark
-def test_the_python_bucket_is_the_spark_bucket(spark):
-    keys = ["(1,)", "('EU',)", "(Decimal('2.5'), 'ü')", ""]
-    frame = spark.createDataFrame([(k,) for k in keys], "key string")
-    spark_buckets = [row.bucket for row in with_bucket(frame, 7).collect()]
-    assert spark_buckets == [bucket_of(k, 7) for k in keys]
-    assert bucket_of("(1,)", 7) == zlib.crc32(b"(1,)") % 7
-
-
-@pytest.mark.spark
 @pytest.mark.parametrize("chunks", [None, 2], ids=["state per key", "state per chunk"])
 def test_bucketed_stages_and_top_k_emit_the_local_runners_changes_after_every_batch(spark, chunks):
     flow = toy_with_top_k()
@@ -114,6 +131,17 @@ def test_bucketed_stages_and_top_k_emit_the_local_runners_changes_after_every_ba
             expected = local.apply(batch)
             assert any(len(row) == TOP for row, _ in expected), f"batch {number}: the top-k changes nothing"
             assert Counter(on_spark.apply(batch)) == Counter(expected), f"batch {number}"
+
+
+@pytest.mark.spark
+def test_packed_stages_emit_the_local_runners_changes_after_every_batch(spark):
+    flow = toy_dataflow()
+    local = LocalRunner(flow)
+    with PackedRunner(flow, spark=spark) as on_spark:
+        for number, batch in enumerate(batches(seed=11, count=4, inserts_per_table=25)):
+            expected = local.apply(batch)
+            assert expected, f"batch {number} changes nothing: the comparison would prove nothing"
+            assert sorted(on_spark.apply(batch)) == sorted(expected), f"batch {number}"
 
 
 def test_the_top_k_processor_keeps_a_bounded_buffer_and_emits_the_stages_changes(monkeypatch):
