@@ -254,6 +254,7 @@ STRATEGIES = (
     Strategy("packed B=256 C=16", "packed", 256, 16),
     Strategy("packed B=64 C=64", "packed", 64, 64),
     Strategy("packed B=256 C=16 notrack", "packed", 256, 16, track_rows=False),
+    Strategy("packed B=64 C=64 notrack", "packed", 64, 64, track_rows=False),
     Strategy("pandas-bucket B=256", "pandas-bucket", 256),
     Strategy("pandas-key", "pandas-key"),
 )

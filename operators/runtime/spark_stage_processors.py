@@ -54,14 +54,14 @@ from operators.stages.base import Change
 from operators.stages.top_k import TopKStage
 from operators.zset import Row, consolidate
 
-#: Default bucket count: enough groups to spread over any realistic number of shuffle partitions,
-#: few enough that the per-group toll (~0.1 ms) is noise next to a batch (measured: see the benchmark).
+#: Buckets (Spark groups) per stage: many more than shuffle partitions so the groups spread, few
+#: enough that the per-group toll is paid a few hundred times per batch (see the benchmark).
 DEFAULT_BUCKETS = 256
 BUCKET_COLUMN = "bucket"
-#: What a bucketed stage's input must carry: the runner's row schema plus the grouping column.
-BUCKETED_INPUT_SCHEMA = f"{ROW_SCHEMA}, {BUCKET_COLUMN} int"
-#: Chunks of keys per bucket, each one MapState entry (measured: see the benchmark).
-DEFAULT_CHUNKS = 16
+#: Chunks of keys per bucket, each one MapState entry. A batch that touches a key (un)pickles its whole
+#: chunk, so keys per chunk (state keys / (buckets · chunks)) should stay within ~3–50: 256 · 64 chunks
+#: suit states of 50 000–800 000 keys. Larger states need more chunks (not adaptive yet).
+DEFAULT_CHUNKS = 64
 #: Many changes per Spark row: the pickled list of (key text, port, row, weight) of one (stage, bucket).
 PACKED_SCHEMA = f"stage int, {BUCKET_COLUMN} int, changes binary"
 PACKED_ARROW_SCHEMA = pa.schema([("stage", pa.int32()), (BUCKET_COLUMN, pa.int32()), ("changes", pa.binary())])
