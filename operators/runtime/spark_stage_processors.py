@@ -89,14 +89,13 @@ def run_bucketed(stage_input: DataFrame, node: StageNode, downstream: StageNode 
 
 
 def stage_chain(dataflow: Dataflow, source: DataFrame,
-                run_stage: Callable[[DataFrame, StageNode, StageNode | None], DataFrame] | None = None) -> DataFrame:
-    """The dataflow as one streaming DataFrame of result rows (``ROW_SCHEMA``, addressed to ``RESULT``).
+                run_stage: Callable[[DataFrame, StageNode, StageNode | None], DataFrame]) -> DataFrame:
+    """The dataflow as one streaming DataFrame of result rows addressed to ``RESULT``.
 
     ``source`` holds the routed base-table changes of every stage; each stage reads its own rows of it
     unioned with the outputs of the stages feeding it and runs through ``run_stage``, so the layout of
     a stage is a choice made per stage.
     """
-    run_stage = run_stage or choose_layout
     routed_stages = {route.stage for route in dataflow.sources}
     feeds: dict[int, list[DataFrame]] = {}
     results: list[DataFrame] = []
@@ -304,9 +303,10 @@ class TopKProcessor(StatefulProcessor):
     REFILL_FACTOR = 2
     TRIM_FACTOR = 4
 
-    def __init__(self, node: StageNode, downstream: StageNode | None):
+    def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int = DEFAULT_BUCKETS):
         self.node = node
         self.downstream = downstream
+        self.buckets = buckets
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         name = state_name(self.node.id)
@@ -317,7 +317,7 @@ class TopKProcessor(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
         stage, count = self.node.stage, self.node.stage.count
-        net = consolidate((pickle.loads(row.row), row.w) for row in rows)
+        net = consolidate((row, weight) for packed in rows for _, _, row, weight in unpack(packed.changes))
         # Order entries first: evaluating a sort key may raise, and then nothing may have changed.
         entries = [((stage.order_key(row), row), weight) for row, weight in net]
         buffer, bound, complete = self._load_buffer()
@@ -337,11 +337,8 @@ class TopKProcessor(StatefulProcessor):
         self._store_buffer(buffer, bound, complete)
         emitted = consolidate([*((row, -1) for row in before), *((row, 1) for row in head(buffer, count))])
         destination, port = self.address
-        return iter([
-            SparkRow(stage=destination, key=self.downstream_key(row), port=port,
-                     row=pickle.dumps(row, PICKLE_PROTOCOL), w=weight)
-            for row, weight in emitted
-        ])
+        addressed = ((destination, self.downstream_key(row), port, row, weight) for row, weight in emitted)
+        return iter([SparkRow(**record) for record in pack(addressed, self.buckets)])
 
     def _count(self, row: Row, weight: int) -> None:
         """Add ``weight`` copies of ``row`` to the multiset ``rows``."""
@@ -406,13 +403,16 @@ def trim(buffer: SortedDict, keep: int) -> tuple:
     return buffer.peekitem(-1)[0]
 
 
-def run_top_k(stage_input: DataFrame, node: StageNode, downstream: StageNode | None) -> DataFrame:
-    """``stage_input`` (``ROW_SCHEMA``) through a ``TopKStage`` with the O(changed) layout above."""
-    return stage_input.groupBy("key").transformWithState(TopKProcessor(node, downstream), ROW_SCHEMA, "Append", "None")
+def run_top_k(stage_input: DataFrame, node: StageNode, downstream: StageNode | None,
+              buckets: int = DEFAULT_BUCKETS) -> DataFrame:
+    """Packed rows (``PACKED_SCHEMA``) through a ``TopKStage`` with the O(changed + k) layout above (its
+    one key's rows all arrive in one bucket)."""
+    processor = TopKProcessor(node, downstream, buckets)
+    return stage_input.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
 
 
-def choose_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode | None) -> DataFrame:
-    """The layout chosen per stage kind: top-k by its buffer, every other stage by buckets."""
+def packed_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode | None) -> DataFrame:
+    """The layout of a stage on packed rows: top-k by its buffer, every other stage by chunks."""
     if isinstance(node.stage, TopKStage):
         return run_top_k(stage_input, node, downstream)
-    return run_bucketed(stage_input, node, downstream)
+    return run_packed(stage_input, node, downstream)

@@ -1,9 +1,9 @@
 """The stage layouts of operators/runtime/spark_stage_processors.py against the local runner.
 
-The toy dataflow plus a top-k over a table of scores runs as one streaming query: the toy stages
-grouped by bucket with their states in a MapState per bucket (per key, or per chunk of keys), the
-top-k with its row multiset and buffer. After every batch the result changes must equal the local
-runner's; the bucketed stages must hold as many keys as the local runner's dicts.
+The toy dataflow runs as one streaming query with its stages grouped by bucket (``ROW_SCHEMA``
+rows, state per key or per chunk of keys), and again on packed rows together with a top-k over a
+table of scores. After every batch the result changes must equal the local runner's. The top-k
+processor's buffer is also driven without a JVM through enough batches to trim and refill it.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ from operators.runtime.spark_stage_processors import (
     PACKED_ARROW_SCHEMA,
     PACKED_SCHEMA,
     TopKProcessor,
-    choose_layout,
     pack,
     run_bucketed,
     run_packed,
+    run_top_k,
     stage_chain,
     unpack,
 )
@@ -61,13 +61,20 @@ class LayoutRunner(SparkRunner):
 
 
 class PackedRunner(SparkRunner):
-    """The Spark runner with every stage run by ``run_packed``: input files and results packed."""
+    """The Spark runner with the stages on packed rows: top-k by ``run_top_k``, the others by
+    ``run_packed``; input files and results packed."""
 
     def _start_query(self):
         source = self.spark.readStream.schema(PACKED_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(self.source_dir))
-        chain = stage_chain(self.dataflow, source, lambda rows, node, down: run_packed(rows, node, down, BUCKETS, 2))
+        chain = stage_chain(self.dataflow, source, self.run_stage)
         return (chain.writeStream.foreachBatch(self._collect_result)
                 .option("checkpointLocation", str(self.checkpoint_dir)).start())
+
+    @staticmethod
+    def run_stage(rows, node, downstream):
+        if isinstance(node.stage, TopKStage):
+            return run_top_k(rows, node, downstream, BUCKETS)
+        return run_packed(rows, node, downstream, BUCKETS, chunks=2)
 
     def _write_input_file(self, records):
         packed = pack(((r["stage"], r["key"], r["port"], pickle.loads(r["row"]), r["w"]) for r in records), BUCKETS)
@@ -117,31 +124,29 @@ def spark():
 
 @pytest.mark.spark
 @pytest.mark.parametrize("chunks", [None, 2], ids=["state per key", "state per chunk"])
-def test_bucketed_stages_and_top_k_emit_the_local_runners_changes_after_every_batch(spark, chunks):
-    flow = toy_with_top_k()
-    local = LocalRunner(flow)
-
-    def run_stage(rows, node, downstream):
-        if isinstance(node.stage, TopKStage):
-            return choose_layout(rows, node, downstream)
-        return run_bucketed(rows, node, downstream, BUCKETS, chunks)
-
-    with LayoutRunner(flow, spark, run_stage) as on_spark:
-        for number, batch in enumerate(with_scores(seed=5, count=5)):
-            expected = local.apply(batch)
-            assert any(len(row) == TOP for row, _ in expected), f"batch {number}: the top-k changes nothing"
-            assert Counter(on_spark.apply(batch)) == Counter(expected), f"batch {number}"
-
-
-@pytest.mark.spark
-def test_packed_stages_emit_the_local_runners_changes_after_every_batch(spark):
+def test_bucketed_stages_emit_the_local_runners_changes_after_every_batch(spark, chunks):
     flow = toy_dataflow()
     local = LocalRunner(flow)
-    with PackedRunner(flow, spark=spark) as on_spark:
-        for number, batch in enumerate(batches(seed=11, count=4, inserts_per_table=25)):
+    run_stage = lambda rows, node, downstream: run_bucketed(rows, node, downstream, BUCKETS, chunks)  # noqa: E731
+    with LayoutRunner(flow, spark, run_stage) as on_spark:
+        for number, batch in enumerate(batches(seed=5, count=4, inserts_per_table=25)):
             expected = local.apply(batch)
             assert expected, f"batch {number} changes nothing: the comparison would prove nothing"
             assert sorted(on_spark.apply(batch)) == sorted(expected), f"batch {number}"
+        sizes = on_spark.state_size()
+        if chunks is None:  # one MapState entry per key, as the local runner's dict
+            assert sizes == local.state_size() and all(sizes.values())
+
+
+@pytest.mark.spark
+def test_packed_stages_and_top_k_emit_the_local_runners_changes_after_every_batch(spark):
+    flow = toy_with_top_k()
+    local = LocalRunner(flow)
+    with PackedRunner(flow, spark=spark) as on_spark:
+        for number, batch in enumerate(with_scores(seed=11, count=5)):
+            expected = local.apply(batch)
+            assert any(len(row) == TOP for row, _ in expected), f"batch {number}: the top-k changes nothing"
+            assert Counter(on_spark.apply(batch)) == Counter(expected), f"batch {number}"
 
 
 def test_the_top_k_processor_keeps_a_bounded_buffer_and_emits_the_stages_changes(monkeypatch):
@@ -165,12 +170,13 @@ def test_the_top_k_processor_keeps_a_bounded_buffer_and_emits_the_stages_changes
         live.extend(inserted)
         changes = [Change(0, row, -1) for row in deleted] + [Change(0, row, 1) for row in inserted]
         state, expected = stage.process((), state, list(changes))
-        rows = [SparkRow(stage=0, key="()", port=0, row=pickle.dumps(c.row), w=c.weight) for c in changes]
+        rows = [SparkRow(**packed) for packed in pack((0, "()", 0, c.row, c.weight) for c in changes)]
         emitted = Counter()
-        for row in tester.test("()", rows):
-            emitted[pickle.loads(row.row)] += row.w
+        for packed in tester.test(0, rows):
+            for _, _, row, weight in unpack(packed.changes):
+                emitted[row] += weight
         assert emitted == Counter(dict(expected)), f"batch {number}"
-        best = tester.peekValueState("stage_0_best", "()")
+        best = tester.peekValueState("stage_0_best", 0)
         buffered = 0 if best is None else sum(n for _, n in pickle.loads(best[0]))
         assert buffered <= TopKProcessor.TRIM_FACTOR * stage.count or best[2]
         trimmed = trimmed or (best is not None and not best[2])
