@@ -12,6 +12,10 @@ Per-key cost is the slope (big − tiny) / (keys − tiny), and the same from th
 shows what chunking costs when a batch touches a tenth of the keys). Every batch's output row count is checked
 against the local run of the same stage (``run_keyed``), so a strategy that loses rows shows.
 
+With ``--stage top-k`` the stage is a top 10 keyed by a constant instead, over fresh inserts (the
+state grows to 2·``--changes`` rows): ``row-key`` re-pickles the whole state every batch, ``packed``
+runs ``TopKProcessor`` (a MapState by row plus a bounded buffer).
+
 Strategies (all with the runner's session, ``make_spark_session``, 2 cores):
   row-key      today's runner: Row API, ``groupBy(key)``, ValueState of the pickled state
   row-bucket   Row API, ``groupBy(bucket)``, MapState(key text → pickled state) per bucket
@@ -74,11 +78,13 @@ from operators.runtime.spark_stage_processors import (  # noqa: E402
     pack,
     process_keys,
     run_packed,
+    run_top_k,
     unpack,
     with_bucket,
 )
 from operators.stages.aggregate import AggregateSpec, RingAggregateStage  # noqa: E402
-from operators.stages.base import Change, run_keyed  # noqa: E402
+from operators.stages.base import Change, StageDescription, run_keyed  # noqa: E402
+from operators.stages.top_k import TopKStage  # noqa: E402
 
 TRACK_ROWS = "spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows"
 
@@ -89,6 +95,27 @@ def aggregate_node() -> StageNode:
         finish=lambda row: row, output_columns=("k", "total", "n"),
     )
     return StageNode(0, stage, downstream=None)
+
+
+def top_k_node() -> StageNode:
+    """ORDER BY score DESC, id LIMIT 10: one key, so its whole state is one value under row-key."""
+    stage = TopKStage("top 10", ((itemgetter(1), False), (itemgetter(0), True)), 10, ("id", "score"),
+                      StageDescription("TopK"))
+    return StageNode(0, stage, downstream=None)
+
+
+def top_k_batches(changes: int, tiny: int, seed: int = 0) -> list[tuple[str, list[Change]]]:
+    """Inserts of fresh (id, score) rows: the state grows to 2·``changes`` rows, all under one key."""
+    rng = random.Random(seed)
+    ids = iter(range(10**9))
+
+    def inserts(count: int) -> list[Change]:
+        # one row beats every earlier one, so each batch changes the top 10 (and its output is checked)
+        best = Change(0, (next(ids), 10**6 + next(ids)), 1)
+        return [best] + [Change(0, (next(ids), rng.randrange(10**6)), 1) for _ in range(count - 1)]
+
+    return [("cold", inserts(changes)), ("big", inserts(changes)), ("mid", inserts(changes // 10)),
+            ("tiny", inserts(tiny))]
 
 
 def make_batches(keys: int, changes: int, tiny: int, seed: int = 0) -> list[tuple[str, list[Change]]]:
@@ -178,6 +205,8 @@ def build(strategy: str, buckets: int, node: StageNode, source, chunks: int | No
         return (with_bucket(source, buckets).groupBy(BUCKET_COLUMN)
                 .transformWithState(BucketedStageProcessor(node, None, buckets, chunks), ROW_SCHEMA, "Append", "None"))
     if strategy == "packed":
+        if isinstance(node.stage, TopKStage):
+            return run_top_k(source, node, None, buckets)
         return run_packed(source, node, None, buckets, chunks)
     if strategy == "pandas-key":
         return source.groupBy("key").transformWithStateInPandas(PandasKeyProcessor(node), ROW_SCHEMA, "Append", "None")
@@ -195,8 +224,9 @@ class Strategy(NamedTuple):
     track_rows: bool = True
 
 
-def run_strategy(spark, strategy: Strategy, batches, expected: list[int], work: Path) -> dict[str, float]:
-    node = aggregate_node()
+def run_strategy(spark, strategy: Strategy, node: StageNode, batches, expected: list[int],
+                 work: Path) -> dict[str, float]:
+    key_of = node.stage.key_function(0)
     source_dir, staging, checkpoint = work / "source", work / "staging", work / "checkpoint"
     for directory in (source_dir, staging):
         directory.mkdir(parents=True)
@@ -219,10 +249,10 @@ def run_strategy(spark, strategy: Strategy, batches, expected: list[int], work: 
         for number, (name, changes) in enumerate(batches):
             if packed:
                 table = pa.Table.from_pylist(
-                    pack(((0, key_text((c.row[0],)), c.port, c.row, c.weight) for c in changes), strategy.buckets),
+                    pack(((0, key_text(key_of(c.row)), c.port, c.row, c.weight) for c in changes), strategy.buckets),
                     schema=PACKED_ARROW_SCHEMA)
             else:
-                table = pa.Table.from_pylist([{"stage": 0, "key": key_text((c.row[0],)), "port": c.port,
+                table = pa.Table.from_pylist([{"stage": 0, "key": key_text(key_of(c.row)), "port": c.port,
                                                "row": pickle.dumps(c.row, PICKLE_PROTOCOL), "w": c.weight}
                                               for c in changes], schema=ARROW_SCHEMA)
             file = f"batch-{number:04d}.parquet"
@@ -265,22 +295,29 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=50_000)
     parser.add_argument("--changes", type=int, default=100_000)
     parser.add_argument("--tiny", type=int, default=10)
+    parser.add_argument("--stage", choices=("aggregate", "top-k"), default="aggregate",
+                        help="top-k: a constant-keyed top 10 over --changes inserts per big batch (keys unused)")
     parser.add_argument("--only", nargs="*", help="labels of strategies to run (default: all)")
     args = parser.parse_args()
     spark = make_spark_session(app="spark-state-access")
-    node = aggregate_node()
-    batches = make_batches(args.keys, args.changes, args.tiny)
+    if args.stage == "top-k":
+        node, batches = top_k_node(), top_k_batches(args.changes, args.tiny)
+    else:
+        node, batches = aggregate_node(), make_batches(args.keys, args.changes, args.tiny)
     expected = expected_output_counts(node, batches)
-    print(f"{args.changes} changes over {args.keys} keys per big batch; output rows per batch {expected}")
+    # what a big batch touches: distinct keys, or for the constant-keyed top-k distinct rows
+    touched = args.changes if args.stage == "top-k" else args.keys
+    print(f"{args.stage}: {args.changes} changes over {touched} keys (top-k: rows) per big batch; "
+          f"output rows per batch {expected}")
     print(f"{'strategy':30} {'cold s':>7} {'big s':>7} {'mid s':>7} {'tiny s':>7} {'µs/key big':>10} {'µs/key mid':>10}")
     root = Path(tempfile.mkdtemp(prefix="spark-state-access-"))
     try:
         for number, strategy in enumerate(STRATEGIES):
             if args.only and strategy.label not in args.only:
                 continue
-            t = run_strategy(spark, strategy, batches, expected, root / str(number))
-            per_key_big = (t["big"] - t["tiny"]) / (args.keys - args.tiny) * 1e6
-            per_key_mid = (t["mid"] - t["tiny"]) / (args.keys // 10 - args.tiny) * 1e6
+            t = run_strategy(spark, strategy, node, batches, expected, root / str(number))
+            per_key_big = (t["big"] - t["tiny"]) / (touched - args.tiny) * 1e6
+            per_key_mid = (t["mid"] - t["tiny"]) / (touched // 10 - args.tiny) * 1e6
             print(f"{strategy.label:30} {t['cold']:7.2f} {t['big']:7.2f} {t['mid']:7.2f} {t['tiny']:7.2f} "
                   f"{per_key_big:10.1f} {per_key_mid:10.1f}", flush=True)
     finally:

@@ -161,6 +161,7 @@ def test_the_top_k_processor_keeps_a_bounded_buffer_and_emits_the_stages_changes
     trimmed = False
     refill = TopKProcessor._refill
     monkeypatch.setattr(TopKProcessor, "_refill", lambda self: refills.append(1) or refill(self))
+    monkeypatch.setattr(TopKProcessor, "ROW_CHUNKS", 3)  # several rows per chunk
     for number in range(40):
         ranked = sorted(live, key=lambda row: -row[1])
         deleted = ranked[: rng.randrange(len(ranked) + 1)] if number % 5 == 4 else ranked[:2]
