@@ -8,14 +8,11 @@ processor's buffer is also driven without a JVM through enough batches to trim a
 
 from __future__ import annotations
 
-import os
 import pickle
 import random
 from collections import Counter
 from operator import itemgetter
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 from pyspark.sql.streaming.tws_tester import TwsTester
 from pyspark.sql.types import Row as SparkRow
@@ -25,13 +22,10 @@ from operators.runtime.local_runner import LocalRunner
 from operators.runtime.spark_runner import ROW_SCHEMA, SparkRunner
 from operators.runtime.spark_session import make_spark_session
 from operators.runtime.spark_stage_processors import (
-    PACKED_ARROW_SCHEMA,
-    PACKED_SCHEMA,
+    PackedSparkRunner,
     TopKProcessor,
     pack,
     run_bucketed,
-    run_packed,
-    run_top_k,
     stage_chain,
     unpack,
 )
@@ -60,32 +54,11 @@ class LayoutRunner(SparkRunner):
                 .option("checkpointLocation", str(self.checkpoint_dir)).start())
 
 
-class PackedRunner(SparkRunner):
-    """The Spark runner with the stages on packed rows: top-k by ``run_top_k``, the others by
-    ``run_packed``; input files and results packed."""
+class PackedRunner(PackedSparkRunner):
+    """``PackedSparkRunner`` with few buckets and chunks, so that they hold several keys each."""
 
-    def _start_query(self):
-        source = self.spark.readStream.schema(PACKED_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(self.source_dir))
-        chain = stage_chain(self.dataflow, source, self.run_stage)
-        return (chain.writeStream.foreachBatch(self._collect_result)
-                .option("checkpointLocation", str(self.checkpoint_dir)).start())
-
-    @staticmethod
-    def run_stage(rows, node, downstream):
-        if isinstance(node.stage, TopKStage):
-            return run_top_k(rows, node, downstream, BUCKETS)
-        return run_packed(rows, node, downstream, BUCKETS, chunks=2)
-
-    def _write_input_file(self, records):
-        packed = pack(((r["stage"], r["key"], r["port"], pickle.loads(r["row"]), r["w"]) for r in records), BUCKETS)
-        name = f"batch-{self._files_written:09d}.parquet"
-        pq.write_table(pa.Table.from_pylist(packed, schema=PACKED_ARROW_SCHEMA), self.staging_dir / name)
-        os.rename(self.staging_dir / name, self.source_dir / name)
-        self._files_written += 1
-
-    def _collect_result(self, batch, batch_id):
-        packed = batch.select("changes").toArrow().column("changes").to_pylist()
-        self._results[batch_id] = [(row, weight) for changes in packed for _, _, row, weight in unpack(changes)]
+    buckets = BUCKETS
+    chunks = 2
 
 
 def toy_with_top_k() -> Dataflow:
