@@ -32,6 +32,9 @@ class _Descending:
     def __lt__(self, other):
         return other.value < self.value
 
+    def __hash__(self):  # order entries key the Spark top-k buffer (a SortedDict)
+        return hash(self.value)
+
 
 def _nulls_first(value):
     return (value is not None, value)
