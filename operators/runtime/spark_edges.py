@@ -1,39 +1,61 @@
-"""What flows between the stateful operators of the Spark runner's query: one uniform row schema.
+"""What flows between the stateful operators of the Spark runner's query: packed rows.
 
-Every edge of the query carries ``ROW_SCHEMA``: the destination stage, its key as canonical text
-(``key_text``), the port, the row pickled, and the weight. One schema means one generic processor
-class, unions that always line up, and no Spark type mapping of row values between stages: the rows
-stay Python values end to end, exactly as the local runner sees them. Rows addressed to ``RESULT``
-are the result's changes; rows addressed to ``REJECTED`` are quarantined input changes, whose
-``key`` holds the reason and whose ``row`` holds ``(table, _seq, _op, row)``.
+Every edge of the query carries ``PACKED_SCHEMA``: one Spark row per (destination stage, bucket)
+and task, whose ``changes`` is the pickled list of that bucket's changes, each ``(key text, port, row,
+weight)``. Measured (examples/benchmarks/spark_state_access.py, RESULTS.md "Keyed-stage layouts"):
+with one Spark row per change, pyspark's Row API converts every row cell by cell on the way in and
+builds a Row and a dict per row on the way out, and one Spark group per stage key pays three state
+round trips to the JVM; per changed key that cost ~300 µs, packed and bucketed ~25 µs. Rows stay
+Python values end to end, exactly as the local runner sees them.
+
+A stage's state lives in the group of its key's bucket (``bucket_of`` the key's canonical text), in
+``chunk_of`` chunks of keys: one MapState entry per chunk. Rows addressed to ``RESULT`` are the
+result's changes; rows addressed to ``REJECTED`` are quarantined input changes, each entry
+``(reason, 0, (table, _seq, _op, row), 0)``. The bucket and chunk counts are part of the state
+layout: a checkpoint is resumed with the counts it was written with.
 """
 
 from __future__ import annotations
 
 import pickle
+import zlib
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
-from pyspark.sql.types import Row as SparkRow
+import pyarrow as pa
 
-ROW_SCHEMA = "stage int, key string, port int, row binary, w long"
+from operators.zset import Row
+
+BUCKET_COLUMN = "bucket"
+PACKED_SCHEMA = f"stage int, {BUCKET_COLUMN} int, changes binary"
+PACKED_ARROW_SCHEMA = pa.schema([("stage", pa.int32()), (BUCKET_COLUMN, pa.int32()), ("changes", pa.binary())])
 #: ``stage`` of the rows a last stage emits: they go to the result, not to a stage.
 RESULT = -1
 #: ``stage`` of a quarantined input change (validation's rejects output).
 REJECTED = -2
+#: ``stage`` of a table's changes on their way into its validation stage.
+VALIDATION = -3
+#: Spark groups per stage: many more than shuffle partitions so the groups spread, few enough that the
+#: per-group toll is paid a few hundred times per batch (see the benchmark).
+DEFAULT_BUCKETS = 256
+#: Chunks of keys per bucket, each one MapState entry. A batch that touches a key (un)pickles its whole
+#: chunk, so keys per chunk (state keys / (buckets · chunks)) should stay within ~3–50: 256 · 64 chunks
+#: suit states of 50 000–800 000 keys. Larger states need more chunks (not adaptive yet).
+DEFAULT_CHUNKS = 64
 PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
 def key_text(key: tuple) -> str:
-    """The grouping column value of a stage key: ``repr`` of the tuple after normalising equal values.
+    """The canonical text of a stage key: ``repr`` of the tuple after normalising equal values.
 
-    Spark groups by the text, the local runner by tuple equality, so equal keys must give equal text.
-    ``repr`` is deterministic for the plain values rows hold (int, str, bool, None, date, Decimal,
-    and float, whose repr is the shortest round-trip form). Two kinds of equal values print
-    differently and are normalised: Decimals with different exponents (``1.0`` vs ``1.00``) and
-    signed zeros. Values of different types that compare equal (``1`` vs ``1.0``) are not merged: a
-    key column holds one type, the column's catalog type. (Pickle is no alternative: its bytes
-    depend on object identity through the memo.)
+    Buckets and chunks are computed from the text, and the processors group a bucket's changes by
+    it, so equal keys must give equal text. ``repr`` is deterministic for the plain values rows hold
+    (int, str, bool, None, date, Decimal, and float, whose repr is the shortest round-trip form). Two
+    kinds of equal values print differently and are normalised: Decimals with different exponents
+    (``1.0`` vs ``1.00``) and signed zeros. Values of different types that compare equal (``1`` vs
+    ``1.0``) are not merged: a key column holds one type, the column's catalog type. (Pickle is no
+    alternative: its bytes depend on object identity through the memo.)
 
     >>> key_text((1, "a", Decimal("2.50"), -0.0))
     "(1, 'a', Decimal('2.5'), 0.0)"
@@ -49,11 +71,28 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def edge_row(stage: int, key: str, port: int, row: tuple, weight: int) -> SparkRow:
-    """One row of ``ROW_SCHEMA``."""
-    return SparkRow(stage=stage, key=key, port=port, row=pickle.dumps(row, PICKLE_PROTOCOL), w=weight)
+def bucket_of(text: str, buckets: int) -> int:
+    """The Spark group of a key text: CRC-32 of its UTF-8 bytes modulo ``buckets``."""
+    return zlib.crc32(text.encode()) % buckets
 
 
-def rejected_row(table: str, seq: int | None, op: int | None, row: tuple, reason: str) -> SparkRow:
-    """A quarantined change, addressed to ``REJECTED``."""
-    return edge_row(REJECTED, reason, 0, (table, seq, op, row), 0)
+def chunk_of(text: str, buckets: int, chunks: int) -> int:
+    """The chunk of a key text within its bucket: the CRC-32 bits above the bucket's, so a bucket's
+    keys spread over all its chunks."""
+    return zlib.crc32(text.encode()) // buckets % chunks
+
+
+def pack(changes: Iterable[tuple[int, str, int, Row, int]], buckets: int = DEFAULT_BUCKETS) -> list[dict[str, Any]]:
+    """Rows of ``PACKED_SCHEMA`` from (stage, key text, port, row, weight): one per (stage, bucket of the
+    key); rows for the result or the rejects all go to bucket 0."""
+    groups: dict[tuple[int, int], list[tuple[str, int, Row, int]]] = {}
+    for stage, key, port, row, weight in changes:
+        bucket = 0 if stage < 0 and stage != VALIDATION else bucket_of(key, buckets)
+        groups.setdefault((stage, bucket), []).append((key, port, row, weight))
+    return [{"stage": stage, BUCKET_COLUMN: bucket, "changes": pickle.dumps(packed, PICKLE_PROTOCOL)}
+            for (stage, bucket), packed in groups.items()]
+
+
+def unpack(changes: bytes) -> list[tuple[str, int, Row, int]]:
+    """The (key text, port, row, weight) changes of one packed row."""
+    return pickle.loads(changes)

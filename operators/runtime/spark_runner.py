@@ -5,18 +5,20 @@ The query, from its sources to its sink (ARCHITECTURE.md, "Physical execution"):
 1. per base table a streaming DataFrame of changes (``spark_changes``: the table's columns, ``_op``,
    ``_seq``), from any Spark source: the runner's own inbox (files ``apply`` writes), the stream
    directory (``spark_stream_source``), or DataFrames the caller gives;
-2. per table a validation stage, ``groupBy(<primary key>).transformWithState(ValidationProcessor)``,
-   which checks set semantics against the key's row in the state store and routes accepted changes
-   to the stages reading the table (``spark_validation``);
-3. every keyed stage as ``groupBy("key").transformWithState(StageProcessor)``, its inputs unioned;
-   all edges carry one row schema (``spark_edges``);
+2. per table a validation stage (``spark_validation``): the changes packed by bucket of their primary
+   key, then ``groupBy(bucket).transformWithState(ValidationProcessor)``, which checks set semantics
+   against the key's row in the state store and routes accepted changes to the stages reading the
+   table;
+3. every keyed stage as ``groupBy(bucket).transformWithState(...)`` over packed rows, its inputs
+   unioned (``spark_stage_processors``; the edge format is ``spark_edges``);
 4. the rows addressed to the result or to the rejects go to ``ResultSink`` (``foreachBatch``), which
    writes the change feed, the rejects and the result table, idempotently per batch id.
 
 Everything a restart needs is in ``work_dir``: the checkpoint (offsets, commits, every stage's state,
 validation included), the inbox files and the sink's files. Starting a runner on an existing
-``work_dir`` with the same dataflow resumes after the last committed micro-batch; an uncommitted one is
-re-run from its planned offsets and its sink files are rewritten, not duplicated.
+``work_dir`` with the same dataflow (and the same bucket and chunk counts) resumes after the last
+committed micro-batch; an uncommitted one is re-run from its planned offsets and its sink files are
+rewritten, not duplicated.
 
 A failed micro-batch (invalid input under the ``error`` policy, or a stage raising in a Python worker)
 fails before its commit: no state store version of it is committed, no commit-log entry is written,
@@ -24,8 +26,8 @@ and the sink saw nothing, so the checkpoint still holds every state after the pr
 Structured Streaming stops the query; a batch given to ``apply`` is then withdrawn (``_withdraw``:
 its inbox files and its uncommitted offset and source-log entries are removed) and the query
 restarted from the checkpoint, so the caller can fix the input and send it again, as on the local
-runner. Cost on 2 cores: a warm micro-batch takes ~1-2 s, so the runner is for large state and
-sizeable batches; the local runner is faster below that.
+runner. Each micro-batch has a fixed cost of about a second on 2 cores (RESULTS.md), so the runner is
+for large state and sizeable batches; the local runner is faster below that.
 """
 
 from __future__ import annotations
@@ -35,84 +37,32 @@ import pickle
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import reduce
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.functions import col
-from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle, StreamingQuery
-from pyspark.sql.streaming.stateful_processor import TimerValues
-from pyspark.sql.types import Row as SparkRow
+from pyspark.sql.streaming import StreamingQuery
 from pyspark.sql.types import StructType
 
 from catalog.schema import Catalog, Table
 from catalog.types import DataType
-from operators.runtime.dataflow import Dataflow, StageNode
+from operators.runtime.dataflow import Dataflow
 from operators.runtime.run_errors import SparkBatchError
 from operators.runtime.spark_changes import change_schema
-from operators.runtime.spark_edges import PICKLE_PROTOCOL, RESULT, ROW_SCHEMA, edge_row, key_text
+from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, REJECTED, RESULT
 from operators.runtime.spark_session import make_spark_session
 from operators.runtime.spark_sink import BatchOutput, ResultSink
-from operators.runtime.spark_validation import ValidationProcessor
+from operators.runtime.spark_stage_processors import packed_layout, state_name
 from operators.runtime.spark_validation import state_name as validation_state
+from operators.runtime.spark_validation import validated_changes
 from operators.runtime.stream_format import Update, UpdateBatch, arrow_from_rows
 from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
-from operators.stages.base import Change
-from operators.zset import Row
-
-
-def state_name(stage_id: int) -> str:
-    """The one ValueState a stage keeps per key (its state object, pickled), named after the stage so
-    the checkpoint's state metadata tells which operator runs which stage."""
-    return f"stage_{stage_id}"
-
-
-class StageProcessor(StatefulProcessor):
-    """Runs one ``KeyedStage`` under ``transformWithState`` (Row API), for any stage.
-
-    Per key and micro-batch it reads the pickled state once, hands all the key's rows to
-    ``stage.process`` in one call (the contract of operators/stages/base.py), writes or clears the state
-    once, and emits the output already keyed for the downstream stage, or addressed to ``RESULT``.
-    """
-
-    def __init__(self, node: StageNode, downstream: StageNode | None):
-        self.node = node
-        self.downstream = downstream
-
-    def init(self, handle: StatefulProcessorHandle) -> None:
-        self.state = handle.getValueState(state_name(self.node.id), "state binary")
-        if self.downstream is not None:
-            self.downstream_key = self.downstream.stage.key_function(self.node.downstream_port)
-
-    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
-        stage = self.node.stage
-        changes = [Change(row.port, pickle.loads(row.row), row.w) for row in rows]
-        # The grouping key is only text; the stage wants the tuple, which any of its rows gives back.
-        first = changes[0]
-        stage_key = stage.key_of(first.port, first.row)
-        stored = self.state.get()
-        old_state = None if stored is None else pickle.loads(stored[0])
-        new_state, emitted = stage.process(stage_key, old_state, changes)
-        if new_state is not None:
-            self.state.update((pickle.dumps(new_state, PICKLE_PROTOCOL),))
-        elif stored is not None:
-            self.state.clear()
-        # Computed eagerly: state calls act on the implicit key, which is only set during this call.
-        return iter([self._output(row, weight) for row, weight in emitted])
-
-    def _output(self, row: Row, weight: int) -> SparkRow:
-        if self.downstream is None:
-            return edge_row(RESULT, "", 0, row, weight)
-        port = self.node.downstream_port
-        return edge_row(self.downstream.id, key_text(self.downstream_key(row)), port, row, weight)
-
-    def close(self) -> None:
-        pass
+from operators.zset import Row, consolidate
 
 
 class SparkRunner:
@@ -127,10 +77,12 @@ class SparkRunner:
     def __init__(self, dataflow: Dataflow, catalog: Catalog, spark: SparkSession | None = None,
                  work_dir: str | Path | None = None, policy: str = "error",
                  changes: Mapping[str, DataFrame] | None = None,
-                 result_types: Sequence[DataType | None] = (), keep_outputs: bool = True):
+                 result_types: Sequence[DataType | None] = (), keep_outputs: bool = True,
+                 buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS):
         if policy not in POLICIES:
             raise ValueError(f"unknown invalid-input policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.dataflow, self.policy = dataflow, policy
+        self.buckets, self.chunks = buckets, chunks  # the state layout: a resumed checkpoint needs the same
         self.tables: dict[str, Table] = {name: catalog.table(name) for name in dataflow.tables()}
         self.spark = spark if spark is not None else make_spark_session()
         self._owns_work_dir = work_dir is None
@@ -187,7 +139,8 @@ class SparkRunner:
             self._withdraw(written)
             raise
         outputs = self.sink.take_outputs()
-        changes = [change for output in outputs for change in output.changes]
+        # Spark may have split the batch into micro-batches (a trigger between two tables' files)
+        changes = consolidate(change for output in outputs for change in output.changes)
         quarantined = [reject for output in outputs for reject in output.rejected]
         rejected += [Rejected(Update(r.seq, r.table, r.op, r.row), r.reason) for r in quarantined]
         return BatchOutput(outputs[-1].batch_id if outputs else -1, changes, rejected)
@@ -248,21 +201,29 @@ class SparkRunner:
 
     def state_size(self) -> dict[str, int]:
         """Number of keys held by each stage (and each table's validation stage, ``validate <table>``),
-        counted in the checkpoint's state store with batch jobs."""
+        counted in the checkpoint's state store with batch jobs whose chunks the driver unpickles
+        (a diagnostic for tests and small runs). A top-k stage counts its distinct rows."""
         names = {state_name(node.id): node.stage.name for node in self.dataflow.stages}
+        names |= {f"{state_name(node.id)}_rows": node.stage.name for node in self.dataflow.stages}
         names |= {validation_state(table): f"validate {table}" for table in self.tables}
-        sizes = dict.fromkeys(names.values(), 0)
+        sizes = dict.fromkeys([*(node.stage.name for node in self.dataflow.stages),
+                               *(f"validate {table}" for table in self.tables)], 0)
         if not _numbered(self.checkpoint_dir / "commits"):
             return sizes  # no micro-batch has run: no state metadata yet
+        counted = set()  # the metadata may list a state variable more than once
         for operator in self.spark.read.format("state-metadata").load(str(self.checkpoint_dir)).collect():
             for variable in json.loads(operator.operatorProperties)["stateVariables"]:
+                if variable["stateName"] not in names or variable["stateName"] in counted:
+                    continue  # (a top-k stage's buffer of best rows is not counted: its rows are)
+                counted.add(variable["stateName"])
                 store = (
                     self.spark.read.format("statestore")
                     .option("operatorId", operator.operatorId)
                     .option("stateVarName", variable["stateName"])
                     .load(str(self.checkpoint_dir))
                 )
-                sizes[names[variable["stateName"]]] = store.count()
+                chunks = store.select("user_map_value").toArrow().column(0).to_pylist()
+                sizes[names[variable["stateName"]]] += sum(len(pickle.loads(next(iter(c.values())))) for c in chunks)
         return sizes
 
     def close(self) -> None:
@@ -287,16 +248,11 @@ class SparkRunner:
         for name, table in self.tables.items():
             routes = [(route, self.dataflow.stage(route.stage)) for route in self.dataflow.sources if route.table == name]
             requirements = [r for r in self.dataflow.requirements if r.table == name]
-            grouping = list(table.primary_key) or list(table.column_names)
-            validated = (
-                self._changes[name]
-                .groupBy(*grouping)
-                .transformWithState(ValidationProcessor(table, routes, self.policy, requirements), ROW_SCHEMA,
-                                    "Append", "None")
-            )
+            validated = validated_changes(self._changes[name], table, routes, self.policy, requirements,
+                                          self.buckets, self.chunks)
             for stage_id in dict.fromkeys(route.stage for route, _ in routes):
                 feeds.setdefault(stage_id, []).append(validated.where(col("stage") == stage_id))
-            feeds.setdefault(RESULT, []).append(validated.where(col("stage") < 0))  # the rejects
+            feeds.setdefault(RESULT, []).append(validated.where(col("stage") == REJECTED))
         for node in self.dataflow.stages:
             inputs = feeds.pop(node.id, [])
             if not inputs:
@@ -304,11 +260,7 @@ class SparkRunner:
                     f"stage {node.id} ({node.stage.name}) has no input: no source route ends at it and no stage feeds it"
                 )
             downstream = None if node.downstream is None else self.dataflow.stage(node.downstream)
-            output = (
-                reduce(DataFrame.unionByName, inputs)
-                .groupBy("key")
-                .transformWithState(StageProcessor(node, downstream), ROW_SCHEMA, "Append", "None")
-            )
+            output = packed_layout(reduce(DataFrame.unionByName, inputs), node, downstream, self.buckets, self.chunks)
             feeds.setdefault(RESULT if downstream is None else downstream.id, []).append(output)
         return (
             reduce(DataFrame.unionByName, feeds[RESULT])

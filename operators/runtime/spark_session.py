@@ -21,7 +21,7 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 MINIMUM_JAVA = 17
-PROJECT_ROOT = Path(__file__).resolve().parents[1]
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 INSTALL_HINT = (
     f"Spark needs Java {MINIMUM_JAVA} or newer: install it with "

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import pickle
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -38,7 +37,7 @@ from pyspark.sql import DataFrame
 
 from catalog.types import DataType
 from operators.runtime.result_files import rows_table
-from operators.runtime.spark_edges import REJECTED, RESULT
+from operators.runtime.spark_edges import REJECTED, RESULT, unpack
 from operators.zset import Changelog, Row, apply_changes, consolidate
 
 _VERSION = re.compile(r"^batch-(\d+)\.parquet$")
@@ -87,16 +86,14 @@ class ResultSink:
         self.outputs: dict[int, BatchOutput] | None = {} if keep_outputs else None
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
-        table = batch.select("stage", "key", "row", "w").toArrow()
-        stages, reasons = table.column("stage").to_pylist(), table.column("key").to_pylist()
-        rows, weights = table.column("row").to_pylist(), table.column("w").to_pylist()
+        table = batch.select("stage", "changes").toArrow()
         changes: Changelog = []
         rejected: list[RejectedChange] = []
-        for stage, reason, row, weight in zip(stages, reasons, rows, weights, strict=True):
+        for stage, packed in zip(table.column("stage").to_pylist(), table.column("changes").to_pylist(), strict=True):
             if stage == RESULT:
-                changes.append((pickle.loads(row), weight))
+                changes.extend((row, weight) for _, _, row, weight in unpack(packed))
             elif stage == REJECTED:
-                rejected.append(RejectedChange(*pickle.loads(row), reason))
+                rejected.extend(RejectedChange(*change, reason) for reason, _, change, _ in unpack(packed))
         changes = consolidate(changes)
         if changes:
             self._write_changes(batch_id, changes)

@@ -1,10 +1,11 @@
 """Validation inside the Spark query: a stage keyed by the table's primary key, on the executors.
 
 The local runner's ``Validator`` keeps every table's rows in driver memory; on Spark the same check
-runs as ``groupBy(<primary key>).transformWithState(ValidationProcessor)``, so each key's stored row
-lives in the state store of the executor that owns the key, and the driver holds no per-row state
-(ARCHITECTURE.md, "Physical execution"). A keyless table is grouped by the whole row and keeps the
-row's number of copies (bag semantics, as in Spark and the local validator).
+runs in the query: the changes are packed by the bucket of their primary key (``mapInArrow``, on the
+executors) and checked by ``groupBy(bucket).transformWithState(ValidationProcessor)``, so each key's
+stored row lives in the state store of the executor that owns its bucket, and the driver holds no
+per-row state (ARCHITECTURE.md, "Physical execution"). A keyless table is keyed by the whole row and
+keeps the row's number of copies (bag semantics, as in Spark and the local validator).
 
 Per key and micro-batch the changes are applied in ``(_seq, _op)`` order (``spark_changes``), under
 the one rule ``validate.keyed_change_defect`` states. An accepted change is routed at once to every
@@ -19,8 +20,11 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
+import pyarrow as pa
+from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import TimerValues
 from pyspark.sql.types import Row as SparkRow
@@ -28,28 +32,83 @@ from pyspark.sql.types import Row as SparkRow
 from catalog.schema import Table
 from operators.runtime.dataflow import RowRequirement, SourceRoute, StageNode
 from operators.runtime.spark_changes import SNAPSHOT_SEQ
-from operators.runtime.spark_edges import PICKLE_PROTOCOL, edge_row, key_text, rejected_row
+from operators.runtime.spark_edges import (
+    BUCKET_COLUMN,
+    PACKED_ARROW_SCHEMA,
+    PACKED_SCHEMA,
+    PICKLE_PROTOCOL,
+    REJECTED,
+    VALIDATION,
+    chunk_of,
+    key_text,
+    pack,
+    unpack,
+)
 from operators.runtime.stream_format import Update
 from operators.runtime.validate import ABSENT_COPY, InvalidChangeError, keyed_change_defect
 from operators.zset import Changelog, Row, consolidate
 
 
 def state_name(table: str) -> str:
-    """The ValueState of a table's validation stage, named after the table (seen in the checkpoint)."""
+    """The MapState of a table's validation stage, named after the table (seen in the checkpoint)."""
     return f"validated_{table}"
 
 
+def validated_changes(changes: DataFrame, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]], policy: str,
+                      requirements: Sequence[RowRequirement], buckets: int, chunks: int) -> DataFrame:
+    """A table's changes (``change_schema`` rows) packed by bucket of their key, then validated: the
+    packed changes routed to the stages reading the table, and the rejects."""
+    packed = changes.mapInArrow(ValidationInput(table, buckets), PACKED_SCHEMA)
+    processor = ValidationProcessor(table, routes, policy, requirements, buckets, chunks)
+    return packed.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
+
+
+class ValidationInput:
+    """``mapInArrow``'s function: Arrow batches of a table's changes as packed rows, each change
+    ``(key text, _op, row, _seq)`` in the bucket of its primary key (of the whole row when keyless)."""
+
+    def __init__(self, table: Table, buckets: int):
+        self.width = len(table.columns)
+        names = table.primary_key or table.column_names
+        self.key_positions = tuple(table.column_names.index(name) for name in names)
+        self.buckets = buckets
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        key_of = _getter(self.key_positions)
+        for batch in batches:
+            columns = [column.to_pylist() for column in batch.columns]
+            rows = zip(*columns[: self.width], strict=True)
+            entries = ((VALIDATION, key_text(key_of(row)), op, row, seq)
+                       for row, op, seq in zip(rows, columns[self.width], columns[self.width + 1], strict=True))
+            packed = pack(entries, self.buckets)
+            if packed:
+                yield pa.RecordBatch.from_pylist(packed, schema=PACKED_ARROW_SCHEMA)
+
+
+def _getter(positions: tuple[int, ...]):
+    if len(positions) == 1:
+        (only,) = positions
+        return lambda row: (row[only],)
+    return itemgetter(*positions)
+
+
 class ValidationProcessor(StatefulProcessor):
-    """Checks one table's changes per key, then routes the accepted ones to the stages reading it."""
+    """Checks one table's changes per key, then routes the accepted ones to the stages reading it.
+
+    Grouped by bucket; the bucket's keys are kept by chunk (MapState chunk → pickled dict of key
+    text → row, or → number of copies for a keyless table), read and written once per touched chunk.
+    """
 
     def __init__(self, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]], policy: str,
-                 requirements: Sequence[RowRequirement] = ()):
+                 requirements: Sequence[RowRequirement], buckets: int, chunks: int):
         self.table = table
         self.routes = tuple(routes)
         self.policy = policy
         self.requirements = tuple(requirements)
+        self.buckets, self.chunks = buckets, chunks
         self.keyed = bool(table.primary_key)
         key_names = set(table.primary_key)
+        self.key_of = _getter(tuple(table.column_names.index(name) for name in table.primary_key or table.column_names))
         # Spark's types already hold every value to its column's type and range; NULL is what is left
         self.not_null = tuple(
             (i, c.name, "key" if c.name in key_names else "NOT NULL")
@@ -58,57 +117,53 @@ class ValidationProcessor(StatefulProcessor):
         )
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        schema = "row binary" if self.keyed else "copies long"
-        self.state = handle.getValueState(state_name(self.table.name), schema)
+        self.state = handle.getMapState(state_name(self.table.name), "chunk int", "rows binary")
         self.key_functions = [node.stage.key_function(route.port) for route, node in self.routes]
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
-        width = len(self.table.columns)
-        changes = sorted(
-            ((row[width + 1], row[width], tuple(row[:width])) for row in rows),
-            key=lambda change: (SNAPSHOT_SEQ + 1 if change[0] is None else change[0], change[1] or 0),
-        )
-        stored = self.state.get()
-        if self.keyed:
-            before = None if stored is None else pickle.loads(stored[0])
-            after, accepted, rejected = self._check_keyed(tuple(key), before, changes)
-            if after != before:
-                if after is None:
-                    self.state.clear()
-                else:
-                    self.state.update((pickle.dumps(after, PICKLE_PROTOCOL),))
-        else:
-            before = 0 if stored is None else stored[0]
-            after, accepted, rejected = self._check_copies(before, changes)
-            if after != before:
-                if after == 0:
-                    self.state.clear()
-                else:
-                    self.state.update((after,))
-        output = [rejected_row(self.table.name, seq, op, row, reason) for seq, op, row, reason in rejected]
-        net = consolidate(accepted)
-        for (route, node), key_of in zip(self.routes, self.key_functions, strict=True):
-            output.extend(
-                edge_row(node.id, key_text(key_of(change.row)), change.port, change.row, change.weight)
-                for change in route.route(net)
-            )
-        return iter(output)
-
-    def _check_keyed(self, key: tuple, current: Row | None, changes: list) -> tuple[Row | None, Changelog, list]:
+        by_key: dict[str, list] = {}
+        for packed in rows:
+            for text, op, row, seq in unpack(packed.changes):
+                by_key.setdefault(text, []).append((seq, op, row))
+        by_chunk: dict[int, list[str]] = {}
+        for text in by_key:
+            by_chunk.setdefault(chunk_of(text, self.buckets, self.chunks), []).append(text)
         accepted: Changelog = []
         rejected: list = []
+        for chunk, texts in by_chunk.items():
+            stored = self.state.getValue((chunk,))
+            current: dict[str, Any] = {} if stored is None else pickle.loads(stored[0])
+            for text in texts:
+                changes = sorted(by_key[text], key=_apply_order)
+                check = self._check_keyed if self.keyed else self._check_copies
+                after = check(current.get(text), changes, accepted, rejected)
+                if after:
+                    current[text] = after
+                else:
+                    current.pop(text, None)
+            if current:
+                self.state.updateValue((chunk,), (pickle.dumps(current, PICKLE_PROTOCOL),))
+            elif stored is not None:
+                self.state.removeKey((chunk,))
+        entries = [(REJECTED, reason, 0, (self.table.name, seq, op, row), 0) for seq, op, row, reason in rejected]
+        net = consolidate(accepted)
+        for (route, node), key_of in zip(self.routes, self.key_functions, strict=True):
+            entries.extend((node.id, key_text(key_of(change.row)), change.port, change.row, change.weight)
+                           for change in route.route(net))
+        return iter([SparkRow(**record) for record in pack(entries, self.buckets)])
+
+    def _check_keyed(self, current: Row | None, changes: list, accepted: Changelog, rejected: list) -> Row | None:
         for seq, op, row in changes:
-            reason = self._row_defect(row, op) or keyed_change_defect(current, row, op, key)
+            reason = self._row_defect(row, op) or keyed_change_defect(current, row, op, self.key_of(row))
             if reason is not None:
                 self._reject(seq, op, row, reason, rejected)
                 continue
             current = row if op == 1 else None
             accepted.append((row, op))
-        return current, accepted, rejected
+        return current
 
-    def _check_copies(self, copies: int, changes: list) -> tuple[int, Changelog, list]:
-        accepted: Changelog = []
-        rejected: list = []
+    def _check_copies(self, copies: int | None, changes: list, accepted: Changelog, rejected: list) -> int:
+        copies = copies or 0
         for seq, op, row in changes:
             reason = self._row_defect(row, op)
             if reason is None and op == -1 and copies == 0:
@@ -118,7 +173,7 @@ class ValidationProcessor(StatefulProcessor):
                 continue
             copies += op
             accepted.append((row, op))
-        return copies, accepted, rejected
+        return copies
 
     def _row_defect(self, row: Row, op: int | None) -> str | None:
         if op not in (1, -1):
@@ -140,3 +195,9 @@ class ValidationProcessor(StatefulProcessor):
 
     def close(self) -> None:
         pass
+
+
+def _apply_order(change: tuple) -> tuple:
+    """``(_seq, _op)``: by position, deletes first where positions are equal or missing."""
+    seq, op, _ = change
+    return (SNAPSHOT_SEQ + 1 if seq is None else seq, op or 0)

@@ -1,4 +1,6 @@
-"""StageProcessor driven by pyspark's TwsTester: the Spark-side stage logic without a JVM."""
+"""PackedStageProcessor driven by pyspark's TwsTester: the Spark-side stage logic without a JVM.
+
+Buckets and chunks are few (one bucket, two chunks) so that keys share a group and a chunk."""
 
 from __future__ import annotations
 
@@ -11,70 +13,71 @@ from pyspark.sql.streaming.tws_tester import TwsTester
 from pyspark.sql.types import Row as SparkRow
 
 from operators.runtime.dataflow import StageNode
-from operators.runtime.spark_edges import RESULT, key_text
-from operators.runtime.spark_runner import StageProcessor, state_name
+from operators.runtime.spark_edges import RESULT, chunk_of, key_text, pack, unpack
+from operators.runtime.spark_stage_processors import PackedStageProcessor, state_name
 from tests.operators.toy_stages import JoinStage, SumStage, column, toy_dataflow
 
 SUM_NODE = StageNode(7, SumStage("sum per region", column(0), column(1)), downstream=None)
+BUCKETS, CHUNKS = 1, 2
 
 
-def spark_input(port: int, row: tuple, weight: int) -> SparkRow:
-    return SparkRow(stage=SUM_NODE.id, key="unused", port=port, row=pickle.dumps(row), w=weight)
+def processor(node: StageNode, downstream: StageNode | None = None) -> PackedStageProcessor:
+    return PackedStageProcessor(node, downstream, BUCKETS, CHUNKS)
+
+
+def packed(node: StageNode, changes: list[tuple[tuple, int, tuple, int]]) -> list[SparkRow]:
+    """(key, port, row, weight) changes for ``node`` as the packed rows of its one bucket."""
+    return [SparkRow(**r) for r in pack(((node.id, key_text(k), port, row, w) for k, port, row, w in changes), BUCKETS)]
 
 
 def decoded(outputs: list[SparkRow]) -> list[tuple[int, str, int, tuple, int]]:
-    return sorted((out.stage, out.key, out.port, pickle.loads(out.row), out.w) for out in outputs)
+    return sorted((out.stage, key, port, row, w) for out in outputs for key, port, row, w in unpack(out.changes))
 
 
-def stored_state(tester: TwsTester, node: StageNode, key: str):
-    stored = tester.peekValueState(state_name(node.id), key)
-    return None if stored is None else pickle.loads(stored[0])
+def stored_state(tester: TwsTester, node: StageNode, key: tuple):
+    text = key_text(key)
+    stored = tester.peekMapState(state_name(node.id), 0).get((chunk_of(text, BUCKETS, CHUNKS),))
+    return None if stored is None else pickle.loads(stored[0]).get(text)
 
 
 def test_sum_stage_retracts_the_old_total_and_drops_the_key_when_its_group_empties():
-    tester = TwsTester(StageProcessor(SUM_NODE, downstream=None))
-    key = key_text(("EU",))
+    tester = TwsTester(processor(SUM_NODE))
+    eu = ("EU",)
 
-    first = tester.test(key, [spark_input(0, ("EU", 5), 1), spark_input(0, ("EU", 7), 1)])
+    first = tester.test(0, packed(SUM_NODE, [(eu, 0, ("EU", 5), 1), (eu, 0, ("EU", 7), 1)]))
     assert decoded(first) == [(RESULT, "", 0, ("EU", 12, 2), 1)]
-    assert stored_state(tester, SUM_NODE, key) == (12, 2)
+    assert stored_state(tester, SUM_NODE, eu) == (12, 2)
 
-    second = tester.test(key, [spark_input(0, ("EU", 5), -1), spark_input(0, ("EU", 1), 1)])
+    second = tester.test(0, packed(SUM_NODE, [(eu, 0, ("EU", 5), -1), (eu, 0, ("EU", 1), 1)]))
     assert decoded(second) == [(RESULT, "", 0, ("EU", 8, 2), 1), (RESULT, "", 0, ("EU", 12, 2), -1)]
-    assert stored_state(tester, SUM_NODE, key) == (8, 2)
+    assert stored_state(tester, SUM_NODE, eu) == (8, 2)
 
-    third = tester.test(key, [spark_input(0, ("EU", 7), -1), spark_input(0, ("EU", 1), -1)])
+    third = tester.test(0, packed(SUM_NODE, [(eu, 0, ("EU", 7), -1), (eu, 0, ("EU", 1), -1)]))
     assert decoded(third) == [(RESULT, "", 0, ("EU", 8, 2), -1)]
-    assert stored_state(tester, SUM_NODE, key) is None
+    assert stored_state(tester, SUM_NODE, eu) is None
 
 
-def test_keys_keep_separate_state():
-    tester = TwsTester(StageProcessor(SUM_NODE, downstream=None))
-    tester.test(key_text(("EU",)), [spark_input(0, ("EU", 5), 1)])
-    tester.test(key_text(("US",)), [spark_input(0, ("US", 2), 1)])
-    assert stored_state(tester, SUM_NODE, key_text(("EU",))) == (5, 1)
-    assert stored_state(tester, SUM_NODE, key_text(("US",))) == (2, 1)
+def test_keys_of_one_bucket_keep_separate_state():
+    tester = TwsTester(processor(SUM_NODE))
+    tester.test(0, packed(SUM_NODE, [(("EU",), 0, ("EU", 5), 1), (("US",), 0, ("US", 2), 1)]))
+    tester.test(0, packed(SUM_NODE, [(("ASIA",), 0, ("ASIA", 1), 1)]))
+    assert stored_state(tester, SUM_NODE, ("EU",)) == (5, 1)
+    assert stored_state(tester, SUM_NODE, ("US",)) == (2, 1)
+    assert stored_state(tester, SUM_NODE, ("ASIA",)) == (1, 1)
 
 
 def test_output_is_keyed_for_the_downstream_stage_and_port():
     join = StageNode(0, JoinStage("orders⋈customers", column(0), column(0), lambda o, c: (c[1], o[1])), 7, 3)
-    tester = TwsTester(StageProcessor(join, downstream=SUM_NODE))
-    key = key_text((42,))
-    outputs = tester.test(
-        key,
-        [
-            SparkRow(stage=0, key=key, port=0, row=pickle.dumps((42, 10)), w=1),
-            SparkRow(stage=0, key=key, port=1, row=pickle.dumps((42, "ASIA")), w=1),
-        ],
-    )
+    tester = TwsTester(processor(join, SUM_NODE))
+    outputs = tester.test(0, packed(join, [((42,), 0, (42, 10), 1), ((42,), 1, (42, "ASIA"), 1)]))
     assert decoded(outputs) == [(SUM_NODE.id, key_text(("ASIA",)), 3, ("ASIA", 10), 1)]
 
 
 def test_processor_of_a_stage_holding_lambdas_survives_cloudpickle():
     flow = toy_dataflow()
-    shipped = cloudpickle.loads(cloudpickle.dumps(StageProcessor(flow.stage(2), downstream=None)))
+    shipped = cloudpickle.loads(cloudpickle.dumps(processor(flow.stage(2))))
     tester = TwsTester(shipped)
-    outputs = tester.test(key_text(("US",)), [spark_input(0, ("US", 4), 1)])
+    outputs = tester.test(0, packed(flow.stage(2), [(("US",), 0, ("US", 4), 1)]))
     assert decoded(outputs) == [(RESULT, "", 0, ("US", 4, 1), 1)]
 
 

@@ -1,9 +1,9 @@
-"""The stage layouts of operators/runtime/spark_stage_processors.py against the local runner.
+"""The top-k layout of operators/runtime/spark_stage_processors.py against the local runner.
 
-The toy dataflow runs as one streaming query with its stages grouped by bucket (``ROW_SCHEMA``
-rows, state per key or per chunk of keys), and again on packed rows together with a top-k over a
-table of scores. After every batch the result changes must equal the local runner's. The top-k
-processor's buffer is also driven without a JVM through enough batches to trim and refill it.
+The toy dataflow plus a top-k over a table of scores runs through the Spark runner with few buckets
+and chunks (so they hold several keys each); after every batch the result changes must equal the
+local runner's. The top-k processor's buffer is also driven without a JVM through enough batches to
+trim and refill it.
 """
 
 from __future__ import annotations
@@ -17,57 +17,32 @@ import pytest
 from pyspark.sql.streaming.tws_tester import TwsTester
 from pyspark.sql.types import Row as SparkRow
 
+from catalog.schema import Catalog, Column, Table
 from operators.runtime.dataflow import Dataflow, SourceRoute, StageNode
 from operators.runtime.local_runner import LocalRunner
-from operators.runtime.spark_runner import ROW_SCHEMA, SparkRunner
+from operators.runtime.spark_edges import pack, unpack
+from operators.runtime.spark_runner import SparkRunner
 from operators.runtime.spark_session import make_spark_session
-from operators.runtime.spark_stage_processors import (
-    PackedSparkRunner,
-    TopKProcessor,
-    pack,
-    run_bucketed,
-    stage_chain,
-    unpack,
-)
+from operators.runtime.spark_stage_processors import TopKProcessor
 from operators.stages.base import Change, StageDescription
 from operators.stages.top_k import TopKStage
-from tests.operators.test_spark_runner import batches
+from tests.operators.test_spark_runner import TOY_CATALOG, as_updates, batches
 from tests.operators.toy_stages import toy_dataflow
 
-#: Fewer buckets than keys, so that buckets hold several keys and the per-key regrouping is exercised.
-BUCKETS = 3
-
-
+#: Scores are shaped like the toy result's rows (string, int, int): the Spark runner's result files
+#: hold one row shape, as every real query's result does.
+CATALOG = Catalog.of([*TOY_CATALOG.tables.values(),
+                      Table("scores", (Column("id", "string"), Column("score", "int"), Column("bonus", "int")))])
 TOP = 2
 
 
-class LayoutRunner(SparkRunner):
-    """The Spark runner with each stage run by ``run_stage`` (sources, sink and files as they are)."""
-
-    def __init__(self, dataflow: Dataflow, spark, run_stage):
-        self.run_stage = run_stage
-        super().__init__(dataflow, spark=spark)
-
-    def _start_query(self):
-        source = self.spark.readStream.schema(ROW_SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(self.source_dir))
-        return (stage_chain(self.dataflow, source, self.run_stage).writeStream.foreachBatch(self._collect_result)
-                .option("checkpointLocation", str(self.checkpoint_dir)).start())
-
-
-class PackedRunner(PackedSparkRunner):
-    """``PackedSparkRunner`` with few buckets and chunks, so that they hold several keys each."""
-
-    buckets = BUCKETS
-    chunks = 2
-
-
 def toy_with_top_k() -> Dataflow:
-    """The toy dataflow plus ``SELECT id, score FROM scores ORDER BY score DESC, id LIMIT 2`` as stage 3."""
+    """The toy dataflow plus ``SELECT id, score, bonus FROM scores ORDER BY score DESC, id LIMIT 2`` as stage 3."""
     toy = toy_dataflow()
-    top = TopKStage("top scores", ((itemgetter(1), False), (itemgetter(0), True)), TOP, ("id", "score"),
+    top = TopKStage("top scores", ((itemgetter(1), False), (itemgetter(0), True)), TOP, ("id", "score", "bonus"),
                     StageDescription("TopK"))
     return Dataflow(stages=(*toy.stages, StageNode(3, top, downstream=None)),
-                    sources=(*toy.sources, SourceRoute("scores", 3, 0, (0, 1))),
+                    sources=(*toy.sources, SourceRoute("scores", 3, 0, (0, 1, 2))),
                     output_columns=toy.output_columns)
 
 
@@ -82,7 +57,7 @@ def with_scores(seed: int, count: int) -> list[dict]:
         deleted = ranked[: len(ranked) // 3] + rng.sample(ranked[len(ranked) // 3:], k=len(ranked) // 6)
         for row in deleted:
             live.remove(row)
-        inserted = [(rng.randrange(20), rng.randrange(10)) for _ in range(rng.randrange(10, 30))]
+        inserted = [(f"s{rng.randrange(20)}", rng.randrange(10), 0) for _ in range(rng.randrange(10, 30))]
         live.extend(inserted)
         result.append({**batch, "scores": [(row, -1) for row in deleted] + [(row, 1) for row in inserted]})
     return result
@@ -96,30 +71,17 @@ def spark():
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("chunks", [None, 2], ids=["state per key", "state per chunk"])
-def test_bucketed_stages_emit_the_local_runners_changes_after_every_batch(spark, chunks):
-    flow = toy_dataflow()
-    local = LocalRunner(flow)
-    run_stage = lambda rows, node, downstream: run_bucketed(rows, node, downstream, BUCKETS, chunks)  # noqa: E731
-    with LayoutRunner(flow, spark, run_stage) as on_spark:
-        for number, batch in enumerate(batches(seed=5, count=4, inserts_per_table=25)):
-            expected = local.apply(batch)
-            assert expected, f"batch {number} changes nothing: the comparison would prove nothing"
-            assert sorted(on_spark.apply(batch)) == sorted(expected), f"batch {number}"
-        sizes = on_spark.state_size()
-        if chunks is None:  # one MapState entry per key, as the local runner's dict
-            assert sizes == local.state_size() and all(sizes.values())
-
-
-@pytest.mark.spark
 def test_packed_stages_and_top_k_emit_the_local_runners_changes_after_every_batch(spark):
     flow = toy_with_top_k()
     local = LocalRunner(flow)
-    with PackedRunner(flow, spark=spark) as on_spark:
+    seq = 0
+    with SparkRunner(flow, CATALOG, spark=spark, buckets=3, chunks=2) as on_spark:
         for number, batch in enumerate(with_scores(seed=11, count=5)):
             expected = local.apply(batch)
-            assert any(len(row) == TOP for row, _ in expected), f"batch {number}: the top-k changes nothing"
-            assert Counter(on_spark.apply(batch)) == Counter(expected), f"batch {number}"
+            assert any(row[0].startswith("s") for row, _ in expected), f"batch {number}: the top-k changes nothing"
+            updates = as_updates(batch, seq)
+            seq += len(updates)
+            assert Counter(on_spark.apply(updates).changes) == Counter(expected), f"batch {number}"
 
 
 def test_the_top_k_processor_keeps_a_bounded_buffer_and_emits_the_stages_changes(monkeypatch):
