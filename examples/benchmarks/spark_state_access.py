@@ -1,7 +1,7 @@
 """Benchmark: how one keyed stage should sit on ``transformWithState`` (state layout and API).
 
 One real stage (a ring aggregate: SUM and COUNT by ``k``) runs as a streaming query per strategy, fed
-by parquet files of ``ROW_SCHEMA`` rows like the Spark runner's, four micro-batches each:
+by parquet files of the rows its layout reads (``ROW_SCHEMA`` or packed), four micro-batches each:
 
     cold   ``--changes`` changes over ``--keys`` keys (first batch: worker and RocksDB start-up)
     big    ``--changes`` changes over ``--keys`` keys, all keys already present (warm)
@@ -14,15 +14,16 @@ against the local run of the same stage (``run_keyed``), so a strategy that lose
 
 With ``--stage top-k`` the stage is a top 10 keyed by a constant instead, over fresh inserts (the
 state grows to 2·``--changes`` rows): ``row-key`` re-pickles the whole state every batch, ``packed``
-runs ``TopKProcessor`` (a MapState by row plus a bounded buffer).
+runs ``TopKProcessor`` (a MapState by chunk of rows plus a bounded buffer).
 
-Strategies (all with the runner's session, ``make_spark_session``, 2 cores):
-  row-key      today's runner: Row API, ``groupBy(key)``, ValueState of the pickled state
-  row-bucket   Row API, ``groupBy(bucket)``, MapState(key text → pickled state) per bucket
-               (operators/runtime/spark_stage_processors.py), for several bucket counts
+Strategies (all with the runner's session, ``make_spark_session``, 2 cores); the runner's layout is
+``packed`` (operators/runtime/spark_stage_processors.py), the others are in spark_layouts.py:
+  row-key      the runner's former layout: Row API, ``groupBy(key)``, ValueState of the pickled state
+  row-bucket   Row API, ``groupBy(bucket)``, MapState(key text → pickled state) per bucket, for
+               several bucket counts
   row-bucket C=… as row-bucket, the MapState by chunk of keys (chunk → pickled dict of states)
-  packed       the chunked layout on packed rows: one Spark row per (stage, bucket) holding the
-               pickled list of its changes (``PACKED_SCHEMA``), in and out
+  packed       the runner's: the chunked layout on packed rows, one Spark row per (stage, bucket)
+               holding the pickled list of its changes (``PACKED_SCHEMA``), in and out
   pandas-key   ``transformWithStateInPandas``, ``groupBy(key)``, ValueState
   pandas-bucket ``transformWithStateInPandas``, ``groupBy(bucket)``, MapState
   …-notrack    as above with ``spark.sql.streaming.stateStore.rocksdb.trackTotalNumberOfRows=false``
@@ -38,50 +39,42 @@ from __future__ import annotations
 
 import argparse
 import os
-import pickle
 import random
 import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
-import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from pyspark.sql.streaming import StatefulProcessor  # noqa: E402
-
-from operators.runtime.dataflow import StageNode  # noqa: E402
-from operators.runtime.spark_runner import (  # noqa: E402
+from examples.benchmarks.spark_layouts import (  # noqa: E402
     ARROW_SCHEMA,
-    PICKLE_PROTOCOL,
     ROW_SCHEMA,
-    StageProcessor,
-    key_text,
-    state_name,
+    PandasBucketProcessor,
+    PandasKeyProcessor,
+    RowBucketProcessor,
+    RowKeyProcessor,
+    row_records,
+    with_bucket,
 )
-from operators.runtime.spark_session import make_spark_session  # noqa: E402
-from operators.runtime.spark_stage_processors import (  # noqa: E402
+from operators.runtime.dataflow import StageNode  # noqa: E402
+from operators.runtime.spark_edges import (  # noqa: E402
     BUCKET_COLUMN,
     PACKED_ARROW_SCHEMA,
     PACKED_SCHEMA,
-    BucketedStageProcessor,
-    downstream_key_text,
-    output_address,
+    key_text,
     pack,
-    process_keys,
-    run_packed,
-    run_top_k,
     unpack,
-    with_bucket,
 )
+from operators.runtime.spark_session import make_spark_session  # noqa: E402
+from operators.runtime.spark_stage_processors import packed_layout  # noqa: E402
 from operators.stages.aggregate import AggregateSpec, RingAggregateStage  # noqa: E402
 from operators.stages.base import Change, StageDescription, run_keyed  # noqa: E402
 from operators.stages.top_k import TopKStage  # noqa: E402
@@ -136,83 +129,19 @@ def expected_output_counts(node: StageNode, batches: list[tuple[str, list[Change
     return [len(run_keyed(node.stage, states, changes)) for _, changes in batches]
 
 
-class PandasKeyProcessor(StatefulProcessor):
-    """Today's per-key ValueState layout under ``transformWithStateInPandas``."""
-
-    def __init__(self, node: StageNode):
-        self.node = node
-
-    def init(self, handle) -> None:
-        self.state = handle.getValueState(state_name(self.node.id), "state binary")
-        self.address = output_address(self.node, None)
-
-    def handleInputRows(self, key, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
-        changes = [Change(port, pickle.loads(row), w) for frame in rows
-                   for port, row, w in zip(frame["port"], frame["row"], frame["w"], strict=True)]
-        stage = self.node.stage
-        stored = self.state.get()
-        first = changes[0]
-        new_state, emitted = stage.process(stage.key_of(first.port, first.row),
-                                           None if stored is None else pickle.loads(stored[0]), changes)
-        if new_state is not None:
-            self.state.update((pickle.dumps(new_state, PICKLE_PROTOCOL),))
-        elif stored is not None:
-            self.state.clear()
-        if emitted:
-            yield output_frame(self.address, lambda row: "", emitted)
-
-    def close(self) -> None:
-        pass
-
-
-class PandasBucketProcessor(StatefulProcessor):
-    """The bucketed MapState layout under ``transformWithStateInPandas``."""
-
-    def __init__(self, node: StageNode):
-        self.node = node
-
-    def init(self, handle) -> None:
-        self.states = handle.getMapState(state_name(self.node.id), "key string", "state binary")
-        self.address = output_address(self.node, None)
-        self.downstream_key = downstream_key_text(self.node, None)
-
-    def handleInputRows(self, key, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
-        by_key: dict[str, list[Change]] = {}
-        for frame in rows:
-            for text, port, row, w in zip(frame["key"], frame["port"], frame["row"], frame["w"], strict=True):
-                by_key.setdefault(text, []).append(Change(port, pickle.loads(row), w))
-        emitted = process_keys(self.node, self.states, by_key)
-        if emitted:
-            yield output_frame(self.address, self.downstream_key, emitted)
-
-    def close(self) -> None:
-        pass
-
-
-def output_frame(address: tuple[int, int], downstream_key, emitted) -> pd.DataFrame:
-    destination, port = address
-    return pd.DataFrame({
-        "stage": [destination] * len(emitted), "key": [downstream_key(row) for row, _ in emitted],
-        "port": [port] * len(emitted), "row": [pickle.dumps(row, PICKLE_PROTOCOL) for row, _ in emitted],
-        "w": [w for _, w in emitted],
-    })
-
-
 def build(strategy: str, buckets: int, node: StageNode, source, chunks: int | None = None):
     if strategy == "row-key":
-        return source.groupBy("key").transformWithState(StageProcessor(node, None), ROW_SCHEMA, "Append", "None")
+        return source.groupBy("key").transformWithState(RowKeyProcessor(node, None), ROW_SCHEMA, "Append", "None")
     if strategy == "row-bucket":
         return (with_bucket(source, buckets).groupBy(BUCKET_COLUMN)
-                .transformWithState(BucketedStageProcessor(node, None, buckets, chunks), ROW_SCHEMA, "Append", "None"))
+                .transformWithState(RowBucketProcessor(node, None, buckets, chunks), ROW_SCHEMA, "Append", "None"))
     if strategy == "packed":
-        if isinstance(node.stage, TopKStage):
-            return run_top_k(source, node, None, buckets)
-        return run_packed(source, node, None, buckets, chunks)
+        return packed_layout(source, node, None, buckets, chunks)
     if strategy == "pandas-key":
-        return source.groupBy("key").transformWithStateInPandas(PandasKeyProcessor(node), ROW_SCHEMA, "Append", "None")
+        return source.groupBy("key").transformWithStateInPandas(PandasKeyProcessor(node, None), ROW_SCHEMA, "Append", "None")
     if strategy == "pandas-bucket":
         return (with_bucket(source, buckets).groupBy(BUCKET_COLUMN)
-                .transformWithStateInPandas(PandasBucketProcessor(node), ROW_SCHEMA, "Append", "None"))
+                .transformWithStateInPandas(PandasBucketProcessor(node, None), ROW_SCHEMA, "Append", "None"))
     raise ValueError(strategy)
 
 
@@ -247,14 +176,11 @@ def run_strategy(spark, strategy: Strategy, node: StageNode, batches, expected: 
     timings = {}
     try:
         for number, (name, changes) in enumerate(batches):
+            addressed = ((0, key_text(key_of(c.row)), c.port, c.row, c.weight) for c in changes)
             if packed:
-                table = pa.Table.from_pylist(
-                    pack(((0, key_text(key_of(c.row)), c.port, c.row, c.weight) for c in changes), strategy.buckets),
-                    schema=PACKED_ARROW_SCHEMA)
+                table = pa.Table.from_pylist(pack(addressed, strategy.buckets), schema=PACKED_ARROW_SCHEMA)
             else:
-                table = pa.Table.from_pylist([{"stage": 0, "key": key_text(key_of(c.row)), "port": c.port,
-                                               "row": pickle.dumps(c.row, PICKLE_PROTOCOL), "w": c.weight}
-                                              for c in changes], schema=ARROW_SCHEMA)
+                table = pa.Table.from_pylist(row_records(addressed), schema=ARROW_SCHEMA)
             file = f"batch-{number:04d}.parquet"
             pq.write_table(table, staging / file)
             started = time.perf_counter()
