@@ -1,8 +1,9 @@
 """A maintained view: the embedding API behind the CLI and the tests.
 
 ``MaintainedView`` compiles a query once, then takes batches of base-table updates, validates them,
-runs them through the chosen runner and keeps the current result (a multiset of rows), so after each
-batch ``result()`` equals the query over the current database.
+runs them through the chosen runner and keeps the current result (a multiset of rows: in memory on the
+local engine, as the result table in the work directory on Spark), so after each batch ``result()``
+equals the query over the current database.
 """
 
 from __future__ import annotations
