@@ -207,6 +207,17 @@ class _Block:
         return " ".join(parts)
 
 
+def _selecting(block: _Block, items: list[tuple[int, str, str]], **changes) -> _Block:
+    """``block`` selecting ``items`` (expression id, output name, SQL text), with other ``changes``."""
+    return attrs.evolve(
+        block,
+        refs={id_: text for id_, _, text in items},
+        outputs=tuple((id_, name) for id_, name, _ in items),
+        select=tuple(text for _, _, text in items),
+        **changes,
+    )
+
+
 def _unique_names(outputs: tuple[tuple[int, str], ...]) -> tuple[tuple[int, str], ...]:
     """``outputs`` with a repeated name numbered (``o_orderkey_2``), as a derived table needs."""
     unique: list[tuple[int, str]] = []
@@ -383,26 +394,14 @@ class _Translator:
     def project(self, node: JavaObject, block: _Block) -> _Block:
         if block.distinct or block.limit is not None:
             block = self.wrapped(block)
-        items = [self.named(e, block, node) for e in _items(node.projectList())]
-        return attrs.evolve(
-            block,
-            refs={id_: text for id_, _, text in items},
-            outputs=tuple((id_, name) for id_, name, _ in items),
-            select=tuple(text for _, _, text in items),
-        )
+        return _selecting(block, [self.named(e, block, node) for e in _items(node.projectList())])
 
     def aggregate(self, node: JavaObject, block: _Block) -> _Block:
         if not (block.group_by is None and not block.distinct and not block.order and block.limit is None):
             block = self.wrapped(block)
         keys = tuple(self.render(e, block, node) for e in _items(node.groupingExpressions()))
         items = [self.named(e, block, node) for e in _items(node.aggregateExpressions())]
-        return attrs.evolve(
-            block,
-            refs={id_: text for id_, _, text in items},
-            outputs=tuple((id_, name) for id_, name, _ in items),
-            select=tuple(text for _, _, text in items),
-            group_by=keys,
-        )
+        return _selecting(block, items, group_by=keys)
 
     def join(self, node: JavaObject, left: _Block, right: _Block) -> _Block:
         join_type = node.joinType().sql()
