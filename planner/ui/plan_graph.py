@@ -31,7 +31,7 @@ def plan_document(compiled: CompiledQuery) -> dict:
 def plan_graph(document: dict) -> dict:
     """Nodes (sources, stages, the result) with a layer and a row each, and the edges between them."""
     tables = dict.fromkeys(s["table"] for s in document["sources"])  # a table may feed several stages
-    nodes = [{"id": f"source:{table}", "kind": "source", "label": table} for table in tables]
+    nodes = [{"id": f"source:{table}", "kind": "source", "label": table, "detail": "base table changes"} for table in tables]
     nodes += [{"id": f"stage:{s['id']}", "kind": "stage", "stage": s["id"], "label": s["name"],
                "operator": s["operator"], "key": s["key"], "update_cost": s["update_cost"], "why": s["why"],
                "state": s["state"]} for s in document["stages"]]

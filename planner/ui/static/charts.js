@@ -18,10 +18,11 @@ function clip(text, length) {
 
 // The plan graph: nodes placed by the server's layer/row, edges as curves, stage metrics inside nodes.
 function drawPlan(container, graph, stagesById) {
-  const width = 210, height = 92, gapX = 46, gapY = 18;
+  const width = 250, height = 84, gapX = 70, gapY = 14;
   const layers = Math.max(...graph.nodes.map(n => n.layer)) + 1;
   const rows = Math.max(...graph.nodes.map(n => n.row)) + 1;
-  const svg = svgElement("svg", {viewBox: `0 0 ${layers * (width + gapX)} ${rows * (height + gapY) + 10}`,
+  const fullWidth = layers * (width + gapX), fullHeight = rows * (height + gapY) + 10;
+  const svg = svgElement("svg", {viewBox: `0 0 ${fullWidth} ${fullHeight}`, width: fullWidth, height: fullHeight,
                                  "data-testid": "plan-graph"});
   const defs = svgElement("defs");
   const marker = svgElement("marker", {id: "arrow", viewBox: "0 0 10 10", refX: 10, refY: 5, markerWidth: 7,
@@ -38,7 +39,7 @@ function drawPlan(container, graph, stagesById) {
     const x1 = a.x + width, y1 = a.y + height / 2, x2 = b.x, y2 = b.y + height / 2, mid = (x1 + x2) / 2;
     svg.appendChild(svgElement("path", {class: "edge", d: `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`}));
     if (edge.label) {
-      const label = svgElement("text", {class: "edge-label", x: x1 + 2, y: y1 - 3}, clip(edge.label, 34));
+      const label = svgElement("text", {class: "edge-label", x: x1 + 2, y: y1 - 3}, clip(edge.label, 40));
       label.appendChild(svgElement("title", {}, edge.label));
       svg.appendChild(label);
     }
@@ -52,7 +53,7 @@ function drawPlan(container, graph, stagesById) {
       ? [[node.operator, "title"], [node.label, ""], [`key ${node.key}`, ""], [`cost ${node.update_cost}`, ""]]
       : [[node.label, "title"], [node.detail || "", ""]];
     lines.forEach(([text, cls], i) => {
-      group.appendChild(svgElement("text", {x: x + 6, y: y + 15 + i * 14, class: cls}, clip(text, 36)));
+      group.appendChild(svgElement("text", {x: x + 6, y: y + 15 + i * 14, class: cls}, clip(text, 42)));
     });
     if (node.kind === "stage") {
       const metrics = stagesById[node.stage];
