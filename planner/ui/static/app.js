@@ -141,12 +141,13 @@ function onEvent(message) {
   showError(event.error);
   renderCheck(event.check);
   if (event.batches === undefined || !loaded) return;
-  history.push(...event.points);
   renderProgress(event);
   renderStages(event.stages);
+  renderQuarantine(event.quarantine);
+  if (!event.table) return;  // a status, a Check or an error: the last batch's table stays
+  history.push(...event.points);
   renderTable(event.table, event.delta, event.batch);
   renderCharts(event.table);
-  renderQuarantine(event.quarantine);
 }
 
 function showStreamInputs() {
