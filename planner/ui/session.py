@@ -212,7 +212,7 @@ class Session:
         """Everything the page shows, for a page that opens or has fallen behind the event log."""
         with self.lock:
             state = {"sequence": self.sequence, "running": self.running, "error": self.error,
-                     "check": self.check_result}
+                     "check": self.check_result, "inputs": self.loaded_with}
             run = self.run
             if run is None:
                 return state | {"loaded": False}

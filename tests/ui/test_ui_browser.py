@@ -81,9 +81,12 @@ def page(server: str):
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        script_errors: list[str] = []
+        page.on("pageerror", lambda error: script_errors.append(str(error)))
         page.goto(server)
         yield page
         browser.close()
+    assert not script_errors, f"the page's scripts failed: {script_errors}"
 
 
 def _table(page) -> list[list[str]]:
@@ -148,5 +151,12 @@ def test_the_page_maintains_q3_as_the_view_does_checks_it_and_shows_refusals(pag
         _wait_for_batch(page, len(stream))
         for batch in stream[STEPS:]:
             view.apply(batch)
-        assert _table(page) == [[str(value) for value in row] for row in view.result()]
+        final = [[str(value) for value in row] for row in view.result()]
+        assert _table(page) == final
     page.screenshot(path=str(ARTIFACTS / "q3-finished.png"), full_page=True)
+
+    page.reload()  # a page opened later shows the run as it stands, inputs included
+    _wait_for_batch(page, len(stream))
+    assert _table(page) == final
+    assert page.input_value("[data-testid=sql-input]") == Q3_SQL
+    assert page.input_value("#window") == str(WINDOW)

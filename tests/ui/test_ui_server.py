@@ -118,6 +118,17 @@ def test_stages_report_keys_bytes_and_rows_in_and_out_of_the_last_batch(client, 
     assert all(s["rows_in"] > 0 for s in stages) and all(s["bytes"] > 0 for s in stages)
 
 
+def test_a_stages_rows_in_are_its_tables_updates_and_rows_out_the_result_changes(client):
+    sql = "select broker_id, sum(volume) as v from bids group by broker_id"
+    _load(client, sql, ORDERBOOK)
+    with MaintainedView(sql, orderbook_catalog()) as view:
+        for batch in _orderbook_batches(500)[:2]:
+            (stage,) = client.post("/api/step").json()["stages"]
+            delta = view.apply(batch)
+            assert (stage["rows_in"], stage["rows_out"]) == (sum(u.table == "bids" for u in batch), len(delta))
+            assert stage["keys"] == len(view.result()) > 0
+
+
 def test_check_says_equal_and_names_the_rows_when_the_result_differs(client, session):
     _load(client, "select broker_id, sum(volume) as v from bids group by broker_id", ORDERBOOK)
     client.post("/api/step")

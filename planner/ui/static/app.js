@@ -160,6 +160,21 @@ function showStreamInputs() {
   $("ddl").hidden = $("catalog").value !== "ddl";
 }
 
+// A page opened on a run already loaded shows that run's inputs, so Step goes on with it.
+function showInputs(given) {
+  $("sql").value = given.sql;
+  $("catalog").value = given.catalog || "tpch";
+  $("ddl").value = given.ddl || "";
+  $("batch-size").value = given.batch_size;
+  $("on-invalid").value = given.on_invalid || "quarantine";
+  const stream = given.stream || {};
+  $("stream").value = stream.kind || "window";
+  for (const id of ["sf", "window", "lambda", "events", "path"]) {
+    if (stream[id] !== undefined && stream[id] !== null) $(id).value = stream[id];
+  }
+  showStreamInputs();
+}
+
 function pickExample() {
   const example = examples[Number($("example").value)];
   if (!example) return;
@@ -194,6 +209,7 @@ async function start() {
   };
   const response = await fetch("/api/state");
   const state = await response.json();
+  if (state.loaded) showInputs(state.inputs);
   renderState(state);
   if (state.loaded) dirty = false;
   const events = new EventSource(`/api/events?after=${state.sequence}`);
