@@ -338,8 +338,7 @@ class Session:
         quarantined = run.quarantined
         return {"batch": run.position, "batches": len(run.batches), "applied": run.applied,
                 "updates": len(run.stream.updates), "stages": stages,
-                "quarantine": {"count": len(quarantined), "policy": run.config.on_invalid,
-                               "last": [_reason(r) for r in quarantined[-LAST_REASONS:]]}}
+                "quarantine": {"count": len(quarantined), "last": [_reason(r) for r in quarantined[-LAST_REASONS:]]}}
 
     def _table(self, run: Run) -> dict:
         rows = run.view.result()

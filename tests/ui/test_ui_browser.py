@@ -17,8 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import batches
+from operators.runtime.stream_format import Update, batches, write_stream
 from planner.compiler import compile_query
 from planner.demo import Q3_SQL
 from planner.sql.errors import UnsupportedSqlError
@@ -160,3 +161,21 @@ def test_the_page_maintains_q3_as_the_view_does_checks_it_and_shows_refusals(pag
     assert _table(page) == final
     assert page.input_value("[data-testid=sql-input]") == Q3_SQL
     assert page.input_value("#window") == str(WINDOW)
+
+
+def test_quarantined_rows_show_in_the_error_box_with_their_reason(page, tmp_path):
+    row = (1, 7, 7, 10, 99_000)
+    stream = write_stream(tmp_path / "stream", orderbook_catalog(),
+                          [Update(1, "bids", 1, row), Update(2, "bids", 1, row), Update(3, "bids", -1, row)])
+    page.select_option("[data-testid=catalog]", "orderbook")
+    page.select_option("[data-testid=stream]", "path")
+    page.fill("#path", str(stream))
+    page.fill("[data-testid=sql-input]", "select count(*) as n from bids")
+    page.click("[data-testid=step]")
+    _wait_for_batch(page, 1)
+    quarantine = page.locator("[data-testid=error] [data-testid=quarantine]")
+    assert quarantine.is_visible()
+    assert quarantine.text_content().startswith("1 invalid updates quarantined")
+    assert "bids _seq 2" in quarantine.text_content()
+    assert _table(page) == [["0"]]  # inserted, the duplicate set aside, deleted
+    page.screenshot(path=str(ARTIFACTS / "quarantine.png"))

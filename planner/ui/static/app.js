@@ -34,10 +34,10 @@ async function ensureLoaded() {
   return true;
 }
 
+// The error box holds the last failure (refused SQL, bad input, an engine error) and the quarantine.
 function showError(error) {
-  const box = $("error");
-  box.hidden = !error;
-  box.textContent = error ? `${error.kind === "refused" ? "SQL refused" : error.kind + " error"}: ${error.message}` : "";
+  $("error-message").textContent = error ? `${error.kind === "refused" ? "SQL refused" : error.kind + " error"}: ${error.message}` : "";
+  $("error").hidden = !$("error-message").textContent && !$("quarantine").textContent;
 }
 
 function renderProgress(event) {
@@ -110,8 +110,8 @@ function renderCheck(check) {
 
 function renderQuarantine(quarantine) {
   $("quarantine").textContent = !quarantine || !quarantine.count ? "" :
-    `${quarantine.count} invalid updates ${quarantine.policy === "quarantine" ? "quarantined" : "refused"}; last:\n` +
-    quarantine.last.join("\n");
+    `${quarantine.count} invalid updates quarantined; the last:\n` + quarantine.last.join("\n");
+  $("error").hidden = !$("error-message").textContent && !$("quarantine").textContent;
 }
 
 // A whole state (on opening, after a load, after falling behind the event stream).
@@ -119,7 +119,7 @@ function renderState(state) {
   showError(state.error);
   renderCheck(state.check);
   loaded = state.loaded;
-  if (!state.loaded) { renderProgress({}); return; }
+  if (!state.loaded) { renderProgress({}); renderQuarantine(null); return; }
   chart = state.chart;
   history = state.history.slice();
   renderProgress(state);
@@ -140,6 +140,7 @@ function onEvent(message) {
   if (event.type === "resync" || event.type === "loaded") { refresh(); return; }
   showError(event.error);
   renderCheck(event.check);
+  if (event.batches === undefined) renderQuarantine(null);  // no run loaded: nothing is quarantined
   if (event.batches === undefined || !loaded) return;
   renderProgress(event);
   renderStages(event.stages);
