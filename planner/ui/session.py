@@ -299,12 +299,15 @@ class Session:
                     self._step_once()
                 except PageError:
                     self.running = False
+                except Exception as err:  # the page must learn why the run stopped, not see it "running"
+                    self.running = False
+                    self._fail(PageError("engine", f"{type(err).__name__}: {err}"))
                 if self._finished():
                     self.running = False
                 if not self.running or time.perf_counter() - last >= PUBLISH_EVERY:
                     self._publish("batch")
                     last = time.perf_counter()
-            time.sleep(0)  # let the page's requests take the lock between batches
+            time.sleep(0.001)  # the lock is not fair: give the page's requests (Pause) their turn
 
     def _fail(self, error: PageError) -> None:
         self.error = error.as_json()

@@ -183,6 +183,14 @@ def test_start_runs_every_batch_and_reset_starts_again(client, session):
     assert client.post("/api/reset").json()["batch"] == 0
 
 
+def test_pause_stops_a_run_between_batches_and_step_goes_on_from_there(client):
+    _load(client, VWAP, {"kind": "orderbook", "events": 20_000}, batch_size=10)
+    client.post("/api/start")
+    paused = client.post("/api/pause").json()
+    assert not paused["running"] and paused["batch"] < paused["batches"]
+    assert client.post("/api/step").json()["batch"] == paused["batch"] + 1
+
+
 def test_the_plan_graph_has_every_source_and_stage_and_edges_point_to_later_layers():
     document = {"sources": [{"table": "r", "stage": 0, "port": 0, "selection": None},
                             {"table": "r", "stage": 1, "port": 0, "selection": "r.a > 1"}],
