@@ -116,6 +116,7 @@ function drawLines(container, series, emptyText) {
     const path = values.map((p, j) => `${j ? "L" : "M"}${x(p.batch).toFixed(1)},${y(p.value).toFixed(1)}`).join(" ");
     svg.appendChild(svgElement("path", {class: `line ${s.cls}`, d: path}));
     const last = values[values.length - 1].value;
+    svg.appendChild(svgElement("circle", {class: s.cls, r: 2.5, cx: x(values[values.length - 1].batch), cy: y(last)}));
     svg.appendChild(svgElement("text", {x: left, y: 11 + i * 14, class: s.cls},
       `${s.name}: last ${last.toLocaleString()} (range ${lo.toLocaleString()} … ${hi.toLocaleString()})`));
   });
