@@ -70,11 +70,12 @@ def create_app(session: Session) -> Starlette:
 
     async def events(request: Request) -> StreamingResponse:
         async def stream():
-            seen = int(request.query_params.get("after", session.sequence))
+            # a reconnecting EventSource says where it was in Last-Event-ID; a new page in ?after=
+            seen = int(request.headers.get("last-event-id") or request.query_params.get("after", session.sequence))
             yield "retry: 1000\n\n"
             while not await request.is_disconnected():
                 found = session.events_since(seen)
-                if found is None:  # fell behind the log: the page re-reads the whole state
+                if found is None or seen > session.sequence:  # fell behind the log, or the server restarted
                     seen = session.sequence
                     yield f"id: {seen}\ndata: {json.dumps({'type': 'resync'})}\n\n"
                 for number, event in found or ():
