@@ -67,6 +67,9 @@ FLINK_PYTHON = Path("/work/flink-venv/bin/python")
 PATHWAY_PYTHON = Path("/work/pathway-venv/bin/python")
 # the last line `ivm run` prints: "<n> updates (...) in <s> s (<rate> updates/s) with the local runner; result: <k> rows"
 IVM_LINE = re.compile(r"^(\d+) updates .* in ([\d.]+) s \(.*; result: (\d+) rows")
+# the peers' last line: "<n> updates of customer, orders, lineitem in <s> s (...) ... <rss> MiB"
+PEER_LINE = re.compile(r"^(\d+) updates of .*? in ([\d.]+) s")
+PEER_RSS = re.compile(r"(?:process tree \(sampled\)|peak RSS) ([\d,]+) MiB")
 
 
 @attrs.frozen
@@ -143,13 +146,23 @@ def ivm_run(query: str, stream: Path, batch_size: int, stats_json: bool, extra: 
 
 
 def peer_run(name: str, stream: Path) -> Run | str:
-    """Run a peer benchmark script as a whole process; why not, if its venv is missing."""
+    """Run a peer benchmark script as a whole process; why not, if its venv is missing.
+
+    ``maintenance_seconds`` holds the job's own time (from its start to its final result, what it
+    prints), ``peak_rss_mb`` the larger of ``wait4``'s and what it reports (Flink's JVM is not a
+    waited-for child, so ``flink_q3.py`` samples its process tree itself)."""
     python, script = {"flink": (FLINK_PYTHON, "flink_q3.py"), "pathway": (PATHWAY_PYTHON, "pathway_q3.py")}[name]
     if not python.exists():
         return f"{python} missing"
     child = run_child([str(python), str(HERE / script), "--stream", str(stream)], python_path=False)
+    summary = child.stdout.strip().splitlines()[-1]
+    own = PEER_LINE.search(summary)
+    reported_rss = PEER_RSS.search(summary)
+    if not own:
+        raise SystemExit(f"cannot read {script}'s last line: {summary!r}")
+    rss = max(child.peak_rss_mb, float(reported_rss.group(1).replace(",", "")) if reported_rss else 0)
     rows = sum(1 for line in child.stdout.splitlines() if "\t" in line)
-    return Run(0, float("nan"), child.wall_seconds, child.peak_rss_mb, rows)
+    return Run(int(own.group(1)), float(own.group(2)), child.wall_seconds, rss, rows)
 
 
 def repeated(measure, repeat: int) -> Run:
@@ -187,17 +200,20 @@ def compare(args, stats_json: bool) -> None:
         if ivm_q3 is None:
             ivm_q3 = repeated(lambda: ivm_run("q3", args.stream, args.batch_size, stats_json), args.repeat)
         peer_rows = [["ivm run (local)", f"{ivm_q3.process_seconds:.1f}", rate(ivm_q3.updates, ivm_q3.process_seconds),
-                      f"{ivm_q3.peak_rss_mb:,.0f}", "1"]]
+                      f"{ivm_q3.peak_rss_mb:,.0f}", "1", ""]]
         for name in ("flink", "pathway"):
             runs = [peer_run(name, args.stream) for _ in range(args.repeat)]
             if isinstance(runs[0], str):
-                peer_rows.append([name, "skipped: " + runs[0], "", "", ""])
+                peer_rows.append([name, "skipped: " + runs[0], "", "", "", ""])
                 continue
             peer = median_run(runs)
             peer_rows.append([name, f"{peer.process_seconds:.1f}", rate(ivm_q3.updates, peer.process_seconds),
-                              f"{peer.peak_rss_mb:,.0f}", f"{peer.process_seconds / ivm_q3.process_seconds:.2f}"])
+                              f"{peer.peak_rss_mb:,.0f}", f"{peer.process_seconds / ivm_q3.process_seconds:.2f}",
+                              f"{peer.maintenance_seconds:.1f} s, {rate(peer.updates, peer.maintenance_seconds)} upd/s "
+                              f"of its {peer.updates:,}"])
         print(f"\nQ3, whole process on {args.stream} (updates/s: the stream's {ivm_q3.updates:,} updates over the wall time)")
-        print(table(["run", "wall s", "upd/s", "peak RSS MB (wait4)", "ivm whole-process speed / peer's"], peer_rows))
+        print(table(["run", "wall s", "upd/s", "peak RSS MB", "ivm whole-process speed / peer's", "peer's own report"],
+                    peer_rows))
 
 
 def batch_sizes(args, stats_json: bool) -> None:
