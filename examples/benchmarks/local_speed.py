@@ -14,7 +14,9 @@ same stream file. The numbers:
   peers'; peak RSS from ``--stats-json``, else from ``wait4`` (the child's ``ru_maxrss``).
 - **peers** (``--peers``): ``flink_q3.py`` (Flink SQL, parallelism 1, in ``/work/flink-venv``) and
   ``pathway_q3.py`` (Pathway, commits of 1 000 updates, in ``/work/pathway-venv``), each timed as
-  a whole child process on the same stream file as `ivm run` Q3. Ratio = peer wall / ivm wall,
+  a whole child process on the same stream file as `ivm run` Q3 (peak RSS: the larger of ``wait4``'s
+  and the one the script reports; Flink's JVM is not a waited-for child, ``flink_q3.py`` samples
+  its process tree). Ratio = peer wall / ivm wall,
   which is the throughput ratio on the same stream (the peers count only the updates of the three
   tables Q3 reads in their own rates; the ratio does not depend on that).
 

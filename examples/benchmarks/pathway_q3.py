@@ -53,6 +53,7 @@ from pathlib import Path  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
+from peer_check import check_against_ivm  # noqa: E402  (examples/benchmarks/, beside this script)
 
 COMMIT_EVERY = 1_000
 EPOCH = datetime.date(1970, 1, 1)
@@ -159,17 +160,6 @@ def top10(rows: list[tuple]) -> list[tuple]:
     return sorted(exact, key=lambda row: (-row[1], row[2]))[:10]
 
 
-def check(rows: list[tuple], expected_path: Path) -> None:
-    """Compare with `ivm run --out`: both non-empty and equal as sets of exact values."""
-    expected = {tuple(row.values()) for row in pq.read_table(expected_path).to_pylist()}
-    got = set(rows)
-    if not expected or not got:
-        raise SystemExit(f"check FAILED: empty result (expected {len(expected)} rows, Pathway {len(got)})")
-    if got != expected:
-        raise SystemExit(f"check FAILED:\n only Pathway: {sorted(got - expected)}\n only local: {sorted(expected - got)}")
-    print(f"check ok: Pathway's {len(got)} rows equal {expected_path}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stream", type=Path, required=True, help="stream directory (one Parquet file per table)")
@@ -187,7 +177,7 @@ def main() -> None:
           f"changes; aggregate {len(aggregate)} groups, result: {len(rows)} rows; peak RSS "
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB")
     if args.check:
-        check(rows, args.check)
+        check_against_ivm("Pathway", rows, args.check)
 
 
 if __name__ == "__main__":
