@@ -83,6 +83,10 @@ class Child:
     peak_rss_mb: float
 
 
+class ChildFailed(Exception):
+    """A measured child process exited with an error; the message has the end of its output."""
+
+
 def run_child(command: list[str], python_path: bool = True) -> Child:
     """Run ``command`` to its end; raise with its output if it fails."""
     env = dict(os.environ, PYTHONPATH=str(ROOT)) if python_path else dict(os.environ)
@@ -95,7 +99,7 @@ def run_child(command: list[str], python_path: bool = True) -> Child:
         out.seek(0)
         text = out.read()
     if process.returncode:
-        raise SystemExit(f"{' '.join(command)} failed ({process.returncode}):\n{text[-3000:]}")
+        raise ChildFailed(f"{' '.join(command)} failed ({process.returncode}):\n{text[-3000:]}")
     return Child(text, wall, usage.ru_maxrss / 1024)
 
 
@@ -245,12 +249,15 @@ def scale(args, stats_json: bool) -> None:
     for query in args.queries:
         first = None
         for stream in present:
-            loop = repeated(lambda q=query, s=stream: loop_run(q, s), args.repeat)
+            try:
+                loop = repeated(lambda q=query, s=stream: loop_run(q, s), args.repeat)
+                loop_us = f"{per_update_us(loop, loop.maintenance_seconds):.2f}"
+            except ChildFailed as failure:  # at SF 1 the whole stream as Python objects may not fit
+                loop_us = "failed: " + str(failure).strip().splitlines()[-1][:60]
             ivm = repeated(lambda q=query, s=stream: ivm_run(q, s, args.batch_size, stats_json), args.repeat)
             maintenance = per_update_us(ivm, ivm.maintenance_seconds)
             first = first or maintenance
-            rows.append([query.upper(), stream.name, f"{ivm.updates:,}",
-                         f"{per_update_us(loop, loop.maintenance_seconds):.2f}", f"{maintenance:.2f}",
+            rows.append([query.upper(), stream.name, f"{ivm.updates:,}", loop_us, f"{maintenance:.2f}",
                          f"{maintenance / first:.2f}", f"{per_update_us(ivm, ivm.process_seconds):.2f}",
                          f"{ivm.peak_rss_mb:,.0f}"])
             print(table(["query", "stream", "updates", "loop µs/update", "ivm maintenance µs/update",
@@ -299,7 +306,10 @@ def main() -> None:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
               f"load average {' '.join(load.read().split()[:3])}; ivm stats from "
               f"{'--stats-json' if stats_json else 'its printed line (no --stats-json in this checkout)'}\n", flush=True)
-    {"compare": compare, "batch-sizes": batch_sizes, "scale": scale, "join-trees": join_trees}[args.mode](args, stats_json)
+    try:
+        {"compare": compare, "batch-sizes": batch_sizes, "scale": scale, "join-trees": join_trees}[args.mode](args, stats_json)
+    except ChildFailed as failure:
+        raise SystemExit(str(failure)) from None
 
 
 if __name__ == "__main__":
