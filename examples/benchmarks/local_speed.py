@@ -239,6 +239,11 @@ def batch_sizes(args, stats_json: bool) -> None:
                     rows), flush=True)
 
 
+def failed(failure: ChildFailed) -> str:
+    """A table cell for a run that failed: the last line of its output (MemoryError, ...)."""
+    return "failed: " + str(failure).strip().splitlines()[-1][:60]
+
+
 def scale(args, stats_json: bool) -> None:
     streams = [Path(stream) for stream in args.streams.split(",")]
     present = [stream for stream in streams if stream.is_dir()]
@@ -253,8 +258,13 @@ def scale(args, stats_json: bool) -> None:
                 loop = repeated(lambda q=query, s=stream: loop_run(q, s), args.repeat)
                 loop_us = f"{per_update_us(loop, loop.maintenance_seconds):.2f}"
             except ChildFailed as failure:  # at SF 1 the whole stream as Python objects may not fit
-                loop_us = "failed: " + str(failure).strip().splitlines()[-1][:60]
-            ivm = repeated(lambda q=query, s=stream: ivm_run(q, s, args.batch_size, stats_json), args.repeat)
+                loop_us = failed(failure)
+            try:
+                ivm = repeated(lambda q=query, s=stream: ivm_run(q, s, args.batch_size, stats_json), args.repeat)
+            except ChildFailed as failure:
+                rows.append([query.upper(), stream.name, "", loop_us, failed(failure), "", "", ""])
+                print(f"| {' | '.join(rows[-1])} |", flush=True)
+                continue
             maintenance = per_update_us(ivm, ivm.maintenance_seconds)
             first = first or maintenance
             rows.append([query.upper(), stream.name, f"{ivm.updates:,}", loop_us, f"{maintenance:.2f}",
