@@ -42,6 +42,11 @@ class CompiledRunner:
         self.broken: str | None = None
 
     @property
+    def states(self) -> dict[int, dict]:
+        """Each unit's state dict by unit id (what the tests snapshot)."""
+        return self.program.states
+
+    @property
     def source(self) -> str:
         """The generated Python (EXPLAIN VERBOSE prints it)."""
         return self.program.source
