@@ -42,7 +42,7 @@ from operators.runtime.dataflow import Dataflow, SourceRoute
 from operators.stages.aggregate import GroupAggregateStage
 from operators.stages.base import Change, KeyedStage
 from operators.stages.binary_join import BinaryJoinStage
-from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage, live_row
+from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
 from operators.stages.fused import FusedStage
 from operators.stages.map import MapStage
 
@@ -153,7 +153,7 @@ class ProgramWriter:
         self.dataflow = dataflow
         self.units, self.entry = units_of(dataflow)
         self.namespace: dict[str, object] = {
-            "_Change": Change, "_invariant": _invariant, "_live_row": live_row,
+            "_Change": Change, "_invariant": _invariant,
             # a table's selection that raises writes here how many of the table's changes went through
             # every inline stage (the runner undoes exactly those): the failing one went through none
             "_FAILED": [None],
@@ -193,7 +193,9 @@ class ProgramWriter:
 
     # -- the inline stages -----------------------------------------------------------------------------
 
-    def _lookup(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
+    def _lookup(self, unit: Unit, port: int, row: str, w: str, emit: bool = True) -> list[str]:
+        """One change to R (``PARENT``) or to R's child (``CHILD``). ``emit`` False: a parent change leaves
+        its partner in ``m<u>`` instead of emitting (the fused live-tuple code takes it from there)."""
         stage: ForeignKeyLookupStage = unit.stage
         u = unit.id
         empty = "[{}, None]" if stage.bag else "[set(), None]"
@@ -218,8 +220,9 @@ class ProgramWriter:
                 lines += [f"if {w} == 1 and {row} not in {parents}:", f"    {parents}.add({row})",
                           f"elif {w} == -1 and {row} in {parents}:", f"    {parents}.remove({row})",
                           "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
-            lines += [f"m{u} = " + partner.format(c=f"st{u}[1]"), f"if m{u} is not None:",
-                      *_indent(self._emit(unit, f"{row} + m{u}", w, hot=True))]
+            lines.append(f"m{u} = " + partner.format(c=f"st{u}[1]"))
+            if emit:
+                lines += [f"if m{u} is not None:", *_indent(self._emit(unit, f"{row} + m{u}", w, hot=True))]
             if nulls:
                 lines += [f"    if had{u} != bool({parents}):",
                           *_indent(self._emit(unit, f"{nulls} + m{u}", f"(1 if had{u} else -1)", hot=False), 2)]
@@ -251,27 +254,49 @@ class ProgramWriter:
 
     def _live(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
         stage: LiveTupleStage = unit.stage
-        u = unit.id
-        slots = 1 + stage.children
         if port == 0:
             key, payload = _tuple_of(row, stage.row_key), row
         else:
             key, payload = f"{row}[:{stage.key_width}]", f"{row}[{stage.prefix_widths[port - 1]}:]"
-        if stage.assertions:
-            assertions = self.expressions.constant(stage.assertions, "assert")
-            live = f"_live_row(st{u}, {assertions})"
-        else:
-            present = " and ".join(f"st{u}[{i}] is not None" for i in range(slots))
-            live = f"({' + '.join(f'st{u}[{i}]' for i in range(slots))} if {present} else None)"
-        return [f"k{u} = {key}", f"c{u} = {payload}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
-                f"    st{u} = _S{u}[k{u}] = [None] * {slots}", f"before{u} = {live}", f"old{u} = st{u}[{port}]",
-                f"if {w} == 1 and old{u} is None:", f"    st{u}[{port}] = c{u}",
-                f"elif {w} == -1 and old{u} == c{u}:", f"    st{u}[{port}] = None",
-                "else:", f"    _invariant({stage.name!r}, c{u}, {w})",
-                f"after{u} = {live}", f"if before{u} != after{u}:",
+        return [*self._live_open(unit, key), f"c{unit.id} = {payload}", *self._live_slot(unit, port, f"c{unit.id}", w),
+                *self._live_close(unit)]
+
+    def _live_open(self, unit: Unit, key: str) -> list[str]:
+        """The live-tuple state of ``key`` (made if absent) and its live row before the change."""
+        u = unit.id
+        return [f"k{u} = {key}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
+                f"    st{u} = _S{u}[k{u}] = [None] * {1 + unit.stage.children}", f"before{u} = {self._live_row(unit)}"]
+
+    @staticmethod
+    def _live_slot(unit: Unit, port: int, payload: str, w: str) -> list[str]:
+        """Slot ``port`` takes (w = 1) or gives back (w = -1) ``payload``: R's tuple or a child's subtree row."""
+        u = unit.id
+        return [f"old{u} = st{u}[{port}]",
+                f"if {w} == 1 and old{u} is None:", f"    st{u}[{port}] = {payload}",
+                f"elif {w} == -1 and old{u} == {payload}:", f"    st{u}[{port}] = None",
+                "else:", f"    _invariant({unit.stage.name!r}, {payload}, {w})"]
+
+    def _live_close(self, unit: Unit) -> list[str]:
+        """The live row after the change: t leaves and/or enters L(R) (AJU Algorithms 2 and 4)."""
+        u, slots = unit.id, 1 + unit.stage.children
+        return [f"after{u} = {self._live_row(unit)}", f"if before{u} != after{u}:",
                 f"    if before{u} is not None:", *_indent(self._emit(unit, f"before{u}", "-1", False), 2),
                 f"    if after{u} is not None:", *_indent(self._emit(unit, f"after{u}", "1", True), 2),
                 f"if st{u}.count(None) == {slots}:", f"    del _S{u}[k{u}]"]
+
+    def _live_row(self, unit: Unit) -> str:
+        """Source of ``live_row`` over the unit's state ``st<u>``, written out when there are no assertion keys."""
+        stage: LiveTupleStage = unit.stage
+        u, slots = unit.id, 1 + stage.children
+        tests = [f"st{u}[{i}] is not None" for i in range(slots)]
+        joined = " + ".join(f"st{u}[{i}]" for i in range(slots))
+        if not stage.assertions:
+            return f"({joined} if {' and '.join(tests)} else None)"
+        # every assertion key holds one value along all its paths (Lemma 4), compared in the joined row
+        row = f"lr{u}"
+        tests.append(f"({row} := {joined}) is not None")
+        tests += [f"{row}[{positions[0]}] == {row}[{other}]" for positions in stage.assertions for other in positions[1:]]
+        return f"({row} if {' and '.join(tests)} else None)"
 
     def _join(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
         stage: BinaryJoinStage = unit.stage
@@ -305,17 +330,64 @@ class ProgramWriter:
 
     def _table_function(self, table: str, routes: list[SourceRoute]) -> str:
         checks, pushes = [], []
+        fused = self._fused_routes(routes)
+        taken = {j for lookups in fused.values() for j in lookups}
         for i, route in enumerate(routes):
             keep = "True" if route.predicate is None else self.expressions.keeps(route.predicate, "row")
             checks.append(f"keep{i} = {keep}")
+            if i in taken:
+                continue
             unit = self.units[self.entry[route.stage]]
-            projected = f"s{i}"
-            push = [f"{projected} = {_tuple_of('row', route.columns)}", *self._push_or_buffer(unit, route.port, projected)]
+            if i in fused:
+                push = self._fused_live(routes, i, fused[i])
+            else:
+                push = [f"s{i} = {_tuple_of('row', route.columns)}", *self._push_or_buffer(unit, route.port, f"s{i}")]
             pushes += [f"if keep{i}:", *_indent(push)]
         body = ["done = 0", "for row, w in changes:", "    try:", *_indent(checks, 2),
                 "    except BaseException:", "        _FAILED[0] = done", "        raise",
                 *_indent(pushes), "    done += 1"]
         return self._function(f"_table_{table}", "changes", body)
+
+    def _fused_routes(self, routes: list[SourceRoute]) -> dict[int, list[int]]:
+        """AJU's constant (issue 13, item 5): a relation R with several children routes each change to
+        its live-tuple stage (port 0) and to one index per child, whose partner message goes to the same
+        live-tuple stage. Done one after the other, that is three visits of the live tuple's state per
+        change and two live-row tests each; fused, one visit. Maps the live route to its index routes
+        (same selection; an index emitting NULL-padded rows is left alone)."""
+        fused = {}
+        for i, route in enumerate(routes):
+            live = self.units[self.entry[route.stage]]
+            if live.kind != "live" or route.port != 0:
+                continue
+            lookups = []
+            for j, other in enumerate(routes):
+                unit = self.units[self.entry[other.stage]]
+                if (unit.kind == "lookup" and other.port == ForeignKeyLookupStage.PARENT and unit.downstream == live.id
+                        and unit.stage.padding is None and other.predicate_text == route.predicate_text):
+                    lookups.append(j)
+            if lookups:
+                fused[i] = lookups
+        return fused
+
+    def _fused_live(self, routes: list[SourceRoute], live_route: int, lookups: list[int]) -> list[str]:
+        """One change of R through its indexes and its live tuple, visiting the live tuple's state once."""
+        route = routes[live_route]
+        live = self.units[self.entry[route.stage]]
+        stage: LiveTupleStage = live.stage
+        lines = [f"s{live_route} = {_tuple_of('row', route.columns)}"]
+        for j in lookups:
+            lookup = self.units[self.entry[routes[j].stage]]
+            lines += [f"s{j} = {_tuple_of('row', routes[j].columns)}", *self._lookup(lookup, lookup.stage.PARENT, f"s{j}", "w", emit=False)]
+        lines += [*self._live_open(live, _tuple_of(f"s{live_route}", stage.row_key)),
+                  *self._live_slot(live, 0, f"s{live_route}", "w")]
+        for j in lookups:
+            lookup = self.units[self.entry[routes[j].stage]]
+            width = stage.prefix_widths[lookup.port - 1]
+            u = lookup.id
+            payload = f"m{u}" if width == len(routes[j].columns) else f"(s{j} + m{u})[{width}:]"
+            lines += [f"if m{u} is not None:", f"    c{live.id} = {payload}",
+                      *_indent(self._live_slot(live, lookup.port, f"c{live.id}", "w"))]
+        return lines + self._live_close(live)
 
     def _push_or_buffer(self, unit: Unit, port: int, row: str) -> list[str]:
         """A change entering ``unit`` from outside the inline code (a table, a buffered unit's output)."""
