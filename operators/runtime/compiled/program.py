@@ -38,6 +38,7 @@ from collections.abc import Iterator
 import attrs
 
 from operators.lowering.expr_source import SourceWriter
+from operators.runtime.compiled.relations import Relation, child_change, fused_relations, relation_change
 from operators.runtime.dataflow import Dataflow, SourceRoute
 from operators.stages.aggregate import GroupAggregateStage
 from operators.stages.base import Change, KeyedStage
@@ -144,6 +145,8 @@ class Program:
     states: dict[int, dict]
     #: unit id → the buffer list of a buffered or generic unit; RESULT → the result's changes
     buffers: dict[int, list]
+    #: live-tuple unit id → its relation fused with its indexes (relations.py)
+    relations: dict[int, Relation]
 
 
 class ProgramWriter:
@@ -167,10 +170,12 @@ class ProgramWriter:
         for uid, buffer in self.buffers.items():
             self.namespace[f"_B{uid}" if uid != RESULT else "_OUT"] = buffer
         self._called: set[tuple[int, int]] = set()
+        self.relations = fused_relations(self.units, self.entry, dataflow.sources)
+        self.fused_lookups = {lookup.id: relation for relation in self.relations.values() for lookup in relation.lookups}
 
     # -- emitting a change to the next unit ------------------------------------------------------------
 
-    def _emit(self, unit: Unit, row: str, weight: str, hot: bool) -> list[str]:
+    def emit(self, unit: Unit, row: str, weight: str, hot: bool) -> list[str]:
         """Lines sending (row, weight) from ``unit`` downstream: inline into an inline unit when ``hot``,
         else by a call to that unit's function; appended to a buffer otherwise."""
         target = unit.downstream
@@ -193,18 +198,15 @@ class ProgramWriter:
 
     # -- the inline stages -----------------------------------------------------------------------------
 
-    def _lookup(self, unit: Unit, port: int, row: str, w: str, emit: bool = True) -> list[str]:
-        """One change to R (``PARENT``) or to R's child (``CHILD``). ``emit`` False: a parent change leaves
-        its partner in ``m<u>`` instead of emitting (the fused live-tuple code takes it from there)."""
+    def _lookup(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
+        """One change to R (``PARENT``) or to R's child (``CHILD``); a child change of an index fused
+        into its relation walks the relation's tuples instead (relations.py)."""
         stage: ForeignKeyLookupStage = unit.stage
         u = unit.id
+        if port == stage.CHILD and u in self.fused_lookups:
+            return child_change(self, self.fused_lookups[u], unit, row, w)
         empty = "[{}, None]" if stage.bag else "[set(), None]"
-        if stage.anti:
-            partner = "(() if {c} is None else None)"
-        elif stage.optional_width is not None:
-            partner = "({c} if {c} is not None else " + self.expressions.constant((None,) * stage.optional_width, "nulls") + ")"
-        else:
-            partner = "{c}"
+        partner = self.partner(stage, "{c}")
         nulls = self.expressions.constant((None,) * stage.padding, "nulls") if stage.padding is not None else None
         parents = f"p{u}"
         if port == stage.PARENT:
@@ -220,12 +222,11 @@ class ProgramWriter:
                 lines += [f"if {w} == 1 and {row} not in {parents}:", f"    {parents}.add({row})",
                           f"elif {w} == -1 and {row} in {parents}:", f"    {parents}.remove({row})",
                           "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
-            lines.append(f"m{u} = " + partner.format(c=f"st{u}[1]"))
-            if emit:
-                lines += [f"if m{u} is not None:", *_indent(self._emit(unit, f"{row} + m{u}", w, hot=True))]
+            lines += [f"m{u} = " + partner.format(c=f"st{u}[1]"), f"if m{u} is not None:",
+                      *_indent(self.emit(unit, f"{row} + m{u}", w, hot=True))]
             if nulls:
                 lines += [f"    if had{u} != bool({parents}):",
-                          *_indent(self._emit(unit, f"{nulls} + m{u}", f"(1 if had{u} else -1)", hot=False), 2)]
+                          *_indent(self.emit(unit, f"{nulls} + m{u}", f"(1 if had{u} else -1)", hot=False), 2)]
             lines += [f"if not {parents} and st{u}[1] is None:", f"    del _S{u}[k{u}]"]
             return lines
         child = _tuple_of(row, stage.child_columns) if stage.child_columns is not None else row
@@ -238,19 +239,29 @@ class ProgramWriter:
                  f"if before{u} != after{u}:"]
         if stage.bag:
             body = [f"for q{u}, n{u} in {parents}.items():",
-                    f"    if before{u} is not None:", *_indent(self._emit(unit, f"q{u} + before{u}", f"-n{u}", False), 2),
-                    f"    if after{u} is not None:", *_indent(self._emit(unit, f"q{u} + after{u}", f"n{u}", False), 2)]
+                    f"    if before{u} is not None:", *_indent(self.emit(unit, f"q{u} + before{u}", f"-n{u}", False), 2),
+                    f"    if after{u} is not None:", *_indent(self.emit(unit, f"q{u} + after{u}", f"n{u}", False), 2)]
         else:
             body = [f"for q{u} in {parents}:",
-                    f"    if before{u} is not None:", *_indent(self._emit(unit, f"q{u} + before{u}", "-1", False), 2),
-                    f"    if after{u} is not None:", *_indent(self._emit(unit, f"q{u} + after{u}", "1", False), 2)]
+                    f"    if before{u} is not None:", *_indent(self.emit(unit, f"q{u} + before{u}", "-1", False), 2),
+                    f"    if after{u} is not None:", *_indent(self.emit(unit, f"q{u} + after{u}", "1", False), 2)]
         lines += _indent([f"{parents} = st{u}[0]", *body])
         if nulls:
             lines += _indent([f"if not {parents}:",
-                              f"    if before{u} is not None:", *_indent(self._emit(unit, f"{nulls} + before{u}", "-1", False), 2),
-                              f"    if after{u} is not None:", *_indent(self._emit(unit, f"{nulls} + after{u}", "1", False), 2)])
+                              f"    if before{u} is not None:", *_indent(self.emit(unit, f"{nulls} + before{u}", "-1", False), 2),
+                              f"    if after{u} is not None:", *_indent(self.emit(unit, f"{nulls} + after{u}", "1", False), 2)])
         lines += [f"if not st{u}[0] and st{u}[1] is None:", f"    del _S{u}[k{u}]"]
         return lines
+
+    def partner(self, stage: ForeignKeyLookupStage, child: str) -> str:
+        """Source of what R's tuples of a key are extended with when alive, given the child's live row
+        (``child``, None when there is none); None when they are not alive (``_partner`` of the stage)."""
+        if stage.anti:
+            return f"(() if {child} is None else None)"
+        if stage.optional_width is not None:
+            nulls = self.expressions.constant((None,) * stage.optional_width, "nulls")
+            return f"({child} if {child} is not None else {nulls})"
+        return child
 
     def _live(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
         stage: LiveTupleStage = unit.stage
@@ -280,8 +291,8 @@ class ProgramWriter:
         """The live row after the change: t leaves and/or enters L(R) (AJU Algorithms 2 and 4)."""
         u, slots = unit.id, 1 + unit.stage.children
         return [f"after{u} = {self._live_row(unit)}", f"if before{u} != after{u}:",
-                f"    if before{u} is not None:", *_indent(self._emit(unit, f"before{u}", "-1", False), 2),
-                f"    if after{u} is not None:", *_indent(self._emit(unit, f"after{u}", "1", True), 2),
+                f"    if before{u} is not None:", *_indent(self.emit(unit, f"before{u}", "-1", False), 2),
+                f"    if after{u} is not None:", *_indent(self.emit(unit, f"after{u}", "1", True), 2),
                 f"if st{u}.count(None) == {slots}:", f"    del _S{u}[k{u}]"]
 
     def _live_row(self, unit: Unit) -> str:
@@ -306,7 +317,7 @@ class ProgramWriter:
         joined = f"{row} + q{u}" if port == stage.LEFT else f"q{u} + {row}"
         return [f"k{u} = {_tuple_of(row, key)}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
                 f"    st{u} = _S{u}[k{u}] = [{{}}, {{}}]",
-                f"for q{u}, n{u} in st{u}[{other}].items():", *_indent(self._emit(unit, joined, f"{w} * n{u}", False)),
+                f"for q{u}, n{u} in st{u}[{other}].items():", *_indent(self.emit(unit, joined, f"{w} * n{u}", False)),
                 f"side{u} = st{u}[{own}]", f"n{u} = side{u}.get({row}, 0) + {w}", f"if n{u}:",
                 f"    side{u}[{row}] = n{u}", "else:", f"    del side{u}[{row}]",
                 f"if not st{u}[0] and not st{u}[1]:", f"    del _S{u}[k{u}]"]
@@ -349,45 +360,23 @@ class ProgramWriter:
         return self._function(f"_table_{table}", "changes", body)
 
     def _fused_routes(self, routes: list[SourceRoute]) -> dict[int, list[int]]:
-        """AJU's constant (issue 13, item 5): a relation R with several children routes each change to
-        its live-tuple stage (port 0) and to one index per child, whose partner message goes to the same
-        live-tuple stage. Done one after the other, that is three visits of the live tuple's state per
-        change and two live-row tests each; fused, one visit. Maps the live route to its index routes
-        (same selection; an index emitting NULL-padded rows is left alone)."""
+        """The table's routes into a fused relation (relations.py): its live-tuple route → its index
+        routes in port order."""
         fused = {}
         for i, route in enumerate(routes):
-            live = self.units[self.entry[route.stage]]
-            if live.kind != "live" or route.port != 0:
+            relation = self.relations.get(self.entry[route.stage])
+            if relation is None:
                 continue
-            lookups = []
-            for j, other in enumerate(routes):
-                unit = self.units[self.entry[other.stage]]
-                if (unit.kind == "lookup" and other.port == ForeignKeyLookupStage.PARENT and unit.downstream == live.id
-                        and unit.stage.padding is None and other.predicate_text == route.predicate_text):
-                    lookups.append(j)
-            if lookups:
-                fused[i] = lookups
+            ids = [lookup.id for lookup in relation.lookups]
+            fused[i] = sorted((j for j, other in enumerate(routes) if self.entry[other.stage] in ids),
+                              key=lambda j: ids.index(self.entry[routes[j].stage]))
         return fused
 
     def _fused_live(self, routes: list[SourceRoute], live_route: int, lookups: list[int]) -> list[str]:
-        """One change of R through its indexes and its live tuple, visiting the live tuple's state once."""
-        route = routes[live_route]
-        live = self.units[self.entry[route.stage]]
-        stage: LiveTupleStage = live.stage
-        lines = [f"s{live_route} = {_tuple_of('row', route.columns)}"]
-        for j in lookups:
-            lookup = self.units[self.entry[routes[j].stage]]
-            lines += [f"s{j} = {_tuple_of('row', routes[j].columns)}", *self._lookup(lookup, lookup.stage.PARENT, f"s{j}", "w", emit=False)]
-        lines += [*self._live_open(live, _tuple_of(f"s{live_route}", stage.row_key)),
-                  *self._live_slot(live, 0, f"s{live_route}", "w")]
-        for j in lookups:
-            lookup = self.units[self.entry[routes[j].stage]]
-            width = stage.prefix_widths[lookup.port - 1]
-            u = lookup.id
-            payload = f"m{u}" if width == len(routes[j].columns) else f"(s{j} + m{u})[{width}:]"
-            lines += [f"if m{u} is not None:", f"    c{live.id} = {payload}",
-                      *_indent(self._live_slot(live, lookup.port, f"c{live.id}", "w"))]
-        return lines + self._live_close(live)
+        """One change of R through its fused relation: each index and the live tuple in one step."""
+        relation = self.relations[self.entry[routes[live_route].stage]]
+        lines = [f"s{i} = {_tuple_of('row', routes[i].columns)}" for i in (live_route, *lookups)]
+        return lines + relation_change(self, relation, f"s{live_route}", [f"s{j}" for j in lookups])
 
     def _push_or_buffer(self, unit: Unit, port: int, row: str) -> list[str]:
         """A change entering ``unit`` from outside the inline code (a table, a buffered unit's output)."""
@@ -446,7 +435,7 @@ class ProgramWriter:
         name = self.namespace.__getitem__
         return Program(source, self.units, {t: name(f) for t, f in tables.items()},
                        {k: name(f) for k, f in entries.items()}, {u: name(f) for u, f in rings.items()},
-                       self.namespace["_FAILED"], self.states, self.buffers)
+                       self.namespace["_FAILED"], self.states, self.buffers, self.relations)
 
     def _called_functions(self) -> Iterator[str]:
         """The functions of inline units that other code calls (the cold emissions), each written once;

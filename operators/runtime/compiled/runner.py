@@ -172,8 +172,17 @@ class CompiledRunner:
         gc.unfreeze()
 
     def state_size(self) -> dict[str, int]:
-        """Number of keys held by each stage (for run statistics)."""
-        return {unit.stage.name: len(self.program.states[unit.id]) for unit in self.program.units}
+        """Number of keys held by each stage (for run statistics); a relation fused with its indexes
+        keeps its tuples in the indexes' entries, counted through the first index."""
+        sizes = {}
+        for unit in self.program.units:
+            relation = self.program.relations.get(unit.id)
+            if relation is None:
+                sizes[unit.stage.name] = len(self.program.states[unit.id])
+            else:
+                entries = self.program.states[relation.lookups[0].id].values()
+                sizes[unit.stage.name] = sum(len(entry[0]) for entry in entries)
+        return sizes
 
 
 def _group_row(stage: GroupAggregateStage, key: tuple, state: list[Any] | None) -> Row | None:
