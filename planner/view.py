@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from catalog.schema import Catalog
 from catalog.types import DataType
+from operators.lowering.codegen import write_program
 from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream_format import Update, UpdateBatch
@@ -38,7 +39,7 @@ class MaintainedView:
     on the driver (a long run reads them from the change feed files instead).
 
     Local only: ``compiled=False`` runs the generic stage classes instead of the plan's generated
-    program (operators/runtime/compiled), for comparison; both give the same output."""
+    program (operators/lowering/codegen.py), for comparison; both give the same output."""
 
     def __init__(self, sql: str | CompiledQuery, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
                  strict: bool = False, spark=None, work_dir: str | None = None, changes=None,
@@ -57,7 +58,7 @@ class MaintainedView:
         if engine == "local":
             self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
             # the compiled program by default; the generic stages are its specification (the tests compare)
-            self.runner = CompiledRunner(dataflow) if compiled else LocalRunner(dataflow)
+            self.runner = CompiledRunner(dataflow, write_program(dataflow)) if compiled else LocalRunner(dataflow)
             self.current: Counter = Counter(dataflow.initial_result)
         else:
             # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it

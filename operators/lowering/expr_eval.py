@@ -122,7 +122,7 @@ def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
     """A closure computing ``expr`` over rows whose columns sit at ``layout`` positions.
 
     The closure carries ``expr`` and ``layout`` (``source_of``), so the local runner's plan compiler
-    (operators/runtime/compiled) can write the same expression as inline Python instead of calling it.
+    (operators/lowering/codegen.py) can write the same expression as inline Python instead of calling it.
     """
     return _with_source(_compile(expr, layout), expr, layout, predicate=False)
 

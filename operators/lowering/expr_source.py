@@ -2,7 +2,7 @@
 
 ``expr_eval`` turns an expression into nested closures: one Python call per node and row, which on
 TPC-H Q3's ``l_extendedprice * (1 - l_discount)`` costs 3.6 µs per row where the arithmetic itself
-costs 0.25 µs. The plan compiler (operators/runtime/compiled) instead writes each expression into
+costs 0.25 µs. The plan compiler (operators/lowering/codegen.py) instead writes each expression into
 the generated function as Python source. This module writes that source for the forms the hot
 paths meet, with exactly ``expr_eval``'s semantics, and falls back to calling ``expr_eval``'s closure
 of a subexpression for everything else, so every expression compiles and none is computed

@@ -92,7 +92,7 @@ def canonical(value):
 
 
 def _is_compiled_live_tuple(value) -> bool:
-    """A tuple of a relation the compiled runner fused with its indexes (operators/runtime/compiled/relations.py)."""
+    """A tuple of a relation the compiled runner fused with its indexes (operators/lowering/codegen_relations.py)."""
     return (type(value) is list and len(value) > 1 and isinstance(value[0], tuple)
             and all(type(e) is list and len(e) == 2 and type(e[0]) is dict for e in value[1:]))
 
@@ -531,7 +531,7 @@ def _raise(row):
 
 
 # ---------------------------------------------------------------------------------------------
-# the compiled runner (operators/runtime/compiled): its inline steps replayed negated, its ring
+# the compiled runner (operators/runtime/compiled/runner.py): its inline steps replayed negated, its ring
 # aggregates' groups put back, its generic stages journaled
 
 

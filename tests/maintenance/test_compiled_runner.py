@@ -1,6 +1,6 @@
 """The compiled local runner gives exactly the generic stages' output (issue 13, item 1).
 
-The generic stage classes are the specification; the compiled program (operators/runtime/compiled)
+The generic stage classes are the specification; the compiled program (operators/lowering/codegen.py, run by operators/runtime/compiled)
 must emit the same result changes batch after batch, on every TPC-H and order-book query, over
 streams with inserts, deletes, dangling foreign keys and tuples turning (non-)live. A comparison
 only proves something when the changes are not empty: each case requires enough non-empty batches.

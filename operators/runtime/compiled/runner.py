@@ -1,4 +1,4 @@
-"""The compiled local runner: runs a dataflow's generated program (program.py) batch by batch.
+"""The compiled local runner: runs a dataflow's generated program (operators/lowering/codegen.py) batch by batch.
 
 A batch runs in three kinds of steps: each table's function pushes the table's validated changes
 through the inline stages; then, in topological order, each buffered or generic unit applies its
@@ -24,7 +24,7 @@ import gc
 from collections.abc import Mapping
 from typing import Any
 
-from operators.runtime.compiled.program import RESULT, Unit, write_program
+from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow
 from operators.stages.aggregate import GroupAggregateStage, aggregate_value
 from operators.stages.base import Change, Journal, run_keyed
@@ -36,9 +36,10 @@ class BrokenViewError(RuntimeError):
 
 
 class CompiledRunner:
-    def __init__(self, dataflow: Dataflow):
+    def __init__(self, dataflow: Dataflow, program: Program):
+        """``program`` is ``dataflow`` written out by operators/lowering/codegen.py (``write_program``)."""
         self.dataflow = dataflow
-        self.program = write_program(dataflow)
+        self.program = program
         self.broken: str | None = None
 
     @property

@@ -24,22 +24,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import attrs
-
+from operators.runtime.compiled.program import Relation, Unit
 from operators.runtime.dataflow import SourceRoute
 from operators.stages.foreign_key import ForeignKeyLookupStage
 
 if TYPE_CHECKING:
-    from operators.runtime.compiled.program import ProgramWriter, Unit
-
-
-@attrs.frozen
-class Relation:
-    """A live-tuple unit and, in port order, the index units feeding it."""
-
-    live: Unit
-    lookups: tuple[Unit, ...]
-
+    from operators.lowering.codegen import ProgramWriter
 
 def fused_relations(units: tuple[Unit, ...], entry: dict[int, int], sources: tuple[SourceRoute, ...]) -> dict[int, Relation]:
     """The live-tuple units that run fused with their indexes, by unit id (see the module docstring)."""
