@@ -22,14 +22,19 @@ NULL-padded rows and stores a keyed R (not a bag); anything else keeps the stage
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from operators.runtime.compiled.program import Relation, Unit
 from operators.runtime.dataflow import SourceRoute
 from operators.stages.foreign_key import ForeignKeyLookupStage
 
-if TYPE_CHECKING:
-    from operators.lowering.codegen import ProgramWriter
+
+class ProgramWriter(Protocol):
+    """What this module needs of codegen.py's writer (a protocol, so the two modules do not import each other)."""
+
+    def emit(self, unit: Unit, row: str, weight: str, hot: bool) -> list[str]: ...
+
+    def partner(self, stage: ForeignKeyLookupStage, child: str) -> str: ...
 
 def fused_relations(units: tuple[Unit, ...], entry: dict[int, int], sources: tuple[SourceRoute, ...]) -> dict[int, Relation]:
     """The live-tuple units that run fused with their indexes, by unit id (see the module docstring)."""
