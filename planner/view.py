@@ -13,6 +13,8 @@ from collections.abc import Iterable
 
 from catalog.schema import Catalog
 from catalog.types import DataType
+from operators.lowering.codegen import write_program
+from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream_format import Update, UpdateBatch
 from operators.runtime.validate import Rejected, Validator
@@ -34,11 +36,14 @@ class MaintainedView:
 
     Spark only: ``changes`` maps tables to streaming DataFrames of their changes (``normalized_changes``
     shape), read instead of what ``apply`` sends; ``keep_outputs=False`` keeps no batch's result changes
-    on the driver (a long run reads them from the change feed files instead)."""
+    on the driver (a long run reads them from the change feed files instead).
+
+    Local only: ``compiled=False`` runs the generic stage classes instead of the plan's generated
+    program (operators/lowering/codegen.py), for comparison; both give the same output."""
 
     def __init__(self, sql: str | CompiledQuery, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
                  strict: bool = False, spark=None, work_dir: str | None = None, changes=None,
-                 keep_outputs: bool = True, **planner_options):
+                 keep_outputs: bool = True, compiled: bool = True, **planner_options):
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         options = {k: v for k, v in planner_options.items() if v is not None}
@@ -52,7 +57,8 @@ class MaintainedView:
         self.rejected: list[Rejected] = []
         if engine == "local":
             self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
-            self.runner = LocalRunner(dataflow)
+            # the compiled program by default; the generic stages are its specification (the tests compare)
+            self.runner = CompiledRunner(dataflow, write_program(dataflow)) if compiled else LocalRunner(dataflow)
             self.current: Counter = Counter(dataflow.initial_result)
         else:
             # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
