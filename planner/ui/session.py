@@ -239,7 +239,9 @@ class Session:
         except InputError as err:
             raise PageError("input", str(err)) from err
         try:
-            view = MaintainedView(config.sql, catalog, on_invalid=config.on_invalid)
+            # the generic stages, not the compiled program: the page shows each stage's rows in and out
+            # per batch and its state by stage, which only the stage-by-stage runner counts
+            view = MaintainedView(config.sql, catalog, on_invalid=config.on_invalid, compiled=False)
         except REFUSALS as err:
             raise PageError("refused", str(err)) from err
         except CatalogError as err:
