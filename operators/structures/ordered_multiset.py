@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from decimal import Decimal
 from functools import total_ordering
 from itertools import repeat
 
@@ -27,7 +28,7 @@ Order = tuple[tuple[int, bool], ...]
 
 @total_ordering
 class Descending:
-    """Inverts the order of a value (strings and dates cannot be negated)."""
+    """Inverts the order of a value that cannot be negated (a string, a date)."""
 
     __slots__ = ("value",)
 
@@ -35,26 +36,43 @@ class Descending:
         self.value = value
 
     def __eq__(self, other):
-        return self.value == other.value
+        return isinstance(other, Descending) and self.value == other.value
 
     def __lt__(self, other):
+        if not isinstance(other, Descending):
+            return NotImplemented
         return other.value < self.value
 
     def __hash__(self):
         return hash(self.value)
 
 
-def nulls_first(value) -> tuple:
-    """A value's place in an ascending order with NULL before every value (reversed: after)."""
-    return (value is not None, value)
+#: Values whose negation inverts their order: compared in C, where ``Descending`` calls Python code.
+_NEGATABLE = (int, float, Decimal)
+
+
+def _inverted(value):
+    return -value if isinstance(value, _NEGATABLE) else Descending(value)
 
 
 def order_key(order: Order) -> Callable[[Row], tuple]:
-    """The sort key of a row under ``order``, ties broken by the whole row (see the module docstring)."""
+    """The sort key of a row under ``order``, ties broken by the whole row (see the module docstring).
+
+    One flat tuple, a (flag, value) pair per term: ascending ``(v is not None, v)`` puts NULL first,
+    descending ``(v is None, inverted v)`` puts it last; equal flags mean both NULL or both not, so a
+    NULL is never compared with a value."""
 
     def key(row: Row) -> tuple:
-        leading = [nulls_first(row[p]) if ascending else Descending(nulls_first(row[p])) for p, ascending in order]
-        return (*leading, *(nulls_first(v) for v in row))
+        parts: list = []
+        for position, ascending in order:
+            value = row[position]
+            if ascending:
+                parts += (value is not None, value)
+            else:
+                parts += (value is None, None if value is None else _inverted(value))
+        for value in row:
+            parts += (value is not None, value)
+        return tuple(parts)
 
     return key
 

@@ -93,16 +93,17 @@ def test_nulls_in_order_by_columns(sql):
 
 
 def test_random_changes_with_nulls_and_decimal_int_ties():
-    """Rows drawn from a small domain with NULLs, ints and equal Decimals, under mixed directions;
-    enumeration starts half way, so both the first sort and the kept-up-to-date list are checked."""
+    """Rows drawn from a small domain with NULLs, ints, equal Decimals and strings, under mixed
+    directions (numbers and strings descending take different paths); enumeration starts half way,
+    so both the first sort and the kept-up-to-date list are checked."""
     rng = random.Random(11)
     values = [None, 1, 2, Decimal("1.0"), Decimal("2.50"), 3]
-    order = ((1, False), (0, True))
+    order = ((1, False), (2, False), (0, True))
     multiset, truth = OrderedMultiset(order), Counter()
     for step in range(300):
         changes = Counter()
         for _ in range(rng.randint(1, 6)):
-            row = (rng.choice(values), rng.choice(values), rng.choice("ab"))
+            row = (rng.choice(values), rng.choice(values), rng.choice(["a", "b", None]))
             weight = -1 if truth[row] + changes[row] > 0 and rng.random() < 0.4 else 1
             changes[row] += weight
         multiset.apply(list(changes.items()))
@@ -113,6 +114,7 @@ def test_random_changes_with_nulls_and_decimal_int_ties():
             assert rows == sorted_as_before(truth.elements(), order)
     assert len(rows) == len(multiset) > 20
     assert any(r[1] is None for r in rows) and any(isinstance(r[1], Decimal) for r in rows)
+    assert any(r[2] is None for r in rows)
 
 
 def test_failed_change_leaves_the_multiset_as_it_was():
