@@ -56,7 +56,7 @@ class MaintainedView:
             self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
             # the compiled program by default; the generic stages are its specification (the tests compare)
             self.runner = CompiledRunner(dataflow) if compiled else LocalRunner(dataflow)
-            # the result in the query's ORDER BY, kept up to date per batch: result() sorts nothing
+            # the result as counts, and in ORDER BY from the first read on, kept per batch: reads sort nothing
             self.ordered = OrderedMultiset(dataflow.presentation_order, dataflow.initial_result)
         else:
             # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
