@@ -41,6 +41,8 @@ class CompiledRunner:
         self.dataflow = dataflow
         self.program = program
         self.broken: str | None = None
+        # the units that apply a buffer after the inline code, in topological order, with their buffers
+        self._buffered = [(unit, program.buffers[unit.id]) for unit in program.units if not unit.inline]
 
     @property
     def states(self) -> dict[int, dict]:
@@ -61,11 +63,11 @@ class CompiledRunner:
         steps: list[tuple] = []
         journal = Journal()
         try:
-            for table, function in program.tables.items():
-                if changes := changes_by_table.get(table):
+            for table, changes in changes_by_table.items():
+                function = program.tables.get(table)
+                if changes and function is not None:
                     self._inline(function, changes, steps)
-            for unit in program.units:
-                buffer = program.buffers.get(unit.id)
+            for unit, buffer in self._buffered:
                 if buffer:
                     outputs = self._run_buffered(unit, buffer, journal, steps)
                     buffer.clear()
