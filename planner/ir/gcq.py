@@ -1,0 +1,105 @@
+"""Generalized conjunctive queries (IEDyn §2): the normal form of a join block with inequalities.
+
+A GCQ is ``π_out(r_1(x̄_1) ⋈ … ⋈ r_n(x̄_n) | P_1 ∧ … ∧ P_m)``: atoms over variables, equalities
+folded into shared variables (two columns that must be equal become one variable, so the natural
+join expresses them), θ-predicates kept as predicates, and the output (free) variables. The paper
+treats predicates abstractly; we keep the ones IEDyn indexes: inequalities ``<``, ``<=`` between
+two variables (``>``/``>=`` are flipped, ``BETWEEN`` becomes two). Multiplicities (GMR semantics,
+deletes as negative weights) are a property of evaluation, not of this form, so nothing here
+carries them.
+
+``gcq_build.py`` reads plans into this form; this module holds only the values, so plan nodes that
+will carry a GJT can import it without a cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import attrs
+
+from planner.ir.expressions import FLIPPED, Expr
+
+INEQUALITIES = ("<", "<=")
+
+
+@attrs.frozen
+class Atom:
+    """``table(variables)`` under the name ``alias``; ``variables[i]`` is the variable of ``columns[i]``."""
+
+    alias: str
+    variables: tuple[str, ...]
+    table: str = ""
+    columns: tuple[str, ...] = ()
+
+    @property
+    def var_set(self) -> frozenset[str]:
+        return frozenset(self.variables)
+
+    def __str__(self) -> str:
+        return f"{self.alias}({','.join(self.variables)})"
+
+
+@attrs.frozen(order=True)
+class Inequality:
+    """``left op right`` with ``op`` in ``<``, ``<=`` (the normal form flips ``>`` and ``>=``)."""
+
+    left: str
+    op: str = attrs.field(validator=attrs.validators.in_(INEQUALITIES))
+    right: str
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return frozenset((self.left, self.right))
+
+    @property
+    def strict(self) -> bool:
+        return self.op == "<"
+
+    def __str__(self) -> str:
+        return f"{self.left} {self.op} {self.right}"
+
+
+def inequality(left: str, op: str, right: str) -> Inequality:
+    """The normal form of ``left op right`` for op in ``< <= > >=``."""
+    if op in (">", ">="):
+        return Inequality(right, FLIPPED[op], left)
+    return Inequality(left, op, right)
+
+
+@attrs.frozen
+class Gcq:
+    """A GCQ; ``output`` None means a full query (every variable is free)."""
+
+    atoms: tuple[Atom, ...]
+    predicates: tuple[Inequality, ...] = ()
+    output: frozenset[str] | None = attrs.field(default=None, converter=attrs.converters.optional(frozenset))
+    atom_filters: tuple[tuple[str, Expr], ...] = ()
+
+    def __attrs_post_init__(self) -> None:
+        known = self.variables
+        for p in self.predicates:
+            if not p.variables <= known:
+                raise ValueError(f"predicate {p} uses a variable of no atom")
+        if self.output is not None and not self.output <= known:
+            raise ValueError(f"output variables {sorted(self.output - known)} occur in no atom")
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return frozenset().union(*(a.var_set for a in self.atoms))
+
+    @property
+    def out(self) -> frozenset[str]:
+        """out(Q): the free variables."""
+        return self.variables if self.output is None else self.output
+
+    def with_predicates(self, predicates: Iterable[Inequality]) -> Gcq:
+        return attrs.evolve(self, predicates=tuple(predicates))
+
+    def __str__(self) -> str:
+        body = " ⋈ ".join(str(a) for a in self.atoms)
+        if self.predicates:
+            body += " | " + " ∧ ".join(str(p) for p in self.predicates)
+        if self.output is None or self.output == self.variables:
+            return body
+        return f"π_{{{','.join(sorted(self.output))}}}({body})"
