@@ -47,7 +47,9 @@ class GjtPlan:
         if self.connex is None:
             lines.append("acyclic, not free-connex: no sibling-closed connex set covers exactly the output")
         else:
-            lines.append("free-connex acyclic; connex set (marked *) covers {" + ",".join(sorted(self.query.out)) + "}")
+            lines.append(
+                "free-connex acyclic; connex set (marked *) covers {" + ",".join(sorted(self.query.out)) + "}"
+            )
         lines.append(render(self.tree, self.connex or frozenset()))
         return "\n".join(lines)
 
@@ -61,6 +63,5 @@ def plan_gjt(query: Gcq) -> GjtPlan:
         if isinstance(plain, Witness):
             return GjtPlan(query, reduced, removed, None, plain, None)
         built = plain
-    compatible = connex_subset(built, reduced.out) or frozenset()
-    tree = binarize(built, compatible)
+    tree = binarize(built, reduced.out)
     return GjtPlan(query, reduced, removed, tree, None, connex_subset(tree, reduced.out, sibling_closed=True))

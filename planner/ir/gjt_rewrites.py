@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from planner.ir.gcq import Gcq, Inequality
-from planner.ir.gjt import GjtEdge, GjtNode, Path, frontier, interior
+from planner.ir.gjt import GjtEdge, GjtNode, Path, connex_subset, frontier, interior, is_binary
 
 
 def _implied(target: Inequality, others: list[Inequality]) -> bool:
@@ -94,12 +94,21 @@ def _group_outside(node: GjtNode, path: Path, connex: frozenset[Path]) -> list[G
     return [edges[i] for i in inside] + [GjtEdge(group)]
 
 
-def binarize(root: GjtNode, connex: frozenset[Path] = frozenset(), path: Path = ()) -> GjtNode:
-    """A binary GJT for the same query (Prop. 3.9), grouped for strong compatibility with ``connex``."""
+def binarize(root: GjtNode, out: frozenset[str] | None = None) -> GjtNode:
+    """A binary GJT for the same query (Prop. 3.9), strongly compatible with ``out`` where possible.
+
+    A tree that is already binary (and strongly compatible, given ``out``) is returned as is."""
+    if is_binary(root) and (out is None or connex_subset(root, out, sibling_closed=True) is not None):
+        return root
+    connex = (connex_subset(root, out) if out is not None else None) or frozenset()
+    return _binarize(root, connex, ())
+
+
+def _binarize(root: GjtNode, connex: frozenset[Path], path: Path) -> GjtNode:
     if root.is_leaf:
         return root
     children = tuple(
-        GjtEdge(binarize(e.child, connex, path + (i,)), e.predicates) for i, e in enumerate(root.children)
+        GjtEdge(_binarize(e.child, connex, path + (i,)), e.predicates) for i, e in enumerate(root.children)
     )
     edges = _group_outside(GjtNode(root.label, children), path, connex) if path in connex else list(children)
     if len(edges) <= 2 and edges == list(root.children):
