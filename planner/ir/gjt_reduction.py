@@ -1,9 +1,10 @@
 """Building a GJT or proving none exists (IEDyn Prop. 3.7), by a GYO reduction generalized to predicates.
 
-The conference paper omits the algorithm of Prop. 3.7. We follow the GYO-style reduction of the
-journal version (Idris et al., "General Dynamic Yannakakis", VLDB J. 2020, §6), building the tree
-bottom-up as we reduce. The state is a forest whose roots carry hyperedges, plus the predicates
-not yet placed on an edge. Two steps, applied until neither applies:
+The conference paper omits the algorithm of Prop. 3.7 (the journal version, Idris et al., "General
+Dynamic Yannakakis", VLDB J. 2020, gives one; its text was not available here). Ours is the GYO
+reduction with its two steps extended to predicates, building the tree bottom-up as it reduces.
+The state is a forest whose roots carry hyperedges, plus the predicates not yet placed on an edge.
+Two steps, applied until neither applies:
 
 - ISO (isolated variables): a root variable that occurs in no other root, in no open predicate and
   (in the guarded phase below) not in out(Q) is removed: a new parent labelled with the rest.
@@ -13,16 +14,20 @@ not yet placed on an edge. Two steps, applied until neither applies:
   node labelled ``f`` above it when ``f`` is an atom, since atoms are leaves), and those predicates
   label the edge to ``e``. Nodes may get many children; ``binarize`` (Prop. 3.9) splits them.
 
-Every step keeps Def. 3.1 true of the forest, so if one root and no predicate remain, it is a GJT.
-If the reduction sticks, the roots and open predicates left are the *witness* (for the triangle
-query: the three edges). That a stuck reduction proves there is no GJT at all rests on the
-journal's completeness theorem; we did not re-prove it, and tests check it on the paper's cases.
+Every step keeps Def. 3.1 true of the forest, so if one root and no predicate remain, it is a GJT:
+a tree returned is always a GJT (``gjt_errors`` re-checks it in the tests). If the reduction
+sticks, the roots and open predicates left are the *witness* (for the triangle query: its three
+edges). That a stuck reduction proves no GJT exists is what we did not prove: without predicates
+the steps are exactly GYO's (complete, and tested against the classical criterion), with them we
+rely on the analogy and on the paper's cases (Q3 refused, Table 1 all acyclic).
 
 Free-connex (Prop. 3.7's "moreover"): the reduction first runs *guarded* by out(Q), as if out(Q)
-were one more hyperedge (the classical test that Q plus an atom over out(Q) is acyclic). The roots
-left by that phase carry only output variables when Q is free-connex, and the rest of the
-reduction builds above them, so those roots and everything above are a connex set with
-var(N) = out(Q). ``connex_subset`` then verifies the result on the tree; it is never assumed.
+were one more hyperedge (for queries without predicates, the classical criterion: Q is free-connex
+iff Q and Q plus an atom over out(Q) are both acyclic, Bagan, Durand and Grandjean 2007), then
+unguarded above the roots the first phase left. When those roots carry only output variables, they
+and everything above are a connex set with var(N) = out(Q). ``connex_subset`` checks the finished
+tree; compatibility is never assumed. Tests compare the verdicts with the classical criterion on
+random queries without predicates; with predicates only the paper's cases back them.
 """
 
 from __future__ import annotations
@@ -54,21 +59,22 @@ def _adopt(f: GjtNode, edge: GjtEdge) -> GjtNode:
 
 
 class _Forest:
-    """The reduction state: roots and open predicates; ``guard`` holds variables ISO must keep."""
+    """The reduction state: roots and open predicates; ``guard`` holds variables ISO must keep
+    (None: unguarded; an empty guard is the guarded run of a query with no output variables)."""
 
     def __init__(self, query: Gcq) -> None:
         self.roots: list[GjtNode] = [leaf(a) for a in query.atoms]
         self.open: list[Inequality] = sorted(query.predicates)
-        self.guard: frozenset[str] = frozenset()
+        self.guard: frozenset[str] | None = None
 
     def _elsewhere(self, i: int) -> frozenset[str]:
         """Variables of the other roots, and the guard."""
         others = (r.label for j, r in enumerate(self.roots) if j != i)
-        return self.guard.union(*others)
+        return (self.guard or frozenset()).union(*others)
 
     def _iso(self) -> bool:
-        if len(self.roots) == 1:
-            return False  # a lone root keeps its variables: removing them would only add nodes
+        if len(self.roots) == 1 and self.guard is None:
+            return False  # unguarded, a lone root keeps its variables: removing them only adds nodes
         for i, root in enumerate(self.roots):
             in_preds = frozenset().union(*(p.variables for p in self.open))
             isolated = root.label - self._elsewhere(i) - in_preds
@@ -116,6 +122,6 @@ def build_compatible_gjt(query: Gcq) -> GjtNode | Witness:
     forest = _Forest(query)
     forest.guard = query.out
     forest.reduce()
-    forest.guard = frozenset()
+    forest.guard = None
     forest.reduce()
     return forest.finish()

@@ -303,3 +303,47 @@ JoinGraph conditions=[r.x > s.z] join_classes=[[r.y, s.y]]
     q = from_join_graph(graph, output=[Column("r", "x")])
     assert q.atoms[1].variables == ("r.y", "s.z") and q.predicates == (inequality("s.z", "<", "r.x"),)
     assert q.out == {"r.x"} and q.atom_filters[0][0] == "r"
+
+
+# --- Without predicates: the classical GYO criteria, on random queries --------------------------
+
+
+def classical_acyclic(hyperedges: list[frozenset[str]]) -> bool:
+    """GYO: drop vertices in one edge only, and edges inside another; acyclic iff nothing is left."""
+    edges = [set(e) for e in hyperedges]
+    changed = True
+    while changed:
+        changed = False
+        for e in edges:
+            lonely = {v for v in e if sum(v in f for f in edges) == 1}
+            if lonely:
+                e -= lonely
+                changed = True
+        for i, e in enumerate(edges):
+            if not e or any(j != i and e <= f for j, f in enumerate(edges)):
+                del edges[i]
+                changed = True
+                break
+    return not edges
+
+
+def test_verdicts_match_gyo_and_the_free_connex_criterion_without_predicates():
+    import random
+
+    rng = random.Random(7)
+    seen = {(True, True): 0, (True, False): 0, (False, False): 0}
+    for _ in range(400):
+        atoms = tuple(
+            Atom(f"a{i}", tuple(sorted(rng.sample("pqrstu", rng.randint(1, 3)))))
+            for i in range(rng.randint(2, 4))
+        )
+        variables = sorted(set().union(*(a.variables for a in atoms)))
+        q = Gcq(atoms, (), frozenset(rng.sample(variables, rng.randint(0, min(3, len(variables))))))
+        acyclic = classical_acyclic([a.var_set for a in atoms])
+        free_connex = acyclic and classical_acyclic([a.var_set for a in atoms] + [q.out])
+        plan = plan_gjt(q)
+        assert (plan.acyclic, plan.free_connex) == (acyclic, free_connex), str(q)
+        if plan.acyclic:
+            assert gjt_errors(plan.tree, q) == [] and is_binary(plan.tree)
+        seen[acyclic, free_connex] += 1
+    assert all(seen.values()), seen  # every verdict occurred
