@@ -93,6 +93,23 @@ class Gcq:
         """out(Q): the free variables."""
         return self.variables if self.output is None else self.output
 
+    def crowded_pairs(self) -> tuple[tuple[str, str], ...]:
+        """Pairs of atoms (aliases) that more than one inequality relates: IEDyn Thm 5.5 promises
+        constant-delay enumeration only without them (and the journal version withdrew the
+        O(M log M) update bound for them)."""
+        count: dict[tuple[str, str], int] = {}
+        for p in self.predicates:
+            pairs = {
+                tuple(sorted((a.alias, b.alias)))
+                for a in self.atoms
+                if p.left in a.var_set
+                for b in self.atoms
+                if p.right in b.var_set and a.alias != b.alias
+            }
+            for pair in pairs:
+                count[pair] = count.get(pair, 0) + 1
+        return tuple(sorted(pair for pair, n in count.items() if n > 1))
+
     def with_predicates(self, predicates: Iterable[Inequality]) -> Gcq:
         return attrs.evolve(self, predicates=tuple(predicates))
 

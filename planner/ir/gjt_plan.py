@@ -50,6 +50,15 @@ class GjtPlan:
             lines.append(
                 "free-connex acyclic; connex set (marked *) covers {" + ",".join(sorted(self.query.out)) + "}"
             )
+            crowded = self.reduced.crowded_pairs()
+            lines.append(
+                "enumeration delay: "
+                + (
+                    "logarithmic; more than one inequality between " + ", ".join("-".join(p) for p in crowded)
+                    if crowded
+                    else "constant (at most one inequality per pair of atoms, Thm 5.5)"
+                )
+            )
         lines.append(render(self.tree, self.connex or frozenset()))
         return "\n".join(lines)
 

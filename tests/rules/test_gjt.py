@@ -126,6 +126,7 @@ def test_q2_gets_a_binary_strongly_compatible_tree():
     assert vars_of(plan.tree, plan.connex) == Q2.out
     assert str(plan).splitlines()[1:] == [
         "free-connex acyclic; connex set (marked *) covers {u,w,y,z}",
+        "enumeration delay: constant (at most one inequality per pair of atoms, Thm 5.5)",
         "{u} *",
         "  [w < u] {w} *",
         "    {w,y,z} *",
@@ -252,6 +253,9 @@ def test_the_iedyn_three_way_query_with_a_less_than_d_e_less_than_g_d_less_than_
     # S and T share two inequalities, so they must sit on one edge (the case where IEDyn only
     # promises logarithmic delay).
     assert "[d < g ∧ e < g] {d,e} *" in str(plan)
+    assert q.crowded_pairs() == (("S", "T"),)
+    assert "enumeration delay: logarithmic; more than one inequality between S-T" in str(plan)
+    assert TABLE_1[3].crowded_pairs() == () and "delay: constant" in str(plan_gjt(TABLE_1[3]))
 
 
 def test_guarded_construction_is_compatible_where_the_plain_one_is_not():
