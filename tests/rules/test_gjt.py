@@ -7,10 +7,13 @@ t(u,v) hanging directly under a node without u alone.
 
 from __future__ import annotations
 
+import random
+
 import attrs
 import pytest
 
-from planner.ir.expressions import Column
+from catalog.orderbook import orderbook_catalog
+from planner.ir.expressions import Column, columns
 from planner.ir.gcq import Atom, Gcq, Inequality, inequality
 from planner.ir.gcq_build import from_join_block, from_join_graph
 from planner.ir.gjt import (
@@ -28,6 +31,7 @@ from planner.ir.gjt_plan import plan_gjt
 from planner.ir.gjt_reduction import Witness, build_compatible_gjt, build_gjt
 from planner.ir.gjt_rewrites import binarize, remove_implied_inequalities
 from planner.ir.notation_parser import parse_plan
+from planner.sql.statements import parse_sql
 
 r, s, t = Atom("r", ("x", "y")), Atom("s", ("y", "z", "w")), Atom("t", ("u", "v"))
 X_LT_Z, W_LT_U, Z_LT_U, X_LT_U = (inequality(a, "<", b) for a, b in ("xz", "wu", "zu", "xu"))
@@ -332,8 +336,6 @@ def classical_acyclic(hyperedges: list[frozenset[str]]) -> bool:
 
 
 def test_verdicts_match_gyo_and_the_free_connex_criterion_without_predicates():
-    import random
-
     rng = random.Random(7)
     seen = {(True, True): 0, (True, False): 0, (False, False): 0}
     for _ in range(400):
@@ -351,3 +353,21 @@ def test_verdicts_match_gyo_and_the_free_connex_criterion_without_predicates():
             assert gjt_errors(plan.tree, q) == [] and is_binary(plan.tree)
         seen[acyclic, free_connex] += 1
     assert all(seen.values()), seen  # every verdict occurred
+
+
+@pytest.mark.parametrize(
+    ("select", "free_connex"),
+    [("x.broker_id, x.t, x.price, y.t, y.price", True), ("x.broker_id, x.price, y.price", False)],
+)
+def test_broker_self_join_from_sql(select, free_connex):
+    """The issue's broker query: equal brokers, later orders. Keeping the compared times in the
+    output makes it free-connex; dropping them leaves two non-output times joined by ``<`` that no
+    connex set can reach without adding them (the π_{x,u}(Q1) situation)."""
+    sql = f"select {select} from bids x, bids y where x.broker_id = y.broker_id and x.t > y.t"
+    project = parse_sql(sql, orderbook_catalog())
+    q = from_join_block(project.child, [c for item in project.items for c in columns(item.expr)])
+    assert q.atoms[0].variables[2] == q.atoms[1].variables[2] == "x.broker_id"
+    assert q.predicates == (inequality("y.t", "<", "x.t"),)
+    plan = plan_gjt(q)
+    assert plan.acyclic and plan.free_connex == free_connex
+    assert gjt_errors(plan.tree, q) == []
