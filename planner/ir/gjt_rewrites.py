@@ -3,13 +3,13 @@
 ``remove_implied_inequalities`` (Prop. 3.8, algorithm omitted in the paper): an inequality implied
 by the others through transitivity (``x < z ∧ z < u`` implies ``x < u``; a chain implies ``<`` if
 one link is strict, ``<=`` always) is dropped, one at a time, re-checking against what is left,
-so the result is equivalent. When the inequalities form an order without cycles this leaves its
-Hasse diagram, which every equivalent set of inequalities contains; since dropping a predicate from
-a GJT's labels keeps it a GJT, the reduced query is acyclic whenever an equivalent query over the
-same atoms and inequalities is. Simplifications: only implications between the query's own
-inequalities (no constants, no equalities mixed in); a cycle among the inequalities (``x <= y ∧
-y <= x`` implies ``x = y``, ``x < y ∧ y < x`` is empty) is left alone, so such queries are not
-helped.
+so the result is equivalent. When the inequalities have no cycle, the ones left are those no chain
+of others implies (for strict ones, the Hasse diagram of the order), and every equivalent set of
+inequalities over these variables contains them; since dropping a predicate from a GJT's labels
+keeps it a GJT, the reduced query is acyclic whenever an equivalent query with the same atoms and
+a set of inequalities is. Simplifications: only implications among the query's own inequalities
+(no constants, no arithmetic, no interplay with equalities); a cycle among them (``x <= y ∧ y <= x``
+means ``x = y``, ``x < y ∧ y < x`` is empty) is left alone, so such queries are not helped.
 
 ``binarize`` (Prop. 3.9): a node with more than two children becomes a chain of copies of its
 label, each with two children, the child that contains the label kept at the bottom so every copy
@@ -57,7 +57,7 @@ def remove_implied_inequalities(query: Gcq) -> tuple[Gcq, tuple[Inequality, ...]
         return query, ()
     kept = sorted(query.predicates)
     removed = []
-    for p in sorted(query.predicates, reverse=True):
+    for p in sorted(query.predicates):
         rest = [q for q in kept if q != p]
         if _implied(p, rest):
             kept, removed = rest, removed + [p]

@@ -371,3 +371,27 @@ def test_broker_self_join_from_sql(select, free_connex):
     plan = plan_gjt(q)
     assert plan.acyclic and plan.free_connex == free_connex
     assert gjt_errors(plan.tree, q) == []
+
+
+def test_random_queries_with_inequalities_get_valid_binary_trees_and_exact_connex_sets():
+    """Soundness on random GCQs: every tree returned is a binary GJT for the reduced query, and a
+    free-connex verdict comes with a sibling-closed connex set covering exactly out(Q)."""
+    rng = random.Random(11)
+    verdicts = set()
+    for _ in range(400):
+        atoms = tuple(
+            Atom(f"a{i}", tuple(sorted(rng.sample("pqrstuvw", rng.randint(1, 4)))))
+            for i in range(rng.randint(2, 5))
+        )
+        variables = sorted(set().union(*(a.variables for a in atoms)))
+        pairs = [rng.sample(variables, 2) for _ in range(rng.randint(0, 3))] if len(variables) > 1 else []
+        predicates = {inequality(a, rng.choice(["<", "<="]), b) for a, b in pairs}
+        q = Gcq(atoms, tuple(predicates), frozenset(rng.sample(variables, rng.randint(0, len(variables)))))
+        plan = plan_gjt(q)
+        if plan.acyclic:
+            assert gjt_errors(plan.tree, plan.reduced) == [] and is_binary(plan.tree), str(q)
+        if plan.free_connex:
+            assert vars_of(plan.tree, plan.connex) == q.out
+            assert connex_subset(plan.tree, q.out, sibling_closed=True) == plan.connex
+        verdicts.add((plan.acyclic, plan.free_connex))
+    assert verdicts == {(True, True), (True, False), (False, False)}
