@@ -8,7 +8,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.stream_format import UnreadableUpdate, Update, UpdateBatch
-from operators.runtime.validate import InvalidChangeError, Rejected, Validator
+from operators.runtime.validate import InvalidChangeError, Rejected, Validator, row_fingerprint
 
 CATALOG = catalog_from_ddl("""
 CREATE TABLE customer (c_custkey INT, c_name VARCHAR(20), c_since DATE, PRIMARY KEY (c_custkey));
@@ -34,13 +34,13 @@ def validator(policy: str = "error") -> Validator:
 ])
 def test_invalid_change_names_table_row_and_reason_and_changes_nothing(update, reason):
     v = validator()
-    before = dict(v.rows["customer"])
+    before = dict(v.fingerprints["customer"])
     good = Update(4, "customer", 1, (9, "ok", None))
     with pytest.raises(InvalidChangeError) as err:
         v.check([good, update])
     message = str(err.value)
     assert "table customer" in message and "_seq 5" in message and reason in message
-    assert v.rows["customer"] == before, "a rejected batch must not commit its valid part either"
+    assert v.fingerprints["customer"] == before, "a rejected batch must not commit its valid part either"
 
 
 def test_quarantine_sets_invalid_changes_aside_and_applies_the_rest():
@@ -48,7 +48,7 @@ def test_quarantine_sets_invalid_changes_aside_and_applies_the_rest():
     accepted, rejected = v.check([Update(2, "customer", 1, ALICE), Update(3, "customer", 1, (2, "bob", None))])
     assert accepted == {"customer": [((2, "bob", None), 1)]}
     assert [r.update.seq for r in rejected] == [2] and "duplicate primary key" in rejected[0].reason
-    assert set(v.rows["customer"]) == {1, 2}
+    assert set(v.fingerprints["customer"]) == {1, 2}
 
 
 def test_changes_are_checked_in_seq_order_within_a_batch():
@@ -61,7 +61,7 @@ def test_changes_are_checked_in_seq_order_within_a_batch():
 def test_insert_delete_insert_of_one_key_in_a_batch_is_valid():
     v = Validator(CATALOG, ["customer"])
     accepted, _ = v.check([Update(1, "customer", 1, ALICE), Update(2, "customer", -1, ALICE), Update(3, "customer", 1, ALICE)])
-    assert len(accepted["customer"]) == 3 and v.rows["customer"] == {1: ALICE}
+    assert len(accepted["customer"]) == 3 and v.fingerprints["customer"] == {1: row_fingerprint(ALICE)}
 
 
 def test_a_checked_batch_skips_the_type_check_but_not_the_column_count():
@@ -85,7 +85,7 @@ def test_a_change_the_reader_could_not_read_is_rejected_with_its_reason_under_ei
     strict = validator()
     with pytest.raises(InvalidChangeError, match=r"table customer at _seq 6 .*column c_custkey expects int, got str '3'"):
         strict.check(batch)
-    assert set(strict.rows["customer"]) == {1}
+    assert set(strict.fingerprints["customer"]) == {1}
     accepted, rejected = validator("quarantine").check(batch)
     assert accepted == {"customer": [((2, "bob", None), 1)]}
     assert rejected == [Rejected(unreadable, unreadable.defect)]
