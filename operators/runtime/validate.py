@@ -157,6 +157,7 @@ class Validator:
         for changes in groups:
             if changes.rows:
                 overlays[changes.table], accepted[changes.table] = self._check_table(changes, rejected, checked)
+        rejected.sort(key=lambda r: r.update.seq)  # checked table by table; reported in _seq order
         return ValidatedBatch({table: changes for table, changes in accepted.items() if changes}, rejected, overlays)
 
     def _check_table(self, changes: TableChanges, rejected: list[Rejected], checked: bool) -> tuple[dict, Changelog]:

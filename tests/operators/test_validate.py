@@ -95,3 +95,39 @@ def test_an_error_names_a_change_without_seq_or_op():
     update = UnreadableUpdate(None, "customer", None, (3, "carol", None), "_seq is NULL (row 4 of c.parquet)")
     assert str(InvalidChangeError(update, update.defect)).startswith(
         "invalid change to table customer without a _seq (op NULL, row (3, 'carol', None)): _seq is NULL")
+
+
+def test_the_validator_keeps_a_16_byte_fingerprint_per_key_not_the_row():
+    v = validator()
+    [fingerprint] = v.fingerprints["customer"].values()
+    assert fingerprint == row_fingerprint(ALICE) and isinstance(fingerprint, bytes) and len(fingerprint) == 16
+    assert row_fingerprint((1, "alice", None)) != fingerprint
+
+
+def test_a_wrong_delete_or_duplicate_insert_is_refused_by_fingerprint_and_changes_nothing():
+    v = validator("quarantine")
+    before = dict(v.fingerprints["customer"])
+    accepted, rejected = v.check([Update(2, "customer", -1, (1, "alice", datetime.date(2020, 1, 2))),
+                                  Update(3, "customer", 1, (1, "bob", None))])
+    assert accepted == {} and [r.reason.split(":")[0] for r in rejected] == [
+        "delete does not match the stored row with this key", "duplicate primary key (1,)"]
+    assert v.fingerprints["customer"] == before
+    accepted, _ = v.check([Update(4, "customer", -1, ALICE)])
+    assert accepted == {"customer": [(ALICE, -1)]} and v.fingerprints["customer"] == {}
+
+
+def test_equal_rows_have_one_fingerprint_an_int_in_a_double_column_included():
+    catalog = catalog_from_ddl("CREATE TABLE price (id INT, value DOUBLE, PRIMARY KEY (id));")
+    v = Validator(catalog, ["price"])
+    v.check([Update(1, "price", 1, (1, 5)), Update(2, "price", 1, (2, -0.0))])
+    accepted, _ = v.check([Update(3, "price", -1, (1, 5.0)), Update(4, "price", -1, (2, 0.0))])
+    assert len(accepted["price"]) == 2 and v.fingerprints["price"] == {}
+
+
+def test_a_keyless_table_counts_copies_per_fingerprint():
+    catalog = catalog_from_ddl("CREATE TABLE note (text VARCHAR(10));")
+    v = Validator(catalog, ["note"], "quarantine")
+    v.check([Update(1, "note", 1, ("a",)), Update(2, "note", 1, ("a",))])
+    assert list(v.fingerprints["note"].values()) == [2]
+    accepted, rejected = v.check([Update(3, "note", -1, ("a",)), Update(4, "note", -1, ("a",)), Update(5, "note", -1, ("a",))])
+    assert len(accepted["note"]) == 2 and [r.update.seq for r in rejected] == [5] and v.fingerprints["note"] == {}
