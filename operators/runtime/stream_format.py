@@ -2,9 +2,11 @@
 
 A stream directory holds ``<table>.parquet`` or ``<table>/`` for each table that changes; its rows carry
 the table's columns plus ``_seq`` (int64, one order across *all* tables, gaps allowed) and ``_op``
-(+1 insert, −1 delete, any integer type). Reading merges the tables into one ``UpdateBatch`` in
-``_seq`` order, each row a tuple of Python values in the catalog's column order (DECIMAL as
-decimal.Decimal, exact). A bad stream is user input and the user has to find the offending change, so what is wrong
+(+1 insert, −1 delete, any integer type). Reading merges the tables in ``_seq`` order, each row a
+tuple of Python values in the catalog's column order (DECIMAL as decimal.Decimal, exact): lazily, in
+``ChangeBatch``es of the caller's size that hold each table's changes column by column
+(``open_stream``; ``ivm run`` at TPC-H SF 1 holds a few batches, not 16 M changes), or whole, as one
+``UpdateBatch`` of ``Update`` objects (``read_stream``, for tests and small streams). A bad stream is user input and the user has to find the offending change, so what is wrong
 with one change (a value of the wrong type, a NULL key, an ``_op`` other than +1/-1) travels with
 that update to the validator, which names its table, ``_seq`` and column and applies the run's
 invalid-input policy; only what makes the stream unreadable as a whole is raised here, naming the
@@ -560,11 +562,10 @@ def open_stream(stream_dir: Path | str, catalog: Catalog) -> OpenStream:
         raise StreamFormatError(
             f"stream directory {stream_dir} holds no stream files (<table>.parquet, or a directory <table>/)"
         )
-    sources = [_TableSource.open(path, catalog.table(name)) for name, path in entries.items()]
-    _check_unique_seqs({source.table.name: source.seqs for source in sources})
-    all_seqs = np.concatenate([source.seqs for source in sources])
-    table_ids = np.repeat(np.arange(len(sources), dtype=np.int16), [len(source.seqs) for source in sources])
-    order = table_ids[np.argsort(all_seqs, kind="stable")]
+    sources, seqs = zip(*(_TableSource.open(path, catalog.table(name)) for name, path in entries.items()), strict=True)
+    _check_unique_seqs({source.table.name: table_seqs for source, table_seqs in zip(sources, seqs, strict=True)})
+    table_ids = np.repeat(np.arange(len(sources), dtype=np.int16), [len(table_seqs) for table_seqs in seqs])
+    order = table_ids[np.argsort(np.concatenate(seqs), kind="stable")]
     without_seq = tuple(update for source in sources for update in source.unsequenced_updates())
     return OpenStream(tuple(sources), order, without_seq)
 
@@ -603,18 +604,18 @@ class OpenStream:
 
 @attrs.frozen
 class _TableSource:
-    """One table's stream input, opened: its Parquet files, and ``seqs``, the ``_seq`` of its rows that
-    have one, in file order (``in_order``: ascending, so the rows can be read as they lie)."""
+    """One table's stream input, opened: its Parquet files, the rows whose ``_seq`` is NULL (by row
+    number over ``files`` in turn), and whether the others are in ``_seq`` order as they lie."""
 
     path: Path
     table: Table
     files: tuple[Path, ...]
-    seqs: np.ndarray
-    unsequenced: np.ndarray  # file row numbers (over ``files`` in turn) whose _seq is NULL
+    unsequenced: np.ndarray
     in_order: bool
 
     @classmethod
-    def open(cls, path: Path, table: Table) -> _TableSource:
+    def open(cls, path: Path, table: Table) -> tuple[_TableSource, np.ndarray]:
+        """The opened input and the ``_seq`` of its rows that have one, in file order."""
         where = f"table {table.name} ({path})"
         files = tuple(sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p, path))) if path.is_dir() else (path,)
         if not files:
@@ -631,7 +632,7 @@ class _TableSource:
         else:
             unsequenced = np.empty(0, np.int64)
         values = seqs.to_numpy()
-        return cls(path, table, files, values, unsequenced, bool(np.all(values[1:] > values[:-1])))
+        return cls(path, table, files, unsequenced, bool(np.all(values[1:] > values[:-1]))), values
 
     def chunks(self) -> Iterator[pa.Table]:
         """The rows that have a ``_seq``, in ``_seq`` order, as Arrow tables of at most ``_READ_ROWS``.
@@ -723,6 +724,7 @@ class _TableCursor:
                 self._pending.pop(0)
         return parts[0] if len(parts) == 1 else TableChanges.concatenate(parts)
 
+    @gc_paused()
     def _convert(self, data: pa.Table) -> TableChanges:
         """One chunk of rows as Python values (see ``_rows_and_defects``), with their ``_seq`` and ``_op``
         and why each change that cannot be read is wrong."""
