@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from catalog import types
 from catalog.schema import Catalog, Column, Table
 from operators.runtime.column_types import arrow_type, column_reads, value_defect
+from operators.runtime.row_fingerprints import arrow_fingerprints
 
 SEQ_COLUMN = "_seq"
 OP_COLUMN = "_op"
@@ -141,7 +142,9 @@ class TableChanges:
     an error message or a rejects file).
 
     ``defects`` says, by position, why the reader could not read a change (see ``UnreadableUpdate``);
-    such a change keeps its values as written.
+    such a change keeps its values as written. ``fingerprints`` are the rows' fingerprints
+    (``row_fingerprints``), which the reader computes on its Arrow columns when every change of a
+    chunk was readable; None leaves them to the validator.
     """
 
     table: str
@@ -149,6 +152,7 @@ class TableChanges:
     ops: list[int | None]
     rows: list[tuple]
     defects: dict[int, str]
+    fingerprints: list[bytes] | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -161,7 +165,9 @@ class TableChanges:
 
     def slice(self, start: int, stop: int) -> TableChanges:
         defects = {row - start: reason for row, reason in self.defects.items() if start <= row < stop}
-        return TableChanges(self.table, self.seqs[start:stop], self.ops[start:stop], self.rows[start:stop], defects)
+        fingerprints = None if self.fingerprints is None else self.fingerprints[start:stop]
+        return TableChanges(self.table, self.seqs[start:stop], self.ops[start:stop], self.rows[start:stop], defects,
+                            fingerprints)
 
     @classmethod
     def concatenate(cls, parts: Sequence[TableChanges]) -> TableChanges:
@@ -171,7 +177,9 @@ class TableChanges:
             seqs += part.seqs
             ops += part.ops
             rows += part.rows
-        return cls(parts[0].table, seqs, ops, rows, defects)
+        known = all(part.fingerprints is not None for part in parts)
+        fingerprints = [f for part in parts for f in part.fingerprints] if known else None
+        return cls(parts[0].table, seqs, ops, rows, defects, fingerprints)
 
     @classmethod
     def of_updates(cls, table: str, updates: Sequence[Update]) -> TableChanges:
@@ -737,7 +745,9 @@ class _TableCursor:
             defects[int(row)] = ("_op is NULL" if op is None else f"_op is {op}") + ", must be +1 (insert) or -1 (delete)"
         op_values = ops.to_pylist() if ops.null_count else ops.to_numpy().tolist()
         seqs = _integer_column(data[SEQ_COLUMN], SEQ_COLUMN, where).to_numpy().tolist()
-        return TableChanges(table.name, seqs, op_values, rows, defects)
+        # every value cast exactly (no defect), so the read casts succeed again, column by column
+        fingerprints = None if defects else arrow_fingerprints([_cast(data[c.name], c.type) for c in table.columns])
+        return TableChanges(table.name, seqs, op_values, rows, defects, fingerprints)
 
 
 def _integer_column(column: pa.ChunkedArray, name: str, where: str) -> pa.ChunkedArray:

@@ -14,21 +14,21 @@ aside with their reason and the rest of the batch goes on.
 
 Why a fingerprint and not the row: the stages keep what they need of each row, so a copy of every
 row here was a second copy of the database (a TPC-H lineitem row is about 1 KB as Python objects, its
-fingerprint a 49-byte ``bytes``). ``row_fingerprint`` says why two different rows never pass for equal.
+fingerprint a 49-byte ``bytes``). ``row_fingerprints`` says why two different rows never pass for equal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from hashlib import blake2b
+from collections.abc import Iterable
 from operator import itemgetter
 
 import attrs
 
 from catalog.schema import Catalog, Table
-from catalog.types import DOUBLE, DecimalType
+from catalog.types import DecimalType
 from operators.runtime.column_types import conformed_value
 from operators.runtime.dataflow import RowRequirement
+from operators.runtime.row_fingerprints import row_fingerprints
 from operators.runtime.stream_format import ChangeBatch, TableChanges, Update, UpdateBatch
 from operators.zset import Changelog, Row
 
@@ -76,23 +76,6 @@ def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
     return tuple(conformed), None
 
 
-def row_fingerprint(row: Row) -> bytes:
-    """A 128-bit BLAKE2b digest of ``repr(row)``: what the validator keeps instead of the row.
-
-    The encoding is canonical for validated rows. ``repr`` of a tuple of None, bool, int, float, str,
-    Decimal, date and datetime values is a literal that evaluates back to an equal tuple of the same
-    types, so rows with one encoding are equal; and a validated row holds one Python type per column
-    with one spelling per value (DECIMAL at its column's scale, see ``conformed_row``; DOUBLE as a
-    float, see ``Validator``), so equal rows have one encoding. Two differences from ``==``: NaN
-    equals NaN (as in Spark's grouping), and a DECIMAL -0 built in Python (Arrow never reads one)
-    differs from 0. A wrong delete passes only if its row's digest equals the stored row's: one
-    chance in 2**128 per delete (about 3e-27 for a trillion deletes), and BLAKE2b is a cryptographic
-    hash, so not even a crafted stream can aim at it. Python's ``hash`` would not do: 64 bits,
-    randomized per process for strings, and colliding by design for numbers (hash(-1) == hash(-2)).
-    """
-    return blake2b(repr(row).encode(), digest_size=16).digest()
-
-
 class Validator:
     """Keeps, per validated table, each primary key's row fingerprint (in a keyless table, the number
     of copies of each row fingerprint) in ``fingerprints``."""
@@ -110,11 +93,6 @@ class Validator:
             name: itemgetter(*(t.column_names.index(k) for k in t.primary_key))
             for name, t in self.tables.items()
             if t.primary_key
-        }
-        # An int in a DOUBLE column is a valid value equal to its float: such values are made floats
-        # (and -0.0 made 0.0) before fingerprinting, so equal rows have one fingerprint.
-        self._double_columns = {
-            name: [i for i, column in enumerate(t.columns) if column.type == DOUBLE] for name, t in self.tables.items()
         }
         # Rows of one table nearly always have the same column types: a type signature seen valid
         # once is valid again, so the per-column check runs only for new signatures.
@@ -163,28 +141,20 @@ class Validator:
     def _check_table(self, changes: TableChanges, rejected: list[Rejected], checked: bool) -> tuple[dict, Changelog]:
         table = self.tables[changes.table]
         key_of, stored = self._key_of.get(table.name), self.fingerprints[table.name]
-        valid, doubles = self._valid_signatures[table.name], self._double_columns[table.name]
-        requirements, defects = self.requirements.get(table.name, ()), changes.defects
-        width = len(table.columns)
-        # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
-        has_decimals = any(isinstance(c.type, DecimalType) for c in table.columns)
+        requirements = self.requirements.get(table.name, ())
+        if changes.fingerprints is not None:  # the stream reader's: rows readable and fingerprinted
+            rows, reasons, fingerprints = changes.rows, changes.defects, changes.fingerprints
+        else:
+            rows, reasons = self._conformed(changes, checked)
+            valid = [position for position in range(len(rows)) if position not in reasons]
+            fingerprints = [None] * len(rows)
+            for position, fingerprint in zip(valid, row_fingerprints([rows[p] for p in valid], table), strict=True):
+                fingerprints[position] = fingerprint
         overlay: dict = {}
         accepted: Changelog = []
-        for position, (op, row) in enumerate(zip(changes.ops, changes.rows, strict=True)):
-            reason = defects.get(position) if defects else None  # what the reader could not read
-            if reason is not None:
-                pass
-            elif type(row) is not tuple:
-                reason = "row is not a tuple of column values"
-            elif checked:
-                if len(row) != width:
-                    row, reason = conformed_row(table, row)
-            elif has_decimals or tuple(map(type, row)) not in valid:
-                row, reason = conformed_row(table, row)
-                if reason is None and not has_decimals:
-                    valid.add(tuple(map(type, row)))
+        for position, (op, row, fingerprint) in enumerate(zip(changes.ops, rows, fingerprints, strict=True)):
+            reason = reasons.get(position) if reasons else None
             if reason is None:
-                fingerprint = row_fingerprint(_as_floats(row, doubles) if doubles else row)
                 if key_of is None:
                     key = fingerprint
                     reason, value = _bag_change(overlay[key] if key in overlay else stored.get(key, 0), op)
@@ -205,6 +175,34 @@ class Validator:
             accepted.append((row, op))
         return overlay, accepted
 
+    def _conformed(self, changes: TableChanges, checked: bool) -> tuple[list[Row], dict[int, str]]:
+        """``changes.rows`` conformed to their columns' types (``conformed_row``), and why each row
+        that cannot be is invalid, by position; the reader's defects come first."""
+        table = self.tables[changes.table]
+        valid = self._valid_signatures[table.name]
+        width = len(table.columns)
+        # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
+        has_decimals = any(isinstance(c.type, DecimalType) for c in table.columns)
+        rows, reasons = list(changes.rows), dict(changes.defects)
+        for position, row in enumerate(changes.rows):
+            if position in reasons:
+                continue
+            if type(row) is not tuple:
+                reason = "row is not a tuple of column values"
+            elif checked:
+                reason = None
+                if len(row) != width:
+                    rows[position], reason = conformed_row(table, row)
+            elif has_decimals or tuple(map(type, row)) not in valid:
+                rows[position], reason = conformed_row(table, row)
+                if reason is None and not has_decimals:
+                    valid.add(tuple(map(type, row)))
+            else:
+                reason = None
+            if reason is not None:
+                reasons[position] = reason
+        return rows, reasons
+
 
 def _by_table(batch: UpdateBatch, tables: dict[str, Table]) -> list[TableChanges]:
     """The updates of ``tables`` in ``batch``, each table's column by column."""
@@ -213,14 +211,6 @@ def _by_table(batch: UpdateBatch, tables: dict[str, Table]) -> list[TableChanges
         if update.table in tables:
             by_table.setdefault(update.table, []).append(update)
     return [TableChanges.of_updates(table, updates) for table, updates in by_table.items()]
-
-
-def _as_floats(row: Row, positions: Sequence[int]) -> Row:
-    values = list(row)
-    for i in positions:
-        if values[i] is not None:
-            values[i] = values[i] + 0.0  # an int becomes a float, -0.0 becomes 0.0
-    return tuple(values)
 
 
 def keyed_change_defect(current: Row | None, row: Row, op: int | None, key: tuple) -> str | None:

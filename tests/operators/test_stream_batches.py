@@ -4,18 +4,23 @@ columnar batches as it checks lists of updates."""
 
 from __future__ import annotations
 
+import datetime
+from decimal import Decimal
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.runtime import stream_format
+from operators.runtime.row_fingerprints import row_fingerprints
 from operators.runtime.stream_format import (
     ChangeBatch,
     UnreadableUpdate,
     Update,
     open_stream,
     read_stream_contents,
+    write_stream,
 )
 from operators.runtime.validate import InvalidChangeError, Validator
 
@@ -102,3 +107,23 @@ def test_a_stream_read_batch_by_batch_is_validated_like_a_whole_read(tmp_path):
         rejected += refused
     assert (accepted, rejected) == (whole[0]["shop"], whole[1])
     assert [r.reason.split(":")[0] for r in rejected] == ["duplicate primary key (1,)", "delete does not match the stored row with this key"]
+
+
+def test_the_reader_fingerprints_rows_as_the_validator_fingerprints_the_same_python_rows(tmp_path):
+    """A row inserted from one path and deleted from the other must match: one encoding for both."""
+    catalog = catalog_from_ddl("""CREATE TABLE item (id BIGINT, n INT, price DECIMAL(15,2), x DOUBLE, day DATE,
+      flag BOOLEAN, note VARCHAR(9), PRIMARY KEY (id));""")
+    rows = [(1, 7, Decimal("2.50"), 0.0, datetime.date(2024, 2, 29), True, "a:b"),
+            (2, None, None, None, None, None, None),
+            (3, -7, Decimal("-0.01"), 1e300, datetime.date(1970, 1, 1), False, ""),
+            (4, 7, Decimal("2.50"), 0.0, datetime.date(2024, 2, 29), True, "a"),
+            (5, 1, Decimal("0.00"), -0.0, datetime.date(2024, 2, 29), True, "")]
+    write_stream(tmp_path, catalog, [Update(i, "item", 1, row) for i, row in enumerate(rows)])
+    [batch] = open_stream(tmp_path, catalog).batches(10)
+    [changes] = batch.tables
+    assert changes.fingerprints == row_fingerprints(rows, catalog.table("item"))
+    without_key = {fingerprint for fingerprint in row_fingerprints([(0, *row[1:]) for row in rows], catalog.table("item"))}
+    assert len(set(changes.fingerprints)) == len(without_key) == 5
+    assert row_fingerprints([(5, 1, Decimal("0.00"), 0.0, datetime.date(2024, 2, 29), True, ""),
+                             (5, 1, 0, 0, datetime.date(2024, 2, 29), True, "")],
+                            catalog.table("item")) == changes.fingerprints[4:] * 2

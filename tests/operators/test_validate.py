@@ -7,8 +7,9 @@ import datetime
 import pytest
 
 from catalog.ddl import catalog_from_ddl
+from operators.runtime.row_fingerprints import row_fingerprints
 from operators.runtime.stream_format import UnreadableUpdate, Update, UpdateBatch
-from operators.runtime.validate import InvalidChangeError, Rejected, Validator, row_fingerprint
+from operators.runtime.validate import InvalidChangeError, Rejected, Validator
 
 CATALOG = catalog_from_ddl("""
 CREATE TABLE customer (c_custkey INT, c_name VARCHAR(20), c_since DATE, PRIMARY KEY (c_custkey));
@@ -61,7 +62,7 @@ def test_changes_are_checked_in_seq_order_within_a_batch():
 def test_insert_delete_insert_of_one_key_in_a_batch_is_valid():
     v = Validator(CATALOG, ["customer"])
     accepted, _ = v.check([Update(1, "customer", 1, ALICE), Update(2, "customer", -1, ALICE), Update(3, "customer", 1, ALICE)])
-    assert len(accepted["customer"]) == 3 and v.fingerprints["customer"] == {1: row_fingerprint(ALICE)}
+    assert len(accepted["customer"]) == 3 and v.fingerprints["customer"] == {1: row_fingerprints([ALICE], CATALOG.table("customer"))[0]}
 
 
 def test_a_checked_batch_skips_the_type_check_but_not_the_column_count():
@@ -100,8 +101,8 @@ def test_an_error_names_a_change_without_seq_or_op():
 def test_the_validator_keeps_a_16_byte_fingerprint_per_key_not_the_row():
     v = validator()
     [fingerprint] = v.fingerprints["customer"].values()
-    assert fingerprint == row_fingerprint(ALICE) and isinstance(fingerprint, bytes) and len(fingerprint) == 16
-    assert row_fingerprint((1, "alice", None)) != fingerprint
+    assert fingerprint == row_fingerprints([ALICE], CATALOG.table("customer"))[0] and isinstance(fingerprint, bytes) and len(fingerprint) == 16
+    assert row_fingerprints([(1, "alice", None)], CATALOG.table("customer"))[0] != fingerprint
 
 
 def test_a_wrong_delete_or_duplicate_insert_is_refused_by_fingerprint_and_changes_nothing():
