@@ -199,7 +199,6 @@ class ChangeBatch:
 
     tables: tuple[TableChanges, ...]
     order: np.ndarray
-    checked: ClassVar[bool] = True
 
     def __len__(self) -> int:
         return len(self.order)
