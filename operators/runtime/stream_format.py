@@ -710,25 +710,21 @@ class _TableCursor:
     def __init__(self, source: _TableSource):
         self._source = source
         self._chunks = source.chunks()
-        self._pending: list[TableChanges] = []  # converted, not yet handed out (front first)
-        self._offset = 0  # of the first pending chunk
+        self._chunk = self.empty()  # converted; handed out up to _offset
+        self._offset = 0
 
     def empty(self) -> TableChanges:
-        return TableChanges(self._source.table.name, [], [], [], {})
+        return TableChanges(self._source.table.name, [], [], [], {}, [])
 
     def take(self, count: int) -> TableChanges:
         parts: list[TableChanges] = []
         while count:
-            if not self._pending:
-                self._pending.append(self._convert(next(self._chunks)))
-                self._offset = 0
-            chunk = self._pending[0]
-            part = chunk.slice(self._offset, self._offset + count)
+            if self._offset == len(self._chunk):
+                self._chunk, self._offset = self._convert(next(self._chunks)), 0
+            part = self._chunk.slice(self._offset, self._offset + count)
             parts.append(part)
             count -= len(part)
             self._offset += len(part)
-            if self._offset == len(chunk):
-                self._pending.pop(0)
         return parts[0] if len(parts) == 1 else TableChanges.concatenate(parts)
 
     @gc_paused()
