@@ -149,7 +149,7 @@ def cmd_run(args) -> int:
         without_seq = [Rejected(update, update.defect) for update in stream.without_seq]
         if rejects:
             _write_rejects(rejects, without_seq)
-        for number, batch in enumerate(stream.batches(args.batch_size)):
+        for number, batch in enumerate(stream.batches(args.batch_size, tables=view.validator.tables)):
             already = len(view.rejected)
             started = time.perf_counter()
             delta = view.apply(batch)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import gc
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from itertools import islice
 from operator import attrgetter, lt
@@ -194,10 +194,11 @@ class ChangeBatch:
     (``tables``), and ``order``, the index in ``tables`` of each change in ``_seq`` order, which is
     all it takes to iterate the batch as ``Update`` objects in ``_seq`` order (for callers that want
     them; the local engine never does). Its rows were checked against the catalog as they were read,
-    like those of a ``checked`` ``UpdateBatch``.
+    like those of a ``checked`` ``UpdateBatch``. A table the reader was told to skip is None in
+    ``tables``: its changes count in ``len`` but are not read, so iterating leaves them out.
     """
 
-    tables: tuple[TableChanges, ...]
+    tables: tuple[TableChanges | None, ...]
     order: np.ndarray
 
     def __len__(self) -> int:
@@ -206,8 +207,10 @@ class ChangeBatch:
     def __iter__(self) -> Iterator[Update]:
         positions = [0] * len(self.tables)
         for table in self.order.tolist():
-            yield self.tables[table].update(positions[table])
-            positions[table] += 1
+            changes = self.tables[table]
+            if changes is not None:
+                yield changes.update(positions[table])
+                positions[table] += 1
 
 
 class CheckedTables(dict[str, list[tuple]]):
@@ -594,19 +597,25 @@ class OpenStream:
         """The number of changes that have a ``_seq`` (the rows without one are in ``without_seq``)."""
         return len(self.order)
 
-    def batches(self, size: int) -> Iterator[ChangeBatch]:
-        """Consecutive batches of ``size`` changes (the last one shorter) in ``_seq`` order; each can be
-        iterated only once, in order, since the tables are read as the batches are made."""
+    def batches(self, size: int, tables: Collection[str] | None = None) -> Iterator[ChangeBatch]:
+        """Consecutive batches of ``size`` changes (the last one shorter) in ``_seq`` order, read as they
+        are made (so in order, once). Given ``tables``, only their changes are read (``ChangeBatch``): a
+        query's validator ignores the changes of the tables it does not read, so converting them to
+        Python values would be wasted."""
         if size < 1:
             raise ValueError(f"batch size must be at least 1, got {size}")
-        cursors = [_TableCursor(source) for source in self.sources]
+        cursors = [_TableCursor(source) if tables is None or source.table.name in tables else None
+                   for source in self.sources]
         for start in range(0, len(self.order), size):
             order = self.order[start : start + size]
             counts = np.bincount(order, minlength=len(cursors)).tolist()
-            yield ChangeBatch(
-                tuple(cursor.take(count) if count else cursor.empty() for cursor, count in zip(cursors, counts, strict=True)),
-                order,
-            )
+            yield ChangeBatch(tuple(_taken(cursor, count) for cursor, count in zip(cursors, counts, strict=True)), order)
+
+
+def _taken(cursor: _TableCursor | None, count: int) -> TableChanges | None:
+    if cursor is None:
+        return None
+    return cursor.take(count) if count else cursor.empty()
 
 
 @attrs.frozen

@@ -125,7 +125,8 @@ class Validator:
         per table over the batch's columns.
         """
         if isinstance(updates, ChangeBatch):
-            groups, checked = [changes for changes in updates.tables if changes.table in self.tables], True
+            groups = [changes for changes in updates.tables if changes is not None and changes.table in self.tables]
+            checked = True
         else:
             batch = UpdateBatch.in_seq_order(updates)
             groups, checked = _by_table(batch, self.tables), batch.checked

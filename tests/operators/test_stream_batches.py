@@ -127,3 +127,12 @@ def test_the_reader_fingerprints_rows_as_the_validator_fingerprints_the_same_pyt
     assert row_fingerprints([(5, 1, Decimal("0.00"), 0.0, datetime.date(2024, 2, 29), True, ""),
                              (5, 1, 0, 0, datetime.date(2024, 2, 29), True, "")],
                             catalog.table("item")) == changes.fingerprints[4:] * 2
+
+
+def test_the_changes_of_tables_a_query_does_not_read_are_counted_but_not_read(tmp_path):
+    write_stream_files(tmp_path)
+    [batch] = open_stream(tmp_path, CATALOG).batches(100, tables={"shop"})
+    assert len(batch) == 6 and [changes is None for changes in batch.tables] == [True, False]  # sale, shop
+    assert [u.seq for u in batch] == [1, 4, 9]
+    [whole] = open_stream(tmp_path, CATALOG).batches(100)
+    assert Validator(CATALOG, ["shop"], "quarantine").check(batch) == Validator(CATALOG, ["shop"], "quarantine").check(whole)
