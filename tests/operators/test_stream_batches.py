@@ -13,7 +13,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.runtime import stream_format
-from operators.runtime.row_fingerprints import row_fingerprints
+from operators.runtime.row_fingerprints import arrow_fingerprints, row_fingerprints
 from operators.runtime.stream_format import (
     ChangeBatch,
     UnreadableUpdate,
@@ -136,3 +136,13 @@ def test_the_changes_of_tables_a_query_does_not_read_are_counted_but_not_read(tm
     assert [u.seq for u in batch] == [1, 4, 9]
     [whole] = open_stream(tmp_path, CATALOG).batches(100)
     assert Validator(CATALOG, ["shop"], "quarantine").check(batch) == Validator(CATALOG, ["shop"], "quarantine").check(whole)
+
+
+def test_a_fingerprint_depends_on_the_values_only_not_on_where_an_arrow_array_starts():
+    columns = [pa.array([1, None, 3, 4], pa.int64()), pa.array([Decimal("1.50"), None, Decimal("-2.00"), None],
+                                                              pa.decimal128(15, 2)),
+               pa.array(["x", None, "", "yz"]), pa.array([True, None, False, True])]
+    whole = arrow_fingerprints(columns)
+    assert arrow_fingerprints([column.slice(1) for column in columns]) == whole[1:]
+    assert arrow_fingerprints([pa.chunked_array([column[:2], column[2:]]) for column in columns]) == whole
+    assert len(set(whole)) == 4
