@@ -1,4 +1,4 @@
-"""The ``ivm`` command line: explain, run, tpch gen / stream, demo."""
+"""The ``ivm`` command line: explain, run, tpch gen / stream, demo, ui."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from planner.explain import explain_json, explain_text
 from planner.ir.values import SqlRuntimeError
 from planner.run_stats import peak_rss_mb, process_seconds, progress_bar
 from planner.sql.errors import UnsupportedSqlError
+from planner.ui.server import serve
 from planner.view import MaintainedView
 from planner.workloads.enclosureness import StreamLifespanError, stream_enclosureness
 from planner.workloads.lambda_streams import make_lambda_stream
@@ -227,6 +228,11 @@ def cmd_demo(args) -> int:
     return run_demo(sf=args.sf, batch_size=args.batch_size, engine=args.engine)
 
 
+def cmd_ui(args) -> int:
+    serve(args.host, args.port, Path(args.data_dir))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ivm", description="Incremental view maintenance on Spark (spark-ivm).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -283,6 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--batch-size", type=int, default=5_000)
     demo.add_argument("--engine", choices=("local", "spark"), default="local")
     demo.set_defaults(func=cmd_demo)
+
+    ui = sub.add_parser("ui", help="a live page: SQL in, the plan drawn, the result kept up to date, checked")
+    ui.add_argument("--port", type=int, default=8050)
+    ui.add_argument("--host", default="127.0.0.1")
+    ui.add_argument("--data-dir", default=str(DEFAULT_DATA), help="where TPC-H data is generated (default data/)")
+    ui.set_defaults(func=cmd_ui)
     return parser
 
 

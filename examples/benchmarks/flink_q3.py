@@ -58,6 +58,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from peer_check import check_against_ivm  # examples/benchmarks/, beside this script
 
 STARTED = time.perf_counter()  # the whole job is timed from here (the interpreter start is ~0.1 s before)
 ROOT = Path(__file__).resolve().parents[2]
@@ -233,17 +234,6 @@ def _stats() -> dict[int, tuple[int, int, int]]:
     return stats
 
 
-def check(rows: list[tuple], expected_path: Path) -> None:
-    """Compare with `ivm run --out`: both non-empty and equal as sets of exact values."""
-    expected = {tuple(row.values()) for row in pq.read_table(expected_path).to_pylist()}
-    got = {(key, decimal.Decimal(revenue), date, priority) for key, revenue, date, priority in rows}
-    if not expected or not got:
-        raise SystemExit(f"check FAILED: empty result (expected {len(expected)} rows, Flink {len(got)})")
-    if got != expected:
-        raise SystemExit(f"check FAILED:\n only Flink: {sorted(got - expected)}\n only local: {sorted(expected - got)}")
-    print(f"check ok: Flink's {len(got)} rows equal {expected_path}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--stream", type=Path, required=True, help="stream directory (one Parquet file per table)")
@@ -277,7 +267,8 @@ def main() -> None:
           f"the Python driver {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MiB; "
           f"CPU of the tree {usage.cpu_seconds:.1f} s")
     if args.check:
-        check(rows, args.check)
+        exact = [(key, decimal.Decimal(revenue), date, priority) for key, revenue, date, priority in rows]
+        check_against_ivm("Flink", exact, args.check)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,181 @@
+"""``ivm ui`` in a real browser: Debian's chromium driven by Playwright against the command itself.
+
+The server runs as a subprocess over a small TPC-H window stream (SF 0.01); the test maintains the
+same query over the same batches with its own ``MaintainedView`` and compares the page's table with
+``result()`` after every step. Screenshots land in ``tests/ui/artifacts/`` (not committed).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from catalog.orderbook import orderbook_catalog
+from catalog.tpch import tpch_catalog
+from operators.runtime.stream_format import Update, batches, write_stream
+from planner.compiler import compile_query
+from planner.demo import Q3_SQL
+from planner.sql.errors import UnsupportedSqlError
+from planner.view import MaintainedView
+from planner.workloads.tpch_streams import make_stream
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+# The flags that keep chromium from reaching out: this machine's network is closed.
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+WINDOW, BATCH_SIZE, STEPS = 30_000, 5_000, 6
+REFUSED_SQL = "select l_orderkey, row_number() over (order by l_quantity) as n from lineitem"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: make chromium"),
+]
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def server(tpch_sf001_dir: Path, tmp_path: Path):
+    """``ivm ui`` on a free port, its TPC-H data the session's SF 0.01 tables."""
+    (tmp_path / "tpch-sf0.01").symlink_to(tpch_sf001_dir, target_is_directory=True)
+    port = _free_port()
+    process = subprocess.Popen([sys.executable, "-m", "planner.cli", "ui", "--port", str(port), "--data-dir", str(tmp_path)],
+                               cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            urllib.request.urlopen(f"{url}/api/options", timeout=1).close()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"ivm ui did not start: {process.communicate()[0]}")
+            time.sleep(0.2)
+    yield url
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail("ivm ui did not stop on SIGTERM within 10 s")
+
+
+@pytest.fixture
+def page(server: str):
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        script_errors: list[str] = []
+        page.on("pageerror", lambda error: script_errors.append(str(error)))
+        page.goto(server)
+        yield page
+        browser.close()
+    assert not script_errors, f"the page's scripts failed: {script_errors}"
+
+
+def _table(page) -> list[list[str]]:
+    return page.eval_on_selector_all("[data-testid=result-table] tr.current",
+                                     "rows => rows.map(r => Array.from(r.cells, c => c.textContent))")
+
+
+def _wait_for_batch(page, number: int) -> None:
+    page.wait_for_selector(f"[data-testid=result-table][data-batch='{number}']", timeout=15_000)
+
+
+def test_the_page_maintains_q3_as_the_view_does_checks_it_and_shows_refusals(page, tpch_sf001_tables):
+    catalog = tpch_catalog()
+    try:
+        compile_query(REFUSED_SQL, catalog)
+        pytest.fail("the refused query compiled: pick another")
+    except UnsupportedSqlError as err:
+        refusal = str(err)
+    page.fill("[data-testid=sql-input]", REFUSED_SQL)
+    page.click("[data-testid=explain]")
+    error = page.locator("[data-testid=error]")
+    error.wait_for(state="visible", timeout=15_000)
+    assert refusal in error.text_content()
+    page.screenshot(path=str(ARTIFACTS / "refused.png"))
+
+    page.select_option("[data-testid=example]", label="TPC-H Q03")
+    assert page.input_value("[data-testid=sql-input]") == Q3_SQL
+    page.select_option("[data-testid=catalog]", "tpch")
+    page.select_option("[data-testid=stream]", "window")
+    page.fill("#window", str(WINDOW))
+    page.fill("[data-testid=batch-size]", str(BATCH_SIZE))
+
+    stream = list(batches(make_stream(tpch_sf001_tables, catalog, "window", WINDOW, seed=0), BATCH_SIZE))
+    with MaintainedView(Q3_SQL, catalog) as view:
+        seen_rows = 0
+        for number, batch in enumerate(stream[:STEPS], start=1):
+            page.click("[data-testid=step]")
+            _wait_for_batch(page, number)
+            view.apply(batch)
+            expected = [[str(value) for value in row] for row in view.result()]
+            assert _table(page) == expected, f"after batch {number}"
+            seen_rows += len(expected)
+        assert seen_rows > 0, "every step had an empty result: the comparison proved nothing"
+        assert error.is_hidden()
+
+        stages = [node.stage.name for node in view.compiled.dataflow.stages]
+        drawn = page.eval_on_selector_all("[data-testid=plan] [data-stage-name]:not([data-stage-name=''])",
+                                          "nodes => nodes.map(n => n.dataset.stageName)")
+        assert drawn == stages
+        for table in ("customer", "orders", "lineitem"):
+            assert page.locator(f"[data-testid=plan] [data-node='source:{table}']").count() == 1
+        assert page.locator("[data-testid=chart] rect.bar").count() == len(view.result())
+        assert page.locator("[data-testid=throughput] path.line").count() == 2
+        page.screenshot(path=str(ARTIFACTS / "q3-stepped.png"), full_page=True)
+
+        page.click("[data-testid=check]")
+        check = page.locator("[data-testid=check-result].equal")
+        check.wait_for(timeout=30_000)
+        assert check.text_content().startswith(f"equal after batch {STEPS}")
+
+        page.click("[data-testid=start]")  # the rest of the stream, streamed to the page
+        _wait_for_batch(page, len(stream))
+        for batch in stream[STEPS:]:
+            view.apply(batch)
+        final = [[str(value) for value in row] for row in view.result()]
+        assert _table(page) == final
+    page.screenshot(path=str(ARTIFACTS / "q3-finished.png"), full_page=True)
+
+    page.reload()  # a page opened later shows the run as it stands, inputs included
+    _wait_for_batch(page, len(stream))
+    assert _table(page) == final
+    assert page.input_value("[data-testid=sql-input]") == Q3_SQL
+    assert page.input_value("#window") == str(WINDOW)
+
+
+def test_quarantined_rows_show_in_the_error_box_with_their_reason(page, tmp_path):
+    row = (1, 7, 7, 10, 99_000)
+    stream = write_stream(tmp_path / "stream", orderbook_catalog(),
+                          [Update(1, "bids", 1, row), Update(2, "bids", 1, row), Update(3, "bids", -1, row)])
+    page.select_option("[data-testid=catalog]", "orderbook")
+    page.select_option("[data-testid=stream]", "path")
+    page.fill("#path", str(stream))
+    page.fill("[data-testid=sql-input]", "select count(*) as n from bids")
+    page.click("[data-testid=step]")
+    _wait_for_batch(page, 1)
+    quarantine = page.locator("[data-testid=error] [data-testid=quarantine]")
+    assert quarantine.is_visible()
+    assert quarantine.text_content().startswith("1 invalid updates quarantined")
+    assert "bids _seq 2" in quarantine.text_content()
+    assert _table(page) == [["0"]]  # inserted, the duplicate set aside, deleted
+    page.screenshot(path=str(ARTIFACTS / "quarantine.png"))
