@@ -17,8 +17,8 @@ Compiled = Callable[[Row], object]
 
 def consolidate(changes: Iterable[tuple[Row, int]]) -> Changelog:
     """Sum weights of equal rows, drop zero weights; deletes come before inserts."""
-    if type(changes) is list and len(changes) == 1:  # the common case of keyed stages, without a Counter
-        return [changes[0]] if changes[0][1] != 0 else []
+    if type(changes) is list and len(changes) <= 1:  # the common cases of keyed stages, without a Counter
+        return [changes[0]] if changes and changes[0][1] != 0 else []
     totals: Counter = Counter()
     for row, weight in changes:
         totals[row] += weight

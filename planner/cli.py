@@ -241,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("query", help="a .sql file or SQL text")
     explain.add_argument("--catalog", default="tpch", help="'tpch' or a DDL file with CREATE TABLE ... keys")
     explain.add_argument("--format", choices=("text", "json"), default="text")
-    explain.add_argument("--verbose", action="store_true", help="add the rule trace")
+    explain.add_argument("--verbose", action="store_true", help="add the rule trace and the generated program")
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     explain.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     explain.set_defaults(func=cmd_explain)

@@ -15,6 +15,7 @@ from typing import TypeVar
 import attrs
 from tabulate import tabulate
 
+from operators.lowering.codegen import write_program
 from operators.runtime.dataflow import StageNode
 from planner.compiler import CompiledQuery
 from planner.ir.maintenance import (
@@ -164,6 +165,8 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
     if verbose:
         runs = [(r.batch, r.iteration, r.rule, "yes" if r.effective else "", f"{r.elapsed_s * 1000:.2f}") for r in compiled.trace.runs]
         parts += ["", "Rule trace", tabulate(runs, headers=("batch", "iteration", "rule", "effective", "ms"), tablefmt="simple")]
+        parts += ["", "Generated program (the local runner's compiled path, operators/lowering/codegen.py)", "",
+                  write_program(compiled.dataflow).source]
     return "\n".join(parts)
 
 

@@ -9,22 +9,22 @@ equals the query over the current database.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from itertools import islice
 
 from catalog.schema import Catalog
 from catalog.types import DataType
+from operators.lowering.codegen import write_program
+from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream_format import ChangeBatch, Update, UpdateBatch
 from operators.runtime.validate import Rejected, Validator
-from operators.zset import Changelog, Row, apply_changes, consolidate
+from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
+from operators.zset import Changelog, Row, consolidate
 from planner.compiler import CompiledQuery, compile_query
 from planner.sql.scope import output_types
 
 ENGINES = ("local", "spark")
-
-
-def _sort_key(value):
-    return (value is not None, value)
 
 
 class MaintainedView:
@@ -34,11 +34,14 @@ class MaintainedView:
 
     Spark only: ``changes`` maps tables to streaming DataFrames of their changes (``normalized_changes``
     shape), read instead of what ``apply`` sends; ``keep_outputs=False`` keeps no batch's result changes
-    on the driver (a long run reads them from the change feed files instead)."""
+    on the driver (a long run reads them from the change feed files instead).
+
+    Local only: ``compiled=False`` runs the generic stage classes instead of the plan's generated
+    program (operators/lowering/codegen.py), for comparison; both give the same output."""
 
     def __init__(self, sql: str | CompiledQuery, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
                  strict: bool = False, spark=None, work_dir: str | None = None, changes=None,
-                 keep_outputs: bool = True, **planner_options):
+                 keep_outputs: bool = True, compiled: bool = True, **planner_options):
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         options = {k: v for k, v in planner_options.items() if v is not None}
@@ -52,14 +55,21 @@ class MaintainedView:
         self.rejected: list[Rejected] = []
         if engine == "local":
             self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
-            self.runner = LocalRunner(dataflow)
-            self.current: Counter = Counter(dataflow.initial_result)
+            # the compiled program by default; the generic stages are its specification (the tests compare)
+            self.runner = CompiledRunner(dataflow, write_program(dataflow)) if compiled else LocalRunner(dataflow)
+            # the result as counts, and in ORDER BY from the first read on, kept per batch: reads sort nothing
+            self.ordered = OrderedMultiset(dataflow.presentation_order, dataflow.initial_result)
         else:
             # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
             from operators.runtime.spark_runner import SparkRunner
 
             self.runner = SparkRunner(dataflow, catalog, spark=spark, work_dir=work_dir, policy=on_invalid,
                                       changes=changes, result_types=self.column_types, keep_outputs=keep_outputs)
+
+    @property
+    def current(self) -> Counter:
+        """The local engine's result as a multiset: each row (hidden ORDER BY columns included) and its count."""
+        return self.ordered.counts
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -95,26 +105,33 @@ class MaintainedView:
         # the result and the rejected list change only once the runner succeeded, and the same batch
         # can be sent again after fixing the cause.
         delta = self.runner.apply(validated.accepted) if validated.accepted else []
-        counts = {row: self.current.get(row, 0) + weight for row, weight in delta}
-        # only rows the batch touched can go negative (every count was >= 0 before): O(delta), not O(result)
-        negative = [row for row, count in counts.items() if count < 0]
-        if negative:
-            raise RuntimeError(f"internal error: result rows with negative multiplicity {negative[:3]}")
+        try:  # O(delta log result): only rows the batch touched are checked and moved
+            self.ordered.apply(delta)
+        except NegativeCountError as error:
+            raise RuntimeError(f"internal error: {error}") from None
         self.validator.commit(validated)
-        apply_changes(self.current, delta)
         self.rejected.extend(validated.rejected)
         return delta
 
     def result(self) -> list[Row]:
         """The current result, in the query's ORDER BY (else in a stable row order)."""
-        rows = self.runner.current_result() if self.engine == "spark" else list(self.current.elements())
-        rows.sort(key=lambda r: tuple(_sort_key(v) for v in r))
-        for position, ascending in reversed(self.compiled.dataflow.presentation_order):
-            rows.sort(key=lambda r, p=position: _sort_key(r[p]), reverse=not ascending)
-        if self.compiled.dataflow.hidden_columns:
-            width = self.compiled.dataflow.visible_width
-            rows = [row[:width] for row in rows]
-        return rows
+        return list(self.rows())
+
+    def rows(self, limit: int | None = None) -> Iterator[Row]:
+        """The current result's first ``limit`` rows (all by default) in ``result()``'s order, one at a time.
+
+        Local engine: read off the ordered multiset with constant delay, nothing sorted or copied; the
+        iterator is valid until the next ``apply``. Spark engine: the result table is read and sorted.
+        """
+        dataflow = self.compiled.dataflow
+        if self.engine == "spark":
+            ordered = iter(sorted(self.runner.current_result(), key=order_key(dataflow.presentation_order)))
+        else:
+            ordered = self.ordered.rows()
+        if dataflow.hidden_columns:
+            width = dataflow.visible_width
+            ordered = (row[:width] for row in ordered)
+        return ordered if limit is None else islice(ordered, limit)
 
     def close(self) -> None:
         close = getattr(self.runner, "close", None)

@@ -17,6 +17,9 @@ import operator
 import re
 from collections.abc import Callable, Mapping
 from functools import cache
+from types import FunctionType
+
+import attrs
 
 from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, STRING, DataType, DecimalType
 from operators.structures.aggregate_index import COMPARISONS
@@ -116,7 +119,36 @@ def _strict(fn: Callable, *args: Compiled) -> Compiled:
 
 
 def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
-    """A closure computing ``expr`` over rows whose columns sit at ``layout`` positions."""
+    """A closure computing ``expr`` over rows whose columns sit at ``layout`` positions.
+
+    The closure carries ``expr`` and ``layout`` (``source_of``), so the local runner's plan compiler
+    (operators/lowering/codegen.py) can write the same expression as inline Python instead of calling it.
+    """
+    return _with_source(_compile(expr, layout), expr, layout, predicate=False)
+
+
+@attrs.frozen
+class ExpressionSource:
+    """What a compiled closure computes: ``expr`` over rows laid out as ``layout``; ``predicate``: the
+    closure is ``compile_predicate``'s, true exactly when ``expr`` is true."""
+
+    expr: Expr
+    layout: Mapping[Column, int] = attrs.field(eq=False)
+    predicate: bool
+
+
+def source_of(function: Callable) -> ExpressionSource | None:
+    """The expression a closure made by ``compile_expr``/``compile_predicate`` computes, else None."""
+    return getattr(function, "ivm_source", None)
+
+
+def _with_source(function: Compiled, expr: Expr, layout: Mapping[Column, int], predicate: bool) -> Compiled:
+    if isinstance(function, FunctionType):  # an itemgetter (a bare column) takes no attribute: it is not needed
+        function.ivm_source = ExpressionSource(expr, dict(layout), predicate)
+    return function
+
+
+def _compile(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
     match expr:
         case Column():
             if expr not in layout:
@@ -128,17 +160,17 @@ def compile_expr(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
         case Literal(value=value):
             return lambda row: value
         case Call(op=("and" | "or") as op, args=args):
-            return _three_valued([compile_expr(a, layout) for a in args], dominant=op == "or")
+            return _three_valued([_compile(a, layout) for a in args], dominant=op == "or")
         case Call(op="not", args=(arg,)):
-            return _strict(operator.not_, compile_expr(arg, layout))
+            return _strict(operator.not_, _compile(arg, layout))
         case Call(op=("+" | "-") as op, args=(left, right)) if type_of(expr) == DATE or isinstance(right, Literal) and str(right.type).startswith("interval"):
             return _date_shift(op, left, right, layout)
         case Call(op=("+" | "-" | "*" | "/" | "%" | "div") as op, args=(left, right)):
-            return _strict(values.arithmetic(op, expr.dtype), compile_expr(left, layout), compile_expr(right, layout))
+            return _strict(values.arithmetic(op, expr.dtype), _compile(left, layout), _compile(right, layout))
         case Call(op=op, args=(left, right)) if op in _COMPARE:
-            return _strict(_COMPARE[op], compile_expr(left, layout), compile_expr(right, layout))
+            return _strict(_COMPARE[op], _compile(left, layout), _compile(right, layout))
         case Call(op="neg", args=(arg,)):
-            return _strict(values.negate(expr.dtype), compile_expr(arg, layout))
+            return _strict(values.negate(expr.dtype), _compile(arg, layout))
         case Call():
             return _compile_function(expr, layout)
         case Subquery():
@@ -151,8 +183,8 @@ def _date_shift(op: str, date: Expr, amount: Expr, layout: Mapping[Column, int])
     sign = 1 if op == "+" else -1
     if isinstance(amount, Literal) and isinstance(amount.value, tuple):
         count, unit = amount.value
-        return _strict(lambda d: shift_date(d, sign * count, unit), compile_expr(date, layout))
-    return _strict(lambda d, n: _add_days(d, sign * n), compile_expr(date, layout), compile_expr(amount, layout))
+        return _strict(lambda d: shift_date(d, sign * count, unit), _compile(date, layout))
+    return _strict(lambda d, n: _add_days(d, sign * n), _compile(date, layout), _compile(amount, layout))
 
 
 def _add_days(day: datetime.date, days: int) -> datetime.date:
@@ -165,7 +197,7 @@ def _add_days(day: datetime.date, days: int) -> datetime.date:
 
 def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:
     """The calls that are not arithmetic or logic: predicates, CASE and scalar functions."""
-    args = [compile_expr(a, layout) for a in expr.args]
+    args = [_compile(a, layout) for a in expr.args]
     match expr:
         case Call(op=("like" | "not like") as op, args=(_, Literal(value=str(pattern)))):
             regex = _like_regex(pattern)
@@ -266,5 +298,5 @@ def compile_predicate(expr: Expr | None, layout: Mapping[Column, int]) -> Callab
     """A row filter keeping rows where ``expr`` is exactly true; None when there is no predicate."""
     if expr is None:
         return None
-    inner = compile_expr(expr, layout)
-    return lambda row: inner(row) is True
+    inner = _compile(expr, layout)
+    return _with_source(lambda row: inner(row) is True, expr, layout, predicate=True)

@@ -153,7 +153,7 @@ class GroupState:
     counts: list[int]
 
 
-def _value(spec: AggregateSpec, value: object, count: int) -> object:
+def aggregate_value(spec: AggregateSpec, value: object, count: int) -> object:
     if count == 0:
         return 0 if spec.func == "count" else None
     if spec.keeps_values:
@@ -198,7 +198,7 @@ class GroupAggregateStage(KeyedStage):
         return GroupState(0, group, [None] * len(self.aggregates), [0] * len(self.aggregates))
 
     def _values(self, state: GroupState) -> list:
-        return [_value(spec, value, count)
+        return [aggregate_value(spec, value, count)
                 for spec, value, count in zip(self.aggregates, state.values, state.counts, strict=True)]
 
     def _result(self, state: GroupState | None) -> Row | None:

@@ -9,31 +9,12 @@ row, so the top k is deterministic. Being keyed by a constant, it does not scale
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import total_ordering
 
 from sortedcontainers import SortedList
 
 from operators.stages.base import Change, KeyedStage, StageDescription
+from operators.structures.ordered_multiset import Descending
 from operators.zset import Changelog, Row, consolidate
-
-
-@total_ordering
-class _Descending:
-    """Inverts the order of a value (strings and dates cannot be negated)."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value):
-        self.value = value
-
-    def __eq__(self, other):
-        return self.value == other.value
-
-    def __lt__(self, other):
-        return other.value < self.value
-
-    def __hash__(self):  # order entries key the Spark top-k buffer (a SortedDict)
-        return hash(self.value)
 
 
 def _nulls_first(value):
@@ -53,7 +34,7 @@ class TopKStage(KeyedStage):
         parts = []
         for value_of, ascending in self.sort_keys:
             value = _nulls_first(value_of(row))
-            parts.append(value if ascending else _Descending(value))
+            parts.append(value if ascending else Descending(value))
         return (tuple(parts), tuple(_nulls_first(v) for v in row))
 
     def key_of(self, port: int, row: Row) -> tuple:

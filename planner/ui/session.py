@@ -239,7 +239,9 @@ class Session:
         except InputError as err:
             raise PageError("input", str(err)) from err
         try:
-            view = MaintainedView(config.sql, catalog, on_invalid=config.on_invalid)
+            # the generic stages, not the compiled program: the page shows each stage's rows in and out
+            # per batch and its state by stage, which only the stage-by-stage runner counts
+            view = MaintainedView(config.sql, catalog, on_invalid=config.on_invalid, compiled=False)
         except REFUSALS as err:
             raise PageError("refused", str(err)) from err
         except CatalogError as err:
@@ -283,7 +285,7 @@ class Session:
         point = {"batch": run.position, "latency_ms": round(seconds * 1000, 3),
                  "updates_per_s": round(len(batch) / seconds) if seconds > 0 else None}
         if run.chart["kind"] == "line":
-            point |= chart_data(run.chart, run.view.result())
+            point |= chart_data(run.chart, list(run.view.rows(limit=1)))
         run.history.append(point)
         run.unsent.append(point)
         if self.error and self.error["kind"] == "engine":
@@ -344,8 +346,9 @@ class Session:
                 "quarantine": {"count": len(quarantined), "last": [_reason(r) for r in quarantined[-LAST_REASONS:]]}}
 
     def _table(self, run: Run) -> dict:
-        rows = run.view.result()
-        return {"columns": list(run.view.columns), "rows": cells(rows[:TABLE_ROWS]), "total": len(rows),
+        # the first rows off the view's ordered result: O(TABLE_ROWS) per batch, whatever the result's size
+        rows = list(run.view.rows(limit=TABLE_ROWS))
+        return {"columns": list(run.view.columns), "rows": cells(rows), "total": run.view.current.total(),
                 "chart": chart_data(run.chart, rows)}
 
     def _close_run(self) -> None:

@@ -37,9 +37,10 @@ def _state(view: MaintainedView) -> tuple:
     return copy.deepcopy((view.runner.states, view.validator.fingerprints, view.current, view.rejected))
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])
 @pytest.mark.parametrize(("sql", "bad_row", "error_class"), CASES.values(), ids=CASES.keys())
-def test_a_spark_runtime_error_rejects_the_batch_and_leaves_every_state_as_it_was(sql, bad_row, error_class):
-    view = MaintainedView(sql, CATALOG)
+def test_a_spark_runtime_error_rejects_the_batch_and_leaves_every_state_as_it_was(sql, bad_row, error_class, compiled):
+    view = MaintainedView(sql, CATALOG, compiled=compiled)
     view.apply(GOOD)
     before_result, before = view.result(), _state(view)
     assert before_result, "the comparison must start from a non-empty result"

@@ -1,0 +1,410 @@
+"""Generate the Python source of a lowered dataflow: one function per input table (issue 13).
+
+Why: the generic runner turns every change into a ``Change``, groups it by key, splits it by port
+inside the stage and re-wraps it between stages: about ten allocations and several dict probes per
+update and stage, where a hand-written delta loop does two dict probes. As Catalyst's whole-stage
+code generation and DBToaster's triggers do, the plan is written out once per view as specialized
+Python and ``compile()``d: constant tuple positions, expressions as inline source
+(expr_source.py), state dicts bound as locals, no per-row wrapper objects.
+
+Shape of the program. Stages fall in three groups:
+
+- *inline* stages (the foreign-key lookup and live-tuple stages of AJU, the binary join) evaluate no
+  expression and cannot fail on validated input. They process one change at a time: a change is
+  pushed through every inline stage it reaches inside the table's function, each stage's usual
+  output (a parent tuple joining its live child, a tuple turning live) written *inline* into the
+  code of the stage before, the rarer outputs (a child turning live re-emits its whole group) by a
+  call to the next stage's function;
+- *buffered* stages (ring aggregates, the stateless map) evaluate expressions, which can raise
+  (overflow, division by zero). Their input is collected in a list during the batch and applied
+  after their inputs are complete, so an error leaves every inline stage complete for each change;
+- every other stage (top-k, the nested-aggregate stages, join-select, MIN/MAX aggregates) is
+  *generic*: it runs through its ``KeyedStage.process`` as on the generic runner, from a buffer too.
+
+Applying a batch's changes one at a time instead of per key gives the same result: each change of
+a base table is valid against the tables as changed so far (the validator checks them in that
+order), so every stage's state after each change is the state of a real database, and the result's
+changes telescope to the batch's. operators/runtime/compiled/runner.py says how a failed batch is undone.
+
+The generic stage classes stay the specification (and the Spark runner's code): the tests run both
+paths over the same streams and require identical output.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
+from operators.lowering.expr_source import SourceWriter
+from operators.runtime.compiled.program import RESULT, Program, Unit
+from operators.runtime.dataflow import Dataflow, SourceRoute
+from operators.stages.aggregate import GroupAggregateStage
+from operators.stages.base import Change, KeyedStage
+from operators.stages.binary_join import BinaryJoinStage
+from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
+from operators.stages.fused import FusedStage
+from operators.stages.map import MapStage
+
+
+def _kind(stage: KeyedStage) -> str:
+    if isinstance(stage, ForeignKeyLookupStage):
+        return "lookup"
+    if isinstance(stage, LiveTupleStage):
+        return "live"
+    if isinstance(stage, BinaryJoinStage):
+        return "join"
+    if isinstance(stage, GroupAggregateStage) and not stage._keeps_values:
+        return "ring"
+    if isinstance(stage, MapStage):
+        return "map"
+    return "generic"
+
+
+def _expanded(stage: KeyedStage) -> list[tuple[KeyedStage, int]]:
+    """A (possibly fused) stage as its chain of plain stages, each with the port it feeds the next on."""
+    if not isinstance(stage, FusedStage):
+        return [(stage, 0)]
+    first, second = _expanded(stage.first), _expanded(stage.second)
+    first[-1] = (first[-1][0], stage.second_port)
+    return first + second
+
+
+def units_of(dataflow: Dataflow) -> tuple[tuple[Unit, ...], dict[int, int]]:
+    """The dataflow's units in topological order, and the unit each stage id's input enters."""
+    chains = [(node, _expanded(node.stage)) for node in dataflow.stages]
+    entry, next_id = {}, 0
+    for node, chain in chains:
+        entry[node.id] = next_id
+        next_id += len(chain)
+    units = []
+    for node, chain in chains:
+        for position, (stage, port) in enumerate(chain):
+            uid = entry[node.id] + position
+            if position + 1 < len(chain):
+                downstream, port_in = uid + 1, port
+            elif node.downstream is None:
+                downstream, port_in = RESULT, 0
+            else:
+                downstream, port_in = entry[node.downstream], node.downstream_port
+            units.append(Unit(uid, stage, _kind(stage), downstream, port_in))
+    return tuple(units), entry
+
+
+def _tuple_of(row: str, positions: tuple[int, ...]) -> str:
+    """Source of the tuple of ``row``'s ``positions``."""
+    return "(" + "".join(f"{row}[{p}], " for p in positions).removesuffix(" ") + ")"
+
+
+def _indent(lines: list[str], levels: int = 1) -> list[str]:
+    return ["    " * levels + line for line in lines]
+
+
+def _invariant(stage: str, row: tuple, weight: int) -> None:
+    """What a compiled inline stage raises when a change does not fit its state (never after validation)."""
+    raise RuntimeError(f"{stage}: change {row!r} (weight {weight:+d}) does not fit the stage's state "
+                       "(input was not validated)")
+
+
+class ProgramWriter:
+    """Writes the program of one dataflow (``write``); see the module docstring for its shape."""
+
+    def __init__(self, dataflow: Dataflow):
+        self.dataflow = dataflow
+        self.units, self.entry = units_of(dataflow)
+        self.namespace: dict[str, object] = {
+            "_Change": Change, "_invariant": _invariant,
+            # a table's selection that raises writes here how many of the table's changes went through
+            # every inline stage (the runner undoes exactly those): the failing one went through none
+            "_FAILED": [None],
+        }
+        self.expressions = SourceWriter(self.namespace)
+        self.states = {unit.id: {} for unit in self.units}
+        self.buffers: dict[int, list] = {unit.id: [] for unit in self.units if not unit.inline}
+        self.buffers[RESULT] = []
+        for uid, state in self.states.items():
+            self.namespace[f"_S{uid}"] = state
+        for uid, buffer in self.buffers.items():
+            self.namespace[f"_B{uid}" if uid != RESULT else "_OUT"] = buffer
+        self._called: set[tuple[int, int]] = set()
+        self.relations = fused_relations(self.units, self.entry, dataflow.sources)
+        self.fused_lookups = {lookup.id: relation for relation in self.relations.values() for lookup in relation.lookups}
+
+    # -- emitting a change to the next unit ------------------------------------------------------------
+
+    def emit(self, unit: Unit, row: str, weight: str, hot: bool) -> list[str]:
+        """Lines sending (row, weight) from ``unit`` downstream: inline into an inline unit when ``hot``,
+        else by a call to that unit's function; appended to a buffer otherwise."""
+        target = unit.downstream
+        if target == RESULT:
+            return [f"_OUT_append(({row}, {weight}))"]
+        downstream = self.units[target]
+        if not downstream.inline:
+            if downstream.kind == "generic":
+                return [f"_B{target}_append(_Change({unit.port}, {row}, {weight}))"]
+            return [f"_B{target}_append(({row}, {weight}))"]
+        if not hot:
+            self._called.add((target, unit.port))
+            return [f"_push{target}_{unit.port}({row}, {weight})"]
+        name = f"r{target}"
+        return [f"{name} = {row}", *self._push(downstream, unit.port, name, weight)]
+
+    def _push(self, unit: Unit, port: int, row: str, weight: str) -> list[str]:
+        """Lines applying one change (``row``, ``weight``: names) arriving at ``unit`` on ``port``."""
+        return {"lookup": self._lookup, "live": self._live, "join": self._join}[unit.kind](unit, port, row, weight)
+
+    # -- the inline stages -----------------------------------------------------------------------------
+
+    def _lookup(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
+        """One change to R (``PARENT``) or to R's child (``CHILD``); a child change of an index fused
+        into its relation walks the relation's tuples instead (codegen_relations.py)."""
+        stage: ForeignKeyLookupStage = unit.stage
+        u = unit.id
+        if port == stage.CHILD and u in self.fused_lookups:
+            return child_change(self, self.fused_lookups[u], unit, row, w)
+        empty = "[{}, None]" if stage.bag else "[set(), None]"
+        partner = self.partner(stage, "{c}")
+        nulls = self.expressions.constant((None,) * stage.padding, "nulls") if stage.padding is not None else None
+        parents = f"p{u}"
+        if port == stage.PARENT:
+            lines = [f"k{u} = {_tuple_of(row, stage.parent_key)}", f"st{u} = _S{u}_get(k{u})",
+                     f"if st{u} is None:", f"    st{u} = _S{u}[k{u}] = {empty}", f"{parents} = st{u}[0]"]
+            if nulls:
+                lines.append(f"had{u} = bool({parents})")
+            if stage.bag:
+                lines += [f"n{u} = {parents}.get({row}, 0) + {w}", f"if n{u} > 0:", f"    {parents}[{row}] = n{u}",
+                          f"elif n{u} == 0:", f"    del {parents}[{row}]",
+                          "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
+            else:
+                lines += [f"if {w} == 1 and {row} not in {parents}:", f"    {parents}.add({row})",
+                          f"elif {w} == -1 and {row} in {parents}:", f"    {parents}.remove({row})",
+                          "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
+            lines += [f"m{u} = " + partner.format(c=f"st{u}[1]"), f"if m{u} is not None:",
+                      *_indent(self.emit(unit, f"{row} + m{u}", w, hot=True))]
+            if nulls:
+                lines += [f"    if had{u} != bool({parents}):",
+                          *_indent(self.emit(unit, f"{nulls} + m{u}", f"(1 if had{u} else -1)", hot=False), 2)]
+            lines += [f"if not {parents} and st{u}[1] is None:", f"    del _S{u}[k{u}]"]
+            return lines
+        child = _tuple_of(row, stage.child_columns) if stage.child_columns is not None else row
+        lines = [f"k{u} = {_tuple_of(row, stage.child_key)}", f"c{u} = {child}", f"st{u} = _S{u}_get(k{u})",
+                 f"if st{u} is None:", f"    st{u} = _S{u}[k{u}] = {empty}", f"old{u} = st{u}[1]",
+                 f"if {w} == 1 and old{u} is None:", f"    st{u}[1] = c{u}",
+                 f"elif {w} == -1 and old{u} == c{u}:", f"    st{u}[1] = None",
+                 "else:", f"    _invariant({stage.name!r}, c{u}, {w})",
+                 f"before{u} = " + partner.format(c=f"old{u}"), f"after{u} = " + partner.format(c=f"st{u}[1]"),
+                 f"if before{u} != after{u}:"]
+        if stage.bag:
+            body = [f"for q{u}, n{u} in {parents}.items():",
+                    f"    if before{u} is not None:", *_indent(self.emit(unit, f"q{u} + before{u}", f"-n{u}", False), 2),
+                    f"    if after{u} is not None:", *_indent(self.emit(unit, f"q{u} + after{u}", f"n{u}", False), 2)]
+        else:
+            body = [f"for q{u} in {parents}:",
+                    f"    if before{u} is not None:", *_indent(self.emit(unit, f"q{u} + before{u}", "-1", False), 2),
+                    f"    if after{u} is not None:", *_indent(self.emit(unit, f"q{u} + after{u}", "1", False), 2)]
+        lines += _indent([f"{parents} = st{u}[0]", *body])
+        if nulls:
+            lines += _indent([f"if not {parents}:",
+                              f"    if before{u} is not None:", *_indent(self.emit(unit, f"{nulls} + before{u}", "-1", False), 2),
+                              f"    if after{u} is not None:", *_indent(self.emit(unit, f"{nulls} + after{u}", "1", False), 2)])
+        lines += [f"if not st{u}[0] and st{u}[1] is None:", f"    del _S{u}[k{u}]"]
+        return lines
+
+    def partner(self, stage: ForeignKeyLookupStage, child: str) -> str:
+        """Source of what R's tuples of a key are extended with when alive, given the child's live row
+        (``child``, None when there is none); None when they are not alive (``_partner`` of the stage)."""
+        if stage.anti:
+            return f"(() if {child} is None else None)"
+        if stage.optional_width is not None:
+            nulls = self.expressions.constant((None,) * stage.optional_width, "nulls")
+            return f"({child} if {child} is not None else {nulls})"
+        return child
+
+    def _live(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
+        stage: LiveTupleStage = unit.stage
+        if port == 0:
+            key, payload = _tuple_of(row, stage.row_key), row
+        else:
+            key, payload = f"{row}[:{stage.key_width}]", f"{row}[{stage.prefix_widths[port - 1]}:]"
+        return [*self._live_open(unit, key), f"c{unit.id} = {payload}", *self._live_slot(unit, port, f"c{unit.id}", w),
+                *self._live_close(unit)]
+
+    def _live_open(self, unit: Unit, key: str) -> list[str]:
+        """The live-tuple state of ``key`` (made if absent) and its live row before the change."""
+        u = unit.id
+        return [f"k{u} = {key}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
+                f"    st{u} = _S{u}[k{u}] = [None] * {1 + unit.stage.children}", f"before{u} = {self._live_row(unit)}"]
+
+    @staticmethod
+    def _live_slot(unit: Unit, port: int, payload: str, w: str) -> list[str]:
+        """Slot ``port`` takes (w = 1) or gives back (w = -1) ``payload``: R's tuple or a child's subtree row."""
+        u = unit.id
+        return [f"old{u} = st{u}[{port}]",
+                f"if {w} == 1 and old{u} is None:", f"    st{u}[{port}] = {payload}",
+                f"elif {w} == -1 and old{u} == {payload}:", f"    st{u}[{port}] = None",
+                "else:", f"    _invariant({unit.stage.name!r}, {payload}, {w})"]
+
+    def _live_close(self, unit: Unit) -> list[str]:
+        """The live row after the change: t leaves and/or enters L(R) (AJU Algorithms 2 and 4)."""
+        u, slots = unit.id, 1 + unit.stage.children
+        return [f"after{u} = {self._live_row(unit)}", f"if before{u} != after{u}:",
+                f"    if before{u} is not None:", *_indent(self.emit(unit, f"before{u}", "-1", False), 2),
+                f"    if after{u} is not None:", *_indent(self.emit(unit, f"after{u}", "1", True), 2),
+                f"if st{u}.count(None) == {slots}:", f"    del _S{u}[k{u}]"]
+
+    def _live_row(self, unit: Unit) -> str:
+        """Source of ``live_row`` over the unit's state ``st<u>``, written out when there are no assertion keys."""
+        stage: LiveTupleStage = unit.stage
+        u, slots = unit.id, 1 + stage.children
+        tests = [f"st{u}[{i}] is not None" for i in range(slots)]
+        joined = " + ".join(f"st{u}[{i}]" for i in range(slots))
+        if not stage.assertions:
+            return f"({joined} if {' and '.join(tests)} else None)"
+        # every assertion key holds one value along all its paths (Lemma 4), compared in the joined row
+        row = f"lr{u}"
+        tests.append(f"({row} := {joined}) is not None")
+        tests += [f"{row}[{positions[0]}] == {row}[{other}]" for positions in stage.assertions for other in positions[1:]]
+        return f"({row} if {' and '.join(tests)} else None)"
+
+    def _join(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
+        stage: BinaryJoinStage = unit.stage
+        u = unit.id
+        key = stage.left_key if port == stage.LEFT else stage.right_key
+        other, own = (1, 0) if port == stage.LEFT else (0, 1)
+        joined = f"{row} + q{u}" if port == stage.LEFT else f"q{u} + {row}"
+        return [f"k{u} = {_tuple_of(row, key)}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
+                f"    st{u} = _S{u}[k{u}] = [{{}}, {{}}]",
+                f"for q{u}, n{u} in st{u}[{other}].items():", *_indent(self.emit(unit, joined, f"{w} * n{u}", False)),
+                f"side{u} = st{u}[{own}]", f"n{u} = side{u}.get({row}, 0) + {w}", f"if n{u}:",
+                f"    side{u}[{row}] = n{u}", "else:", f"    del side{u}[{row}]",
+                f"if not st{u}[0] and not st{u}[1]:", f"    del _S{u}[k{u}]"]
+
+    # -- functions -----------------------------------------------------------------------------------
+
+    def _function(self, name: str, parameters: str, body: list[str]) -> str:
+        """A function binding every program name its body reads as a default argument (a fast local)."""
+        text = "\n".join(body)
+        bound = []
+        for used in sorted(set(re.findall(r"\b_[A-Za-z]+\d*(?:_append|_get)?\b", text))):
+            base = used.removesuffix("_append").removesuffix("_get")
+            if used.endswith("_append") and base in self.namespace:
+                bound.append(f"{used}={base}.append")
+            elif used.endswith("_get") and base in self.namespace:
+                bound.append(f"{used}={base}.get")
+            elif used in self.namespace:
+                bound.append(f"{used}={used}")
+        signature = ", ".join([parameters, *bound])
+        return f"def {name}({signature}):\n" + "\n".join(_indent(body)) + "\n"
+
+    def _table_function(self, table: str, routes: list[SourceRoute]) -> str:
+        checks, pushes = [], []
+        fused = self._fused_routes(routes)
+        taken = {j for lookups in fused.values() for j in lookups}
+        for i, route in enumerate(routes):
+            keep = "True" if route.predicate is None else self.expressions.keeps(route.predicate, "row")
+            checks.append(f"keep{i} = {keep}")
+            if i in taken:
+                continue
+            unit = self.units[self.entry[route.stage]]
+            if i in fused:
+                push = self._fused_live(routes, i, fused[i])
+            else:
+                push = [f"s{i} = {_tuple_of('row', route.columns)}", *self._push_or_buffer(unit, route.port, f"s{i}")]
+            pushes += [f"if keep{i}:", *_indent(push)]
+        body = ["done = 0", "for row, w in changes:", "    try:", *_indent(checks, 2),
+                "    except BaseException:", "        _FAILED[0] = done", "        raise",
+                *_indent(pushes), "    done += 1"]
+        return self._function(f"_table_{table}", "changes", body)
+
+    def _fused_routes(self, routes: list[SourceRoute]) -> dict[int, list[int]]:
+        """The table's routes into a fused relation (codegen_relations.py): its live-tuple route → its index
+        routes in port order."""
+        fused = {}
+        for i, route in enumerate(routes):
+            relation = self.relations.get(self.entry[route.stage])
+            if relation is None:
+                continue
+            ids = [lookup.id for lookup in relation.lookups]
+            fused[i] = sorted((j for j, other in enumerate(routes) if self.entry[other.stage] in ids),
+                              key=lambda j: ids.index(self.entry[routes[j].stage]))
+        return fused
+
+    def _fused_live(self, routes: list[SourceRoute], live_route: int, lookups: list[int]) -> list[str]:
+        """One change of R through its fused relation: each index and the live tuple in one step."""
+        relation = self.relations[self.entry[routes[live_route].stage]]
+        lines = [f"s{i} = {_tuple_of('row', routes[i].columns)}" for i in (live_route, *lookups)]
+        return lines + relation_change(self, relation, f"s{live_route}", [f"s{j}" for j in lookups])
+
+    def _push_or_buffer(self, unit: Unit, port: int, row: str) -> list[str]:
+        """A change entering ``unit`` from outside the inline code (a table, a buffered unit's output)."""
+        if unit.inline:
+            return self._push(unit, port, row, "w")
+        if unit.kind == "generic":
+            return [f"_B{unit.id}_append(_Change({port}, {row}, w))"]
+        return [f"_B{unit.id}_append(({row}, w))"]
+
+    def _ring_function(self, unit: Unit) -> str:
+        stage: GroupAggregateStage = unit.stage
+        u = unit.id
+        write = self.expressions
+        body = ["for row, w in buffer:"]
+        loop = []
+        if stage.where is not None:
+            loop += [f"if not {write.keeps(stage.where, 'row')}:", "    continue"]
+        loop.append(f"k = ({''.join(write.value_of(g, 'row') + ', ' for g in stage.group_by).removesuffix(' ')})")
+        for i, spec in enumerate(stage.aggregates):
+            if spec.argument is not None:
+                loop.append(f"a{i} = {write.value_of(spec.argument, 'row')}")
+        empty = [0] + [None, 0] * len(stage.aggregates)
+        loop += [f"st = _S{u}_get(k)", "if k not in touched:", "    touched[k] = None if st is None else st.copy()",
+                 "if st is None:", f"    st = _S{u}[k] = {empty!r}", "st[0] += w"]
+        for i, spec in enumerate(stage.aggregates):
+            value, count = 1 + 2 * i, 2 + 2 * i
+            if spec.argument is None:
+                loop.append(f"st[{count}] += w")
+                continue
+            loop += [f"if a{i} is not None:", f"    st[{count}] += w"]
+            if spec.func != "count":
+                loop += [f"    v = st[{value}]", f"    st[{value}] = a{i} * w if v is None else v + a{i} * w"]
+        body += _indent(loop)
+        return self._function(f"_ring{u}", "buffer, touched", body)
+
+    def write(self) -> Program:
+        functions = []
+        by_table: dict[str, list[SourceRoute]] = {}
+        for route in self.dataflow.sources:
+            by_table.setdefault(route.table, []).append(route)
+        tables = {table: f"_table_{table}" for table in by_table}
+        functions += [self._table_function(table, routes) for table, routes in by_table.items()]
+        rings = {unit.id: f"_ring{unit.id}" for unit in self.units if unit.kind == "ring"}
+        functions += [self._ring_function(self.units[uid]) for uid in rings]
+        entries = {}
+        for unit in self.units:
+            if not unit.inline and unit.downstream != RESULT and self.units[unit.downstream].inline:
+                target = self.units[unit.downstream]
+                entries[(target.id, unit.port)] = name = f"_enter{target.id}_{unit.port}"
+                functions.append(self._function(name, "changes", ["for row, w in changes:",
+                                                                   *_indent(self._push(target, unit.port, "row", "w"))]))
+        functions += list(self._called_functions())
+        # the cold emissions' functions are read as globals when called, so the order does not matter
+        source = "\n\n".join(functions)
+        exec(compile(source, "<maintenance program>", "exec"), self.namespace)  # noqa: S102
+        name = self.namespace.__getitem__
+        return Program(source, self.units, {t: name(f) for t, f in tables.items()},
+                       {k: name(f) for k, f in entries.items()}, {u: name(f) for u, f in rings.items()},
+                       self.namespace["_FAILED"], self.states, self.buffers, self.relations)
+
+    def _called_functions(self) -> Iterator[str]:
+        """The functions of inline units that other code calls (the cold emissions), each written once;
+        writing one may call for another (its own cold emissions)."""
+        written: set[tuple[int, int]] = set()
+        while pending := self._called - written:
+            target, port = min(pending)
+            written.add((target, port))
+            body = self._push(self.units[target], port, "row", "w")
+            yield self._function(f"_push{target}_{port}", "row, w", body)
+
+
+def write_program(dataflow: Dataflow) -> Program:
+    """The dataflow's program, compiled and ready to run (``CompiledRunner`` runs it)."""
+    return ProgramWriter(dataflow).write()

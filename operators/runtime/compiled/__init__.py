@@ -1,0 +1,1 @@
+"""The local runner's compiled path: each view's plan written out as specialized Python (issue 13)."""
