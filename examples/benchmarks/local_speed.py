@@ -254,9 +254,11 @@ def scale(args, stats_json: bool) -> None:
     for query in args.queries:
         first = None
         for stream in present:
+            loop_us = "not run"
             try:
-                loop = repeated(lambda q=query, s=stream: loop_run(q, s), args.repeat)
-                loop_us = f"{per_update_us(loop, loop.maintenance_seconds):.2f}"
+                if not args.no_loops:
+                    loop = repeated(lambda q=query, s=stream: loop_run(q, s), args.repeat)
+                    loop_us = f"{per_update_us(loop, loop.maintenance_seconds):.2f}"
             except ChildFailed as failure:  # at SF 1 the whole stream as Python objects may not fit
                 loop_us = failed(failure)
             try:
@@ -304,6 +306,8 @@ def main() -> None:
     parser.add_argument("--batch-sizes", default="1,50,10000", help="batch-sizes: comma list")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement (median shown)")
     parser.add_argument("--peers", action="store_true", help="compare: also Flink SQL and Pathway on Q3")
+    parser.add_argument("--no-loops", action="store_true",
+                        help="scale: measure ivm only (the loops hold the whole stream in memory: 17 GB at SF 1)")
     args = parser.parse_args()
     default_queries = "q3" if args.mode == "batch-sizes" else "q3,q5,q10"
     args.queries = (args.queries or default_queries).split(",")

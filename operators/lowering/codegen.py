@@ -37,6 +37,7 @@ from collections.abc import Iterator
 
 from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
 from operators.lowering.expr_source import SourceWriter
+from operators.lowering.source_text import indented, key_source, tuple_source
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow, SourceRoute
 from operators.stages.aggregate import GroupAggregateStage
@@ -89,15 +90,6 @@ def units_of(dataflow: Dataflow) -> tuple[tuple[Unit, ...], dict[int, int]]:
                 downstream, port_in = entry[node.downstream], node.downstream_port
             units.append(Unit(uid, stage, _kind(stage), downstream, port_in))
     return tuple(units), entry
-
-
-def _tuple_of(row: str, positions: tuple[int, ...]) -> str:
-    """Source of the tuple of ``row``'s ``positions``."""
-    return "(" + "".join(f"{row}[{p}], " for p in positions).removesuffix(" ") + ")"
-
-
-def _indent(lines: list[str], levels: int = 1) -> list[str]:
-    return ["    " * levels + line for line in lines]
 
 
 def _invariant(stage: str, row: tuple, weight: int) -> None:
@@ -167,7 +159,7 @@ class ProgramWriter:
         nulls = self.expressions.constant((None,) * stage.padding, "nulls") if stage.padding is not None else None
         parents = f"p{u}"
         if port == stage.PARENT:
-            lines = [f"k{u} = {_tuple_of(row, stage.parent_key)}", f"st{u} = _S{u}_get(k{u})",
+            lines = [f"k{u} = {key_source(row, stage.parent_key)}", f"st{u} = _S{u}_get(k{u})",
                      f"if st{u} is None:", f"    st{u} = _S{u}[k{u}] = {empty}", f"{parents} = st{u}[0]"]
             if nulls:
                 lines.append(f"had{u} = bool({parents})")
@@ -180,14 +172,14 @@ class ProgramWriter:
                           f"elif {w} == -1 and {row} in {parents}:", f"    {parents}.remove({row})",
                           "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
             lines += [f"m{u} = " + partner.format(c=f"st{u}[1]"), f"if m{u} is not None:",
-                      *_indent(self.emit(unit, f"{row} + m{u}", w, hot=True))]
+                      *indented(self.emit(unit, f"{row} + m{u}", w, hot=True))]
             if nulls:
                 lines += [f"    if had{u} != bool({parents}):",
-                          *_indent(self.emit(unit, f"{nulls} + m{u}", f"(1 if had{u} else -1)", hot=False), 2)]
+                          *indented(self.emit(unit, f"{nulls} + m{u}", f"(1 if had{u} else -1)", hot=False), 2)]
             lines += [f"if not {parents} and st{u}[1] is None:", f"    del _S{u}[k{u}]"]
             return lines
-        child = _tuple_of(row, stage.child_columns) if stage.child_columns is not None else row
-        lines = [f"k{u} = {_tuple_of(row, stage.child_key)}", f"c{u} = {child}", f"st{u} = _S{u}_get(k{u})",
+        child = tuple_source(row, stage.child_columns) if stage.child_columns is not None else row
+        lines = [f"k{u} = {key_source(row, stage.child_key)}", f"c{u} = {child}", f"st{u} = _S{u}_get(k{u})",
                  f"if st{u} is None:", f"    st{u} = _S{u}[k{u}] = {empty}", f"old{u} = st{u}[1]",
                  f"if {w} == 1 and old{u} is None:", f"    st{u}[1] = c{u}",
                  f"elif {w} == -1 and old{u} == c{u}:", f"    st{u}[1] = None",
@@ -196,17 +188,17 @@ class ProgramWriter:
                  f"if before{u} != after{u}:"]
         if stage.bag:
             body = [f"for q{u}, n{u} in {parents}.items():",
-                    f"    if before{u} is not None:", *_indent(self.emit(unit, f"q{u} + before{u}", f"-n{u}", False), 2),
-                    f"    if after{u} is not None:", *_indent(self.emit(unit, f"q{u} + after{u}", f"n{u}", False), 2)]
+                    f"    if before{u} is not None:", *indented(self.emit(unit, f"q{u} + before{u}", f"-n{u}", False), 2),
+                    f"    if after{u} is not None:", *indented(self.emit(unit, f"q{u} + after{u}", f"n{u}", False), 2)]
         else:
             body = [f"for q{u} in {parents}:",
-                    f"    if before{u} is not None:", *_indent(self.emit(unit, f"q{u} + before{u}", "-1", False), 2),
-                    f"    if after{u} is not None:", *_indent(self.emit(unit, f"q{u} + after{u}", "1", False), 2)]
-        lines += _indent([f"{parents} = st{u}[0]", *body])
+                    f"    if before{u} is not None:", *indented(self.emit(unit, f"q{u} + before{u}", "-1", False), 2),
+                    f"    if after{u} is not None:", *indented(self.emit(unit, f"q{u} + after{u}", "1", False), 2)]
+        lines += indented([f"{parents} = st{u}[0]", *body])
         if nulls:
-            lines += _indent([f"if not {parents}:",
-                              f"    if before{u} is not None:", *_indent(self.emit(unit, f"{nulls} + before{u}", "-1", False), 2),
-                              f"    if after{u} is not None:", *_indent(self.emit(unit, f"{nulls} + after{u}", "1", False), 2)])
+            lines += indented([f"if not {parents}:",
+                              f"    if before{u} is not None:", *indented(self.emit(unit, f"{nulls} + before{u}", "-1", False), 2),
+                              f"    if after{u} is not None:", *indented(self.emit(unit, f"{nulls} + after{u}", "1", False), 2)])
         lines += [f"if not st{u}[0] and st{u}[1] is None:", f"    del _S{u}[k{u}]"]
         return lines
 
@@ -223,9 +215,9 @@ class ProgramWriter:
     def _live(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
         stage: LiveTupleStage = unit.stage
         if port == 0:
-            key, payload = _tuple_of(row, stage.row_key), row
+            key, payload = key_source(row, stage.row_key), row
         else:
-            key, payload = f"{row}[:{stage.key_width}]", f"{row}[{stage.prefix_widths[port - 1]}:]"
+            key, payload = key_source(row, tuple(range(stage.key_width))), f"{row}[{stage.prefix_widths[port - 1]}:]"
         return [*self._live_open(unit, key), f"c{unit.id} = {payload}", *self._live_slot(unit, port, f"c{unit.id}", w),
                 *self._live_close(unit)]
 
@@ -248,8 +240,8 @@ class ProgramWriter:
         """The live row after the change: t leaves and/or enters L(R) (AJU Algorithms 2 and 4)."""
         u, slots = unit.id, 1 + unit.stage.children
         return [f"after{u} = {self._live_row(unit)}", f"if before{u} != after{u}:",
-                f"    if before{u} is not None:", *_indent(self.emit(unit, f"before{u}", "-1", False), 2),
-                f"    if after{u} is not None:", *_indent(self.emit(unit, f"after{u}", "1", True), 2),
+                f"    if before{u} is not None:", *indented(self.emit(unit, f"before{u}", "-1", False), 2),
+                f"    if after{u} is not None:", *indented(self.emit(unit, f"after{u}", "1", True), 2),
                 f"if st{u}.count(None) == {slots}:", f"    del _S{u}[k{u}]"]
 
     def _live_row(self, unit: Unit) -> str:
@@ -272,9 +264,9 @@ class ProgramWriter:
         key = stage.left_key if port == stage.LEFT else stage.right_key
         other, own = (1, 0) if port == stage.LEFT else (0, 1)
         joined = f"{row} + q{u}" if port == stage.LEFT else f"q{u} + {row}"
-        return [f"k{u} = {_tuple_of(row, key)}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
+        return [f"k{u} = {key_source(row, key)}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
                 f"    st{u} = _S{u}[k{u}] = [{{}}, {{}}]",
-                f"for q{u}, n{u} in st{u}[{other}].items():", *_indent(self.emit(unit, joined, f"{w} * n{u}", False)),
+                f"for q{u}, n{u} in st{u}[{other}].items():", *indented(self.emit(unit, joined, f"{w} * n{u}", False)),
                 f"side{u} = st{u}[{own}]", f"n{u} = side{u}.get({row}, 0) + {w}", f"if n{u}:",
                 f"    side{u}[{row}] = n{u}", "else:", f"    del side{u}[{row}]",
                 f"if not st{u}[0] and not st{u}[1]:", f"    del _S{u}[k{u}]"]
@@ -294,7 +286,7 @@ class ProgramWriter:
             elif used in self.namespace:
                 bound.append(f"{used}={used}")
         signature = ", ".join([parameters, *bound])
-        return f"def {name}({signature}):\n" + "\n".join(_indent(body)) + "\n"
+        return f"def {name}({signature}):\n" + "\n".join(indented(body)) + "\n"
 
     def _table_function(self, table: str, routes: list[SourceRoute]) -> str:
         checks, pushes = [], []
@@ -309,11 +301,11 @@ class ProgramWriter:
             if i in fused:
                 push = self._fused_live(routes, i, fused[i])
             else:
-                push = [f"s{i} = {_tuple_of('row', route.columns)}", *self._push_or_buffer(unit, route.port, f"s{i}")]
-            pushes += [f"if keep{i}:", *_indent(push)]
-        body = ["done = 0", "for row, w in changes:", "    try:", *_indent(checks, 2),
+                push = [f"s{i} = {tuple_source('row', route.columns)}", *self._push_or_buffer(unit, route.port, f"s{i}")]
+            pushes += [f"if keep{i}:", *indented(push)]
+        body = ["done = 0", "for row, w in changes:", "    try:", *indented(checks, 2),
                 "    except BaseException:", "        _FAILED[0] = done", "        raise",
-                *_indent(pushes), "    done += 1"]
+                *indented(pushes), "    done += 1"]
         return self._function(f"_table_{table}", "changes", body)
 
     def _fused_routes(self, routes: list[SourceRoute]) -> dict[int, list[int]]:
@@ -332,7 +324,7 @@ class ProgramWriter:
     def _fused_live(self, routes: list[SourceRoute], live_route: int, lookups: list[int]) -> list[str]:
         """One change of R through its fused relation: each index and the live tuple in one step."""
         relation = self.relations[self.entry[routes[live_route].stage]]
-        lines = [f"s{i} = {_tuple_of('row', routes[i].columns)}" for i in (live_route, *lookups)]
+        lines = [f"s{i} = {tuple_source('row', routes[i].columns)}" for i in (live_route, *lookups)]
         return lines + relation_change(self, relation, f"s{live_route}", [f"s{j}" for j in lookups])
 
     def _push_or_buffer(self, unit: Unit, port: int, row: str) -> list[str]:
@@ -366,7 +358,7 @@ class ProgramWriter:
             loop += [f"if a{i} is not None:", f"    st[{count}] += w"]
             if spec.func != "count":
                 loop += [f"    v = st[{value}]", f"    st[{value}] = a{i} * w if v is None else v + a{i} * w"]
-        body += _indent(loop)
+        body += indented(loop)
         return self._function(f"_ring{u}", "buffer, touched", body)
 
     def write(self) -> Program:
@@ -384,7 +376,7 @@ class ProgramWriter:
                 target = self.units[unit.downstream]
                 entries[(target.id, unit.port)] = name = f"_enter{target.id}_{unit.port}"
                 functions.append(self._function(name, "changes", ["for row, w in changes:",
-                                                                   *_indent(self._push(target, unit.port, "row", "w"))]))
+                                                                   *indented(self._push(target, unit.port, "row", "w"))]))
         functions += list(self._called_functions())
         # the cold emissions' functions are read as globals when called, so the order does not matter
         source = "\n\n".join(functions)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from operators.lowering.source_text import indented, key_source, tuple_source
 from operators.runtime.compiled.program import Relation, Unit
 from operators.runtime.dataflow import SourceRoute
 from operators.stages.foreign_key import ForeignKeyLookupStage
@@ -91,8 +92,8 @@ def relation_change(writer: ProgramWriter, relation: Relation, live_row: str, lo
     u = live.id
     name = repr(live.stage.name)
     keys = [f"fk{u}_{j}" for j in range(1, len(relation.lookups) + 1)]
-    lines = [f"kr{u} = {_tuple(live_row, live.stage.row_key)}"]
-    lines += [f"{key} = {_tuple(row, lookup.stage.parent_key)}" for key, row, lookup in zip(keys, lookup_rows, relation.lookups, strict=True)]
+    lines = [f"kr{u} = {key_source(live_row, live.stage.row_key)}"]
+    lines += [f"{key} = {key_source(row, lookup.stage.parent_key)}" for key, row, lookup in zip(keys, lookup_rows, relation.lookups, strict=True)]
     insert = []
     for j, (key, lookup) in enumerate(zip(keys, relation.lookups, strict=True), start=1):
         entry = f"e{u}_{j}"
@@ -101,7 +102,7 @@ def relation_change(writer: ProgramWriter, relation: Relation, live_row: str, lo
     entries = [f"e{u}_{j}" for j in range(1, len(relation.lookups) + 1)]
     insert += [f"t{u} = [{live_row}, {', '.join(entries)}]", *(f"{entry}[0][kr{u}] = t{u}" for entry in entries),
                f"after{u} = {_live(writer, relation, f't{u}')}", f"if after{u} is not None:",
-               *_indented(writer.emit(live, f"after{u}", "1", hot=True))]
+               *indented(writer.emit(live, f"after{u}", "1", hot=True))]
     first = relation.lookups[0]
     delete = [f"e{u}_1 = _S{first.id}_get({keys[0]})", f"t{u} = None if e{u}_1 is None else e{u}_1[0].get(kr{u})",
               f"if t{u} is None or t{u}[0] != {live_row}:", f"    _invariant({name}, {live_row}, w)",
@@ -110,8 +111,8 @@ def relation_change(writer: ProgramWriter, relation: Relation, live_row: str, lo
         entry = f"e{u}_{j}"
         delete += [f"{entry} = t{u}[{j}]", f"del {entry}[0][kr{u}]",
                    f"if not {entry}[0] and {entry}[1] is None:", f"    del _S{lookup.id}[{key}]"]
-    delete += [f"if before{u} is not None:", *_indented(writer.emit(live, f"before{u}", "-1", hot=True))]
-    return [*lines, "if w == 1:", *_indented(insert), "elif w == -1:", *_indented(delete),
+    delete += [f"if before{u} is not None:", *indented(writer.emit(live, f"before{u}", "-1", hot=True))]
+    return [*lines, "if w == 1:", *indented(insert), "elif w == -1:", *indented(delete),
             "else:", f"    _invariant({name}, {live_row}, w)"]
 
 
@@ -121,27 +122,19 @@ def child_change(writer: ProgramWriter, relation: Relation, lookup: Unit, row: s
     stage: ForeignKeyLookupStage = lookup.stage
     j = relation.lookups.index(lookup) + 1
     u = lookup.id
-    child = _tuple(row, stage.child_columns) if stage.child_columns is not None else row
+    child = tuple_source(row, stage.child_columns) if stage.child_columns is not None else row
     old, new = f"bp{u}", f"ap{u}"
     walk = [f"for t{u} in e{u}[0].values():",
             f"    b{u} = {_live(writer, relation, f't{u}', {j: old})}",
             f"    a{u} = {_live(writer, relation, f't{u}', {j: new})}",
             f"    if b{u} != a{u}:",
-            f"        if b{u} is not None:", *_indented(writer.emit(relation.live, f"b{u}", "-1", hot=False), 3),
-            f"        if a{u} is not None:", *_indented(writer.emit(relation.live, f"a{u}", "1", hot=False), 3)]
-    return [f"k{u} = {_tuple(row, stage.child_key)}", f"c{u} = {child}", f"e{u} = _S{u}_get(k{u})",
+            f"        if b{u} is not None:", *indented(writer.emit(relation.live, f"b{u}", "-1", hot=False), 3),
+            f"        if a{u} is not None:", *indented(writer.emit(relation.live, f"a{u}", "1", hot=False), 3)]
+    return [f"k{u} = {key_source(row, stage.child_key)}", f"c{u} = {child}", f"e{u} = _S{u}_get(k{u})",
             f"if e{u} is None:", f"    e{u} = _S{u}[k{u}] = [{{}}, None]", f"o{u} = e{u}[1]",
             f"if {w} == 1 and o{u} is None:", f"    e{u}[1] = c{u}",
             f"elif {w} == -1 and o{u} == c{u}:", f"    e{u}[1] = None",
             "else:", f"    _invariant({stage.name!r}, c{u}, {w})",
             f"{old} = {writer.partner(stage, f'o{u}')}", f"{new} = {writer.partner(stage, f'e{u}[1]')}",
-            f"if {old} != {new}:", *_indented(walk),
+            f"if {old} != {new}:", *indented(walk),
             f"if not e{u}[0] and e{u}[1] is None:", f"    del _S{u}[k{u}]"]
-
-
-def _tuple(row: str, positions: tuple[int, ...]) -> str:
-    return "(" + "".join(f"{row}[{p}], " for p in positions).removesuffix(" ") + ")"
-
-
-def _indented(lines: list[str], levels: int = 1) -> list[str]:
-    return ["    " * levels + line for line in lines]
