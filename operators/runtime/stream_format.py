@@ -243,6 +243,10 @@ def gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        # What was built goes to the permanent generation first: re-enabled, the collector would
+        # otherwise scan all of it at once on the next allocation (1.3 s of a 17 s run at SF 0.1).
+        # Frozen objects are still freed by reference counting, as the runners' frozen states are.
+        gc.freeze()
         if enabled:
             gc.enable()
 

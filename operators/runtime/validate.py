@@ -151,6 +151,10 @@ class Validator:
             fingerprints = [None] * len(rows)
             for position, fingerprint in zip(valid, row_fingerprints([rows[p] for p in valid], table), strict=True):
                 fingerprints[position] = fingerprint
+        if key_of is not None and not reasons and not requirements:
+            checked_batch = _keyed_batch(changes.ops, rows, fingerprints, key_of, stored)
+            if checked_batch is not None:
+                return checked_batch
         overlay: dict = {}
         accepted: Changelog = []
         for position, (op, row, fingerprint) in enumerate(zip(changes.ops, rows, fingerprints, strict=True)):
@@ -203,6 +207,32 @@ class Validator:
             if reason is not None:
                 reasons[position] = reason
         return rows, reasons
+
+
+_ABSENT = object()
+
+
+def _keyed_batch(ops, rows: list[Row], fingerprints: list, key_of, stored: dict) -> tuple[dict, Changelog] | None:
+    """The common case of ``_check_table`` in one tight loop: a keyed table, rows that were read
+    fine, no requirement on them. Returns None at the first change that breaks set semantics (or
+    has an ``_op`` other than ±1); the caller then checks the table's changes again the general
+    way, which words the reason and applies the policy (nothing was stored here)."""
+    overlay: dict = {}
+    accepted: Changelog = []
+    in_overlay, in_store, append = overlay.get, stored.get, accepted.append
+    for op, row, fingerprint in zip(ops, rows, fingerprints, strict=True):
+        key = key_of(row)
+        current = in_overlay(key, _ABSENT)
+        if current is _ABSENT:
+            current = in_store(key)
+        if op == 1 and current is None:
+            overlay[key] = fingerprint
+        elif op == -1 and current is not None and current == fingerprint:
+            overlay[key] = None
+        else:
+            return None
+        append((row, op))
+    return overlay, accepted
 
 
 def _by_table(batch: UpdateBatch, tables: dict[str, Table]) -> list[TableChanges]:
