@@ -18,13 +18,14 @@ from catalog.schema import CatalogError
 from catalog.tpch import tpch_catalog
 from operators.runtime.result_files import rows_table
 from operators.runtime.run_errors import SparkBatchError, WorkDirMismatchError
-from operators.runtime.stream_format import StreamFormatError, batches, read_stream_contents, write_stream
+from operators.runtime.stream_format import StreamFormatError, open_stream, write_stream
 from operators.runtime.validate import InvalidChangeError, Rejected
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.demo import run_demo
 from planner.explain import explain_json, explain_text
 from planner.ir.values import SqlRuntimeError
+from planner.run_stats import peak_rss_mb, process_seconds, progress_bar
 from planner.sql.errors import UnsupportedSqlError
 from planner.ui.server import serve
 from planner.view import MaintainedView
@@ -126,27 +127,35 @@ def cmd_run(args) -> int:
         raise CommandLineError("--work-dir is where the Spark engine keeps its checkpoint: it needs --engine spark")
     if args.spark_master and args.engine != "spark":
         raise CommandLineError("--spark-master needs --engine spark")
+    if args.report_lambda and args.engine != "local":
+        raise CommandLineError("--report-lambda reads the whole stream on the driver: it needs --engine local")
+    if args.stats_json and args.engine != "local":
+        raise CommandLineError("--stats-json reports the local engine's process (with Spark the work is in the JVMs)")
     catalog = load_catalog(args.catalog)
     if args.engine == "spark":
         return _run_on_spark(args, catalog)
-    contents = read_stream_contents(args.stream, catalog)
-    updates = contents.updates
-    if contents.without_seq and args.on_invalid == "error":
-        first = contents.without_seq[0]
+    # Read batch by batch as the run goes: the stream is never in memory as a whole (open_stream).
+    stream = open_stream(args.stream, catalog)
+    if stream.without_seq and args.on_invalid == "error":
+        first = stream.without_seq[0]
         raise InvalidChangeError(first, first.defect)
     view = MaintainedView(_read_query(args.query), catalog, engine=args.engine, on_invalid=args.on_invalid,
                           **_planner_options(args))
     deltas, batch_ids, weights = [], [], []
     rejects_path = args.rejects or "rejects.jsonl"
+    maintenance = 0.0
     # Replaced, never appended to: after a run the rejects file holds exactly that run's rejects.
-    with view, (open(rejects_path, "w") if args.on_invalid == "quarantine" else nullcontext()) as rejects:
-        without_seq = [Rejected(update, update.defect) for update in contents.without_seq]
+    with view, (open(rejects_path, "w") if args.on_invalid == "quarantine" else nullcontext()) as rejects, \
+            progress_bar(len(stream)) as progress:
+        without_seq = [Rejected(update, update.defect) for update in stream.without_seq]
         if rejects:
             _write_rejects(rejects, without_seq)
-        started = time.perf_counter()
-        for number, batch in enumerate(batches(updates, args.batch_size)):
+        for number, batch in enumerate(stream.batches(args.batch_size, tables=view.validator.tables)):
             already = len(view.rejected)
+            started = time.perf_counter()
             delta = view.apply(batch)
+            maintenance += time.perf_counter() - started
+            progress.update(len(batch))
             if rejects and len(view.rejected) > already:
                 _write_rejects(rejects, view.rejected[already:])
             if args.deltas:
@@ -154,7 +163,6 @@ def cmd_run(args) -> int:
                     deltas.append(row)
                     batch_ids.append(number)
                     weights.append(weight)
-        elapsed = time.perf_counter() - started
         result = view.result()
     if args.out:
         _write_rows(args.out, view, result)
@@ -163,12 +171,24 @@ def cmd_run(args) -> int:
     quarantined = len(without_seq) + len(view.rejected)
     if args.on_invalid == "quarantine":
         print(f"{quarantined} invalid updates quarantined in {rejects_path}")
-    rate = len(updates) / elapsed if elapsed > 0 else float("inf")
-    enclosureness = "undefined (the stream has invalid updates)" if quarantined else _enclosureness(updates, catalog)
-    print(f"{len(updates) + len(without_seq)} updates (enclosureness λ = {enclosureness}) in {elapsed:.2f} s "
-          f"({rate:,.0f} updates/s) with the {args.engine} runner; "
+    if args.report_lambda:
+        enclosureness = "undefined (the stream has invalid updates)" if quarantined else _enclosureness(
+            (update for batch in open_stream(args.stream, catalog).batches(args.batch_size) for update in batch), catalog)
+        print(f"enclosureness λ of the stream = {enclosureness}")
+    updates, seconds = len(stream) + len(without_seq), process_seconds()
+    if args.stats_json:
+        stats = {"updates": updates, "process_seconds": round(seconds, 6), "maintenance_seconds": round(maintenance, 6),
+                 "peak_rss_mb": round(peak_rss_mb(), 1), "result_rows": len(result), "engine": args.engine,
+                 "batch_size": args.batch_size}
+        Path(args.stats_json).write_text(json.dumps(stats, indent=2) + "\n")
+    print(f"{updates} updates in {seconds:.2f} s ({_rate(updates, seconds)} updates/s whole process; maintenance "
+          f"{maintenance:.2f} s, {_rate(updates, maintenance)} updates/s) with the {args.engine} runner; "
           f"result: {len(result)} rows" + (f" written to {args.out}" if args.out else ""))
     return 0
+
+
+def _rate(updates: int, seconds: float) -> str:
+    return f"{updates / seconds:,.0f}" if seconds > 0 else "inf"
 
 
 def _run_on_spark(args, catalog) -> int:
@@ -258,6 +278,10 @@ def build_parser() -> argparse.ArgumentParser:
                                             "for two executor JVMs)")
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
+    run.add_argument("--report-lambda", action="store_true",
+                     help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
+    run.add_argument("--stats-json", help="local engine: write updates, process_seconds, maintenance_seconds, peak_rss_mb, "
+                                          "result_rows, engine and batch_size as JSON to this file")
     run.set_defaults(func=cmd_run)
 
     demo = sub.add_parser("demo", help="EXPLAIN TPC-H Q3, maintain it over a window stream, check it")

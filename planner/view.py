@@ -17,7 +17,7 @@ from catalog.types import DataType
 from operators.lowering.codegen import write_program
 from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
-from operators.runtime.stream_format import Update, UpdateBatch
+from operators.runtime.stream_format import ChangeBatch, Update, UpdateBatch
 from operators.runtime.validate import Rejected, Validator
 from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
 from operators.zset import Changelog, Row, consolidate
@@ -81,11 +81,12 @@ class MaintainedView:
         """The Spark types of the result's columns (``spark.sql(query).schema``), None where untyped."""
         return output_types(self.compiled.logical, self.catalog)
 
-    def apply(self, updates: UpdateBatch | Iterable[Update]) -> Changelog:
+    def apply(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> Changelog:
         """Validate and apply one batch; return the result's changes. Invalid input leaves all state as it was.
 
-        An ``UpdateBatch`` says itself whether its rows' types were checked when read (``read_stream``,
-        ``batches``); a plain iterable of ``Update`` is type-checked row by row.
+        A ``ChangeBatch`` (``open_stream``) was type-checked as it was read, and an ``UpdateBatch`` says
+        itself whether it was (``read_stream``, ``batches``); a plain iterable of ``Update`` is
+        type-checked row by row.
         """
         if self.engine == "spark":
             output = self.runner.apply(updates)
@@ -98,7 +99,7 @@ class MaintainedView:
             delta = consolidate([(row[:width], weight) for row, weight in delta])
         return delta
 
-    def _apply_locally(self, updates: UpdateBatch | Iterable[Update]) -> Changelog:
+    def _apply_locally(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> Changelog:
         validated = self.validator.validate(updates)
         # The batch is atomic: the runner undoes its own stages on an error, so the validator's rows,
         # the result and the rejected list change only once the runner succeeded, and the same batch

@@ -1,16 +1,20 @@
 """Validation of base-table changes before any stage sees them (ARCHITECTURE.md, "Errors and bad input").
 
-Base tables with a primary key have set semantics, so the validator keeps each table's rows by key
-and checks every change in ``_seq`` order: a duplicate key, a delete of an absent row (or of a row
-that differs from the stored one), a wrong number of columns, a wrong type or a NULL key is invalid,
-and so is an inserted row that breaks a requirement of the plan's stages (``RowRequirement``).
-Tables without a primary key have bag semantics (as in Spark): an insert adds one copy of a row, a
-delete removes one copy, and deleting a row with no copy left is invalid. Their copies are stored
-under ``(row, i)`` for ``i`` in ``0 .. copies-1`` so ``rows[table].values()`` lists every copy.
+Base tables with a primary key have set semantics, so the validator keeps, per key of each table, a
+fingerprint of its row (``row_fingerprint``) and checks every change in ``_seq`` order: a duplicate
+key, a delete of an absent row (or of a row that differs from the stored one), a wrong number of
+columns, a wrong type or a NULL key is invalid, and so is an inserted row that breaks a requirement of
+the plan's stages (``RowRequirement``). Tables without a primary key have bag semantics (as in
+Spark): an insert adds one copy of a row, a delete removes one copy, and deleting a row with no copy
+left is invalid; their state is the number of copies per row fingerprint.
 A batch is checked against a scratch overlay (``validate``) and committed separately (``commit``),
 which ``MaintainedView`` does only after every stage ran the batch: a rejected batch, or one a stage
-failed on, leaves the stored rows as they were. With the ``quarantine`` policy invalid changes are set aside with
-their reason and the rest of the batch goes on.
+failed on, leaves the stored state as it was. With the ``quarantine`` policy invalid changes are set
+aside with their reason and the rest of the batch goes on.
+
+Why a fingerprint and not the row: the stages keep what they need of each row, so a copy of every
+row here was a second copy of the database (a TPC-H lineitem row is about 1 KB as Python objects, its
+fingerprint a 49-byte ``bytes``). ``row_fingerprints`` says why two different rows never pass for equal.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from catalog.schema import Catalog, Table
 from catalog.types import DecimalType
 from operators.runtime.column_types import conformed_value
 from operators.runtime.dataflow import RowRequirement
-from operators.runtime.stream_format import Update, UpdateBatch
+from operators.runtime.row_fingerprints import row_fingerprints
+from operators.runtime.stream_format import ChangeBatch, TableChanges, Update, UpdateBatch
 from operators.zset import Changelog, Row
 
 POLICIES = ("error", "quarantine")
@@ -50,11 +55,12 @@ class Rejected:
 @attrs.frozen
 class ValidatedBatch:
     """A checked batch not yet stored: ``accepted`` changes by table, ``rejected`` updates, and per table
-    the rows it sets (None: deletes) by key, which ``Validator.commit`` writes."""
+    the state it sets by key (a row fingerprint, None for a delete; in a keyless table, a count of
+    copies by fingerprint), which ``Validator.commit`` writes."""
 
     accepted: dict[str, Changelog]
     rejected: list[Rejected]
-    overlays: dict[str, dict[tuple, Row | None]]
+    overlays: dict[str, dict]
 
 
 def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
@@ -71,7 +77,8 @@ def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
 
 
 class Validator:
-    """Keeps each validated table's rows by primary key (by ``(row, copy)`` when it has no key)."""
+    """Keeps, per validated table, each primary key's row fingerprint (in a keyless table, the number
+    of copies of each row fingerprint) in ``fingerprints``."""
 
     def __init__(self, catalog: Catalog, tables: Iterable[str], policy: str = "error",
                  requirements: Iterable[RowRequirement] = ()):
@@ -90,97 +97,171 @@ class Validator:
         # Rows of one table nearly always have the same column types: a type signature seen valid
         # once is valid again, so the per-column check runs only for new signatures.
         self._valid_signatures: dict[str, set[tuple[type, ...]]] = {name: set() for name in self.tables}
-        self.rows: dict[str, dict[tuple, Row]] = {name: {} for name in self.tables}
+        self.fingerprints: dict[str, dict] = {name: {} for name in self.tables}
 
-    def check(self, updates: UpdateBatch | Iterable[Update]) -> tuple[dict[str, Changelog], list[Rejected]]:
+    def check(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> tuple[dict[str, Changelog], list[Rejected]]:
         """``validate`` then ``commit``: (accepted changes by table, rejected changes)."""
         validated = self.validate(updates)
         self.commit(validated)
         return validated.accepted, validated.rejected
 
     def commit(self, validated: ValidatedBatch) -> None:
-        """Store the rows of a validated batch (once its changes were applied everywhere else)."""
+        """Store the state of a validated batch (once its changes were applied everywhere else)."""
         for table, overlay in validated.overlays.items():
-            stored = self.rows[table]
-            for key, row in overlay.items():
-                if row is None:
-                    stored.pop(key, None)
+            stored = self.fingerprints[table]
+            for key, value in overlay.items():
+                if value:  # a fingerprint, or a count of copies above 0
+                    stored[key] = value
                 else:
-                    stored[key] = row
+                    stored.pop(key, None)
 
-    def validate(self, updates: UpdateBatch | Iterable[Update]) -> ValidatedBatch:
-        """Check one batch against the stored rows without storing it. Raises under policy 'error'.
+    def validate(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> ValidatedBatch:
+        """Check one batch against the stored state without storing it. Raises under policy 'error'.
 
-        A ``checked`` batch had its rows' column types checked as it was read (see ``UpdateBatch``), so
-        the per-row type check is skipped; any other iterable of updates is put in ``_seq`` order and
-        checked in full. Keys belong to one table, so each table's changes are checked on their own;
-        this is the hot path of every runner, hence one tight loop per table.
+        A ``ChangeBatch`` (the stream reader's) or a ``checked`` ``UpdateBatch`` had its rows' column
+        types checked as it was read, so the per-row type check is skipped; any other iterable of
+        updates is put in ``_seq`` order and checked in full. Keys belong to one table, so each table's
+        changes are checked on their own; this is the hot path of every runner, hence one tight loop
+        per table over the batch's columns.
         """
-        batch = UpdateBatch.in_seq_order(updates)
-        by_table: dict[str, list[Update]] = {}
-        for update in batch:
-            if update.table in self.tables:
-                by_table.setdefault(update.table, []).append(update)
+        if isinstance(updates, ChangeBatch):
+            groups = [changes for changes in updates.tables if changes is not None and changes.table in self.tables]
+            checked = True
+        else:
+            batch = UpdateBatch.in_seq_order(updates)
+            groups, checked = _by_table(batch, self.tables), batch.checked
         overlays: dict[str, dict] = {}
         accepted: dict[str, Changelog] = {}
         rejected: list[Rejected] = []
-        for table, table_updates in by_table.items():
-            overlays[table], accepted[table] = self._check_table(table, table_updates, rejected, batch.checked)
+        for changes in groups:
+            if changes.rows:
+                overlays[changes.table], accepted[changes.table] = self._check_table(changes, rejected, checked)
+        rejected.sort(key=lambda r: r.update.seq)  # checked table by table; reported in _seq order
         return ValidatedBatch({table: changes for table, changes in accepted.items() if changes}, rejected, overlays)
 
-    def _check_table(
-        self, table: str, updates: list[Update], rejected: list[Rejected], checked: bool
-    ) -> tuple[dict[tuple, Row | None], Changelog]:
-        key_of, stored, valid = self._key_of.get(table), self.rows[table], self._valid_signatures[table]
-        width = len(self.tables[table].columns)
-        # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
-        has_decimals = any(isinstance(c.type, DecimalType) for c in self.tables[table].columns)
-        overlay: dict[tuple, Row | None] = {}
+    def _check_table(self, changes: TableChanges, rejected: list[Rejected], checked: bool) -> tuple[dict, Changelog]:
+        table = self.tables[changes.table]
+        key_of, stored = self._key_of.get(table.name), self.fingerprints[table.name]
+        requirements = self.requirements.get(table.name, ())
+        if changes.fingerprints is not None:  # the stream reader's: rows readable and fingerprinted
+            rows, reasons, fingerprints = changes.rows, changes.defects, changes.fingerprints
+        else:
+            rows, reasons = self._conformed(changes, checked)
+            valid = [position for position in range(len(rows)) if position not in reasons]
+            fingerprints = [None] * len(rows)
+            for position, fingerprint in zip(valid, row_fingerprints([rows[p] for p in valid], table), strict=True):
+                fingerprints[position] = fingerprint
+        if key_of is not None and not reasons and not requirements:
+            checked_batch = _keyed_batch(changes.ops, rows, fingerprints, key_of, stored)
+            if checked_batch is not None:
+                return checked_batch
+        overlay: dict = {}
         accepted: Changelog = []
-        for update in updates:
-            row, op = update.row, update.op
-            reason = None
-            if update.defect is not None:  # the stream reader could not read it; its values are as written
-                reason = update.defect
-            elif type(row) is not tuple:
-                reason = "row is not a tuple of column values"
-            elif checked:
-                if len(row) != width:
-                    row, reason = conformed_row(self.tables[table], row)
-            elif has_decimals or tuple(map(type, row)) not in valid:
-                row, reason = conformed_row(self.tables[table], row)
-                if reason is None and not has_decimals:
-                    valid.add(tuple(map(type, row)))
-            if reason is None and key_of is None:
-                key, reason = _bag_key(row, op, overlay, stored)
-            elif reason is None:
-                key = key_of(row)
-                reason = keyed_change_defect(overlay[key] if key in overlay else stored.get(key), row, op, key)
+        for position, (op, row, fingerprint) in enumerate(zip(changes.ops, rows, fingerprints, strict=True)):
+            reason = reasons.get(position) if reasons else None
+            if reason is None:
+                if key_of is None:
+                    key = fingerprint
+                    reason, value = _bag_change(overlay[key] if key in overlay else stored.get(key, 0), op)
+                else:
+                    key, value = key_of(row), fingerprint if op == 1 else None
+                    current = overlay[key] if key in overlay else stored.get(key)
+                    reason = set_semantics_defect(op, key, current is not None, current == fingerprint,
+                                                  "the stored row with this key")
             if reason is None and op == 1:
-                for requirement in self.requirements.get(table, ()):
+                for requirement in requirements:
                     reason = reason or requirement.violation(row)
             if reason is not None:
                 if self.policy == "error":
-                    raise InvalidChangeError(update, reason)
-                rejected.append(Rejected(update, reason))
+                    raise InvalidChangeError(changes.update(position), reason)
+                rejected.append(Rejected(changes.update(position), reason))
                 continue
-            overlay[key] = row if op == 1 else None
+            overlay[key] = value
             accepted.append((row, op))
         return overlay, accepted
+
+    def _conformed(self, changes: TableChanges, checked: bool) -> tuple[list[Row], dict[int, str]]:
+        """``changes.rows`` conformed to their columns' types (``conformed_row``), and why each row
+        that cannot be is invalid, by position; the reader's defects come first."""
+        table = self.tables[changes.table]
+        valid = self._valid_signatures[table.name]
+        width = len(table.columns)
+        # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
+        has_decimals = any(isinstance(c.type, DecimalType) for c in table.columns)
+        rows, reasons = list(changes.rows), dict(changes.defects)
+        for position, row in enumerate(changes.rows):
+            if position in reasons:
+                continue
+            if type(row) is not tuple:
+                reason = "row is not a tuple of column values"
+            elif checked:
+                reason = None
+                if len(row) != width:
+                    rows[position], reason = conformed_row(table, row)
+            elif has_decimals or tuple(map(type, row)) not in valid:
+                rows[position], reason = conformed_row(table, row)
+                if reason is None and not has_decimals:
+                    valid.add(tuple(map(type, row)))
+            else:
+                reason = None
+            if reason is not None:
+                reasons[position] = reason
+        return rows, reasons
+
+
+_ABSENT = object()
+
+
+def _keyed_batch(ops, rows: list[Row], fingerprints: list, key_of, stored: dict) -> tuple[dict, Changelog] | None:
+    """The common case of ``_check_table`` in one tight loop: a keyed table, rows that were read
+    fine, no requirement on them. Returns None at the first change that breaks set semantics (or
+    has an ``_op`` other than ±1); the caller then checks the table's changes again the general
+    way, which words the reason and applies the policy (nothing was stored here)."""
+    overlay: dict = {}
+    accepted: Changelog = []
+    in_overlay, in_store, append = overlay.get, stored.get, accepted.append
+    for op, row, fingerprint in zip(ops, rows, fingerprints, strict=True):
+        key = key_of(row)
+        current = in_overlay(key, _ABSENT)
+        if current is _ABSENT:
+            current = in_store(key)
+        if op == 1 and current is None:
+            overlay[key] = fingerprint
+        elif op == -1 and current is not None and current == fingerprint:
+            overlay[key] = None
+        else:
+            return None
+        append((row, op))
+    return overlay, accepted
+
+
+def _by_table(batch: UpdateBatch, tables: dict[str, Table]) -> list[TableChanges]:
+    """The updates of ``tables`` in ``batch``, each table's column by column."""
+    by_table: dict[str, list[Update]] = {}
+    for update in batch:
+        if update.table in tables:
+            by_table.setdefault(update.table, []).append(update)
+    return [TableChanges.of_updates(table, updates) for table, updates in by_table.items()]
 
 
 def keyed_change_defect(current: Row | None, row: Row, op: int | None, key: tuple) -> str | None:
     """Why changing a keyed table whose row under ``key`` is ``current`` (None: absent) by ``op`` of
-    ``row`` breaks set semantics, or None. The one statement of the rule, for the local validator and
-    the Spark runner's validation stage alike."""
+    ``row`` breaks set semantics, or None: for the Spark runner's validation stage, which keeps rows."""
+    return set_semantics_defect(op, key, current is not None, current == row, f"the stored row {current!r}")
+
+
+def set_semantics_defect(op: int | None, key: tuple, present: bool, same_row: bool, stored: str) -> str | None:
+    """Why ``op`` on ``key`` breaks set semantics, given whether a row is ``present`` under the key and
+    whether it is the ``same_row`` as the change's (``stored`` names the stored row), or None. The one
+    statement of the rule, for the local validator and the Spark runner's validation stage alike."""
     if op == 1:
-        if current is not None:
+        if present:
             return f"duplicate primary key {_show(key)}: a row with this key is already present"
         return None
     if op == -1:
-        if current is None:
+        if not present:
             return f"delete of an absent row (no row with key {_show(key)})"
-        return None if current == row else f"delete does not match the stored row {current!r}"
+        return None if same_row else f"delete does not match {stored}"
     return f"_op must be +1 or -1, got {op}"
 
 
@@ -188,22 +269,13 @@ def keyed_change_defect(current: Row | None, row: Row, op: int | None, key: tupl
 ABSENT_COPY = "delete of an absent row (the table has no primary key and no copy of this row)"
 
 
-def _bag_key(row: Row, op: int, overlay: dict, stored: dict) -> tuple[tuple, str | None]:
-    """The slot ``(row, i)`` an insert fills or a delete empties in a keyless table, or why it cannot.
-
-    Copies fill slots 0, 1, ... without gaps, so the number of copies is the first empty slot; an
-    insert fills it and a delete empties the last full one. Rows rarely repeat, so the probe is short.
-    """
+def _bag_change(copies: int, op: int | None) -> tuple[str | None, int]:
+    """Why ``op`` on a row a keyless table holds ``copies`` of is invalid (or None), and the new count."""
     if op not in (1, -1):
-        return (row, 0), f"_op must be +1 or -1, got {op}"
-    copies = 0
-    while (overlay[(row, copies)] if (row, copies) in overlay else stored.get((row, copies))) is not None:
-        copies += 1
-    if op == 1:
-        return (row, copies), None
-    if copies == 0:
-        return (row, 0), ABSENT_COPY
-    return (row, copies - 1), None
+        return f"_op must be +1 or -1, got {op}", copies
+    if op == -1 and copies == 0:
+        return ABSENT_COPY, copies
+    return None, copies + op
 
 
 def _show(key) -> str:

@@ -7,6 +7,7 @@ import datetime
 import pytest
 
 from catalog.ddl import catalog_from_ddl
+from operators.runtime.row_fingerprints import row_fingerprints
 from operators.runtime.stream_format import UnreadableUpdate, Update, UpdateBatch
 from operators.runtime.validate import InvalidChangeError, Rejected, Validator
 
@@ -34,13 +35,13 @@ def validator(policy: str = "error") -> Validator:
 ])
 def test_invalid_change_names_table_row_and_reason_and_changes_nothing(update, reason):
     v = validator()
-    before = dict(v.rows["customer"])
+    before = dict(v.fingerprints["customer"])
     good = Update(4, "customer", 1, (9, "ok", None))
     with pytest.raises(InvalidChangeError) as err:
         v.check([good, update])
     message = str(err.value)
     assert "table customer" in message and "_seq 5" in message and reason in message
-    assert v.rows["customer"] == before, "a rejected batch must not commit its valid part either"
+    assert v.fingerprints["customer"] == before, "a rejected batch must not commit its valid part either"
 
 
 def test_quarantine_sets_invalid_changes_aside_and_applies_the_rest():
@@ -48,7 +49,7 @@ def test_quarantine_sets_invalid_changes_aside_and_applies_the_rest():
     accepted, rejected = v.check([Update(2, "customer", 1, ALICE), Update(3, "customer", 1, (2, "bob", None))])
     assert accepted == {"customer": [((2, "bob", None), 1)]}
     assert [r.update.seq for r in rejected] == [2] and "duplicate primary key" in rejected[0].reason
-    assert set(v.rows["customer"]) == {1, 2}
+    assert set(v.fingerprints["customer"]) == {1, 2}
 
 
 def test_changes_are_checked_in_seq_order_within_a_batch():
@@ -61,7 +62,7 @@ def test_changes_are_checked_in_seq_order_within_a_batch():
 def test_insert_delete_insert_of_one_key_in_a_batch_is_valid():
     v = Validator(CATALOG, ["customer"])
     accepted, _ = v.check([Update(1, "customer", 1, ALICE), Update(2, "customer", -1, ALICE), Update(3, "customer", 1, ALICE)])
-    assert len(accepted["customer"]) == 3 and v.rows["customer"] == {1: ALICE}
+    assert len(accepted["customer"]) == 3 and v.fingerprints["customer"] == {1: row_fingerprints([ALICE], CATALOG.table("customer"))[0]}
 
 
 def test_a_checked_batch_skips_the_type_check_but_not_the_column_count():
@@ -85,7 +86,7 @@ def test_a_change_the_reader_could_not_read_is_rejected_with_its_reason_under_ei
     strict = validator()
     with pytest.raises(InvalidChangeError, match=r"table customer at _seq 6 .*column c_custkey expects int, got str '3'"):
         strict.check(batch)
-    assert set(strict.rows["customer"]) == {1}
+    assert set(strict.fingerprints["customer"]) == {1}
     accepted, rejected = validator("quarantine").check(batch)
     assert accepted == {"customer": [((2, "bob", None), 1)]}
     assert rejected == [Rejected(unreadable, unreadable.defect)]
@@ -95,3 +96,39 @@ def test_an_error_names_a_change_without_seq_or_op():
     update = UnreadableUpdate(None, "customer", None, (3, "carol", None), "_seq is NULL (row 4 of c.parquet)")
     assert str(InvalidChangeError(update, update.defect)).startswith(
         "invalid change to table customer without a _seq (op NULL, row (3, 'carol', None)): _seq is NULL")
+
+
+def test_the_validator_keeps_a_16_byte_fingerprint_per_key_not_the_row():
+    v = validator()
+    [fingerprint] = v.fingerprints["customer"].values()
+    assert fingerprint == row_fingerprints([ALICE], CATALOG.table("customer"))[0] and isinstance(fingerprint, bytes) and len(fingerprint) == 16
+    assert row_fingerprints([(1, "alice", None)], CATALOG.table("customer"))[0] != fingerprint
+
+
+def test_a_wrong_delete_or_duplicate_insert_is_refused_by_fingerprint_and_changes_nothing():
+    v = validator("quarantine")
+    before = dict(v.fingerprints["customer"])
+    accepted, rejected = v.check([Update(2, "customer", -1, (1, "alice", datetime.date(2020, 1, 2))),
+                                  Update(3, "customer", 1, (1, "bob", None))])
+    assert accepted == {} and [r.reason.split(":")[0] for r in rejected] == [
+        "delete does not match the stored row with this key", "duplicate primary key (1,)"]
+    assert v.fingerprints["customer"] == before
+    accepted, _ = v.check([Update(4, "customer", -1, ALICE)])
+    assert accepted == {"customer": [(ALICE, -1)]} and v.fingerprints["customer"] == {}
+
+
+def test_equal_rows_have_one_fingerprint_an_int_in_a_double_column_included():
+    catalog = catalog_from_ddl("CREATE TABLE price (id INT, value DOUBLE, PRIMARY KEY (id));")
+    v = Validator(catalog, ["price"])
+    v.check([Update(1, "price", 1, (1, 5)), Update(2, "price", 1, (2, -0.0))])
+    accepted, _ = v.check([Update(3, "price", -1, (1, 5.0)), Update(4, "price", -1, (2, 0.0))])
+    assert len(accepted["price"]) == 2 and v.fingerprints["price"] == {}
+
+
+def test_a_keyless_table_counts_copies_per_fingerprint():
+    catalog = catalog_from_ddl("CREATE TABLE note (text VARCHAR(10));")
+    v = Validator(catalog, ["note"], "quarantine")
+    v.check([Update(1, "note", 1, ("a",)), Update(2, "note", 1, ("a",))])
+    assert list(v.fingerprints["note"].values()) == [2]
+    accepted, rejected = v.check([Update(3, "note", -1, ("a",)), Update(4, "note", -1, ("a",)), Update(5, "note", -1, ("a",))])
+    assert len(accepted["note"]) == 2 and [r.update.seq for r in rejected] == [5] and v.fingerprints["note"] == {}

@@ -76,7 +76,7 @@ def test_run_writes_the_result_and_the_changelog(files, capsys):
     changes = pq.read_table(deltas).to_pylist()
     assert {"_batch", "_weight"} <= set(changes[0])
     assert sum(c["_weight"] for c in changes) == 1
-    assert "enclosureness" in capsys.readouterr().out
+    assert "enclosureness" not in capsys.readouterr().out, "λ is computed only on request (--report-lambda)"
 
 
 def test_invalid_input_stops_with_table_seq_and_reason(files, capsys):
@@ -274,3 +274,25 @@ def test_the_demo_refuses_a_batch_size_below_one_before_any_work(capsys):
     assert main(["demo", "--batch-size", "0"]) == 2
     err = capsys.readouterr().err
     assert err == "ivm: error: --batch-size must be at least 1, got 0\n"
+
+
+def test_stats_json_reports_updates_times_memory_and_the_result(files, capsys):
+    tmp_path, ddl, query = files
+    stats = tmp_path / "stats.json"
+    assert run(ddl, query, stream(tmp_path, GOOD), "--stats-json", str(stats), "--batch-size", "2") == 0
+    report = json.loads(stats.read_text())
+    assert set(report) == {"updates", "process_seconds", "maintenance_seconds", "peak_rss_mb", "result_rows", "engine",
+                           "batch_size"}
+    assert (report["updates"], report["result_rows"], report["engine"], report["batch_size"]) == (5, 1, "local", 2)
+    assert 0 < report["maintenance_seconds"] < report["process_seconds"] and report["peak_rss_mb"] > 10
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert last.startswith("5 updates in ") and "updates/s whole process; maintenance " in last and last.endswith(
+        "with the local runner; result: 1 rows")
+
+
+def test_report_lambda_prints_the_streams_enclosureness_only_when_asked(files, capsys):
+    tmp_path, ddl, query = files
+    assert run(ddl, query, stream(tmp_path, GOOD), "--report-lambda") == 0
+    assert "enclosureness λ of the stream = 1.000" in capsys.readouterr().out
+    assert run(ddl, query, stream(tmp_path, GOOD), "--report-lambda", "--engine", "spark") == 2
+    assert "--report-lambda reads the whole stream on the driver" in capsys.readouterr().err
