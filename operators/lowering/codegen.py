@@ -37,7 +37,7 @@ from collections.abc import Iterator
 
 from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
 from operators.lowering.expr_source import SourceWriter
-from operators.lowering.source_text import indented, key_source, tuple_source
+from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow, SourceRoute
 from operators.stages.aggregate import GroupAggregateStage
@@ -155,7 +155,6 @@ class ProgramWriter:
         if port == stage.CHILD and u in self.fused_lookups:
             return child_change(self, self.fused_lookups[u], unit, row, w)
         empty = "[{}, None]" if stage.bag else "[set(), None]"
-        partner = self.partner(stage, "{c}")
         nulls = self.expressions.constant((None,) * stage.padding, "nulls") if stage.padding is not None else None
         parents = f"p{u}"
         if port == stage.PARENT:
@@ -171,7 +170,7 @@ class ProgramWriter:
                 lines += [f"if {w} == 1 and {row} not in {parents}:", f"    {parents}.add({row})",
                           f"elif {w} == -1 and {row} in {parents}:", f"    {parents}.remove({row})",
                           "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
-            lines += [f"m{u} = " + partner.format(c=f"st{u}[1]"), f"if m{u} is not None:",
+            lines += [f"m{u} = {self.partner(stage, f'st{u}[1]')}", f"if m{u} is not None:",
                       *indented(self.emit(unit, f"{row} + m{u}", w, hot=True))]
             if nulls:
                 lines += [f"    if had{u} != bool({parents}):",
@@ -180,11 +179,9 @@ class ProgramWriter:
             return lines
         child = tuple_source(row, stage.child_columns) if stage.child_columns is not None else row
         lines = [f"k{u} = {key_source(row, stage.child_key)}", f"c{u} = {child}", f"st{u} = _S{u}_get(k{u})",
-                 f"if st{u} is None:", f"    st{u} = _S{u}[k{u}] = {empty}", f"old{u} = st{u}[1]",
-                 f"if {w} == 1 and old{u} is None:", f"    st{u}[1] = c{u}",
-                 f"elif {w} == -1 and old{u} == c{u}:", f"    st{u}[1] = None",
-                 "else:", f"    _invariant({stage.name!r}, c{u}, {w})",
-                 f"before{u} = " + partner.format(c=f"old{u}"), f"after{u} = " + partner.format(c=f"st{u}[1]"),
+                 f"if st{u} is None:", f"    st{u} = _S{u}[k{u}] = {empty}",
+                 *slot_change(f"st{u}[1]", f"old{u}", f"c{u}", w, stage.name),
+                 f"before{u} = {self.partner(stage, f'old{u}')}", f"after{u} = {self.partner(stage, f'st{u}[1]')}",
                  f"if before{u} != after{u}:"]
         if stage.bag:
             body = [f"for q{u}, n{u} in {parents}.items():",
@@ -230,11 +227,7 @@ class ProgramWriter:
     @staticmethod
     def _live_slot(unit: Unit, port: int, payload: str, w: str) -> list[str]:
         """Slot ``port`` takes (w = 1) or gives back (w = -1) ``payload``: R's tuple or a child's subtree row."""
-        u = unit.id
-        return [f"old{u} = st{u}[{port}]",
-                f"if {w} == 1 and old{u} is None:", f"    st{u}[{port}] = {payload}",
-                f"elif {w} == -1 and old{u} == {payload}:", f"    st{u}[{port}] = None",
-                "else:", f"    _invariant({unit.stage.name!r}, {payload}, {w})"]
+        return slot_change(f"st{unit.id}[{port}]", f"old{unit.id}", payload, w, unit.stage.name)
 
     def _live_close(self, unit: Unit) -> list[str]:
         """The live row after the change: t leaves and/or enters L(R) (AJU Algorithms 2 and 4)."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from operators.lowering.source_text import indented, key_source, tuple_source
+from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import Relation, Unit
 from operators.runtime.dataflow import SourceRoute
 from operators.stages.foreign_key import ForeignKeyLookupStage
@@ -131,10 +131,8 @@ def child_change(writer: ProgramWriter, relation: Relation, lookup: Unit, row: s
             f"        if b{u} is not None:", *indented(writer.emit(relation.live, f"b{u}", "-1", hot=False), 3),
             f"        if a{u} is not None:", *indented(writer.emit(relation.live, f"a{u}", "1", hot=False), 3)]
     return [f"k{u} = {key_source(row, stage.child_key)}", f"c{u} = {child}", f"e{u} = _S{u}_get(k{u})",
-            f"if e{u} is None:", f"    e{u} = _S{u}[k{u}] = [{{}}, None]", f"o{u} = e{u}[1]",
-            f"if {w} == 1 and o{u} is None:", f"    e{u}[1] = c{u}",
-            f"elif {w} == -1 and o{u} == c{u}:", f"    e{u}[1] = None",
-            "else:", f"    _invariant({stage.name!r}, c{u}, {w})",
+            f"if e{u} is None:", f"    e{u} = _S{u}[k{u}] = [{{}}, None]",
+            *slot_change(f"e{u}[1]", f"o{u}", f"c{u}", w, stage.name),
             f"{old} = {writer.partner(stage, f'o{u}')}", f"{new} = {writer.partner(stage, f'e{u}[1]')}",
             f"if {old} != {new}:", *indented(walk),
             f"if not e{u}[0] and e{u}[1] is None:", f"    del _S{u}[k{u}]"]

@@ -14,5 +14,15 @@ def key_source(row: str, positions: tuple[int, ...]) -> str:
     return f"{row}[{positions[0]}]" if len(positions) == 1 else tuple_source(row, positions)
 
 
+def slot_change(slot: str, old: str, value: str, w: str, stage: str) -> list[str]:
+    """Lines applying a ±1 change of ``value`` to a slot that holds one row of a primary key (a child's
+    live row, R's tuple): ``old`` is the name the slot's value is read into first. Any other change
+    does not fit the slot and raises (``_invariant``: never after validation)."""
+    return [f"{old} = {slot}",
+            f"if {w} == 1 and {old} is None:", f"    {slot} = {value}",
+            f"elif {w} == -1 and {old} == {value}:", f"    {slot} = None",
+            "else:", f"    _invariant({stage!r}, {value}, {w})"]
+
+
 def indented(lines: list[str], levels: int = 1) -> list[str]:
     return ["    " * levels + line for line in lines]
