@@ -49,11 +49,6 @@ class CompiledRunner:
         """Each unit's state dict by unit id (what the tests snapshot)."""
         return self.program.states
 
-    @property
-    def source(self) -> str:
-        """The generated Python (EXPLAIN VERBOSE prints it)."""
-        return self.program.source
-
     def apply(self, changes_by_table: Mapping[str, Changelog]) -> Changelog:
         """Apply one batch of validated base-table changes; return the result's changes."""
         if self.broken:
