@@ -272,3 +272,35 @@ def test_orders_that_cannot_be_view_trees_are_refused():
                                          free=("B",)), CountRing())
     with pytest.raises(ValueError, match="not placed"):
         ViewTreeStage("q", VariableOrder(atoms, (OrderNode("A", (OrderNode("B"),)),)), CountRing())
+
+
+def test_example_4_12_order_of_the_reduct_maintains_the_original_relations():
+    """Fig. 6: order Z → Y → X → W over R(X, W), S(X, Y), T(Y, Z). A delta to R probes S by X and T
+    by Y; under the FDs X → Y and Y → Z each probe meets at most one tuple (Thm 4.11)."""
+    order = VariableOrder(
+        atoms=(Atom("R", ("X", "W")), Atom("S", ("X", "Y")), Atom("T", ("Y", "Z"))),
+        roots=(OrderNode("Z", (OrderNode("Y", (OrderNode("X", (OrderNode("W", atoms=("R",)),), atoms=("S",)),),
+                                         atoms=("T",)),)),),
+        free=("Z", "Y", "X", "W"))
+    stage = ViewTreeStage("q", order, CountRing())
+    assert stage.update_bounds() == {"R": "O(matches of Y at V_X; Z at V_Y)", "S": "O(matches of Z at V_Y)",
+                                     "T": "O(1)"}
+    assert run_stream(order, CountRing(), seed=12, size=10, wipe=0.03) > 10
+
+
+def example_4_14(static: bool) -> VariableOrder:
+    """Q(A, B, C) = Σ_D R(A, D)·S(A, B)·T(B, C) with T static: order A → {D, B → C}."""
+    return VariableOrder(
+        atoms=(Atom("R", ("A", "D")), Atom("S", ("A", "B")), Atom("T", ("B", "C"), static)),
+        roots=(OrderNode("A", (OrderNode("D", atoms=("R",)),
+                               OrderNode("B", (OrderNode("C", atoms=("T",)),), atoms=("S",)))),),
+        free=("A", "B", "C"), lifts=(("D", 0),))
+
+
+def test_example_4_14_static_relation_makes_the_dynamic_updates_constant():
+    ring = SumRing(1)
+    initial = {"T": [(b, c) for b in range(3) for c in range(b + 1)]}
+    assert ViewTreeStage("q", example_4_14(True), ring, initial).update_bounds() == {"R": "O(1)", "S": "O(1)"}
+    # were T dynamic, one update to it would fan out over the A-values paired with its B (§4.5)
+    assert ViewTreeStage("q", example_4_14(False), ring).update_bounds()["T"] == "O(matches of A at V_B)"
+    assert run_stream(example_4_14(True), ring, seed=4, initial=initial) > 10
