@@ -208,9 +208,8 @@ class ViewTreeStage(KeyedStage):
             for assignment, product in _join(steps, 0, key, payload, state, mul):
                 view_key = tuple(assignment[p] for p in view_positions)
                 value = assignment[variable_position]
-                if grouped is not None:
-                    old = grouped.get(view_key + (value,))
-                    grouped[view_key + (value,)] = product if old is None else add(old, product)
+                if grouped is not None:  # an assignment binds exactly dep ∪ {X}: one per expanded key
+                    grouped[view_key + (value,)] = product
                 if lift_slot >= 0:
                     product = mul(product, lift(lift_slot, value))
                 old = out.get(view_key)
