@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from fractions import Fraction
 
 import numpy
@@ -98,3 +99,18 @@ def test_regression_matches_lstsq_and_refuses_dependent_features():
         collinear = ring.add(collinear, ring.mul(ring.mul(ring.lift(0, x), ring.lift(1, 2 * x)), ring.lift(2, Fraction(x))))
     with pytest.raises(SingularNormalEquations):
         linear_regression(ring, collinear, label=2)
+
+
+def test_cofactor_payload_is_exact_over_decimals():
+    """DECIMAL columns stay Decimal: the payload equals the direct sums digit for digit, and the
+    regression solved from it equals the one solved from the same values as Fractions."""
+    ring = CofactorRing(2)
+    rows = [(Decimal("1.25"), Decimal("3.10")), (Decimal("-0.05"), Decimal("2.00")), (Decimal("7.50"), Decimal("0.33"))]
+    payload = ring.zero
+    for x, y in rows:
+        payload = ring.add(payload, ring.mul(ring.lift(0, x), ring.lift(1, y)))
+    assert payload == (3, (sum(x for x, _ in rows), sum(y for _, y in rows)),
+                       (sum(x * x for x, _ in rows), sum(x * y for x, y in rows), sum(y * y for _, y in rows)))
+    assert all(isinstance(value, Decimal) for value in payload[1] + payload[2])
+    as_fractions = (payload[0], tuple(map(Fraction, payload[1])), tuple(map(Fraction, payload[2])))
+    assert linear_regression(ring, payload, label=1) == linear_regression(ring, as_fractions, label=1)
