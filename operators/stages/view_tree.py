@@ -94,7 +94,7 @@ class ViewTreeStage(KeyedStage):
                 out.append(((before,), -1))
             if not is_zero(after):
                 out.append(((after,), 1))
-        return (state if any(relation.entries for relation in state) else None), out
+        return state, out  # kept even when empty: a new state would load ``initial`` again
 
     def describe(self) -> StageDescription:
         atoms = ", ".join(f"{a.name}({', '.join(a.variables)}){' static' if a.static else ''}"

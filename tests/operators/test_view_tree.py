@@ -304,3 +304,14 @@ def test_example_4_14_static_relation_makes_the_dynamic_updates_constant():
     # were T dynamic, one update to it would fan out over the A-values paired with its B (§4.5)
     assert ViewTreeStage("q", example_4_14(False), ring).update_bounds()["T"] == "O(matches of A at V_B)"
     assert run_stream(example_4_14(True), ring, seed=4, initial=initial) > 10
+
+
+def test_initial_rows_are_loaded_once_even_after_everything_is_deleted():
+    stage = ViewTreeStage("q", EX_4_4, CountRing(), {"R": [(1, 2)], "S": [(1, 3)]})
+    states: dict = {}
+    assert run_keyed(stage, states, [Change(0, (1, 2), -1)]) == [((1,), -1)]
+    assert run_keyed(stage, states, [Change(1, (1, 3), -1)]) == []
+    assert run_keyed(stage, states, [Change(0, (1, 5), 1)]) == []
+    assert list(stage.enumerate(states[()])) == []
+    assert run_keyed(stage, states, [Change(1, (1, 4), 1)]) == [((1,), 1)]
+    assert list(stage.enumerate(states[()])) == [((1, 5, 4), 1)]
