@@ -5,7 +5,8 @@ one atom changes only the views on the path from the atom's variable to the root
 that path, the delta of the part below is joined with the view's other parts (lookups when the
 delta binds all their variables, index probes otherwise), multiplied by the variable's lift, and
 summed over the variable: the delta rules δ(V1·V2) = δV1·V2 and δ(Σ_X V) = Σ_X δV of §3.1 applied
-one part at a time. Propagation is eager: views are current after every batch.
+one part at a time. Propagation is eager by default (views are current after every batch) or lazy
+(net changes wait in the state until a read; see ``ViewTreeStage``).
 
 Bounds. The survey (Thm 4.1, [4]; Thm 4.11 for Σ-reducts) gives, for a q-hierarchical query, O(N)
 preprocessing, O(1) time per single-tuple update and O(1) enumeration delay. Here, when every plan
@@ -47,13 +48,35 @@ class StaticRelationUpdate(ValueError):
     """A change arrived for an atom declared static (§4.5): it has no update path."""
 
 
+class ViewTreeState:
+    """The relations of a view tree (atoms, views, expanded views, numbered as in
+    ``ViewTreeLayout``) and, under lazy propagation, the net atom changes not yet propagated."""
+
+    __slots__ = ("relations", "pending")
+
+    def __init__(self, relations: list[RingRelation]):
+        self.relations = relations
+        self.pending: dict[int, dict[Row, int]] = {}
+
+    def __getstate__(self):
+        return self.relations, self.pending
+
+    def __setstate__(self, state):
+        self.relations, self.pending = state
+
+
 class ViewTreeStage(KeyedStage):
-    """One stage holding a whole view tree; its state is a list of ``RingRelation`` (atoms, views,
-    expanded views, numbered as in ``ViewTreeLayout``)."""
+    """One stage holding a whole view tree (state: ``ViewTreeState``).
+
+    ``lazy`` (the survey's lazy-fact, Fig. 4): a batch only adds its net changes to ``pending`` and
+    emits nothing; ``refresh`` (called by ``total`` and ``enumerate``) propagates them, so changes
+    that cancel before a read never reach the views. A value that cannot be lifted then fails at the
+    read, not at the batch (the read leaves the views and ``pending`` as they were).
+    """
 
     def __init__(self, name: str, order: VariableOrder, ring: Ring,
-                 initial: Mapping[str, Iterable[Row]] | None = None):
-        self.name, self.order, self.ring = name, order, ring
+                 initial: Mapping[str, Iterable[Row]] | None = None, lazy: bool = False):
+        self.name, self.order, self.ring, self.lazy = name, order, ring, lazy
         self.layout = build_layout(order)
         self.output_columns = ("payload",)
         ports = {atom.name: port for port, atom in enumerate(order.atoms)}
@@ -70,22 +93,16 @@ class ViewTreeStage(KeyedStage):
     def key_function(self, port: int):
         return key_getter(())
 
-    def process(self, key: tuple, state: list[RingRelation] | None,
-                changes: list[Change]) -> tuple[list[RingRelation] | None, Changelog]:
+    def process(self, key: tuple, state: ViewTreeState | None,
+                changes: list[Change]) -> tuple[ViewTreeState, Changelog]:
         deltas = self._consolidate(changes)  # raises before anything changes
         if state is None:
             state = self._initial_state()
+        if self.lazy:
+            _merge(state.pending, deltas)
+            return state, []
         before = self.total(state)
-        applied: list[list[tuple[int, dict]]] = []
-        try:
-            for port, rows in deltas.items():
-                updates = self._propagate(state, port, rows)  # reads only: may raise (a lift)
-                self._apply(state, updates, negate=False)
-                applied.append(updates)
-        except BaseException:
-            for updates in reversed(applied):
-                self._apply(state, updates, negate=True)
-            raise
+        self._propagate_all(state.relations, deltas)
         after = self.total(state)
         is_zero = self.ring.is_zero
         out: Changelog = []
@@ -101,7 +118,8 @@ class ViewTreeStage(KeyedStage):
                           for a in self.order.atoms)
         bounds = "; ".join(f"{name}: {bound}" for name, bound in self.update_bounds().items())
         return StageDescription(
-            operator=f"ViewTree[{self.ring!r}] (F-IVM, eager, factorized output)", inputs=atoms,
+            operator=f"ViewTree[{self.ring!r}] (F-IVM, {'lazy' if self.lazy else 'eager'}, factorized output)",
+            inputs=atoms,
             state=f"{len(self.layout.nodes)} views V_X(dep(X)), expanded V'_X for free "
                   f"{', '.join(self.order.free) or 'none'}, the atoms",
             key="constant: one stage holds the whole view tree (per-view stages come with the rule wiring)",
@@ -123,15 +141,22 @@ class ViewTreeStage(KeyedStage):
             bounds[atom.name] = "O(1)" if not fan_out else "O(matches of " + "; ".join(fan_out) + ")"
         return bounds
 
-    def total(self, state: list[RingRelation]) -> Any:
+    def refresh(self, state: ViewTreeState) -> None:
+        """Propagate the pending changes of lazy propagation (nothing to do when eager)."""
+        if state.pending:
+            self._propagate_all(state.relations, state.pending)
+            state.pending = {}
+
+    def total(self, state: ViewTreeState) -> Any:
         """The query aggregated over all its variables: the product of the root views."""
+        self.refresh(state)
         ring = self.ring
         result = ring.one
         for root in self.layout.roots:
-            result = ring.mul(result, state[self.layout.nodes[root].view].entries.get((), ring.zero))
+            result = ring.mul(result, state.relations[self.layout.nodes[root].view].entries.get((), ring.zero))
         return result
 
-    def enumerate(self, state: list[RingRelation] | None) -> Iterator[tuple[Row, Any]]:
+    def enumerate(self, state: ViewTreeState | None) -> Iterator[tuple[Row, Any]]:
         """The result as (values of ``order.free``, payload), with constant delay (Ex. 4.4).
 
         Free variables are visited parents first; each value comes from the expanded view of its
@@ -140,18 +165,19 @@ class ViewTreeStage(KeyedStage):
         """
         if state is None:
             return
+        self.refresh(state)
         ring = self.ring
         constant = ring.one
         for root in self.layout.roots:
             node = self.layout.nodes[root]
             if not node.free:
-                constant = ring.mul(constant, state[node.view].entries.get((), ring.zero))
+                constant = ring.mul(constant, state.relations[node.view].entries.get((), ring.zero))
         if ring.is_zero(constant):
             return
         if not self._enumeration:
             yield (), constant
             return
-        yield from self._enumerate_from(state, 0, (), constant)
+        yield from self._enumerate_from(state.relations, 0, (), constant)
 
     # --- maintenance --------------------------------------------------------------------------
 
@@ -170,16 +196,29 @@ class ViewTreeStage(KeyedStage):
             rows[row] = rows.get(row, 0) + weight
         return {port: nonzero for port, rows in deltas.items() if (nonzero := {r: w for r, w in rows.items() if w})}
 
-    def _initial_state(self) -> list[RingRelation]:
-        state = [RingRelation(positions) for positions in self.layout.index_positions]
+    def _initial_state(self) -> ViewTreeState:
+        relations = [RingRelation(positions) for positions in self.layout.index_positions]
         for port, rows in self.initial.items():
             counts: dict[Row, int] = {}
             for row in rows:
                 counts[row] = counts.get(row, 0) + 1
-            self._apply(state, self._propagate(state, port, counts), negate=False)
-        return state
+            self._apply(relations, self._propagate(relations, port, counts), negate=False)
+        return ViewTreeState(relations)
 
-    def _propagate(self, state: list[RingRelation], port: int, rows: dict[Row, int]) -> list[tuple[int, dict]]:
+    def _propagate_all(self, relations: list[RingRelation], deltas: dict[int, dict[Row, int]]) -> None:
+        """Each atom's delta up its path in turn (δ(V1·V2) = δV1·V2 + V1'·δV2); all or nothing."""
+        applied: list[list[tuple[int, dict]]] = []
+        try:
+            for port, rows in deltas.items():
+                updates = self._propagate(relations, port, rows)  # reads only: may raise (a lift)
+                self._apply(relations, updates, negate=False)
+                applied.append(updates)
+        except BaseException:
+            for updates in reversed(applied):
+                self._apply(relations, updates, negate=True)
+            raise
+
+    def _propagate(self, relations: list[RingRelation], port: int, rows: dict[Row, int]) -> list[tuple[int, dict]]:
         """The deltas of the atom and of every view on its path, computed before any is applied
         (each view's delta reads its other parts only, which this atom's update leaves alone)."""
         from_int = self.ring.from_int
@@ -188,7 +227,7 @@ class ViewTreeStage(KeyedStage):
         nodes = self.layout.nodes
         for plan in self.layout.paths[port]:
             node = nodes[plan.node]
-            view_delta, expanded_delta = self._view_delta(state, plan, node.lift_slot, node.expanded >= 0, delta)
+            view_delta, expanded_delta = self._view_delta(relations, plan, node.lift_slot, node.expanded >= 0, delta)
             if expanded_delta:
                 updates.append((node.expanded, expanded_delta))
             if not view_delta:
@@ -197,7 +236,7 @@ class ViewTreeStage(KeyedStage):
             delta = view_delta
         return updates
 
-    def _view_delta(self, state: list[RingRelation], plan: DeltaPlan, lift_slot: int, expanded: bool,
+    def _view_delta(self, relations: list[RingRelation], plan: DeltaPlan, lift_slot: int, expanded: bool,
                     delta: dict[tuple, Any]) -> tuple[dict, dict | None]:
         ring = self.ring
         add, mul, lift, is_zero = ring.add, ring.mul, ring.lift, ring.is_zero
@@ -205,7 +244,7 @@ class ViewTreeStage(KeyedStage):
         out: dict[tuple, Any] = {}
         grouped: dict[tuple, Any] | None = {} if expanded else None
         for key, payload in delta.items():
-            for assignment, product in _join(steps, 0, key, payload, state, mul):
+            for assignment, product in _join(steps, 0, key, payload, relations, mul):
                 view_key = tuple(assignment[p] for p in view_positions)
                 value = assignment[variable_position]
                 if grouped is not None:  # an assignment binds exactly dep ∪ {X}: one per expanded key
@@ -219,11 +258,11 @@ class ViewTreeStage(KeyedStage):
             grouped = {k: v for k, v in grouped.items() if not is_zero(v)}
         return out, grouped
 
-    def _apply(self, state: list[RingRelation], updates: list[tuple[int, dict]], negate: bool) -> None:
+    def _apply(self, relations: list[RingRelation], updates: list[tuple[int, dict]], negate: bool) -> None:
         ring = self.ring
         neg = ring.neg
         for relation, delta in updates:
-            target = state[relation]
+            target = relations[relation]
             for key, payload in delta.items():
                 target.add(key, neg(payload) if negate else payload, ring)
 
@@ -244,31 +283,31 @@ class ViewTreeStage(KeyedStage):
             plan.append((node.expanded, tuple(variables.index(v) for v in node.dep), local))
         return tuple(plan), tuple(variables.index(v) for v in self.order.free)
 
-    def _enumerate_from(self, state: list[RingRelation], depth: int, assignment: tuple,
+    def _enumerate_from(self, relations: list[RingRelation], depth: int, assignment: tuple,
                         payload: Any) -> Iterator[tuple[Row, Any]]:
         expanded, group_positions, local = self._enumeration[depth]
         mul = self.ring.mul
-        relation = state[expanded]
+        relation = relations[expanded]
         last = depth + 1 == len(self._enumeration)
         group = tuple(assignment[p] for p in group_positions)
         for key in relation.matching(tuple(range(len(group_positions))), group):
             values = assignment + (key[-1],)
             product = payload
             for part, positions in local:
-                product = mul(product, state[part].entries[tuple(values[p] for p in positions)])
+                product = mul(product, relations[part].entries[tuple(values[p] for p in positions)])
             if last:
                 yield tuple(values[p] for p in self._output_positions), product
             else:
-                yield from self._enumerate_from(state, depth + 1, values, product)
+                yield from self._enumerate_from(relations, depth + 1, values, product)
 
 
 def _join(steps: tuple[Step, ...], start: int, assignment: tuple, payload: Any,
-          state: list[RingRelation], mul) -> Iterator[tuple[tuple, Any]]:
+          relations: list[RingRelation], mul) -> Iterator[tuple[tuple, Any]]:
     """The assignments extending ``assignment`` through ``steps[start:]`` with their products:
     lookups multiply in place, a probe recurses once per match."""
     for depth in range(start, len(steps)):
         step = steps[depth]
-        relation = state[step.relation]
+        relation = relations[step.relation]
         if not step.probe:
             other = relation.entries.get(tuple(assignment[p] for p in step.bound_positions))
             if other is None:
@@ -279,6 +318,20 @@ def _join(steps: tuple[Step, ...], start: int, assignment: tuple, payload: Any,
         group = tuple(assignment[p] for p in step.bound_positions)
         for key in relation.matching(step.index_positions, group):
             yield from _join(steps, depth + 1, assignment + tuple(key[p] for p in new_positions),
-                             mul(payload, entries[key]), state, mul)
+                             mul(payload, entries[key]), relations, mul)
         return
     yield assignment, payload
+
+
+def _merge(pending: dict[int, dict[Row, int]], deltas: dict[int, dict[Row, int]]) -> None:
+    """Add a batch's net row weights into ``pending``, dropping rows and ports that cancel."""
+    for port, rows in deltas.items():
+        into = pending.setdefault(port, {})
+        for row, weight in rows.items():
+            total = into.get(row, 0) + weight
+            if total:
+                into[row] = total
+            else:
+                del into[row]
+        if not into:
+            del pending[port]
