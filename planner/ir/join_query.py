@@ -28,6 +28,11 @@ from planner.ir.notation_printer import print_expr
 PSEUDO_ATOM = "θ"
 
 
+def is_condition_atom(atom: Atom) -> bool:
+    """A pseudo-atom this reader made for a condition (it reads no table)."""
+    return not atom.table and atom.alias.startswith(PSEUDO_ATOM)
+
+
 @attrs.frozen
 class JoinQuery:
     """The query's GCQ; ``conditions`` maps each pseudo-atom alias to the condition it stands for."""

@@ -9,9 +9,13 @@
   over the free variables. Both are decided by ``gjt_reduction`` (IEDyn Prop. 3.7's generalized GYO,
   tested against the classical criteria), which also treats inequalities the IEDyn way.
 
-For the two hierarchy classes an inequality across atoms counts as one more hyperedge over its two
-variables (the survey's classes are for conjunctive queries; as a hyperedge it can only make a class
-fail). Every failed class carries its witness in words, and ``QueryClasses`` adds the Σ-reduct
+For the two hierarchy classes an inequality across atoms, and a condition's pseudo-atom
+(``join_query.py``), count as one more hyperedge over their variables (the survey's classes are for
+conjunctive queries; as a hyperedge a condition can only make a class fail), unless the columns of
+one atom hold all their variables: then they are a selection on that relation, which changes no
+class. Variables a Σ-reduct added to an atom do not count: a condition on them needs the other
+relation's row, so it is no selection on this one (Q19's condition over lineitem and part stays a
+hyperedge in the reduct, although lineitem's reduct atom holds all its variables). Every failed class carries its witness in words, and ``QueryClasses`` adds the Σ-reduct
 (Def. 4.9, ``fd_reduct.py``): the query *as maintained* is the reduct when that holds more classes.
 """
 
@@ -26,6 +30,7 @@ from planner.ir.fd_reduct import Reduct, sigma_reduct
 from planner.ir.gcq import Atom, Gcq
 from planner.ir.gjt_plan import plan_gjt
 from planner.ir.gjt_reduction import Witness, build_gjt
+from planner.ir.join_query import is_condition_atom
 
 CLASSES = ("q-hierarchical", "hierarchical", "free-connex", "acyclic")
 
@@ -54,9 +59,17 @@ def _set(names) -> str:
 
 
 def _hyperedges(query: Gcq) -> dict[str, frozenset[str]]:
-    edges = {a.alias: a.var_set for a in query.atoms}
-    edges |= {str(p): p.variables for p in query.predicates}
-    return edges
+    """Atoms, and the conditions no single atom holds."""
+    atoms = [_own_variables(a) for a in query.atoms if not is_condition_atom(a)]
+    conditions = {a.alias: a.var_set for a in query.atoms if is_condition_atom(a)}
+    conditions |= {str(p): p.variables for p in query.predicates}
+    edges = {a.alias: a.var_set for a in query.atoms if not is_condition_atom(a)}
+    return edges | {name: vs for name, vs in conditions.items() if not any(vs <= a for a in atoms)}
+
+
+def _own_variables(atom: Atom) -> frozenset[str]:
+    """The variables of the atom's own columns (a reduct appends the ones dependencies add)."""
+    return frozenset(atom.variables[: len(atom.columns)] if atom.columns else atom.variables)
 
 
 def atoms_of(query: Gcq) -> dict[str, frozenset[str]]:
@@ -103,7 +116,7 @@ def classify(query: Gcq) -> Classification:
     hierarchy = hierarchy_witness(query)
     if hierarchy:
         witnesses["hierarchical"] = hierarchy
-        witnesses["q-hierarchical"] = "not hierarchical: " + hierarchy
+        witnesses["q-hierarchical"] = "not hierarchical"
     elif dominance := free_dominance_witness(query):
         witnesses["q-hierarchical"] = dominance
     gjt = plan_gjt(query)
