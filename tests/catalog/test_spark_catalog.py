@@ -9,15 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from catalog.schema import (
-    Catalog,
-    CatalogError,
-    Column,
-    ForeignKey,
-    FunctionalDependency,
-    Table,
-    UnknownTableError,
-)
+from catalog import FunctionalDependency
+from catalog.schema import Catalog, CatalogError, Column, ForeignKey, Table, UnknownTableError
 from catalog.spark import catalog_from_spark
 from catalog.tpch import tpch_catalog
 from operators.runtime.spark_session import make_spark_session
