@@ -51,6 +51,7 @@ def classes_json(compiled: CompiledQuery) -> dict:
             "query": str(found.original.query),
             "classes_without_fds": list(found.original.classes),
             "witnesses": maintained.witnesses,
+            "witnesses_without_fds": found.original.witnesses,
             "reduct": str(found.reduct.query) if found.reduct.changed else None,
             "reduct_classes": list(found.reduct_classes.classes) if found.reduct_classes else None,
             "bounds": found.bounds(),

@@ -161,8 +161,7 @@ class QueryClasses:
         strongest = self.maintained.strongest
         if strongest == "q-hierarchical":
             return BOUNDS["reduct" if self.uses_reduct else "q-hierarchical"]
-        shape = "free-connex" if "free-connex" in self.maintained.classes else strongest
-        shape = "cyclic" if shape not in BOUNDS else shape
+        shape = next((c for c in ("free-connex", "acyclic") if c in self.maintained.classes), "cyclic")
         text = f"{LOWER_BOUND}. {BOUNDS[shape]}"
         if self.self_joined:
             text += f". Thm 4.1's lower bound is stated for self-join-free queries; this one reads {', '.join(self.self_joined)} twice"

@@ -72,6 +72,15 @@ def test_example_4_3_hierarchical_but_not_q_hierarchical_names_the_bound_variabl
     )
 
 
+def test_hierarchical_but_not_free_connex_states_the_acyclic_bounds():
+    """Q(X,Z) = Σ_Y R(X,Y)·S(Y,Z) is hierarchical, but its free variables X, Z with R and S close a cycle."""
+    found = classes_of("SELECT r.x, s.z, count(*) FROM r, s WHERE r.y = s.y GROUP BY r.x, s.z",
+                       "CREATE TABLE r (x INT, y INT); CREATE TABLE s (y INT, z INT);")
+    assert found.maintained.classes == ("hierarchical", "acyclic")
+    assert "the GYO reduction sticks" in found.maintained.witnesses["free-connex"]
+    assert "α-acyclic, not free-connex" in found.bounds() and "OuMv" in found.bounds()
+
+
 # --- Example 4.4 ------------------------------------------------------------------------------------
 
 
