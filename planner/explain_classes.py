@@ -11,14 +11,14 @@ from planner.compiler import CompiledQuery
 from planner.ir.join_query import NotAJoinQuery, join_query
 from planner.ir.logical import LogicalPlan
 from planner.ir.query_classes import QueryClasses, classify_with_dependencies
+from planner.optimizer.batches import BATCHES
 
-NORMALIZE_BATCH = "Normalize"
+NORMALIZE_BATCH = BATCHES[0].name  # normalization runs first (batches.py)
 
 
 def normalized_plan(compiled: CompiledQuery) -> LogicalPlan:
-    """The plan after the first normalization batch (the logical plan if that batch changed nothing)."""
-    runs = [run for run in compiled.trace.runs if run.batch == NORMALIZE_BATCH]
-    return runs[-1].after if runs else compiled.logical
+    """The plan as the first batch, normalization, left it (every rule runs at least once, so it ran)."""
+    return [run for run in compiled.trace.runs if run.batch == NORMALIZE_BATCH][-1].after
 
 
 def query_classes(compiled: CompiledQuery) -> QueryClasses | NotAJoinQuery:

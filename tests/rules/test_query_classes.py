@@ -18,7 +18,8 @@ from planner.compiler import compile_query
 from planner.explain import explain_json, explain_text
 from planner.explain_classes import query_classes
 from planner.ir.gcq import Atom, Gcq
-from planner.ir.join_query import NotAJoinQuery
+from planner.ir.join_query import NotAJoinQuery, join_query
+from planner.ir.notation_parser import parse_plan
 from planner.ir.query_classes import QueryClasses, classify
 
 ALL = ["q-hierarchical", "hierarchical", "free-connex", "acyclic"]
@@ -90,6 +91,31 @@ def test_example_4_4_q_of_y_x_z_is_q_hierarchical_with_constant_update_and_delay
                        "CREATE TABLE r (y INT, x INT); CREATE TABLE s (y INT, z INT);")
     assert list(found.maintained.classes) == ALL and found.maintained.witnesses == {}
     assert found.bounds().startswith("O(N) preprocessing, constant time per single-tuple update and constant enumeration")
+
+
+def test_selections_pushed_into_atoms_and_the_columns_they_read_change_no_class():
+    """Ex. 4.4's query with a selection on each relation, one on a column nothing else reads."""
+    ddl = "CREATE TABLE r (y INT, x INT, v INT); CREATE TABLE s (y INT, z INT);"
+    plain = classes_of("SELECT r.y, r.x, s.z FROM r, s WHERE r.y = s.y", ddl)
+    selected = classes_of("SELECT r.y, r.x, s.z FROM r, s WHERE r.y = s.y AND r.v > 3 AND s.z < 10", ddl)
+    assert selected.maintained.classes == plain.maintained.classes == tuple(ALL)
+    assert schema(selected) == schema(plain) == {"r": {"r.y", "r.x"}, "s": {"r.y", "s.z"}}
+
+
+def test_a_condition_over_two_atoms_becomes_a_pseudo_atom_hyperedge():
+    """Q7's shape: an OR over two tables' columns is no selection of one table; as a hyperedge it
+    closes a cycle r – s – θ1 that the plain join does not have."""
+    plan = parse_plan("""
+Aggregate group_by=[r.x AS x] aggregates=[count(*) AS c]
+  JoinGraph conditions=[r.a = 1 and s.b = 2 or r.a = 2 and s.b = 1] join_classes=[[r.x, s.x]]
+    Atom table=r alias=r columns=[x, a, unused] predicate=r.unused > 0
+    Atom table=s alias=s columns=[x, b]
+""")
+    found = join_query(plan)
+    assert [str(a) for a in found.query.atoms] == ["r(r.x,r.a)", "s(r.x,s.b)", "θ1(r.a,s.b)"]
+    assert found.conditions == (("θ1", "r.a = 1 and s.b = 2 or r.a = 2 and s.b = 1"),)
+    classes = classify(found.query)
+    assert classes.classes == () and "atoms(r.a) = {r, θ1}" in classes.witnesses["hierarchical"]
 
 
 # --- Example 4.10 -----------------------------------------------------------------------------------
