@@ -120,8 +120,8 @@ class ViewTreeStage(KeyedStage):
         return StageDescription(
             operator=f"ViewTree[{self.ring!r}] (F-IVM, {'lazy' if self.lazy else 'eager'}, factorized output)",
             inputs=atoms,
-            state=f"{len(self.layout.nodes)} views V_X(dep(X)), expanded V'_X for free "
-                  f"{', '.join(self.order.free) or 'none'}, the atoms",
+            state="views " + ", ".join(f"V_{n.variable}({', '.join(n.dep)})" for n in reversed(self.layout.nodes))
+                  + f"; expanded V'_X for free {', '.join(self.order.free) or 'none'}; the atoms",
             key="constant: one stage holds the whole view tree (per-view stages come with the rule wiring)",
             update_cost=bounds or "no dynamic atoms",
             why="Olteanu §4.1: a delta travels its atom's path to the root; q-hierarchical orders look "

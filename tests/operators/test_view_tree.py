@@ -178,6 +178,8 @@ def test_q_hierarchical_join_equals_recomputation(ring, free):
 def test_non_hierarchical_path_probes_and_still_equals_recomputation(ring):
     stage = ViewTreeStage("q", PATH, ring)
     assert stage.update_bounds() == {"R": "O(1)", "S": "O(1)", "T": "O(matches of A at V_C)"}
+    assert stage.describe().state.startswith("views V_A(), V_C(A), V_D(C), V_E(A, C), V_B(A);")
+    assert stage.describe().update_cost == "R: O(1); S: O(1); T: O(matches of A at V_C)"
     assert run_stream(PATH, ring, seed=5) > 10
 
 
