@@ -239,7 +239,7 @@ class ViewTreeStage(KeyedStage):
     def _view_delta(self, relations: list[RingRelation], plan: DeltaPlan, lift_slot: int, expanded: bool,
                     delta: dict[tuple, Any]) -> tuple[dict, dict | None]:
         ring = self.ring
-        add, mul, lift, is_zero = ring.add, ring.mul, ring.lift, ring.is_zero
+        add, mul, mul_lift, is_zero = ring.add, ring.mul, ring.mul_lift, ring.is_zero
         view_positions, variable_position, steps = plan.view_positions, plan.variable_position, plan.steps
         out: dict[tuple, Any] = {}
         grouped: dict[tuple, Any] | None = {} if expanded else None
@@ -250,7 +250,7 @@ class ViewTreeStage(KeyedStage):
                 if grouped is not None:  # an assignment binds exactly dep ∪ {X}: one per expanded key
                     grouped[view_key + (value,)] = product
                 if lift_slot >= 0:
-                    product = mul(product, lift(lift_slot, value))
+                    product = mul_lift(product, lift_slot, value)
                 old = out.get(view_key)
                 out[view_key] = product if old is None else add(old, product)
         out = {k: v for k, v in out.items() if not is_zero(v)}

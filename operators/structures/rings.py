@@ -57,6 +57,9 @@ class Ring(Protocol):
 
     def lift(self, slot: int, value: Any) -> Any: ...
 
+    def mul_lift(self, a: Any, slot: int, value: Any) -> Any:
+        """``mul(a, lift(slot, value))``, cheaper: a lift is sparse (what a view does per variable value)."""
+
     def from_int(self, n: int) -> Any: ...
 
 
@@ -84,6 +87,9 @@ class CountRing:
 
     def lift(self, slot: int, value: Any) -> int:
         return 1
+
+    def mul_lift(self, a: int, slot: int, value: Any) -> int:
+        return a
 
     def from_int(self, n: int) -> int:
         return n
@@ -127,6 +133,12 @@ class SumRing:
         sums[slot] = value
         return (1, tuple(sums))
 
+    def mul_lift(self, a: tuple, slot: int, value: Any) -> tuple:
+        count, sums = a
+        changed = list(sums)
+        changed[slot] += count * value
+        return (count, tuple(changed))
+
     def from_int(self, n: int) -> tuple:
         return (n, (0,) * self.width)
 
@@ -158,6 +170,9 @@ class CofactorRing:
         self.degree = degree
         self.pairs = tuple((i, j) for i in range(degree) for j in range(i, degree))
         self._diagonal = {i: self.pairs.index((i, i)) for i in range(degree)}
+        #: per slot j: (i, position of Q[min(i,j)][max(i,j)]) for every i ≠ j
+        self._row_of = {j: tuple((i, self.pairs.index((min(i, j), max(i, j)))) for i in range(degree) if i != j)
+                        for j in range(degree)}
         self.zero = (0, (0,) * degree, (0,) * len(self.pairs))
         self.one = (1, (0,) * degree, (0,) * len(self.pairs))
 
@@ -184,6 +199,17 @@ class CofactorRing:
         products = [0] * len(self.pairs)
         products[self._diagonal[slot]] = value * value
         return (1, tuple(sums), tuple(products))
+
+    def mul_lift(self, a: tuple, slot: int, value: Any) -> tuple:
+        """Only row and column ``slot`` change: s_j += c·x, Q_ij += s_i·x (i ≠ j), Q_jj += 2·s_j·x + c·x²."""
+        count, sums, products = a
+        new_sums = list(sums)
+        new_sums[slot] += count * value
+        new_products = list(products)
+        for i, position in self._row_of[slot]:
+            new_products[position] += sums[i] * value
+        new_products[self._diagonal[slot]] += 2 * sums[slot] * value + count * value * value
+        return (count, tuple(new_sums), tuple(new_products))
 
     def from_int(self, n: int) -> tuple:
         return (n, (0,) * self.degree, (0,) * len(self.pairs))

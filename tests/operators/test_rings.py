@@ -45,6 +45,9 @@ def test_ring_axioms_hold_on_random_payloads(ring, data):
     assert ring.is_zero(mul(a, ring.zero)) and ring.is_zero(add(a, ring.neg(a)))
     assert ring.from_int(3) == add(ring.one, add(ring.one, ring.one))
     assert not ring.is_zero(ring.one)
+    value = data.draw(numbers)
+    for slot in range(getattr(ring, "degree", getattr(ring, "width", 1))):
+        assert ring.mul_lift(a, slot, value) == mul(a, ring.lift(slot, value))
 
 
 @settings(max_examples=100, deadline=None)
