@@ -23,7 +23,8 @@ larger costs its old capacity (amortized against the inserts that grew it).
 Output. The query result stays factorized over the views (Ex. 4.4): ``enumerate(state)`` lists
 (free values, payload) with constant delay and nothing materialized. The stage's changelog carries
 one row ``(total,)``, the query aggregated over every variable (COUNT, the SUM payload, the
-cofactor payload of a regression), emitted as −old/+new and absent when zero. Emitting the flat
+cofactor payload of a regression), emitted as −old/+new and absent when zero (a lazy stage emits
+nothing: it is read on request, as the survey's lazy-fact). Emitting the flat
 delta of a result with free variables would cost |δQ| per update, O(N) in Ex. 4.4; the rule wiring
 decides what a view with free variables emits downstream.
 
