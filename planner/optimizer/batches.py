@@ -36,6 +36,7 @@ from rules.prune_columns import PruneAtomColumns
 from rules.threshold import MaintainThresholdCondition, MaintainThresholdFilter
 from rules.top_k import MaintainTopK
 from rules.view_edges import JoinEachViewOnce
+from rules.view_tree import ChooseViewTree
 
 NORMALIZE = (
     InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
@@ -56,6 +57,8 @@ BATCHES = (
     # Again, for what the batches above created: views' subplans and the queries feeding a value (NQ1).
     Batch("Nested aggregates in views", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
+    # What the live-tuple strategy refused, when hierarchical (Olteanu §4); before the binary fallback.
+    Batch("View trees", Once(), (ChooseViewTree(),)),
     # After the live-tuple strategy: it takes what that refused (or everything, when forced).
     Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
     # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column
