@@ -18,6 +18,7 @@ from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.lowering.foreign_key import columns_needed, lower_foreign_key_join
 from operators.lowering.fuse import note_aggregate_over_join
 from operators.lowering.nested import lower_nested
+from operators.lowering.view_tree import lower_view_tree
 from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
 from operators.stages.base import StageDescription
 from operators.stages.distinct import DistinctStage
@@ -42,6 +43,7 @@ from planner.ir.maintenance import (
 )
 from planner.ir.notation import print_expr
 from planner.ir.outputs import output_columns
+from planner.ir.view_tree_plan import ViewTreeAggregate
 
 #: A lowered body: its last stage, its result's columns and its rows over empty input.
 Body = tuple[int, tuple[Column, ...], tuple[Row, ...]]
@@ -110,6 +112,10 @@ def _lower_body(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, n
         return _lower_cross_product(builder, plan, items)
     if isinstance(plan, SetOperation) and items is None:
         return _lower_set_operation(builder, plan)
+    if isinstance(plan, ViewTreeAggregate):
+        return lower_view_tree(builder, plan, items, None)
+    if isinstance(plan, Filter) and isinstance(plan.child, ViewTreeAggregate):  # HAVING
+        return lower_view_tree(builder, plan.child, items, plan.condition)
     return _lower_over_join(builder, plan, items, needed)
 
 

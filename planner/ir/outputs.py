@@ -33,6 +33,7 @@ from planner.ir.maintenance import (
     TopK,
     ViewAtom,
 )
+from planner.ir.view_tree_plan import ViewTreeAggregate
 
 
 @singledispatch
@@ -68,6 +69,7 @@ def _(plan: Project) -> tuple[Column, ...]:
 
 
 @output_columns.register(Aggregate)
+@output_columns.register(ViewTreeAggregate)
 @output_columns.register(RingAggregate)
 @output_columns.register(GroupAggregate)
 def _(plan) -> tuple[Column, ...]:

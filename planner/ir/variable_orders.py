@@ -122,12 +122,15 @@ def _components(atoms: Mapping[str, frozenset[str]]) -> list[dict[str, frozenset
     groups: list[dict[str, frozenset[str]]] = []
     for alias, variables in atoms.items():
         linked = [g for g in groups if any(variables & other for other in g.values())]
-        merged = {alias: variables}
+        merged: dict[str, frozenset[str]] = {}
         for group in linked:
             merged |= group
             groups.remove(group)
+        merged[alias] = variables
         groups.append(merged)
-    return groups
+    position = {alias: i for i, alias in enumerate(atoms)}
+    ordered = [{a: g[a] for a in sorted(g, key=position.__getitem__)} for g in groups]
+    return sorted(ordered, key=lambda g: position[next(iter(g))])  # in the query's atom order
 
 
 def _eliminate(atoms: Mapping[str, frozenset[str]], free: frozenset[str], choose) -> tuple[OrderTree, ...]:
