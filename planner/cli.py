@@ -54,12 +54,15 @@ def cmd_explain(args) -> int:
 
 
 def _planner_options(args) -> dict:
-    """--nested-strategy and --join-tree ('theorem11' or comma-separated aliases) as optimizer options."""
+    """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases) and --variable-order
+    (comma-separated variables or columns) as optimizer options."""
     options = {}
     if args.nested_strategy:
         options["nested_strategy"] = args.nested_strategy
     if args.join_tree:
         options["join_tree"] = args.join_tree if args.join_tree == "theorem11" else tuple(args.join_tree.split(","))
+    if args.variable_order:
+        options["variable_order"] = tuple(args.variable_order.split(","))
     return options
 
 
@@ -244,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--verbose", action="store_true", help="add the rule trace and the generated program")
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     explain.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
+    explain.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -278,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
                                             "for two executor JVMs)")
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
+    run.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
     run.add_argument("--report-lambda", action="store_true",
                      help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
     run.add_argument("--stats-json", help="local engine: write updates, process_seconds, maintenance_seconds, peak_rss_mb, "

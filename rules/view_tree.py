@@ -28,6 +28,7 @@ from planner.ir.query_classes import QueryClasses, classify_with_dependencies
 from planner.ir.variable_orders import (
     DEFAULT_ROWS,
     candidate_orders,
+    components,
     estimate,
     forced_order,
 )
@@ -106,6 +107,8 @@ def _unsupported(node: Aggregate, catalog: Catalog) -> str | None:
     atoms = _atom_variables(classes.original.query)
     if any(len(set(vs)) != len(vs) or not vs for vs in atoms.values()):
         return "an atom equates two of its own columns or reads no column"
+    if len(components({a: frozenset(vs) for a, vs in atoms.items()})) > 1:
+        return "the relations are not all connected by equalities (a cross product: left to the strategies for it)"
     return None
 
 

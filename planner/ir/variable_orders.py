@@ -117,7 +117,7 @@ def _tokens(text: str) -> Iterable[str]:
     yield word
 
 
-def _components(atoms: Mapping[str, frozenset[str]]) -> list[dict[str, frozenset[str]]]:
+def components(atoms: Mapping[str, frozenset[str]]) -> list[dict[str, frozenset[str]]]:
     """The atoms grouped into connected components by shared variables."""
     groups: list[dict[str, frozenset[str]]] = []
     for alias, variables in atoms.items():
@@ -136,7 +136,7 @@ def _components(atoms: Mapping[str, frozenset[str]]) -> list[dict[str, frozenset
 def _eliminate(atoms: Mapping[str, frozenset[str]], free: frozenset[str], choose) -> tuple[OrderTree, ...]:
     """The order that ``choose(allowed, atoms)`` picks at each step (see the module docstring)."""
     forest = []
-    for component in _components(atoms):
+    for component in components(atoms):
         variables = frozenset().union(*component.values())
         allowed = sorted(variables & free) or sorted(variables)
         x = choose(allowed, component)

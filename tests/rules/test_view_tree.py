@@ -9,6 +9,7 @@ import json
 import pytest
 
 from catalog.ddl import catalog_from_ddl
+from planner.cli import main
 from planner.compiler import compile_query
 from planner.explain import explain_json, explain_text
 from planner.ir.view_tree_plan import ViewTreeAggregate
@@ -116,3 +117,13 @@ def test_nullable_join_columns_and_min_are_refused(catalog):
     assert "may be NULL" in compiled.context.refusals["ChooseViewTree"]
     compiled = compile_query("SELECT r.x, MIN(s.z) AS m FROM r, s WHERE r.y = s.y GROUP BY r.x", catalog)
     assert "MIN is not a ring aggregate" in compiled.context.refusals["ChooseViewTree"]
+
+
+def test_cli_explain_with_a_forced_variable_order(tmp_path, capsys):
+    ddl = tmp_path / "schema.sql"
+    ddl.write_text(DDL)
+    sql = "SELECT r.y, r.x, s.z, COUNT(*) AS c FROM r, s WHERE r.y = s.y GROUP BY r.y, r.x, s.z"
+    assert main(["explain", sql, "--catalog", str(ddl), "--format", "json", "--variable-order", "r.x,r.y"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["strategy"] == "view_tree"
+    assert (document["variable_order"], document["order_chosen_by"]) == ("r.x(r.y(s.z))", "forced")
