@@ -8,6 +8,7 @@ and from the lowered stage (the views and keys it built); the bounds come from t
 
 from __future__ import annotations
 
+from operators.stages.view_tree import ViewTreeStage
 from planner.compiler import CompiledQuery
 from planner.explain_classes import query_classes
 from planner.ir.join_query import NotAJoinQuery
@@ -32,7 +33,7 @@ def _tree_lines(forest: tuple[OrderTree, ...], depth: int = 1) -> list[str]:
 
 
 def _views(compiled: CompiledQuery) -> str:
-    from_stage = next((n.stage for n in compiled.dataflow.stages if n.stage.name.startswith("view tree ")), None)
+    from_stage = next((n.stage for n in compiled.dataflow.stages if isinstance(n.stage, ViewTreeStage)), None)
     return from_stage.describe().state if from_stage is not None else "(not lowered)"
 
 

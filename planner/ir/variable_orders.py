@@ -281,7 +281,7 @@ def estimate(query: Gcq, forest: tuple[OrderTree, ...], rows: Mapping[str, int],
 
 def _path_work(alias, atoms, views, index, keys, size) -> float:
     """The summed delta sizes of a single-tuple update of ``alias`` along its path to the root."""
-    node = index[placement_of(alias, atoms, views)]
+    node = index[next(v.variable for v in views if alias in v.atoms)]
     changed, bound, delta, work = ("atom", alias), set(atoms[alias]), 1.0, 0.0
     while node != -1:
         view = views[node]
@@ -295,6 +295,3 @@ def _path_work(alias, atoms, views, index, keys, size) -> float:
         changed, bound, node = ("view", node), set(view.dep), view.parent
     return work
 
-
-def placement_of(alias: str, atoms, views) -> str:
-    return next(v.variable for v in views if alias in v.atoms)

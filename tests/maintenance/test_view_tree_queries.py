@@ -1,6 +1,7 @@
 """SQL maintained by view trees (rules/view_tree.py) against DuckDB's recomputation after every batch
 of a random insert/delete stream, on the local runner: a many-to-many q-hierarchical join with SUM,
-SUM(x*y), AVG and COUNT grouped by the join variable; the same join as a global aggregate (a row
+SUM(x*y), AVG and COUNT grouped by the join variable; Ex. 4.4's Q(Y, X, Z) = R(Y, X)·S(Y, Z) (a
+change of one atom reaches many groups); the same join as a global aggregate (a row
 over empty input, COUNT 0 and SUM NULL); a hierarchical, not q-hierarchical GROUP BY (probes); and
 a join that is hierarchical only through a declared FD (Olteanu Ex. 4.10's shape)."""
 
@@ -67,6 +68,9 @@ QUERIES = {
     "q-hierarchical, grouped by the join variable": (
         f"SELECT r.a, SUM(s.e) AS se, SUM(s.e * t.d) AS sed, AVG(t.d) AS ad, COUNT(*) AS n, SUM(r.b) AS sb {JOIN} "
         "GROUP BY r.a", ("r", "s", "t")),
+    "Ex. 4.4's shape: an R change reaches every s.c of its group": (
+        "SELECT r.a, r.b, s.c, COUNT(*) AS n, SUM(s.e) AS se FROM r, s WHERE r.a = s.a GROUP BY r.a, r.b, s.c",
+        ("r", "s")),
     "global aggregate": (f"SELECT COUNT(*) AS n, SUM(t.d) AS sd, AVG(s.e) AS ae {JOIN}", ("r", "s", "t")),
     "hierarchical, not q-hierarchical (free s.c below bound a)": (
         f"SELECT s.c, COUNT(*) AS n, SUM(r.b) AS sb {JOIN} GROUP BY s.c HAVING COUNT(*) > 1", ("r", "s", "t")),
