@@ -32,7 +32,7 @@ from planner.ir.variable_orders import (
     estimate,
     forced_order,
 )
-from planner.ir.view_tree_plan import ViewTreeAggregate, product_columns
+from planner.ir.view_tree_plan import ViewTreeAggregate, product_columns, summed_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -101,7 +101,7 @@ def _unsupported(node: Aggregate, catalog: Catalog) -> str | None:
     if "hierarchical" not in classes.maintained.classes:
         return f"not hierarchical: {classes.maintained.witnesses['hierarchical']}"
     free = set(_free_variables(node))
-    lifted = {_variable(node, c) for item in node.aggregates for c in product_columns(item.expr.arg) or ()}
+    lifted = {_variable(node, c) for item in node.aggregates for c in summed_columns(item.expr)}
     if free & lifted:
         return "an aggregate sums a GROUP BY column"
     atoms = _atom_variables(classes.original.query)
@@ -117,7 +117,7 @@ def _table(graph: JoinGraph, alias: str) -> str:
 
 
 def _read_columns(node: Aggregate) -> set[Column]:
-    """Join columns (in a class of two or more) and aggregated columns."""
+    """Join columns (in a class of two or more) and aggregated columns (COUNT's too: NULLs do not count)."""
     graph: JoinGraph = node.child
     read = {c for cls in graph.join_classes if len(cls) > 1 for c in cls}
     return read | {c for item in node.aggregates for c in product_columns(item.expr.arg) or ()}

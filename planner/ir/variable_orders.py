@@ -34,8 +34,8 @@ own variables. This module is plain data and arithmetic: the rule chooses (``rul
 
 from __future__ import annotations
 
-import itertools
 import math
+import random
 from collections.abc import Iterable, Mapping
 
 import attrs
@@ -47,6 +47,8 @@ from planner.ir.notation import notation_value
 DEFAULT_ROWS = 1000
 #: How many orders ``candidate_orders`` returns at most (the canonical one included).
 MAX_CANDIDATES = 8
+#: How many variable rankings ``candidate_orders`` tries.
+SHUFFLES = 200
 
 #: A node of an order: a variable and its children.
 OrderTree = tuple[str, tuple["OrderTree", ...]]
@@ -163,16 +165,20 @@ def canonical_order(query: Gcq) -> tuple[OrderTree, ...]:
 
 
 def candidate_orders(query: Gcq, limit: int = MAX_CANDIDATES) -> list[tuple[OrderTree, ...]]:
-    """The canonical order, then other elimination orders (every allowed choice at every step), at
-    most ``limit`` distinct ones."""
+    """The canonical order, then other elimination orders: each ranks the variables (sorted, then
+    seeded shuffles, ``SHUFFLES`` tries) and takes the first allowed one at every step; at most
+    ``limit`` distinct orders."""
     found = [canonical_order(query)]
-    for permutation in itertools.islice(itertools.permutations(sorted(query.variables)), 5000):
-        rank = {v: i for i, v in enumerate(permutation)}
+    names = sorted(query.variables)
+    shuffler = random.Random(0)  # seeded: the same query gets the same candidates
+    for _ in range(SHUFFLES):
+        rank = {v: i for i, v in enumerate(names)}
         order = _eliminate(_atom_variables(query), _free(query), lambda allowed, _c, r=rank: min(allowed, key=r.get))
         if order not in found:
             found.append(order)
         if len(found) >= limit:
             break
+        shuffler.shuffle(names)
     return found
 
 

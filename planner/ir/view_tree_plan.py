@@ -38,6 +38,12 @@ def product_columns(expr: Expr | None) -> tuple[Column, ...] | None:
     return None
 
 
+def summed_columns(call: AggregateCall) -> tuple[Column, ...]:
+    """The columns an aggregate lifts into the ring: SUM's and AVG's; COUNT of a NOT NULL column
+    reads none (it is the count; the rule refuses a nullable one)."""
+    return () if call.func == "count" else product_columns(call.arg) or ()
+
+
 @attrs.frozen
 class ViewTreeAggregate(LogicalPlan):
     child_fields = ("atoms",)
@@ -72,11 +78,11 @@ class ViewTreeAggregate(LogicalPlan):
     def lifted(self) -> tuple[str, ...]:
         """The variables lifted into the ring, slot i holding ``lifted[i]``."""
         return tuple(dict.fromkeys(self.variable(c) for item in self.aggregates
-                                   for c in product_columns(item.expr.arg) or ()))
+                                   for c in summed_columns(item.expr)))
 
     @functools.cached_property
     def ring_kind(self) -> str:
-        arities = [len(product_columns(item.expr.arg) or ()) for item in self.aggregates]
+        arities = [len(summed_columns(item.expr)) for item in self.aggregates]
         return "cofactor" if 2 in arities else "sum" if 1 in arities else "count"
 
     @functools.cached_property
@@ -86,7 +92,7 @@ class ViewTreeAggregate(LogicalPlan):
         reads = []
         for item in self.aggregates:
             call: AggregateCall = item.expr
-            reads.append((call.func, tuple(slot[self.variable(c)] for c in product_columns(call.arg) or ())))
+            reads.append((call.func, tuple(slot[self.variable(c)] for c in summed_columns(call))))
         return tuple(reads)
 
     @functools.cached_property

@@ -12,6 +12,7 @@ from catalog.ddl import catalog_from_ddl
 from planner.cli import main
 from planner.compiler import compile_query
 from planner.explain import explain_json, explain_text
+from planner.ir.notation import parse_plan, print_plan
 from planner.ir.view_tree_plan import ViewTreeAggregate
 from planner.optimizer.executor import OptimizerError
 
@@ -50,10 +51,10 @@ def test_ex_4_3_non_hierarchical_is_refused_with_the_witness(catalog):
 def test_ex_4_3_hierarchical_not_q_hierarchical_gets_free_variables_on_top(catalog):
     # Q(X) = Σ_Y R(X,Y)·S(Y): y is bound and in more atoms than the free x, so x goes on top and S's
     # update probes R by y (the cost says so; the canonical order of the hierarchy would be y(x))
-    compiled = compile_query("SELECT r.x, COUNT(*) AS c FROM r, t WHERE r.y = t.y GROUP BY r.x", catalog)
+    compiled = compile_query("SELECT r.x, COUNT(t.z) AS c FROM r, t WHERE r.y = t.y GROUP BY r.x", catalog)
     node = view_tree(compiled)
-    assert node.order == "r.x(r.y)"
-    assert node.ring_kind == "count"
+    assert node.order == "r.x(r.y(t.z))"
+    assert node.ring_kind == "count" and node.lifted == ()  # COUNT of a NOT NULL column is the count
     assert node.candidates[0].update > 2  # a probe: not the O(1) of a q-hierarchical order
     assert "hierarchical" in json.loads(explain_json(compiled))["query_classes"]
 
@@ -63,6 +64,7 @@ def test_ex_4_4_q_hierarchical_order_and_costs(catalog):
     compiled = compile_query("SELECT r.y, r.x, s.z, COUNT(*) AS c FROM r, s WHERE r.y = s.y GROUP BY r.y, r.x, s.z",
                              catalog)
     node = view_tree(compiled)
+    assert parse_plan(print_plan(compiled.plan)) == compiled.plan  # the node and its costs print and parse back
     assert node.order == "r.y(r.x, s.z)"
     assert node.chosen_by == "cost" and node.fd_reduct == ()
     chosen, *rejected = node.candidates
