@@ -12,18 +12,21 @@ Preconditions: runs after ``ChooseForeignKeyJoinTree`` (AJU's live tuples alread
 foreign-key joins, so only what it refused arrives here as a ``JoinGraph``) and before the binary
 fallback. The join must be natural: no condition other than equalities, no outer join, no view
 atom; group keys are columns; aggregates are SUM/COUNT/AVG (not DISTINCT) of a column, of a
-product of two columns, or COUNT(*); join and aggregated columns are NOT NULL in the catalog (a
+product of two columns that Spark computes exactly per row (DECIMAL without scale reduction, or
+floating point: no integer product, whose per-row overflow Spark checks), or COUNT(*); join and aggregated columns are NOT NULL in the catalog (a
 view tree matches equal values, and SQL never matches NULL; a NULL summand has no lift).
 """
 
 from __future__ import annotations
 
 from catalog.schema import Catalog
-from planner.ir.expressions import AggregateCall, Column
+from catalog.types import INTEGRAL, DecimalType
+from planner.ir.expressions import AggregateCall, Call, Column
 from planner.ir.gcq import Gcq
 from planner.ir.join_query import NotAJoinQuery, join_query
 from planner.ir.logical import Aggregate, LogicalPlan
 from planner.ir.maintenance import Atom, JoinGraph
+from planner.ir.notation import print_expr
 from planner.ir.query_classes import QueryClasses, classify_with_dependencies
 from planner.ir.variable_orders import (
     DEFAULT_ROWS,
@@ -92,6 +95,8 @@ def _unsupported(node: Aggregate, catalog: Catalog) -> str | None:
             return f"{call.func.upper()}{' DISTINCT' if call.distinct else ''} is not a ring aggregate"
         if call.arg is not None and product_columns(call.arg) is None:
             return "an aggregate argument is neither a column nor a product of two columns"
+        if call.func != "count" and len(product_columns(call.arg) or ()) == 2 and (why := _inexact_product(call.arg)):
+            return why
     nullable = [f"{c}" for c in _read_columns(node) if catalog.table(_table(graph, c.table)).column(c.name).nullable]
     if nullable:
         return f"{', '.join(sorted(nullable))} may be NULL (declare NOT NULL: a view tree would match NULL join values)"
@@ -109,6 +114,19 @@ def _unsupported(node: Aggregate, catalog: Catalog) -> str | None:
         return "an atom equates two of its own columns or reads no column"
     if len(components({a: frozenset(vs) for a, vs in atoms.items()})) > 1:
         return "the relations are not all connected by equalities (a cross product: left to the strategies for it)"
+    return None
+
+
+def _inexact_product(product: Call) -> str | None:
+    """Why Spark's per-row ``x * y`` is not what a factorized Σxy computes (None: it is). The view tree
+    never sees one row's product: an integer product that overflows (Spark raises) or a DECIMAL
+    product whose scale Spark reduces (it rounds each row) would silently differ."""
+    if product.dtype in INTEGRAL:
+        return f"{print_expr(product)} is an integer product: Spark checks each row's product for overflow"
+    if isinstance(product.dtype, DecimalType):
+        scales = sum(c.dtype.scale if isinstance(c.dtype, DecimalType) else 0 for c in product.args)
+        if product.dtype.scale != scales:
+            return f"{print_expr(product)} is a DECIMAL product Spark rounds per row (scale {product.dtype.scale} < {scales})"
     return None
 
 

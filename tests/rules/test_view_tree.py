@@ -114,11 +114,14 @@ def test_forced_order_and_its_errors(catalog):
         compile_query(grouped, catalog, variable_order=("r.y",))
 
 
-def test_nullable_join_columns_and_min_are_refused(catalog):
+def test_nullable_join_columns_min_and_integer_products_are_refused(catalog):
     compiled = compile_query("SELECT COUNT(*) AS c FROM n, t WHERE n.y = t.y", catalog)
     assert "may be NULL" in compiled.context.refusals["ChooseViewTree"]
     compiled = compile_query("SELECT r.x, MIN(s.z) AS m FROM r, s WHERE r.y = s.y GROUP BY r.x", catalog)
     assert "MIN is not a ring aggregate" in compiled.context.refusals["ChooseViewTree"]
+    # Spark checks each row's integer product for overflow; a factorized Σxy never sees that row
+    compiled = compile_query("SELECT r.x, SUM(r.w * s.z) AS m FROM r, s WHERE r.y = s.y GROUP BY r.x", catalog)
+    assert "is an integer product" in compiled.context.refusals["ChooseViewTree"]
 
 
 def test_cli_explain_with_a_forced_variable_order(tmp_path, capsys):
