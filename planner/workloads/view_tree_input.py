@@ -1,0 +1,98 @@
+"""What the F-IVM workloads (Retailer-like, Housing-like) share: their catalogs from the DDL in
+``examples/fivm/``, random insert/delete streams over generated tables, and the translation of a
+stream's updates into the changes a view-tree stage reads.
+
+A view tree's atoms are named after tables and its variables after columns (``<table>.<column>``
+where a column name recurs in another table but is no join variable), so an atom is the projection
+of its table onto those columns and equal variable names are the natural join. Every
+atom keeps its table's primary key, so a projection never merges two rows: the stage's weights are
+the table's +1/−1 operations.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+from catalog.ddl import catalog_from_ddl
+from catalog.schema import Catalog
+from operators.runtime.stream_format import CheckedTables, Update, UpdateBatch, write_stream
+from operators.stages.base import Change
+from operators.structures.variable_order import VariableOrder
+from planner.workloads.tpch_streams import make_stream
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "fivm"
+
+
+def load_catalog(schema: str) -> Catalog:
+    """The catalog of ``examples/fivm/<schema>.sql``."""
+    return catalog_from_ddl((EXAMPLES / f"{schema}.sql").read_text())
+
+
+def random_stream(tables: Mapping[str, Sequence[tuple]], catalog: Catalog, seed: int) -> UpdateBatch:
+    """Every row inserted once in a seeded shuffle, with deletes of present rows (about one per
+    three inserts) and re-inserts interleaved: ``tpch_streams``' ``random`` kind, which only needs
+    primary keys, so it serves these schemas as it is."""
+    return make_stream(tables, catalog, "random", seed=seed)
+
+
+def churn_stream(tables: Mapping[str, Sequence[tuple]], catalog: Catalog, count: int, seed: int,
+                 only: Sequence[str] | None = None, first_seq: int = 1) -> UpdateBatch:
+    """``count`` updates on top of ``tables`` already loaded: each deletes a random present row of a
+    random table (of ``only``, if given) or re-inserts one deleted earlier, half and half, so the
+    sizes stay put (what a per-update benchmark on a fixed database size needs)."""
+    rng = random.Random(seed)
+    names = sorted(only or [name for name in tables if tables[name]])
+    present = {name: list(tables[name]) for name in names}
+    gone: dict[str, list[tuple]] = {name: [] for name in names}
+    updates = []
+    for position in range(count):
+        name = rng.choice(names)
+        if gone[name] and (rng.random() < 0.5 or not present[name]):
+            pool, target, op = gone[name], present[name], 1
+        else:
+            pool, target, op = present[name], gone[name], -1
+        index = rng.randrange(len(pool))
+        pool[index], pool[-1] = pool[-1], pool[index]
+        row = pool.pop()
+        target.append(row)
+        updates.append(Update(first_seq + position, name, op, row))
+    return UpdateBatch(updates, checked=isinstance(tables, CheckedTables))
+
+
+def write(stream_dir: Path | str, catalog: Catalog, stream: UpdateBatch) -> Path:
+    """The stream in the on-disk format (one ``<table>.parquet`` with ``_seq`` and ``_op`` each)."""
+    return write_stream(stream_dir, catalog, {name: [u for u in stream if u.table == name] for name in catalog.tables})
+
+
+class AtomProjection:
+    """Projects a table's rows onto the variables of the view-tree atom named after it."""
+
+    def __init__(self, order: VariableOrder, catalog: Catalog):
+        self.ports: dict[str, tuple[int, tuple[int, ...]]] = {}
+        for port, atom in enumerate(order.atoms):
+            table = catalog.table(atom.name)
+            columns = [v.removeprefix(f"{atom.name}.") for v in atom.variables]
+            missing = set(table.primary_key) - set(columns)
+            if missing:
+                raise ValueError(f"atom {atom.name} drops key columns {sorted(missing)}: rows would merge")
+            self.ports[atom.name] = (port, tuple(table.column_names.index(c) for c in columns))
+
+    def rows(self, table: str, rows: Iterable[tuple]) -> list[tuple]:
+        _, positions = self.ports[table]
+        return [tuple(row[p] for p in positions) for row in rows]
+
+    def changes(self, updates: Iterable[Update]) -> list[Change]:
+        """The updates of the atoms' tables as stage changes; updates of other tables are skipped."""
+        out = []
+        for update in updates:
+            target = self.ports.get(update.table)
+            if target is not None:
+                port, positions = target
+                out.append(Change(port, tuple(update.row[p] for p in positions), update.op))
+        return out
+
+    def initial(self, tables: Mapping[str, Sequence[tuple]]) -> dict[str, list[tuple]]:
+        """The atoms' rows of ``tables``: a view tree's ``initial`` state."""
+        return {name: self.rows(name, tables.get(name, ())) for name in self.ports}
