@@ -1,7 +1,9 @@
 """Benchmark: F-IVM view trees, rings and heavy/light partitioning at operator level (issue 12).
 
 Each configuration runs in its own subprocess (a fresh interpreter: no warm caches or leftover
-state from another configuration); the parent prints one table per part.
+state from another configuration), with the cyclic garbage collector off (the states hold no
+cycles; its pauses would land on random updates); the parent prints one table per part, and
+checks that the strategies of (a), (c) and (d) agree on their results.
 
 (a) ``update``: per-update time of COUNT over Inventory ⋈ Location ⋈ Census ⋈ Weather (Retailer-
     like, q-hierarchical after the FD locn → zip) as the data grows, zips fixed so stores per zip
@@ -19,7 +21,7 @@ state from another configuration); the parent prints one table per part.
     on a skewed graph of N tuples: per-update time as N grows.
 
     PYTHONPATH=. python examples/benchmarks/fivm.py                    # all parts, default sizes
-    PYTHONPATH=. python examples/benchmarks/fivm.py --parts d --triangle-sizes 3000,30000,300000
+    PYTHONPATH=. python examples/benchmarks/fivm.py --parts d --triangle-sizes 3000,30000
     PYTHONPATH=. python examples/benchmarks/fivm.py --smoke            # tiny sizes, to check it runs
 
 Variable orders are built by hand (planner.workloads.retailer/housing): the planner's automatic
@@ -29,6 +31,7 @@ choice is not wired in here.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import subprocess
@@ -50,7 +53,7 @@ from operators.stages.view_tree import ViewTreeStage  # noqa: E402
 from operators.structures.rings import CofactorRing, CountRing, SumRing  # noqa: E402
 from planner.workloads.housing import feature_variables, housing_catalog, housing_order, housing_tables  # noqa: E402
 from planner.workloads.retailer import retailer_catalog, retailer_order, retailer_tables  # noqa: E402
-from planner.workloads.view_tree_input import AtomProjection, churn_stream  # noqa: E402
+from planner.workloads.view_tree_input import atom_routes, churn_stream, initial_rows, stage_changes  # noqa: E402
 
 RETAILER_TABLES = ("inventory", "location", "census", "weather")
 ZIPS = 3
@@ -61,12 +64,12 @@ ZIPS = 3
 def view_tree_updates(scale: int, updates: int, reduct: bool) -> dict:
     catalog, tables = retailer_catalog(), retailer_tables(scale, seed=1, zips=ZIPS)
     order = retailer_order(with_item=False, reduct=reduct)
-    projection = AtomProjection(order, catalog)
-    stage = ViewTreeStage("count", order, CountRing(), projection.initial(tables))
+    routes = atom_routes(order, catalog)
+    stage = ViewTreeStage("count", order, CountRing(), initial_rows(routes, tables))
     started = time.perf_counter()
     states = {(): stage.process((), None, [])[0]}
     load = time.perf_counter() - started
-    stream = projection.changes(churn_stream(tables, catalog, updates, seed=2, only=RETAILER_TABLES))
+    stream = stage_changes(routes, churn_stream(tables, catalog, updates, seed=2, only=RETAILER_TABLES))
     started = time.perf_counter()
     for change in stream:
         run_keyed(stage, states, [change])
@@ -111,7 +114,7 @@ def binary_updates(scale: int, updates: int) -> dict:
 def enumeration_delay(scale: int) -> dict:
     catalog, tables = retailer_catalog(), retailer_tables(scale, seed=1, zips=ZIPS)
     order = retailer_order((("inventoryunits", 0),), ("zip", "locn", "dateid"), with_item=False)
-    stage = ViewTreeStage("by zip, locn, dateid", order, SumRing(1), AtomProjection(order, catalog).initial(tables))
+    stage = ViewTreeStage("by zip, locn, dateid", order, SumRing(1), initial_rows(atom_routes(order, catalog), tables))
     state = stage.process((), None, [])[0]
     gaps = []
     previous = time.perf_counter()
@@ -119,7 +122,10 @@ def enumeration_delay(scale: int) -> dict:
         now = time.perf_counter()
         gaps.append(now - previous)
         previous = now
-    return {"tuples": len(gaps), "mean_delay_us": sum(gaps) / len(gaps) * 1e6, "max_delay_us": max(gaps) * 1e6}
+    gaps.sort()
+    return {"tuples": len(gaps), "mean_delay_us": sum(gaps) / len(gaps) * 1e6,
+            "median_delay_us": gaps[len(gaps) // 2] * 1e6, "p99_delay_us": gaps[len(gaps) * 99 // 100] * 1e6,
+            "max_delay_us": gaps[-1] * 1e6}
 
 
 # --- (c) one cofactor payload against one view per aggregate ------------------------------------
@@ -172,13 +178,13 @@ def cofactor_vs_views(scale: int, updates: int, strategy: str) -> dict:
         specs = [("cofactor", CofactorRing(len(features)), tuple((x, i) for i, x in enumerate(features)))]
     else:
         specs = aggregate_views()
-    projection = AtomProjection(housing_order(), catalog)  # every order below has the same atoms
-    initial = projection.initial(tables)
+    routes = atom_routes(housing_order(), catalog)  # every order below has the same atoms
+    initial = initial_rows(routes, tables)
     stages = [ViewTreeStage(name, housing_order(lifts), ring, initial) for name, ring, lifts in specs]
     started = time.perf_counter()
     states = [{(): stage.process((), None, [])[0]} for stage in stages]
     load = time.perf_counter() - started
-    stream = projection.changes(churn_stream(tables, catalog, updates, seed=2))
+    stream = stage_changes(routes, churn_stream(tables, catalog, updates, seed=2))
     started = time.perf_counter()
     for change in stream:
         for stage, state in zip(stages, states, strict=True):
@@ -263,14 +269,19 @@ def in_subprocess(config: dict) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def table(configs: list[dict], columns: list[str]) -> str:
-    rows = []
+def table(configs: list[dict], columns: list[str], same: str | None = None) -> str:
+    """Run each configuration; ``same`` names the size field under which every strategy must
+    report the same ``count`` (and ``sum_x0_x1``; a disagreement is printed under the table)."""
+    rows, counts = [], {}
     for config in configs:
         shown = {**config, **in_subprocess(config)}
         rows.append([_fmt(shown.get(column, "")) for column in [*columns, "error"]])
+        if same and "count" in shown:
+            counts.setdefault(shown[same], set()).add(json.dumps([shown["count"], shown.get("sum_x0_x1")]))
         print(".", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    return tabulate(rows, headers=[*columns, "error"])
+    disagree = {size: found for size, found in counts.items() if len(found) > 1}
+    return tabulate(rows, headers=[*columns, "error"]) + (f"\nRESULTS DISAGREE: {disagree}" if disagree else "")
 
 
 def _fmt(value) -> str:
@@ -284,11 +295,12 @@ def main() -> None:
     parser.add_argument("--scales", default="1,10,100", help="(a), (b): Retailer-like scale factors")
     parser.add_argument("--updates", type=int, default=2000, help="timed single-tuple updates per configuration")
     parser.add_argument("--cofactor-scale", type=int, default=20, help="(c): Housing-like scale")
-    parser.add_argument("--triangle-sizes", default="3000,30000,300000", help="(d): tuples in R, S and T")
+    parser.add_argument("--triangle-sizes", default="3000,10000,30000,100000", help="(d): tuples in R, S and T")
     parser.add_argument("--binary-max", type=int, default=100, help="(a): largest scale for the binary chain")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script runs, measures nothing")
     args = parser.parse_args()
     if args.child:
+        gc.disable()
         print(json.dumps(run_one(json.loads(args.child))))
         return
     if args.smoke:
@@ -301,21 +313,23 @@ def main() -> None:
                    if strategy != "binary" or scale <= args.binary_max]
         print("(a) per-update time, COUNT over Inventory ⋈ Location ⋈ Census ⋈ Weather, "
               f"{ZIPS} zips, single-tuple updates")
-        print(table(configs, ["strategy", "scale", "load_s", "per_update_us", "count", "bounds"]), "\n")
+        print(table(configs, ["strategy", "scale", "load_s", "per_update_us", "count", "bounds"], "scale"), "\n")
     if "b" in parts:
         print("(b) enumeration delay, Q(zip, locn, dateid, SUM(units)) from the reduct's view tree")
         print(table([{"part": "delay", "scale": scale} for scale in scales],
-                    ["scale", "tuples", "mean_delay_us", "max_delay_us"]), "\n")
+                    ["scale", "tuples", "mean_delay_us", "median_delay_us", "p99_delay_us", "max_delay_us"]), "\n")
     if "c" in parts:
         configs = [{"part": "cofactor", "strategy": strategy, "scale": args.cofactor_scale, "updates": args.updates}
                    for strategy in ("cofactor", "one view per aggregate")]
         print("(c) 10 features over the Housing-like star: COUNT + 10 SUM(x) + 55 SUM(x·y)")
-        print(table(configs, ["strategy", "views", "load_s", "per_update_us", "state_mb", "count", "sum_x0_x1"]), "\n")
+        print(table(configs, ["strategy", "views", "load_s", "per_update_us", "state_mb", "count", "sum_x0_x1"],
+                    "scale"), "\n")
     if "d" in parts:
         configs = [{"part": "triangle", "epsilon": epsilon, "size": int(size), "updates": args.updates}
                    for epsilon in (0.5, 1.0) for size in args.triangle_sizes.split(",")]
         print("(d) triangle count: IVM^ε at ε = 0.5 against delta queries (ε = 1: every key light)")
-        print(table(configs, ["epsilon", "size", "load_s", "per_update_us", "count", "heavy_keys", "view_entries"]))
+        print(table(configs, ["epsilon", "size", "load_s", "per_update_us", "count", "heavy_keys", "view_entries"],
+                    "size"))
 
 
 if __name__ == "__main__":

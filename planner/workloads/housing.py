@@ -51,7 +51,7 @@ def housing_order(lifts: tuple[tuple[str, int], ...] = (), free: tuple[str, ...]
 
     Variables are named ``<table>.<column>`` except postcode, so equal column names in different
     tables (shop and restaurant both have pricerange) stay different variables;
-    ``AtomProjection`` maps them back to columns.
+    ``atom_routes`` maps them back to columns.
     """
     atoms, children = [], []
     for table, features in FEATURES.items():

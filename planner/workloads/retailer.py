@@ -21,11 +21,10 @@ import numpy
 
 from catalog.schema import Catalog
 from operators.runtime.stream_format import CheckedTables, Update
-from operators.stages.base import run_keyed
 from operators.stages.view_tree import ViewTreeStage
 from operators.structures.rings import CofactorRing, linear_regression
 from operators.structures.variable_order import Atom, OrderNode, VariableOrder
-from planner.workloads.view_tree_input import AtomProjection, load_catalog
+from planner.workloads.view_tree_input import ViewTreeRun, load_catalog
 
 #: The regression's label and features, in cofactor-ring slot order (label first).
 REGRESSION_VARIABLES = ("inventoryunits", "population", "price", "temp")
@@ -104,17 +103,14 @@ class IncrementalRegression:
 
     def __init__(self, catalog: Catalog):
         self.ring = CofactorRing(len(REGRESSION_VARIABLES))
-        order = regression_order()
-        self.stage = ViewTreeStage("retailer regression", order, self.ring)
-        self.projection = AtomProjection(order, catalog)
-        self.states: dict = {}
+        self.run = ViewTreeRun(ViewTreeStage("retailer regression", regression_order(), self.ring), catalog)
 
     def apply(self, updates: Iterable[Update]) -> None:
-        run_keyed(self.stage, self.states, self.projection.changes(updates))
+        self.run.apply(updates)
 
     def payload(self) -> tuple:
-        state = self.states.get(())
-        return self.ring.zero if state is None else self.stage.total(state)
+        state = self.run.state
+        return self.ring.zero if state is None else self.run.stage.total(state)
 
     def coefficients(self) -> tuple:
         """(θ0, θ_population, θ_price, θ_temp), exact Fractions; ``SingularNormalEquations`` when

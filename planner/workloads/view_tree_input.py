@@ -1,6 +1,7 @@
 """What the F-IVM workloads (Retailer-like, Housing-like) share: their catalogs from the DDL in
 ``examples/fivm/``, random insert/delete streams over generated tables, and the translation of a
-stream's updates into the changes a view-tree stage reads.
+stream's updates into the changes a view-tree stage reads (through the runtime's source routes,
+validator and local runner).
 
 A view tree's atoms are named after tables and its variables after columns (``<table>.<column>``
 where a column name recurs in another table but is no join variable), so an atom is the projection
@@ -17,9 +18,14 @@ from pathlib import Path
 
 from catalog.ddl import catalog_from_ddl
 from catalog.schema import Catalog
+from operators.runtime.dataflow import Dataflow, SourceRoute, StageNode
+from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream_format import CheckedTables, Update, UpdateBatch, write_stream
+from operators.runtime.validate import Validator
 from operators.stages.base import Change
+from operators.stages.view_tree import ViewTreeStage, ViewTreeState
 from operators.structures.variable_order import VariableOrder
+from operators.zset import Changelog
 from planner.workloads.tpch_streams import make_stream
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "fivm"
@@ -66,33 +72,54 @@ def write(stream_dir: Path | str, catalog: Catalog, stream: UpdateBatch) -> Path
     return write_stream(stream_dir, catalog, {name: [u for u in stream if u.table == name] for name in catalog.tables})
 
 
-class AtomProjection:
-    """Projects a table's rows onto the variables of the view-tree atom named after it."""
+class ViewTreeRun:
+    """A view-tree stage run the way a maintained view runs: the atoms are ``SourceRoute``s of a
+    one-stage ``Dataflow`` (projection onto the atom's columns), every batch is checked by the
+    ``Validator`` (set semantics per primary key: an invalid stream is an error, nothing applied)
+    and applied by the ``LocalRunner``."""
 
-    def __init__(self, order: VariableOrder, catalog: Catalog):
-        self.ports: dict[str, tuple[int, tuple[int, ...]]] = {}
-        for port, atom in enumerate(order.atoms):
-            table = catalog.table(atom.name)
-            columns = [v.removeprefix(f"{atom.name}.") for v in atom.variables]
-            missing = set(table.primary_key) - set(columns)
-            if missing:
-                raise ValueError(f"atom {atom.name} drops key columns {sorted(missing)}: rows would merge")
-            self.ports[atom.name] = (port, tuple(table.column_names.index(c) for c in columns))
+    def __init__(self, stage: ViewTreeStage, catalog: Catalog):
+        self.stage = stage
+        self.dataflow = Dataflow((StageNode(0, stage, None),), atom_routes(stage.order, catalog), stage.output_columns)
+        self.validator = Validator(catalog, self.dataflow.tables())
+        self.runner = LocalRunner(self.dataflow)
 
-    def rows(self, table: str, rows: Iterable[tuple]) -> list[tuple]:
-        _, positions = self.ports[table]
-        return [tuple(row[p] for p in positions) for row in rows]
-
-    def changes(self, updates: Iterable[Update]) -> list[Change]:
-        """The updates of the atoms' tables as stage changes; updates of other tables are skipped."""
-        out = []
-        for update in updates:
-            target = self.ports.get(update.table)
-            if target is not None:
-                port, positions = target
-                out.append(Change(port, tuple(update.row[p] for p in positions), update.op))
+    def apply(self, updates: Iterable[Update]) -> Changelog:
+        validated = self.validator.validate(updates)
+        out = self.runner.apply(validated.accepted)
+        self.validator.commit(validated)
         return out
 
-    def initial(self, tables: Mapping[str, Sequence[tuple]]) -> dict[str, list[tuple]]:
-        """The atoms' rows of ``tables``: a view tree's ``initial`` state."""
-        return {name: self.rows(name, tables.get(name, ())) for name in self.ports}
+    @property
+    def state(self) -> ViewTreeState | None:
+        return self.runner.states[0].get(())
+
+    def close(self) -> None:
+        self.runner.close()
+
+
+def atom_routes(order: VariableOrder, catalog: Catalog) -> tuple[SourceRoute, ...]:
+    """One route per atom into port ``i`` of stage 0, projecting its table onto the atom's columns."""
+    routes = []
+    for port, atom in enumerate(order.atoms):
+        table = catalog.table(atom.name)
+        columns = [v.removeprefix(f"{atom.name}.") for v in atom.variables]
+        if missing := set(table.primary_key) - set(columns):
+            raise ValueError(f"atom {atom.name} drops key columns {sorted(missing)}: rows would merge")
+        routes.append(SourceRoute(atom.name, 0, port, tuple(table.column_names.index(c) for c in columns)))
+    return tuple(routes)
+
+
+def stage_changes(routes: Sequence[SourceRoute], updates: Iterable[Update]) -> list[Change]:
+    """The updates of the routed tables as the stage's changes, unvalidated (benchmarks on streams
+    known to be valid); other tables' updates are skipped."""
+    by_table: dict[str, Changelog] = {}
+    for update in updates:
+        by_table.setdefault(update.table, []).append((update.row, update.op))
+    return [change for route in routes for change in route.route(by_table.get(route.table, []))]
+
+
+def initial_rows(routes: Sequence[SourceRoute], tables: Mapping[str, Sequence[tuple]]) -> dict[str, list[tuple]]:
+    """The atoms' rows of ``tables``: a view tree's ``initial`` state."""
+    return {route.table: [change.row for change in route.route([(row, 1) for row in tables.get(route.table, ())])]
+            for route in routes}

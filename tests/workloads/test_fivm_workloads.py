@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy
 import pytest
 
-from operators.runtime.stream_format import batches, read_stream
-from operators.stages.base import run_keyed
+from operators.runtime.stream_format import Update, batches, read_stream
+from operators.runtime.validate import InvalidChangeError
 from operators.stages.view_tree import ViewTreeStage
 from operators.structures.rings import CofactorRing, SingularNormalEquations, SumRing
 from planner.workloads.housing import housing_catalog, housing_order, housing_tables
@@ -26,7 +26,7 @@ from planner.workloads.retailer import (
     retailer_order,
     retailer_tables,
 )
-from planner.workloads.view_tree_input import AtomProjection, churn_stream, random_stream, write
+from planner.workloads.view_tree_input import ViewTreeRun, churn_stream, random_stream, write
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "fivm"
 
@@ -71,6 +71,12 @@ def test_regression_coefficients_equal_least_squares_after_every_batch():
         compared.append(size)
     assert len(compared) > 10 and max(compared) > 100
     assert any(u.op < 0 for u in stream)
+    before = model.payload()
+    present = next(iter(live["census"]))
+    with pytest.raises(InvalidChangeError, match="census"):  # the validator guards set semantics
+        model.apply([Update(len(stream) + 1, "inventory", 1, (999, 0, 0, 5)),
+                     Update(len(stream) + 2, "census", 1, present)])
+    assert model.payload() == before and before[0] > 0
 
 
 def sum_by_free(stage, state) -> set:
@@ -105,15 +111,15 @@ def test_view_trees_equal_duckdb_on_the_example_queries_after_every_batch(query)
     catalog = make_catalog()
     sql = (EXAMPLES / query).read_text()
     stream = random_stream(make_tables(), catalog, seed=7)
-    stage, projection, states, live = ViewTreeStage(query, order, ring), AtomProjection(order, catalog), {}, {}
+    run, live = ViewTreeRun(ViewTreeStage(query, order, ring), catalog), {}
     non_empty = 0
     with DuckDBOracle(catalog) as oracle:
         for batch in batches(stream, max(1, len(stream) // 25)):
-            run_keyed(stage, states, projection.changes(batch))
+            run.apply(batch)
             apply_updates(live, batch)
             oracle.load({name: sorted(rows) for name, rows in live.items()})
             expected = set(oracle.query(sql))
-            assert read(stage, states.get(())) == expected
+            assert read(run.stage, run.state) == expected
             non_empty += any(row[0] for row in expected) if query == "retailer_cofactors.sql" else bool(expected)
     assert non_empty > 5
 
