@@ -49,7 +49,9 @@ def churn_stream(tables: Mapping[str, Sequence[tuple]], catalog: Catalog, count:
     random table (of ``only``, if given) or re-inserts one deleted earlier, half and half, so the
     sizes stay put (what a per-update benchmark on a fixed database size needs)."""
     rng = random.Random(seed)
-    names = sorted(only or [name for name in tables if tables[name]])
+    names = sorted(name for name in (only or tables) if tables[name])
+    if not names:
+        raise ValueError("churn_stream needs a non-empty table to delete from")
     present = {name: list(tables[name]) for name in names}
     gone: dict[str, list[tuple]] = {name: [] for name in names}
     updates = []
