@@ -25,12 +25,12 @@ Output. The query result stays factorized over the views (Ex. 4.4): ``enumerate(
 one row ``(total,)``, the query aggregated over every variable (COUNT, the SUM payload, the
 cofactor payload of a regression), emitted as −old/+new and absent when zero (a lazy stage emits
 nothing: it is read on request, as the survey's lazy-fact). Emitting the flat
-delta of a result with free variables would cost |δQ| per update, O(N) in Ex. 4.4; the rule wiring
-decides what a view with free variables emits downstream.
+delta of a result with free variables would cost |δQ| per update, O(N) in Ex. 4.4; a GROUP BY query
+uses ``GroupedViewTreeStage`` (``view_tree_groups.py``), which emits the changed groups' payloads.
 
 First version: one stage keyed by a constant holds the whole tree, so it does not scale out;
-per-view keyed stages (a view keyed by its variables shared with its parent, issue 12 item 7) come
-when the rule wiring lands.
+per-view keyed stages (a view keyed by its variables shared with its parent, issue 12 item 7) are
+not built yet.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class ViewTreeStage(KeyedStage):
             inputs=atoms,
             state="views " + ", ".join(f"V_{n.variable}({', '.join(n.dep)})" for n in reversed(self.layout.nodes))
                   + f"; expanded V'_X for free {', '.join(self.order.free) or 'none'}; the atoms",
-            key="constant: one stage holds the whole view tree (per-view stages come with the rule wiring)",
+            key="constant (does not scale out): one stage holds the whole view tree (per-view stages not built yet)",
             update_cost=bounds or "no dynamic atoms",
             why="Olteanu §4.1: a delta travels its atom's path to the root; q-hierarchical orders look "
                 "up one entry per sibling view (Thm 4.1)")
