@@ -22,6 +22,7 @@ from __future__ import annotations
 from catalog.schema import Catalog
 from catalog.types import INTEGRAL, DecimalType
 from planner.ir.expressions import AggregateCall, Call, Column
+from planner.ir.fd_reduct import closure_function
 from planner.ir.gcq import Gcq
 from planner.ir.join_query import NotAJoinQuery, join_query
 from planner.ir.logical import Aggregate, LogicalPlan
@@ -172,12 +173,13 @@ def _view_tree(node: Aggregate, ctx: OptimizerContext) -> ViewTreeAggregate:
     graph: JoinGraph = node.child
     rows = {a.alias: ctx.catalog.table(a.table).rows or DEFAULT_ROWS for a in graph.atoms}
     static = frozenset(a.alias for a in graph.atoms if ctx.catalog.table(a.table).static)
+    determined = closure_function(classes.original.query, ctx.catalog)
     if ctx.variable_order is not None:
         forest = forced_order(maintained, ctx.variable_order)
-        costs = [estimate(maintained, forest, rows, static, own)]
+        costs = [estimate(maintained, forest, rows, static, own, determined)]
         chosen_by = "forced"
     else:
-        costs = [estimate(maintained, order, rows, static, own) for order in candidate_orders(maintained)]
+        costs = [estimate(maintained, order, rows, static, own, determined) for order in candidate_orders(maintained)]
         costs.sort(key=lambda c: (c.update, c.state))
         chosen_by = "cost"
     fds = tuple(map(str, classes.fd_reduct or ()))

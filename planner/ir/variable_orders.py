@@ -24,8 +24,9 @@ assumption that an atom of n rows over d variables has n^(1/d) distinct values p
 - per-update work: per dynamic atom, the single-tuple delta is joined with the other parts of each
   view on its path to the root; a part whose key the delta does not bind is probed and multiplies
   the delta by its fan-out (its distinct keys over the distinct values of the bound part of its
-  key). The work of the atom is the sum of the delta sizes along its path (1 per level for a
-  q-hierarchical canonical order), and the order's update cost the mean over dynamic atoms.
+  key), unless the FDs determine the part's key from the bound variables (fan-out 1, Ex. 4.12). The
+  work of the atom is the sum of the delta sizes along its path (1 per level for a q-hierarchical
+  canonical order), and the order's update cost the mean over dynamic atoms.
 
 The order is over the Σ-reduct's atoms when the reduct is the query as maintained (Thm 4.11): the
 added variables only constrain the order; each original atom still hangs under the deepest of its
@@ -36,7 +37,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
@@ -264,9 +265,11 @@ def _views(forest, atoms: Mapping[str, frozenset[str]], free: frozenset[str]) ->
 
 
 def estimate(query: Gcq, forest: tuple[OrderTree, ...], rows: Mapping[str, int],
-             static: frozenset[str] = frozenset(), own: Mapping[str, frozenset[str]] | None = None) -> OrderCost:
+             static: frozenset[str] = frozenset(), own: Mapping[str, frozenset[str]] | None = None,
+             determined: Callable[[Iterable[str]], frozenset[str]] = frozenset) -> OrderCost:
     """The cost of ``forest`` (see the module docstring); ``own`` the atoms' own variables when the
-    order is over a Σ-reduct (they decide where an atom hangs and what its relation holds)."""
+    order is over a Σ-reduct (they decide where an atom hangs and what its relation holds);
+    ``determined(bound)`` the variables the FDs fix given ``bound`` (a probe for them has fan-out 1)."""
     atoms = dict(own) if own is not None else _atom_variables(query)
     views = _views(forest, atoms, _free(query))
     distinct = {v: min(rows[a] ** (1 / len(vs)) for a, vs in atoms.items() if v in vs) for v in query.variables}
@@ -281,11 +284,11 @@ def estimate(query: Gcq, forest: tuple[OrderTree, ...], rows: Mapping[str, int],
     state = sum(rows.values()) + sum(size(v.dep) + (size(v.dep | {v.variable}) if v.free else 0) for v in views)
     keys = {("atom", a): vs for a, vs in atoms.items()} | {("view", i): v.dep for i, v in enumerate(views)}
     index = {v.variable: i for i, v in enumerate(views)}
-    updates = [_path_work(a, atoms, views, index, keys, size) for a in atoms if a not in static]
+    updates = [_path_work(a, atoms, views, index, keys, size, determined) for a in atoms if a not in static]
     return OrderCost(order_text(forest), round(state, 1), round(sum(updates) / len(updates), 2) if updates else 0.0)
 
 
-def _path_work(alias, atoms, views, index, keys, size) -> float:
+def _path_work(alias, atoms, views, index, keys, size, determined) -> float:
     """The summed delta sizes of a single-tuple update of ``alias`` along its path to the root."""
     node = index[next(v.variable for v in views if alias in v.atoms)]
     changed, bound, delta, work = ("atom", alias), set(atoms[alias]), 1.0, 0.0
@@ -294,7 +297,7 @@ def _path_work(alias, atoms, views, index, keys, size) -> float:
         parts = [("atom", a) for a in view.atoms] + [("view", c) for c in view.children]
         for part in sorted((p for p in parts if p != changed), key=lambda p: -len(keys[p] & bound)):
             key = keys[part]
-            if not key <= bound:
+            if not key <= determined(bound):
                 delta *= max(1.0, size(key) / size(frozenset(key & bound)))
                 bound |= key
         work += delta
