@@ -19,6 +19,7 @@ from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
+from rules.heavy_light import ChooseHeavyLightTriangle
 from rules.inline_views import (
     InlineDerivedTables,
     MaintainDerivedAggregateAsView,
@@ -59,6 +60,8 @@ BATCHES = (
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
     # What the live-tuple strategy refused, when hierarchical (Olteanu §4); before the binary fallback.
     Batch("View trees", Once(), (ChooseViewTree(),)),
+    # The triangle count the view tree refused (cyclic): IVM^ε (Olteanu §3.3); before the binary fallback.
+    Batch("Heavy/light partitioning", Once(), (ChooseHeavyLightTriangle(),)),
     # After the live-tuple strategy: it takes what that refused (or everything, when forced).
     Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
     # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column

@@ -23,6 +23,8 @@ class OptimizerContext:
     join_tree: str | tuple[str, ...] | None = None
     #: Forces the view tree's variable order (rules/view_tree.py): variables or columns, first = highest.
     variable_order: tuple[str, ...] | None = None
+    #: ε of the heavy/light triangle count (rules/heavy_light.py): threshold M^ε; 1 = plain delta queries.
+    heavy_light_epsilon: float = 0.5
     decisions: dict[str, str] = attrs.field(factory=dict)
     refusals: dict[str, str] = attrs.field(factory=dict)
 
