@@ -55,7 +55,7 @@ def cmd_explain(args) -> int:
 
 def _planner_options(args) -> dict:
     """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases) and --variable-order
-    (comma-separated variables or columns) as optimizer options."""
+    (comma-separated variables or columns), --heavy-light-epsilon as optimizer options."""
     options = {}
     if args.nested_strategy:
         options["nested_strategy"] = args.nested_strategy
@@ -63,7 +63,16 @@ def _planner_options(args) -> dict:
         options["join_tree"] = args.join_tree if args.join_tree == "theorem11" else tuple(args.join_tree.split(","))
     if args.variable_order:
         options["variable_order"] = tuple(args.variable_order.split(","))
+    if args.heavy_light_epsilon is not None:
+        options["heavy_light_epsilon"] = args.heavy_light_epsilon
     return options
+
+
+def _epsilon(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"ε must be in [0, 1], got {text}")
+    return value
 
 
 def cmd_tpch_gen(args) -> int:
@@ -248,6 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     explain.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     explain.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
+    explain.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
+                        "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -283,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     run.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
+    run.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
+                        "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
     run.add_argument("--report-lambda", action="store_true",
                      help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
     run.add_argument("--stats-json", help="local engine: write updates, process_seconds, maintenance_seconds, peak_rss_mb, "

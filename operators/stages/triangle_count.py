@@ -117,7 +117,7 @@ class TriangleCountStage(KeyedStage):
 
     def describe(self) -> StageDescription:
         return StageDescription(
-            operator=f"TriangleCount[IVM^ε, ε={self.epsilon}]",
+            operator=f"TriangleCount[IVM^ε, ε={self.epsilon:g}]",
             inputs=", ".join(RELATIONS),
             state="R, S, T partitioned heavy/light on A, B, C; views V_RS(A,C), V_ST(B,A), V_TR(C,B)",
             key="constant (does not scale out): one global count",
