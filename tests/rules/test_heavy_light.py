@@ -6,6 +6,7 @@ from the option and the CLI, and EXPLAIN's text and JSON."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -137,3 +138,10 @@ def test_cli_epsilon_option(tmp_path, capsys):
     assert document["epsilon"] == 1.0 and document["stages"][0]["operator"] == "TriangleCount[IVM^ε, ε=1]"
     with pytest.raises(SystemExit):
         main(["explain", "--catalog", str(ddl), "--heavy-light-epsilon", "2", SELF_JOIN])
+
+
+def test_example_files_plan_the_heavy_light_strategy(capsys):
+    folder = Path(__file__).parents[2] / "examples" / "fivm"
+    assert main(["explain", "--catalog", str(folder / "graph.sql"), "--format", "json", str(folder / "triangle.sql")]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["strategy"] == "heavy_light_triangle" and document["output_columns"] == ["triangles"]
