@@ -133,6 +133,16 @@ def small(rng: random.Random, low: int = 0, high: int = 9, nulls: float = 0.05):
     return None if rng.random() < nulls else rng.randint(low, high)
 
 
+def reducts(stage: GjtStage, states: dict) -> list[dict]:
+    """ρ_n per node, summed over the keys (a node without the key variables sees every key)."""
+    out: list[dict] = [defaultdict(int) for _ in stage.nodes]
+    for state in states.values():
+        for number, reduct in enumerate(state.reducts):
+            for row, weight in reduct.items():
+                out[number][row] += weight
+    return [{row: w for row, w in reduct.items() if w} for reduct in out]
+
+
 def check_random_stream(stage: GjtStage, makers: dict, seed: int, batches: int = 40, size: int = 8) -> None:
     """Push and pull against recomputation after every batch; most batches must see a non-empty result."""
     rng = random.Random(seed)
@@ -147,6 +157,8 @@ def check_random_stream(stage: GjtStage, makers: dict, seed: int, batches: int =
         assert running == after
         if stage.output is not None:
             assert pulled(stage, states) == after
+        # Definition 4.1 node by node: ρ_n = π_var(n)(the subtree's join | the subtree's predicates)
+        assert reducts(stage, states) == [recomputed(n.tnode, stream.db, n.variables) for n in stage.nodes]
         nonempty += bool(after)
         before = after
     assert nonempty > batches // 2
