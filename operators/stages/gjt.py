@@ -440,7 +440,7 @@ class GjtStage(KeyedStage):
             if self.output is None:
                 out = list(deltas[-1].items())
             else:
-                out = self._delta_enumerate(state, deltas)
+                out = self._delta_enumerate(state, pending, deltas)
         except BaseException:
             for node, row, weight in reversed(applied):
                 self._apply_row(state, node, row, -weight)
@@ -556,8 +556,17 @@ class GjtStage(KeyedStage):
             totals[row] += weight
         return ((row, weight) for row, weight in totals.items() if weight)
 
-    def _touched(self, state: GjtState, deltas: list[dict[Row, int]]) -> list[dict[tuple, list[Row]] | None]:
-        """Per node of N, its touched tuples grouped by the variables shared with the parent."""
+    def _touched(self, state: GjtState, pending: list[dict[Row, int]],
+                 deltas: list[dict[Row, int]]) -> list[dict[tuple, list[Row]] | None]:
+        """Per node of N, its touched tuples grouped by the variables shared with the parent.
+
+        A parent's touched tuples: its children's touched tuples projected, where var(parent) ⊆
+        var(child), and otherwise the sibling rows each touched child tuple joins, projected. For
+        the child's Δρ support those are the keys Algorithm 2 already reached (``pending``, kept
+        with the weights that summed to zero; it joined the sibling's old or new rows, and a row
+        in one only is the sibling's own touched tuple, projected anyway), so only touched tuples
+        outside the support walk the sibling again.
+        """
         touched_sets: list[set[Row] | None] = [None] * len(self.nodes)
         indexes = state.indexes
         for node in self.nodes:
@@ -567,14 +576,15 @@ class GjtStage(KeyedStage):
             if not children or not self._in_connex[children[0].number]:
                 touched_sets[node.number] = set(deltas[node.number])
                 continue
-            touched: set[Row] = set()
+            touched = set(pending[node.number])
             for child in children:
                 below = touched_sets[child.number]
                 if child.to_parent is not None:
                     touched.update(map(child.to_parent, below))
-                else:  # reach the parent tuples through the sibling's new rows joining each touched row
-                    from_sibling = child.sibling.to_parent
-                    for row in below:
+                    continue
+                from_sibling, support = child.sibling.to_parent, deltas[child.number]
+                for row in below:
+                    if row not in support:
                         touched.update(from_sibling(other) for other, _ in child.sibling_probe.rows(indexes, row))
             touched_sets[node.number] = touched
         grouped: list[dict[tuple, list[Row]] | None] = [None] * len(self.nodes)
@@ -589,9 +599,10 @@ class GjtStage(KeyedStage):
         grouped[-1] = {(): list(touched_sets[-1])}
         return grouped
 
-    def _delta_enumerate(self, state: GjtState, deltas: list[dict[Row, int]]) -> Changelog:
+    def _delta_enumerate(self, state: GjtState, pending: list[dict[Row, int]],
+                         deltas: list[dict[Row, int]]) -> Changelog:
         """ΔQ of the batch: ΔE(root, t) summed over the root's touched tuples, projected."""
-        touched = self._touched(state, deltas)
+        touched = self._touched(state, pending, deltas)
         indexes = state.indexes
         memo: dict[tuple[int, Row], list[tuple[Row, object]]] = {}
 
