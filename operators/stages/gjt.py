@@ -169,6 +169,44 @@ class _Probe:
         else:
             yield from group.rows(*interval)
 
+    def joined(self, indexes: list[SortedGroups], probes: dict[Row, object]) -> Iterator[tuple[Row, object]]:
+        """Every indexed row compatible with some probe row, once per group of probes, with its
+        weight times the summed weight of those probes (which may be 0: the row is still reached).
+
+        The probes of one group are swept together (IEDyn §4's hybrid of sort-merge and index
+        nested loops): their intervals sorted by lower and by upper end, one in-order walk of the
+        group keeps the sum of the intervals containing the current row, and jumps (O(log n)) over
+        stretches no interval covers. A batch of m probes into a group then costs O(m log m + the
+        rows in the union of their intervals) rather than the sum of the intervals' lengths.
+        """
+        if self.residual:
+            for probe, weight in probes.items():
+                for row, row_weight in self.rows(indexes, probe):
+                    yield row, weight * row_weight
+            return
+        by_group: dict[tuple, list] = defaultdict(list)
+        for probe, weight in probes.items():
+            if self.checks and not _all_hold(self.checks, probe):
+                continue
+            interval = self.interval(probe)
+            if interval is not None:
+                by_group[tuple(probe[p] for p in self.group)].append((interval, weight))
+        index = indexes[self.index]
+        for key, items in by_group.items():
+            group = index.get(key)
+            if group is None:
+                continue
+            if len(items) == 1:
+                (interval, weight), = items
+                for row, row_weight in group.rows(*interval):
+                    yield row, weight * row_weight
+            elif self.spec.sort is None:  # no inequality: every probe meets every row
+                total = sum(weight for _, weight in items)
+                for row, row_weight in group.rows():
+                    yield row, total * row_weight
+            else:
+                yield from _sweep(group, self.spec.sort, items)
+
     def lookup(self, indexes: list[SortedGroups], probe: Row) -> SortedGroup | None:
         if self.checks and not _all_hold(self.checks, probe):
             return None
@@ -189,6 +227,46 @@ class _Probe:
                     acc = acc + weight
             return acc
         return group.between(*interval)
+
+
+def _sweep(group: SortedGroup, sort: int, items: list) -> Iterator[tuple[Row, object]]:
+    """``_Probe.joined`` for one group and several probe intervals ((low, low inclusive, high, high
+    inclusive), weight). Ends are compared as pairs: a row's value v as (v, 1), a lower end as
+    (value, 0) if inclusive else (value, 2), an upper end as (value, 2) if inclusive else (value, 0),
+    so "v is above the lower end" is one tuple comparison whatever the inclusivity.
+
+    A walk restarted at the next lower end admits that interval on its first row (``rows`` starts
+    there with the same inclusivity), so every restart makes progress."""
+    lows, highs = [], []
+    for (low, low_inclusive, high, high_inclusive), weight in items:
+        low_end = None if low is UNBOUNDED else (low, 0 if low_inclusive else 2)
+        high_end = None if high is UNBOUNDED else (high, 2 if high_inclusive else 0)
+        if low_end is not None and high_end is not None and not low_end < high_end:
+            continue  # an empty interval
+        lows.append((low_end, low, low_inclusive, weight))
+        if high_end is not None:
+            highs.append((high_end, weight))
+    lows.sort(key=lambda item: (0,) if item[0] is None else (1, item[0]))
+    highs.sort(key=lambda item: item[0])
+    count, i, j, active, members = len(lows), 0, 0, 0, 0
+    while i < count:
+        _, low, low_inclusive, _ = lows[i]
+        for row, row_weight in group.rows(low, low_inclusive):
+            value = (row[sort], 1)
+            while i < count and (lows[i][0] is None or lows[i][0] < value):
+                active += lows[i][3]
+                members += 1
+                i += 1
+            while j < len(highs) and not value < highs[j][0]:
+                active -= highs[j][1]
+                members -= 1
+                j += 1
+            if members:
+                yield row, active * row_weight
+            else:
+                break  # nothing covers this row: jump to the next lower end (or stop)
+        else:
+            return
 
 
 def _cross_hold(checks, probe: Row, row: Row) -> bool:
@@ -508,10 +586,9 @@ class GjtStage(KeyedStage):
                         target[projected] = target.get(projected, 0) + weight * total
             else:  # the parent's variables come from the sibling: walk its compatible rows
                 from_sibling = node.sibling.to_parent
-                for row, weight in delta.items():
-                    for other, other_weight in probe.rows(indexes, row):
-                        projected = from_sibling(other)
-                        target[projected] = target.get(projected, 0) + weight * other_weight
+                for other, weight in probe.joined(indexes, delta):
+                    projected = from_sibling(other)
+                    target[projected] = target.get(projected, 0) + weight
         return deltas
 
     # ---- Algorithm 1 and delta enumeration ---------------------------------------------------
@@ -582,10 +659,11 @@ class GjtStage(KeyedStage):
                 if child.to_parent is not None:
                     touched.update(map(child.to_parent, below))
                     continue
-                from_sibling, support = child.sibling.to_parent, deltas[child.number]
-                for row in below:
-                    if row not in support:
-                        touched.update(from_sibling(other) for other, _ in child.sibling_probe.rows(indexes, row))
+                support = deltas[child.number]
+                outside = {row: 0 for row in below if row not in support}
+                if outside:
+                    touched.update(map(child.sibling.to_parent,
+                                       (other for other, _ in child.sibling_probe.joined(indexes, outside))))
             touched_sets[node.number] = touched
         grouped: list[dict[tuple, list[Row]] | None] = [None] * len(self.nodes)
         for node in self.nodes:
