@@ -104,6 +104,14 @@ class _IndexSpec:
     sort: int | None  # position of the bounded variable
     checks: tuple[_Check, ...]  # predicates over the node's own variables
 
+    def file(self, index: SortedGroups, row: Row, weight) -> None:
+        """Add ``row`` to ``index`` unless it can join nothing through it (a NULL grouping or sort
+        value, a failed predicate over the node's own variables)."""
+        group = tuple(row[p] for p in self.group)
+        sort = 0 if self.sort is None else row[self.sort]
+        if None not in group and sort is not None and _all_hold(self.checks, row):
+            index.add(group, sort, row, weight)
+
 
 @attrs.frozen
 class _Probe:
@@ -145,18 +153,13 @@ class _Probe:
     def residual_holds(self, probe: Row, row: Row) -> bool:
         return _cross_hold(self.residual, probe, row)
 
-    def compatible(self, probe: Row, row: Row) -> bool:
-        """The whole predicate between ``probe`` and ``row``, without the index (touched tuples)."""
-        spec = self.spec
-        if spec.sort is not None and row[spec.sort] is None:
-            return False
-        return (all(probe[p] == row[r] and row[r] is not None for p, r in zip(self.group, spec.group, strict=True))
-                and _all_hold(self.checks, probe) and _all_hold(spec.checks, row)
-                and _cross_hold(self.cross, probe, row))
-
     def rows(self, indexes: list[SortedGroups], probe: Row) -> Iterator[tuple[Row, object]]:
         """The indexed rows compatible with ``probe``, in sort order."""
-        group = self.lookup(indexes, probe)
+        return self.rows_in(indexes[self.index], probe)
+
+    def rows_in(self, index: SortedGroups, probe: Row) -> Iterator[tuple[Row, object]]:
+        """``rows`` in an index filed by ``spec`` other than the state's (the batch's touched tuples)."""
+        group = self.lookup(index, probe)
         if group is None:
             return
         interval = self.interval(probe)
@@ -207,14 +210,14 @@ class _Probe:
             else:
                 yield from _sweep(group, self.spec.sort, items)
 
-    def lookup(self, indexes: list[SortedGroups], probe: Row) -> SortedGroup | None:
+    def lookup(self, index: SortedGroups, probe: Row) -> SortedGroup | None:
         if self.checks and not _all_hold(self.checks, probe):
             return None
-        return indexes[self.index].get(tuple(probe[p] for p in self.group))
+        return index.get(tuple(probe[p] for p in self.group))
 
     def total(self, indexes: list[SortedGroups], probe: Row):
         """Summed weight of the compatible rows: O(log n) prefix sums unless residual checks remain."""
-        group = self.lookup(indexes, probe)
+        group = self.lookup(indexes[self.index], probe)
         if group is None:
             return 0
         interval = self.interval(probe)
@@ -534,19 +537,11 @@ class GjtStage(KeyedStage):
         done = 0
         try:
             for spec, number in zip(node.indexes, node.index_numbers, strict=True):
-                group = tuple(row[p] for p in spec.group)
-                sort = 0 if spec.sort is None else row[spec.sort]
-                if None in group or sort is None or not _all_hold(spec.checks, row):
-                    done += 1
-                    continue
-                state.indexes[number].add(group, sort, row, weight)
+                spec.file(state.indexes[number], row, weight)
                 done += 1
         except BaseException:
             for spec, number in list(zip(node.indexes, node.index_numbers, strict=True))[:done]:
-                group = tuple(row[p] for p in spec.group)
-                sort = 0 if spec.sort is None else row[spec.sort]
-                if None not in group and sort is not None and _all_hold(spec.checks, row):
-                    state.indexes[number].add(group, sort, row, -weight)
+                spec.file(state.indexes[number], row, -weight)
             raise
         reduct = state.reducts[node.number]
         count = reduct.get(row, 0) + weight
@@ -634,8 +629,10 @@ class GjtStage(KeyedStage):
         return ((row, weight) for row, weight in totals.items() if weight)
 
     def _touched(self, state: GjtState, pending: list[dict[Row, int]],
-                 deltas: list[dict[Row, int]]) -> list[dict[tuple, list[Row]] | None]:
-        """Per node of N, its touched tuples grouped by the variables shared with the parent.
+                 deltas: list[dict[Row, int]]) -> tuple[list[SortedGroups | None], set[Row]]:
+        """Per node of N below the root, its touched tuples filed like P_n (so a parent tuple finds
+        its compatible ones as it finds its rows, IEDyn §6 indexes the deltas like ρ); and the
+        root's touched tuples.
 
         A parent's touched tuples: its children's touched tuples projected, where var(parent) ⊆
         var(child), and otherwise the sibling rows each touched child tuple joins, projected. For
@@ -665,22 +662,20 @@ class GjtStage(KeyedStage):
                     touched.update(map(child.sibling.to_parent,
                                        (other for other, _ in child.sibling_probe.joined(indexes, outside))))
             touched_sets[node.number] = touched
-        grouped: list[dict[tuple, list[Row]] | None] = [None] * len(self.nodes)
+        filed: list[SortedGroups | None] = [None] * len(self.nodes)
         for node in self.nodes:
             if node.parent_probe is None:
                 continue
-            by_group: dict[tuple, list[Row]] = defaultdict(list)
-            positions = node.parent_probe.spec.group
+            index = filed[node.number] = SortedGroups()
+            spec = node.parent_probe.spec
             for row in touched_sets[node.number]:
-                by_group[tuple(row[p] for p in positions)].append(row)
-            grouped[node.number] = by_group
-        grouped[-1] = {(): list(touched_sets[-1])}
-        return grouped
+                spec.file(index, row, 1)
+        return filed, touched_sets[-1]
 
     def _delta_enumerate(self, state: GjtState, pending: list[dict[Row, int]],
                          deltas: list[dict[Row, int]]) -> Changelog:
         """ΔQ of the batch: ΔE(root, t) summed over the root's touched tuples, projected."""
-        touched = self._touched(state, pending, deltas)
+        touched, touched_root = self._touched(state, pending, deltas)
         indexes = state.indexes
         memo: dict[tuple[int, Row], list[tuple[Row, object]]] = {}
 
@@ -688,9 +683,8 @@ class GjtStage(KeyedStage):
             """ΔA: ΔE(child, s) over the child's touched tuples s compatible with ``row``."""
             probe = child.parent_probe
             out: list[tuple[Row, object]] = []
-            for candidate in touched[child.number].get(tuple(row[p] for p in probe.group), ()):
-                if probe.compatible(row, candidate):
-                    out.extend(delta(child, candidate))
+            for candidate, _ in probe.rows_in(touched[child.number], row):
+                out.extend(delta(child, candidate))
             return out
 
         def delta(node: _Node, row: Row) -> list[tuple[Row, object]]:
@@ -719,7 +713,7 @@ class GjtStage(KeyedStage):
 
         root, project = self.nodes[-1], self._project
         totals: dict[Row, object] = {}
-        for top in touched[-1][()]:
+        for top in touched_root:
             for row, weight in delta(root, top):
                 projected = project(row)
                 totals[projected] = totals.get(projected, 0) + weight
