@@ -15,6 +15,14 @@ leaf atom, rows in the leaf's variable order); it never materializes a join.
   sibling rows, one O(log n) prefix-sum query; otherwise the parent's tuples come from the sibling
   and the compatible rows are walked in sort order, stopping at the first one out of range.
 - REDUCT mode (``output is None``): the stage emits Δρ_root, for a parent in another stage.
+- With a ``ring`` (``rings.Ring``, e.g. ``SumRing``) and per-port ``lift`` ((slot, column position)
+  pairs), weights become ring payloads (``ring_weight.RingWeight``: +, ·, −, zero test through the
+  ring; unlifted ports keep int weights, n standing for n·one). ρ_root(t) is then COUNT(*) and the
+  SUMs of the join tuples grouped by var(root) (the root's tuples are the groups), maintained by
+  Algorithm 2 alone, never enumerating the join (the F-IVM idea, IEDyn §2's footnote on rings). The
+  stage emits group rows ``root tuple + (payload,)``, the old one out and the new one in, and
+  ``enumerate`` lists them. REDUCT mode only, with the key among the root's variables so each group
+  lives under one key.
 - ENUMERATE mode: Algorithm 1 walks N top-down through the P_n indexes (``enumerate``, pull
   mode); per batch the stage *delta-enumerates* ΔQ (push mode, what ``process`` returns), IEDyn §6.
   For a node n of N and one of its tuples t, let E(n, t) be what the subtree of N below n
@@ -40,12 +48,14 @@ with NULL in a joined or compared variable enters no index (it stays in ρ of it
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
 
 import attrs
 
 from operators.stages.base import Change, KeyedStage, StageDescription, key_getter
+from operators.structures.ring_weight import RingWeight, payload
+from operators.structures.rings import Ring
 from operators.structures.sorted_groups import UNBOUNDED, SortedGroup, SortedGroups
 from operators.zset import Changelog, Row
 
@@ -343,13 +353,21 @@ class GjtStage(KeyedStage):
 
     ``key``: variables in every leaf, the partition key. ``output`` None: REDUCT mode, emitting
     Δρ_root; otherwise ENUMERATE mode over the sibling-closed connex set ``connex`` (paths of child
-    indexes from the root; None means every node), emitting Δπ_output(Q).
+    indexes from the root; None means every node), emitting Δπ_output(Q). ``ring`` and ``lift``
+    (optional, REDUCT mode): SUM/COUNT per root tuple as ring payloads (module docstring).
     """
 
     def __init__(self, name: str, root: TNode, key: tuple[str, ...], output: tuple[str, ...] | None,
-                 connex: frozenset[tuple[int, ...]] | None, description: StageDescription):
+                 connex: frozenset[tuple[int, ...]] | None, description: StageDescription, *,
+                 ring: Ring | None = None, lift: Mapping[int, tuple[tuple[int, int], ...]] | None = None):
         self.name, self.root, self.key, self.output, self.connex = name, root, key, output, connex
         self.description = description
+        self.ring, self.lift = ring, dict(lift or {})
+        if ring is not None and (output is not None or not set(key) <= set(root.variables)):
+            raise ValueError(f"{name}: ring payloads need REDUCT mode (no output) and the key among the "
+                             f"root's variables {root.variables}, so each group's payload lives under one key")
+        if self.lift and ring is None:
+            raise ValueError(f"{name}: lift without a ring")
         self.nodes: list[_Node] = []
         self._compile(root, (), None, ())
         self._leaves: dict[int, list[_Node]] = defaultdict(list)
@@ -368,13 +386,14 @@ class GjtStage(KeyedStage):
         self._specs: list[_IndexSpec] = []
         for node in self.nodes:
             self._plan_joins(node)
-        self.output_columns = root.variables if output is None else output
+        self.output_columns = output if output is not None else root.variables + (("payload",) if ring else ())
         if output is not None:
             self._plan_enumeration()
 
     def __reduce__(self):
         """Pickled as its constructor's arguments: the compiled closures are rebuilt (Spark runner)."""
-        return GjtStage, (self.name, self.root, self.key, self.output, self.connex, self.description)
+        return _rebuild, ((self.name, self.root, self.key, self.output, self.connex, self.description),
+                          {"ring": self.ring, "lift": self.lift})
 
     # ---- compilation -------------------------------------------------------------------------
 
@@ -511,14 +530,20 @@ class GjtStage(KeyedStage):
         if state is None:
             state = GjtState(len(self.nodes), len(self._specs))
         pending: list[dict[Row, int]] = [{} for _ in self.nodes]
+        lift = self.lift
         for change in changes:
+            weight = change.weight
+            if change.port in lift:
+                weight = self._lifted(change.port, change.row) * weight
             for leaf in self._leaves[change.port]:
                 delta = pending[leaf.number]
-                delta[change.row] = delta.get(change.row, 0) + change.weight
+                delta[change.row] = delta.get(change.row, 0) + weight
         applied: list[tuple[_Node, Row, int]] = []
         try:
             deltas = self._update(state, pending, applied)
-            if self.output is None:
+            if self.ring is not None:
+                out = self._group_changes(state, deltas[-1])
+            elif self.output is None:
                 out = list(deltas[-1].items())
             else:
                 out = self._delta_enumerate(state, pending, deltas)
@@ -529,6 +554,31 @@ class GjtStage(KeyedStage):
         if not any(state.reducts):
             return None, out
         return state, out
+
+    # ---- ring payloads ---------------------------------------------------------------------
+
+    def _lifted(self, port: int, row: Row) -> RingWeight:
+        """The payload of one row on a lifted port: ``one`` times ``lift(slot, value)`` per summed
+        column (a NULL adds nothing, as SQL's SUM skips it; a SUM over NULLs only reads 0, not NULL)."""
+        ring = self.ring
+        value = ring.one
+        for slot, position in self.lift[port]:
+            if row[position] is not None:
+                value = ring.mul_lift(value, slot, row[position])
+        return RingWeight(ring, value)
+
+    def _group_changes(self, state: GjtState, delta: dict[Row, object]) -> Changelog:
+        """Δρ_root as group rows ``root tuple + (payload,)``: the old row out, the new row in."""
+        ring, root = self.ring, state.reducts[-1]
+        out: Changelog = []
+        for row, change in delta.items():
+            new = root.get(row, 0)
+            old = new - change
+            if old:
+                out.append((row + (payload(ring, old),), -1))
+            if new:
+                out.append((row + (payload(ring, new),), 1))
+        return out
 
     # ---- Algorithm 2 -------------------------------------------------------------------------
 
@@ -612,7 +662,11 @@ class GjtStage(KeyedStage):
             yield from self._expand(indexes, child, other, other_weight)
 
     def enumerate(self, key: tuple, state: GjtState) -> Iterator[tuple[Row, int]]:
-        """π_output(Q) for one key's state (pull mode): Algorithm 1 from every tuple of ρ_root."""
+        """π_output(Q) for one key's state (pull mode): Algorithm 1 from every tuple of ρ_root; with a
+        ring, the groups of ρ_root with their payloads (the aggregate, read without the join)."""
+        if self.ring is not None:
+            ring = self.ring
+            return ((row + (payload(ring, weight),), 1) for row, weight in state.reducts[-1].items())
         if self.output is None:
             raise TypeError(f"{self.name}: a REDUCT-mode stage has no output to enumerate")
         root, project, indexes = self.nodes[-1], self._project, state.indexes
@@ -718,3 +772,7 @@ class GjtStage(KeyedStage):
                 projected = project(row)
                 totals[projected] = totals.get(projected, 0) + weight
         return [(row, weight) for row, weight in totals.items() if weight]
+
+
+def _rebuild(arguments: tuple, options: dict) -> GjtStage:
+    return GjtStage(*arguments, **options)

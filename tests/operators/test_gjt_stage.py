@@ -15,6 +15,7 @@ import pytest
 
 from operators.stages.base import Change, StageDescription
 from operators.stages.gjt import Bound, GjtStage, TEdge, TNode
+from operators.structures.rings import SumRing
 
 # ---- the oracle ------------------------------------------------------------------------------
 
@@ -317,6 +318,62 @@ def test_reduct_mode_two_leaves_sum_the_prefix():
     tree = node(("a", "b"), TEdge(leaf(R, "a", "b")), TEdge(leaf(S, "b", "c"), (Bound("a", "<", "c"),)))
     makers = {R: lambda g: (small(g), small(g, 0, 2)), S: lambda g: (small(g, 0, 2), small(g))}
     check_random_stream(stage_of(tree), makers, seed=9)
+
+
+# ---- ring payloads: SUM and COUNT grouped by the root's variables, read off ρ_root ---------------
+
+def grouped_sums(root: TNode, db: dict[int, Counter], group: tuple[str, ...], summed: tuple[str, ...]) -> dict:
+    """{group + ((COUNT(*), (SUM(v) for v in summed)),): 1} by recomputation; SUM skips NULLs."""
+    totals: dict = {}
+    for row, weight in recomputed(root, db, group + summed).items():
+        count, sums = totals.get(row[:len(group)], (0, (0,) * len(summed)))
+        values = row[len(group):]
+        totals[row[:len(group)]] = (count + weight, tuple(s + weight * (v or 0) for s, v in zip(sums, values, strict=True)))
+    return {key + (value,): 1 for key, value in totals.items() if value[0]}
+
+
+def check_ring_stream(stage: GjtStage, makers: dict, summed: tuple[str, ...], seed: int, batches: int = 40) -> None:
+    rng = random.Random(seed)
+    stream, states, running, nonempty = Stream(rng, makers), {}, {}, 0
+    for _ in range(batches):
+        running = added(running, run_batch(stage, states, stream.batch(8)))
+        expected = grouped_sums(stage.root, stream.db, stage.root.variables, summed)
+        assert running == expected
+        assert pulled(stage, states) == expected
+        nonempty += bool(expected)
+    assert nonempty > batches // 2
+
+
+def test_sum_and_count_grouped_by_the_root_without_enumerating():
+    """Q = SUM(v), SUM(x), COUNT(*) of §4's join grouped by (y, w): v lifted at t, x at r."""
+    makers = {R: lambda g: (small(g), small(g, 0, 3)), S: lambda g: (small(g, 0, 3), small(g), small(g)),
+              T: lambda g: (small(g), small(g, 0, 2))}
+    stage = GjtStage("agg", T2, (), None, None, StageDescription("agg"), ring=SumRing(2),
+                     lift={T: ((0, 1),), R: ((1, 0),)})
+    assert stage.output_columns == ("y", "w", "payload")
+    check_ring_stream(stage, makers, ("v", "x"), seed=12)
+
+
+def test_keyed_ring_stage_pickles_with_its_state():
+    makers = {R: lambda g: (g.randint(0, 2), g.randrange(0, 10_000, 500)),
+              S: lambda g: (g.randint(0, 2), small(g, 0, 10_000))}
+    stage = GjtStage("fraud", FRAUD, ("card",), None, None, StageDescription("fraud"), ring=SumRing(1),
+                     lift={R: ((0, 1),)})
+    check_ring_stream(stage, makers, ("ts",), seed=13)
+    copy = pickle.loads(pickle.dumps(stage))
+    rng = random.Random(14)
+    stream, states = Stream(rng, makers), {}
+    for _ in range(10):
+        run_batch(stage, states, stream.batch(10))
+    states_copy = pickle.loads(pickle.dumps(states))
+    more = stream.batch(10)
+    assert run_batch(copy, states_copy, more) == run_batch(stage, states, more)
+    assert pulled(copy, states_copy) == pulled(stage, states) == grouped_sums(FRAUD, stream.db, ("card", "ts2"), ("ts",))
+
+
+def test_a_ring_needs_the_key_among_the_root_variables():
+    with pytest.raises(ValueError, match="REDUCT mode"):
+        GjtStage("agg", Q4, ("b",), None, None, StageDescription("agg"), ring=SumRing(1), lift={R: ((0, 0),)})
 
 
 # ---- the stage contract ----------------------------------------------------------------------
