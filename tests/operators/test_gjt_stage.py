@@ -306,6 +306,15 @@ def test_a_reduct_weight_that_stays_while_its_children_change():
     check_random_stream(stage_of(NESTED, output=("a", "b", "c", "d", "e")), makers, seed=11)
 
 
+# A self-join: both leaves read port 0 (the order-book spread, x.broker = y.broker and y.t < x.t).
+SPREAD = node(("b", "t1"), TEdge(leaf(R, "b", "t1", "p1")), TEdge(leaf(R, "b", "t2", "p2"), (Bound("t2", "<", "t1"),)))
+
+
+def test_self_join_on_one_port():
+    stage = stage_of(SPREAD, key=("b",), output=("b", "t1", "p1", "t2", "p2"))
+    check_random_stream(stage, {R: lambda g: (g.randint(0, 1), small(g), small(g, 0, 3))}, seed=15)
+
+
 # ---- REDUCT mode -----------------------------------------------------------------------------
 
 def test_reduct_mode_one_child_with_a_filter():
