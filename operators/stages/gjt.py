@@ -35,11 +35,15 @@ leaf atom, rows in the leaf's variable order); it never materializes a join.
   enumeration is projected and consolidated, as IEDyn §6 does.
 
 Bounds: an update costs O(|Δ| log n) plus, where the parent's variables come from the sibling,
-the sibling rows it walks; enumeration has constant delay per row when every edge has at most one
-inequality variable (more than one: the first bounds the walk and the others are checked per row,
-so the delay is not bounded by a constant, as the journal version of IEDyn concedes for that case).
-Delta enumeration finds the touched tuples compatible with a parent tuple by hashing on the shared
-variables and checking the predicates per touched tuple (the touched sets are not sorted).
+the sibling rows it walks (once per batch and group: the probes are swept together); enumeration
+has constant delay per row when each edge bounds one variable of the child (any number of bounds
+on that variable make one interval: a band ``x - c < y < x + c`` is one walk, and one prefix-sum
+difference in Algorithm 2). Inequalities on a second variable of the same edge are checked per row
+while walking the first one's interval (and make Line 10 walk instead of summing): the delay is then
+not bounded by a constant, nor by a logarithm (the paper's lexicographic sort with skips is not
+built), which is the case the journal version of IEDyn withdrew its update bound for. Delta
+enumeration files the batch's touched tuples like P_n, so a parent tuple finds its touched
+children by the same probe that finds its rows.
 
 SQL NULLs: a comparison with NULL is never true and an equality on NULL never matches, so a row
 with NULL in a joined or compared variable enters no index (it stays in ρ of its own node).
