@@ -143,7 +143,11 @@ class SortedGroup:
         return acc
 
     def between(self, low=_UNBOUNDED, low_inclusive: bool = False, high=_UNBOUNDED, high_inclusive: bool = False):
-        """Summed weight of the rows with sort value inside the interval: two prefix sums."""
+        """Summed weight of the rows with sort value inside the interval: two prefix sums (none for an
+        empty interval, whose difference of prefix sums would count its overlap negatively)."""
+        if low is not _UNBOUNDED and high is not _UNBOUNDED and (
+                high < low or (high == low and not (low_inclusive and high_inclusive))):
+            return 0
         acc = self.total() if high is _UNBOUNDED else self.below(high, high_inclusive)
         if low is not _UNBOUNDED:
             acc = acc - self.below(low, not low_inclusive)

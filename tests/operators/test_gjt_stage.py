@@ -315,6 +315,16 @@ def test_self_join_on_one_port():
     check_random_stream(stage, {R: lambda g: (g.randint(0, 1), small(g), small(g, 0, 3))}, seed=15)
 
 
+# Both ends of R's interval come from different variables of the root: x < a < y is empty when x >= y.
+BETWEEN = node(("x", "y"), TEdge(leaf(S, "x", "y")), TEdge(leaf(R, "a", "b"), (Bound("x", "<", "a"), Bound("a", "<", "y"))))
+
+
+@pytest.mark.parametrize("output", [None, ("x", "y", "a", "b")], ids=["reduct", "enumerate"])
+def test_an_interval_with_ends_from_two_variables_may_be_empty(output):
+    makers = {S: lambda g: (small(g), small(g)), R: lambda g: (small(g), small(g, 0, 1))}
+    check_random_stream(stage_of(BETWEEN, output=output), makers, seed=16)
+
+
 # ---- REDUCT mode -----------------------------------------------------------------------------
 
 def test_reduct_mode_one_child_with_a_filter():
