@@ -132,9 +132,9 @@ class _Probe:
     """How a tuple on the other side of a join (a delta row, a parent tuple) finds its rows in an index.
 
     ``bounds`` are (probe position, is a lower bound, inclusive, offset to subtract from/add to the
-    probe value) on the index's sort variable; ``cross`` holds every predicate between the two
-    sides, each (probe position, indexed position, strict, offset, probe is left), and ``residual``
-    those not on the sort variable, checked per row.
+    probe value) on the index's sort variable; ``residual`` the predicates between the two sides
+    on other variables of the index, each (probe position, indexed position, strict, offset,
+    probe is left), checked per row.
     """
 
     index: int
@@ -142,7 +142,6 @@ class _Probe:
     group: tuple[int, ...]
     checks: tuple[_Check, ...]  # predicates over the probe's own variables
     bounds: tuple[tuple[int, bool, bool, object], ...]
-    cross: tuple[tuple[int, int, bool, object, bool], ...]
     residual: tuple[tuple[int, int, bool, object, bool], ...]
 
     def interval(self, probe: Row) -> tuple | None:
@@ -163,9 +162,6 @@ class _Probe:
                 if high is UNBOUNDED or value < high or (high == value and not inclusive):
                     high, high_inclusive = value, inclusive
         return low, low_inclusive, high, high_inclusive
-
-    def residual_holds(self, probe: Row, row: Row) -> bool:
-        return _cross_hold(self.residual, probe, row)
 
     def rows(self, indexes: list[SortedGroups], probe: Row) -> Iterator[tuple[Row, object]]:
         """The indexed rows compatible with ``probe``, in sort order."""
@@ -457,19 +453,18 @@ class GjtStage(KeyedStage):
         sort_variable = next((b.left if b.left in mine else b.right for b in cross), None)
         spec = _IndexSpec(indexed.number, tuple(mine[v] for v in shared),
                           None if sort_variable is None else mine[sort_variable], tuple(own))
-        bounds, compiled, residual = [], [], []
+        bounds, residual = [], []
         for bound in cross:
             probe_is_left = bound.left in probe_positions and bound.left not in mine
             probe_variable, indexed_variable = (bound.left, bound.right) if probe_is_left else (bound.right, bound.left)
             entry = (probe_positions[probe_variable], mine[indexed_variable], bound.op == "<", _offset(bound), probe_is_left)
-            compiled.append(entry)
             if indexed_variable == sort_variable:
                 # probe < v + c  <=>  v > probe - c ;  v < probe + c : an upper bound
                 bounds.append((entry[0], probe_is_left, bound.op == "<=", _offset(bound)))
             else:
                 residual.append(entry)
         return _Probe(self._index(spec), spec, tuple(probe_positions[v] for v in shared), tuple(theirs),
-                      tuple(bounds), tuple(compiled), tuple(residual))
+                      tuple(bounds), tuple(residual))
 
     def _plan_joins(self, node: _Node) -> None:
         """Algorithm 2's step from ``node`` to its parent: a projection, or Line 10's join via S_sibling."""
