@@ -320,6 +320,7 @@ class _Node:
         self.sibling_probe: _Probe | None = None  # Line 10: this node's delta rows against S_sibling
         self.parent_probe: _Probe | None = None  # Algorithm 1: a parent tuple against P_self
         # enumeration: the frontier variables below this node of N, in the order rows carry them
+        self.frontier = False  # a node of N none of whose children are in N
         self.layout: tuple[str, ...] = ()
         self.combine: Callable[[Row, Row], Row] | None = None
 
@@ -494,7 +495,7 @@ class GjtStage(KeyedStage):
             for child in inside:
                 child.parent_probe = self._probe(child, node.positions, child.predicates)
             if not inside:
-                node.layout = node.variables
+                node.frontier, node.layout = True, node.variables
             elif len(inside) == 1:
                 node.layout = inside[0].layout
             else:
@@ -638,27 +639,29 @@ class GjtStage(KeyedStage):
     # ---- Algorithm 1 and delta enumeration ---------------------------------------------------
 
     def _expand(self, indexes: list[SortedGroups], node: _Node, row: Row, weight) -> Iterator[tuple[Row, object]]:
-        """E(node, row) over the current state: Algorithm 1 below one tuple of N."""
-        children = node.children
-        if not children or not self._in_connex[children[0].number]:
-            yield row, weight
-        elif len(children) == 1:
-            child = children[0]
-            for other, other_weight in child.parent_probe.rows(indexes, row):
-                yield from self._expand(indexes, child, other, other_weight)
-        else:
-            first, second = children
-            combine = node.combine
-            for left, left_weight in first.parent_probe.rows(indexes, row):
-                for right, right_weight in second.parent_probe.rows(indexes, row):
-                    for a, a_weight in self._expand(indexes, first, left, left_weight):
-                        for b, b_weight in self._expand(indexes, second, right, right_weight):
-                            yield combine(a, b), a_weight * b_weight
+        """E(node, row) over the current state: Algorithm 1 below one tuple of N. A binary node
+        pairs everything its first child's side enumerates with everything its second's (Lines
+        8-12 in another nesting order: the same pairs, each side walked with constant delay)."""
+        if node.frontier:
+            return iter(((row, weight),))
+        if len(node.children) == 1:
+            return self._side(indexes, node.children[0], row)
+        return self._pairs(indexes, node, row)
+
+    def _pairs(self, indexes: list[SortedGroups], node: _Node, row: Row) -> Iterator[tuple[Row, object]]:
+        first, second = node.children
+        combine = node.combine
+        for a, a_weight in self._side(indexes, first, row):
+            for b, b_weight in self._side(indexes, second, row):
+                yield combine(a, b), a_weight * b_weight
 
     def _side(self, indexes: list[SortedGroups], child: _Node, row: Row) -> Iterator[tuple[Row, object]]:
-        """A' of the module docstring: everything the child enumerates below ``row``'s compatible tuples."""
-        for other, other_weight in child.parent_probe.rows(indexes, row):
-            yield from self._expand(indexes, child, other, other_weight)
+        """A' of the module docstring: everything the child enumerates below ``row``'s compatible
+        tuples (a frontier child: those tuples themselves, straight from P_child)."""
+        rows = child.parent_probe.rows(indexes, row)
+        if child.frontier:
+            return rows
+        return (pair for other, weight in rows for pair in self._expand(indexes, child, other, weight))
 
     def enumerate(self, key: tuple, state: GjtState) -> Iterator[tuple[Row, int]]:
         """π_output(Q) for one key's state (pull mode): Algorithm 1 from every tuple of ρ_root; with a
@@ -699,12 +702,11 @@ class GjtStage(KeyedStage):
         for node in self.nodes:
             if not self._in_connex[node.number]:
                 continue
-            children = node.children
-            if not children or not self._in_connex[children[0].number]:
+            if node.frontier:
                 touched_sets[node.number] = set(deltas[node.number])
                 continue
             touched = set(pending[node.number])
-            for child in children:
+            for child in node.children:
                 below = touched_sets[child.number]
                 if child.to_parent is not None:
                     touched.update(map(child.to_parent, below))
@@ -745,7 +747,7 @@ class GjtStage(KeyedStage):
             if found is not None:
                 return found
             children = node.children
-            if not children or not self._in_connex[children[0].number]:
+            if node.frontier:
                 weight = deltas[node.number].get(row)
                 out = [(row, weight)] if weight else []
             elif len(children) == 1:
