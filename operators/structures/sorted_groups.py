@@ -13,7 +13,7 @@ join bounds. The two questions the join asks then take O(log n) and constant del
 
 The tree is a treap keyed by the sort value (any mutually comparable values: numbers, dates,
 strings; the RPAI tree would not do, it stores keys as differences so needs numbers), one entry per
-distinct value holding a bucket ``{row: weight}`` of the rows with that value. A group without a
+distinct value holding its row (or, for several, a bucket ``{row: weight}``). A group without a
 sort variable uses the single key ``0``: one entry, the whole group's total in O(1).
 
 Weights are the stage's multiplicities: anything with ``+`` and an additive zero ``0``.
@@ -30,18 +30,22 @@ _UNBOUNDED = object()  # compared by identity only, never pickled
 
 
 class _Entry:
-    """One distinct sort value: its rows, their summed weight, the subtree's summed weight."""
+    """One distinct sort value: its rows, their summed weight, the subtree's summed weight.
+
+    ``rows`` is the one row itself while the value has a single row (its weight is ``weight``),
+    and a dict ``{row: weight}`` once it has more: sort values are mostly distinct, and a dict per
+    entry would be the largest part of the index (about 180 bytes of the ~270 per row)."""
 
     __slots__ = ("key", "priority", "left", "right", "rows", "weight", "total")
 
-    def __init__(self, key) -> None:
+    def __init__(self, key, row: Row, weight) -> None:
         self.key = key
         self.priority = random.random()
         self.left: _Entry | None = None
         self.right: _Entry | None = None
-        self.rows: dict[Row, object] = {}
-        self.weight = 0
-        self.total = 0
+        self.rows: Row | dict[Row, object] = row
+        self.weight = weight
+        self.total = weight
 
 
 def _total(entry: _Entry | None):
@@ -92,9 +96,7 @@ def _add(h: _Entry | None, key, row: Row, weight) -> _Entry | None:
     Every comparison happens on the way down, before anything is changed, so a key that cannot be
     compared with the others raises with the tree untouched (the stage's atomicity relies on it)."""
     if h is None:
-        entry = _Entry(key)
-        entry.rows[row] = entry.weight = entry.total = weight
-        return entry
+        return _Entry(key, row, weight)
     if key < h.key:
         h.left = _add(h.left, key, row, weight)
         if h.left is not None and h.left.priority > h.priority:
@@ -105,13 +107,19 @@ def _add(h: _Entry | None, key, row: Row, weight) -> _Entry | None:
             return _rotate_left(h)
     else:
         rows = h.rows
-        count = rows.get(row, 0) + weight
-        if count:
-            rows[row] = count
+        if type(rows) is not dict:
+            if rows != row:
+                h.rows = {rows: h.weight, row: weight}
+            elif not h.weight + weight:
+                return _merge(h.left, h.right)
         else:
-            del rows[row]
-        if not rows:
-            return _merge(h.left, h.right)
+            count = rows.get(row, 0) + weight
+            if count:
+                rows[row] = count
+            else:
+                del rows[row]
+                if not rows:
+                    return _merge(h.left, h.right)
         h.weight += weight
     _refresh(h)
     return h
@@ -169,7 +177,11 @@ class SortedGroup:
             h = stack.pop()
             if high is not _UNBOUNDED and not (h.key < high or (high_inclusive and h.key == high)):
                 return
-            yield from h.rows.items()
+            rows = h.rows
+            if type(rows) is dict:
+                yield from rows.items()
+            else:
+                yield rows, h.weight
             h = h.right
             while h is not None:
                 stack.append(h)
