@@ -113,13 +113,11 @@ def _add(h: _Entry | None, key, row: Row, weight) -> _Entry | None:
             elif not h.weight + weight:
                 return _merge(h.left, h.right)
         else:
-            count = rows.get(row, 0) + weight
+            count = rows.pop(row, 0) + weight
             if count:
                 rows[row] = count
-            else:
-                del rows[row]
-                if not rows:
-                    return _merge(h.left, h.right)
+            elif not rows:
+                return _merge(h.left, h.right)
         h.weight += weight
     _refresh(h)
     return h
