@@ -70,3 +70,27 @@ class GeneralizedJoinTree(LogicalPlan):
             if atom.alias == column.table and column.name in atom.columns:
                 return atom.variables[atom.columns.index(column.name)]
         raise KeyError(f"{column} is not a column the join reads")
+
+    @functools.cached_property
+    def variables_out(self) -> tuple[str, ...]:
+        """out(Q) as the order of the rows enumeration emits: the variables of ``output``, first seen first."""
+        return tuple(dict.fromkeys(self.variable_of(c) for c in self.output))
+
+    @property
+    def update_bound(self) -> str:
+        """What IEDyn promises per update, and only that (Thm 5.5 and its withdrawal)."""
+        crowded = self.gjt.reduced.crowded_pairs()
+        if crowded:
+            pairs = ", ".join("-".join(p) for p in crowded)
+            return (f"no bound claimed: more than one inequality between {pairs} (the journal version of IEDyn "
+                    "withdrew Thm 5.5's O(M log M) for that case); each probe is still O(log M)")
+        return "O(M log M) per update, M the database size (IEDyn Thm 5.5)"
+
+    @property
+    def delay_bound(self) -> str:
+        if not self.gjt.free_connex:
+            return ("not constant: not free-connex, so enumeration walks a connex set larger than the output "
+                    "and projects with multiplicities (IEDyn §6)")
+        if self.gjt.reduced.crowded_pairs():
+            return "logarithmic: a pair of atoms carries more than one inequality"
+        return "constant (free-connex, at most one inequality per pair of atoms: IEDyn Thm 5.5)"
