@@ -92,5 +92,6 @@ class ChooseGeneralizedJoinTree(Rule):
         shape = ("free-connex: enumeration walks a connex set covering exactly the output" if gjt.free_connex else
                  "acyclic but not free-connex: enumeration walks a larger connex set and projects with "
                  "multiplicities (IEDyn §6), so the delay is not constant")
-        ctx.decide(self.name, f"an acyclic GCQ with inequalities ({gjt.query}); {shape}")
+        implied = f"; dropped as implied by the others (Prop. 3.8): {' ∧ '.join(map(str, gjt.removed))}" if gjt.removed else ""
+        ctx.decide(self.name, f"an acyclic GCQ with inequalities ({gjt.query}){implied}; {shape}")
         return node
