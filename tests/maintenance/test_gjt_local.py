@@ -27,6 +27,7 @@ QUERIES = {
     "two-way a<d": "select r.a, r.b, s.d, s.e from r, s where r.a < s.d",
     "three-way a<d, e<g": "select r.a, r.b, r.c, s.d, s.e, s.f, t.g, t.h, t.i from r, s, t where r.a < s.d and s.e < t.g",
     "equality key c=f=i": "select r.a, s.d, t.g, t.i from r, s, t where r.c = s.f and s.f = t.i and r.a < s.d and s.e < t.g",
+    "subtree below N keyed by f=i": "select r.a, r.b from r, s, t where r.a < s.d and s.f = t.i and s.e < t.g",
     "projection (not free-connex)": "select r.b, t.h from r, s, t where r.a < s.d and s.e < t.g",
     "band with offsets": "select r.a, s.d from r, s where r.a < s.d + 2 and s.d - r.a <= 5 and r.b <= s.e",
     "aggregate over the join": "select r.b, count(*) as n, sum(t.h) as total from r, s, t "
@@ -75,6 +76,12 @@ def test_pull_mode_keeps_no_result_and_the_pushed_deltas_add_up_to_it(compiled):
                 pushed[row] += weight
             assert +pushed == view.current and sum(view.current.values()) == len(view.result())
         assert view.result(), "an empty result cannot show the deltas are right"
+
+
+def test_a_subtree_below_the_connex_set_with_a_key_gets_a_reduct_stage_of_its_own():
+    stages = compile_query(QUERIES["subtree below N keyed by f=i"], CATALOG).dataflow.stages
+    keys = [(n.stage.output, n.stage.key) for n in stages if type(n.stage).__name__ == "GjtStage"]
+    assert keys == [(None, ("s.f",)), (("r.a", "r.b"), ())]  # REDUCT keyed by s.f feeds the ENUMERATE stage
 
 
 def test_order_by_keeps_the_result_and_still_sorts():
