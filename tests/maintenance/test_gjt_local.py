@@ -30,6 +30,8 @@ QUERIES = {
     "subtree below N keyed by f=i": "select r.a, r.b from r, s, t where r.a < s.d and s.f = t.i and s.e < t.g",
     "projection (not free-connex)": "select r.b, t.h from r, s, t where r.a < s.d and s.e < t.g",
     "band with offsets": "select r.a, s.d from r, s where r.a < s.d + 2 and s.d - r.a <= 5 and r.b <= s.e",
+    "top-k": "select r.a, s.d from r, s where r.a < s.d order by r.a desc, s.d limit 5",
+    "distinct": "select distinct r.b, t.h from r, s, t where r.a < s.d and s.e < t.g",
     "aggregate over the join": "select r.b, count(*) as n, sum(t.h) as total from r, s, t "
                                "where r.a <= s.d and s.e > t.g group by r.b",
 }
