@@ -30,6 +30,10 @@ QUERIES = {
     "subtree below N keyed by f=i": "select r.a, r.b from r, s, t where r.a < s.d and s.f = t.i and s.e < t.g",
     "projection (not free-connex)": "select r.b, t.h from r, s, t where r.a < s.d and s.e < t.g",
     "band with offsets": "select r.a, s.d from r, s where r.a < s.d + 2 and s.d - r.a <= 5 and r.b <= s.e",
+    "count(*): out(Q) empty": "select count(*) as n from r, s where r.a < s.d",
+    "between": "select r.a, s.d from r, s where r.a between s.d and s.e",
+    "self-join with a key": "select x.a, y.a from r x, r y where x.b = y.b and x.a < y.a",
+    "two columns of r in one variable": "select r.b, s.e from r, s where r.a = s.d and r.c = s.d and r.b < s.e",
     "top-k": "select r.a, s.d from r, s where r.a < s.d order by r.a desc, s.d limit 5",
     "distinct": "select distinct r.b, t.h from r, s, t where r.a < s.d and s.e < t.g",
     "aggregate over the join": "select r.b, count(*) as n, sum(t.h) as total from r, s, t "
@@ -62,7 +66,7 @@ def test_inequality_join_equals_recomputation_after_every_batch(name, strategy):
     assert (GeneralizedJoinTree in kinds) == (strategy is None)
     assert (ChangePropagationJoin in kinds) == (strategy == "binary")
     check_against_recomputation(QUERIES[name], CATALOG, random_stream(seed=len(name)), batch_size=30,
-                                informative_at_least=0.8, join_strategy=strategy)
+                                informative_at_least=0.7, join_strategy=strategy)
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled runner", "generic stages"])
