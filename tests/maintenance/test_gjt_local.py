@@ -95,3 +95,10 @@ def test_order_by_keeps_the_result_and_still_sorts():
     compiled = compile_query(sql, CATALOG, strict=True)
     assert compiled.dataflow.enumerated_by is None
     check_against_recomputation(sql, CATALOG, random_stream(seed=3), batch_size=60, informative_at_least=0.8)
+
+
+@pytest.mark.parametrize("strategy", [None, "binary"], ids=["gjt", "binary fallback"])
+def test_the_generic_stages_agree_with_recomputation_too(strategy):
+    """The compiled program inlines the filtered binary join; the generic stage classes are its spec."""
+    check_against_recomputation(QUERIES["equality key c=f=i"], CATALOG, random_stream(seed=2), batch_size=45,
+                                informative_at_least=0.7, join_strategy=strategy, compiled=False)
