@@ -27,6 +27,7 @@ QUERIES = {
     "two-way a<d": "select r.a, r.b, s.d, s.e from r, s where r.a < s.d",
     "three-way a<d, e<g": "select r.a, r.b, r.c, s.d, s.e, s.f, t.g, t.h, t.i from r, s, t where r.a < s.d and s.e < t.g",
     "equality key c=f=i": "select r.a, s.d, t.g, t.i from r, s, t where r.c = s.f and s.f = t.i and r.a < s.d and s.e < t.g",
+    "a<d, e<g, d<g (two inequalities s-t)": "select r.a, s.d, s.e, t.g from r, s, t where r.a < s.d and s.e < t.g and s.d < t.g",
     "subtree below N keyed by f=i": "select r.a, r.b from r, s, t where r.a < s.d and s.f = t.i and s.e < t.g",
     "projection (not free-connex)": "select r.b, t.h from r, s, t where r.a < s.d and s.e < t.g",
     "band with offsets": "select r.a, s.d from r, s where r.a < s.d + 2 and s.d - r.a <= 5 and r.b <= s.e",
