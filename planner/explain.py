@@ -91,13 +91,15 @@ def _gjt_strategy(node: GeneralizedJoinTree) -> dict:
     if gjt.free_connex:
         shape = f"free-connex: the connex set N (marked *) covers exactly the output {{{', '.join(covered)}}}"
     else:
+        witness = f" (the reduction guarded by the output leaves {gjt.free_connex_witness})" if gjt.free_connex_witness else ""
         shape = (f"not free-connex: no sibling-closed connex set covers exactly the output "
-                 f"{{{', '.join(sorted(gjt.reduced.out))}}}; maintained anyway through the free-connex extension "
+                 f"{{{', '.join(sorted(gjt.reduced.out))}}}{witness}; maintained anyway through the free-connex extension "
                  f"(IEDyn §6): enumeration walks the connex set marked * (variables {{{', '.join(covered)}}}) and "
                  "projects with multiplicities")
     return {
         "strategy": "gjt",
         "free_connex": gjt.free_connex,
+        "free_connex_witness": str(gjt.free_connex_witness) if gjt.free_connex_witness else None,
         "description": f"IEDyn T-representation over a generalized join tree: {shape}",
         "root": None, "fk_edges": [],
         "gcq": str(gjt.query),

@@ -46,6 +46,7 @@ def test_explain_json_names_the_gjt_strategy_and_free_connex():
     projected = json.loads(explain_json(compile_query("select r.b, t.h from r, s, t where r.a < s.d and s.e < t.g", CATALOG)))
     assert projected["strategy"] == "gjt" and projected["free_connex"] is False
     assert "free-connex extension (IEDyn §6)" in projected["description"]
+    assert projected["free_connex_witness"].startswith("irreducible hyperedges {r.a,r.b}, {s.d,s.e}, {t.g,t.h}")
 
 
 def test_two_inequalities_between_one_pair_withdraw_the_update_bound():

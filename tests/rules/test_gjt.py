@@ -122,6 +122,10 @@ def test_example_3_6_projection_on_x_u_is_not_free_connex():
     plan = plan_gjt(q)
     assert plan.acyclic and not plan.free_connex
     assert gjt_errors(plan.tree, q) == []
+    # the reduction guarded by {x, u} sticks with variables outside the output: the witness EXPLAIN shows
+    leftover = plan.free_connex_witness
+    assert leftover is not None and any(not h <= q.out for h in leftover.hyperedges)
+    assert plan_gjt(Q2).free_connex_witness is None
 
 
 def test_q2_gets_a_binary_strongly_compatible_tree():
