@@ -104,6 +104,14 @@ class _IndexSpec:
     sort: int | None  # position of the bounded variable
     checks: tuple[_Check, ...]  # predicates over the node's own variables
 
+    def file(self, index: SortedGroups, row: Row, weight) -> None:
+        """Add ``row`` to ``index`` unless it can join nothing through it (a NULL grouping or sort
+        value, a failed predicate over the node's own variables)."""
+        group = tuple(row[p] for p in self.group)
+        sort = 0 if self.sort is None else row[self.sort]
+        if None not in group and sort is not None and _all_hold(self.checks, row):
+            index.add(group, sort, row, weight)
+
 
 @attrs.frozen
 class _Probe:
@@ -145,18 +153,13 @@ class _Probe:
     def residual_holds(self, probe: Row, row: Row) -> bool:
         return _cross_hold(self.residual, probe, row)
 
-    def compatible(self, probe: Row, row: Row) -> bool:
-        """The whole predicate between ``probe`` and ``row``, without the index (touched tuples)."""
-        spec = self.spec
-        if spec.sort is not None and row[spec.sort] is None:
-            return False
-        return (all(probe[p] == row[r] and row[r] is not None for p, r in zip(self.group, spec.group, strict=True))
-                and _all_hold(self.checks, probe) and _all_hold(spec.checks, row)
-                and _cross_hold(self.cross, probe, row))
-
     def rows(self, indexes: list[SortedGroups], probe: Row) -> Iterator[tuple[Row, object]]:
         """The indexed rows compatible with ``probe``, in sort order."""
-        group = self.lookup(indexes, probe)
+        return self.rows_in(indexes[self.index], probe)
+
+    def rows_in(self, index: SortedGroups, probe: Row) -> Iterator[tuple[Row, object]]:
+        """``rows`` in an index filed by ``spec`` other than the state's (the batch's touched tuples)."""
+        group = self.lookup(index, probe)
         if group is None:
             return
         interval = self.interval(probe)
@@ -169,14 +172,52 @@ class _Probe:
         else:
             yield from group.rows(*interval)
 
-    def lookup(self, indexes: list[SortedGroups], probe: Row) -> SortedGroup | None:
+    def joined(self, indexes: list[SortedGroups], probes: dict[Row, object]) -> Iterator[tuple[Row, object]]:
+        """Every indexed row compatible with some probe row, once per group of probes, with its
+        weight times the summed weight of those probes (which may be 0: the row is still reached).
+
+        The probes of one group are swept together (IEDyn §4's hybrid of sort-merge and index
+        nested loops): their intervals sorted by lower and by upper end, one in-order walk of the
+        group keeps the sum of the intervals containing the current row, and jumps (O(log n)) over
+        stretches no interval covers. A batch of m probes into a group then costs O(m log m + the
+        rows in the union of their intervals) rather than the sum of the intervals' lengths.
+        """
+        if self.residual:
+            for probe, weight in probes.items():
+                for row, row_weight in self.rows(indexes, probe):
+                    yield row, weight * row_weight
+            return
+        by_group: dict[tuple, list] = defaultdict(list)
+        for probe, weight in probes.items():
+            if self.checks and not _all_hold(self.checks, probe):
+                continue
+            interval = self.interval(probe)
+            if interval is not None:
+                by_group[tuple(probe[p] for p in self.group)].append((interval, weight))
+        index = indexes[self.index]
+        for key, items in by_group.items():
+            group = index.get(key)
+            if group is None:
+                continue
+            if len(items) == 1:
+                (interval, weight), = items
+                for row, row_weight in group.rows(*interval):
+                    yield row, weight * row_weight
+            elif self.spec.sort is None:  # no inequality: every probe meets every row
+                total = sum(weight for _, weight in items)
+                for row, row_weight in group.rows():
+                    yield row, total * row_weight
+            else:
+                yield from _sweep(group, self.spec.sort, items)
+
+    def lookup(self, index: SortedGroups, probe: Row) -> SortedGroup | None:
         if self.checks and not _all_hold(self.checks, probe):
             return None
-        return indexes[self.index].get(tuple(probe[p] for p in self.group))
+        return index.get(tuple(probe[p] for p in self.group))
 
     def total(self, indexes: list[SortedGroups], probe: Row):
         """Summed weight of the compatible rows: O(log n) prefix sums unless residual checks remain."""
-        group = self.lookup(indexes, probe)
+        group = self.lookup(indexes[self.index], probe)
         if group is None:
             return 0
         interval = self.interval(probe)
@@ -189,6 +230,46 @@ class _Probe:
                     acc = acc + weight
             return acc
         return group.between(*interval)
+
+
+def _sweep(group: SortedGroup, sort: int, items: list) -> Iterator[tuple[Row, object]]:
+    """``_Probe.joined`` for one group and several probe intervals ((low, low inclusive, high, high
+    inclusive), weight). Ends are compared as pairs: a row's value v as (v, 1), a lower end as
+    (value, 0) if inclusive else (value, 2), an upper end as (value, 2) if inclusive else (value, 0),
+    so "v is above the lower end" is one tuple comparison whatever the inclusivity.
+
+    A walk restarted at the next lower end admits that interval on its first row (``rows`` starts
+    there with the same inclusivity), so every restart makes progress."""
+    lows, highs = [], []
+    for (low, low_inclusive, high, high_inclusive), weight in items:
+        low_end = None if low is UNBOUNDED else (low, 0 if low_inclusive else 2)
+        high_end = None if high is UNBOUNDED else (high, 2 if high_inclusive else 0)
+        if low_end is not None and high_end is not None and not low_end < high_end:
+            continue  # an empty interval
+        lows.append((low_end, low, low_inclusive, weight))
+        if high_end is not None:
+            highs.append((high_end, weight))
+    lows.sort(key=lambda item: (0,) if item[0] is None else (1, item[0]))
+    highs.sort(key=lambda item: item[0])
+    count, i, j, active, members = len(lows), 0, 0, 0, 0
+    while i < count:
+        _, low, low_inclusive, _ = lows[i]
+        for row, row_weight in group.rows(low, low_inclusive):
+            value = (row[sort], 1)
+            while i < count and (lows[i][0] is None or lows[i][0] < value):
+                active += lows[i][3]
+                members += 1
+                i += 1
+            while j < len(highs) and not value < highs[j][0]:
+                active -= highs[j][1]
+                members -= 1
+                j += 1
+            if members:
+                yield row, active * row_weight
+            else:
+                break  # nothing covers this row: jump to the next lower end (or stop)
+        else:
+            return
 
 
 def _cross_hold(checks, probe: Row, row: Row) -> bool:
@@ -440,7 +521,7 @@ class GjtStage(KeyedStage):
             if self.output is None:
                 out = list(deltas[-1].items())
             else:
-                out = self._delta_enumerate(state, deltas)
+                out = self._delta_enumerate(state, pending, deltas)
         except BaseException:
             for node, row, weight in reversed(applied):
                 self._apply_row(state, node, row, -weight)
@@ -456,19 +537,11 @@ class GjtStage(KeyedStage):
         done = 0
         try:
             for spec, number in zip(node.indexes, node.index_numbers, strict=True):
-                group = tuple(row[p] for p in spec.group)
-                sort = 0 if spec.sort is None else row[spec.sort]
-                if None in group or sort is None or not _all_hold(spec.checks, row):
-                    done += 1
-                    continue
-                state.indexes[number].add(group, sort, row, weight)
+                spec.file(state.indexes[number], row, weight)
                 done += 1
         except BaseException:
             for spec, number in list(zip(node.indexes, node.index_numbers, strict=True))[:done]:
-                group = tuple(row[p] for p in spec.group)
-                sort = 0 if spec.sort is None else row[spec.sort]
-                if None not in group and sort is not None and _all_hold(spec.checks, row):
-                    state.indexes[number].add(group, sort, row, -weight)
+                spec.file(state.indexes[number], row, -weight)
             raise
         reduct = state.reducts[node.number]
         count = reduct.get(row, 0) + weight
@@ -508,10 +581,9 @@ class GjtStage(KeyedStage):
                         target[projected] = target.get(projected, 0) + weight * total
             else:  # the parent's variables come from the sibling: walk its compatible rows
                 from_sibling = node.sibling.to_parent
-                for row, weight in delta.items():
-                    for other, other_weight in probe.rows(indexes, row):
-                        projected = from_sibling(other)
-                        target[projected] = target.get(projected, 0) + weight * other_weight
+                for other, weight in probe.joined(indexes, delta):
+                    projected = from_sibling(other)
+                    target[projected] = target.get(projected, 0) + weight
         return deltas
 
     # ---- Algorithm 1 and delta enumeration ---------------------------------------------------
@@ -556,8 +628,19 @@ class GjtStage(KeyedStage):
             totals[row] += weight
         return ((row, weight) for row, weight in totals.items() if weight)
 
-    def _touched(self, state: GjtState, deltas: list[dict[Row, int]]) -> list[dict[tuple, list[Row]] | None]:
-        """Per node of N, its touched tuples grouped by the variables shared with the parent."""
+    def _touched(self, state: GjtState, pending: list[dict[Row, int]],
+                 deltas: list[dict[Row, int]]) -> tuple[list[SortedGroups | None], set[Row]]:
+        """Per node of N below the root, its touched tuples filed like P_n (so a parent tuple finds
+        its compatible ones as it finds its rows, IEDyn §6 indexes the deltas like ρ); and the
+        root's touched tuples.
+
+        A parent's touched tuples: its children's touched tuples projected, where var(parent) ⊆
+        var(child), and otherwise the sibling rows each touched child tuple joins, projected. For
+        the child's Δρ support those are the keys Algorithm 2 already reached (``pending``, kept
+        with the weights that summed to zero; it joined the sibling's old or new rows, and a row
+        in one only is the sibling's own touched tuple, projected anyway), so only touched tuples
+        outside the support walk the sibling again.
+        """
         touched_sets: list[set[Row] | None] = [None] * len(self.nodes)
         indexes = state.indexes
         for node in self.nodes:
@@ -567,31 +650,32 @@ class GjtStage(KeyedStage):
             if not children or not self._in_connex[children[0].number]:
                 touched_sets[node.number] = set(deltas[node.number])
                 continue
-            touched: set[Row] = set()
+            touched = set(pending[node.number])
             for child in children:
                 below = touched_sets[child.number]
                 if child.to_parent is not None:
                     touched.update(map(child.to_parent, below))
-                else:  # reach the parent tuples through the sibling's new rows joining each touched row
-                    from_sibling = child.sibling.to_parent
-                    for row in below:
-                        touched.update(from_sibling(other) for other, _ in child.sibling_probe.rows(indexes, row))
+                    continue
+                support = deltas[child.number]
+                outside = {row: 0 for row in below if row not in support}
+                if outside:
+                    touched.update(map(child.sibling.to_parent,
+                                       (other for other, _ in child.sibling_probe.joined(indexes, outside))))
             touched_sets[node.number] = touched
-        grouped: list[dict[tuple, list[Row]] | None] = [None] * len(self.nodes)
+        filed: list[SortedGroups | None] = [None] * len(self.nodes)
         for node in self.nodes:
             if node.parent_probe is None:
                 continue
-            by_group: dict[tuple, list[Row]] = defaultdict(list)
-            positions = node.parent_probe.spec.group
+            index = filed[node.number] = SortedGroups()
+            spec = node.parent_probe.spec
             for row in touched_sets[node.number]:
-                by_group[tuple(row[p] for p in positions)].append(row)
-            grouped[node.number] = by_group
-        grouped[-1] = {(): list(touched_sets[-1])}
-        return grouped
+                spec.file(index, row, 1)
+        return filed, touched_sets[-1]
 
-    def _delta_enumerate(self, state: GjtState, deltas: list[dict[Row, int]]) -> Changelog:
+    def _delta_enumerate(self, state: GjtState, pending: list[dict[Row, int]],
+                         deltas: list[dict[Row, int]]) -> Changelog:
         """ΔQ of the batch: ΔE(root, t) summed over the root's touched tuples, projected."""
-        touched = self._touched(state, deltas)
+        touched, touched_root = self._touched(state, pending, deltas)
         indexes = state.indexes
         memo: dict[tuple[int, Row], list[tuple[Row, object]]] = {}
 
@@ -599,9 +683,8 @@ class GjtStage(KeyedStage):
             """ΔA: ΔE(child, s) over the child's touched tuples s compatible with ``row``."""
             probe = child.parent_probe
             out: list[tuple[Row, object]] = []
-            for candidate in touched[child.number].get(tuple(row[p] for p in probe.group), ()):
-                if probe.compatible(row, candidate):
-                    out.extend(delta(child, candidate))
+            for candidate, _ in probe.rows_in(touched[child.number], row):
+                out.extend(delta(child, candidate))
             return out
 
         def delta(node: _Node, row: Row) -> list[tuple[Row, object]]:
@@ -630,7 +713,7 @@ class GjtStage(KeyedStage):
 
         root, project = self.nodes[-1], self._project
         totals: dict[Row, object] = {}
-        for top in touched[-1][()]:
+        for top in touched_root:
             for row, weight in delta(root, top):
                 projected = project(row)
                 totals[projected] = totals.get(projected, 0) + weight
