@@ -53,10 +53,16 @@ def cmd_explain(args) -> int:
     return 0
 
 
+#: --join-strategy: the strategies a user may force (OptimizerContext.join_strategy).
+JOIN_STRATEGIES = ("binary",)
+
+
 def _planner_options(args) -> dict:
-    """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases) and --variable-order
-    (comma-separated variables or columns) as optimizer options."""
+    """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases), --variable-order
+    (comma-separated variables or columns) and --join-strategy as optimizer options."""
     options = {}
+    if args.join_strategy:
+        options["join_strategy"] = args.join_strategy
     if args.nested_strategy:
         options["nested_strategy"] = args.nested_strategy
     if args.join_tree:
@@ -248,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     explain.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     explain.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
+    explain.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
+                     help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -283,6 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     run.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
+    run.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
+                     help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
     run.add_argument("--report-lambda", action="store_true",
                      help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
     run.add_argument("--stats-json", help="local engine: write updates, process_seconds, maintenance_seconds, peak_rss_mb, "
