@@ -51,18 +51,6 @@ COLUMNS = {"r": ("a", "b", "c", "k"), "s": ("d", "e", "f", "k"), "t": ("g", "h",
 INEQUALITY_COLUMNS = frozenset({"a", "d", "e", "g"})
 STRING_COLUMNS = frozenset({"c", "i"})
 
-#: Table 2 of IEDyn (k = 1000 rows): each query's relations and the stream size of its largest run
-TABLE2_STREAM_SIZES = {
-    "q01": 12_000, "q02": 12_000, "q03": 2_700, "q04": 2_700, "q05": 21_000, "q06": 21_000,
-    "q07": 2_700, "q08": 21_000, "q09": 21_000, "q10": 2_700, "q11": 21_000, "q12": 21_000,
-}
-TABLE2_OUTPUTS = {
-    "q01": 18_017_000, "q02": 3_800, "q03": 178_847_000, "q04": 90_425_000, "q05": 411_669_000,
-    "q06": 297_873_000, "q07": 114_561_000, "q08": 411_669_000, "q09": 99_043_000, "q10": 114_561_000,
-    "q11": 294_139_000, "q12": 297_873_000,
-}
-QUERY_RELATIONS = {query: RELATIONS[:2] if query in ("q01", "q02") else RELATIONS for query in TABLE2_STREAM_SIZES}
-
 
 def _check_order(order: str) -> None:
     if order not in ORDERS:
