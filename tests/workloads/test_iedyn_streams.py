@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,17 @@ def test_streams_round_trip_through_the_stream_format(tmp_path):
 def test_bad_settings_are_refused_by_name(arguments, message):
     with pytest.raises(ValueError, match=message):
         make_iedyn_stream(30, **arguments)
+
+
+def test_ivm_iedyn_stream_writes_the_stream_that_ivm_run_reads(tmp_path, capsys):
+    from planner.cli import main
+
+    out = tmp_path / "q01"
+    assert main(["iedyn", "stream", "--size", "60", "--relations", "r,s", "--delete-fraction", "0.2",
+                 "--seed", "3", "--out", str(out)]) == 0
+    assert list(read_stream(out, CATALOG)) == list(make_iedyn_stream(60, ("r", "s"), delete_fraction=0.2, seed=3))
+    query = Path(__file__).resolve().parents[2] / "examples" / "iedyn" / "q02.sql"
+    schema = query.parent / "schema.sql"
+    assert main(["run", "--query", str(query), "--catalog", str(schema), "--stream", str(out)]) == 0
+    assert main(["iedyn", "stream", "--size", "30", "--relations", "trans", "--out", str(tmp_path / "fraud")]) == 0
+    assert "30 inserts" in capsys.readouterr().out
