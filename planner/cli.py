@@ -55,9 +55,16 @@ def cmd_explain(args) -> int:
     return 0
 
 
+#: --join-strategy: the strategies a user may force (OptimizerContext.join_strategy).
+JOIN_STRATEGIES = ("binary",)
+
+
 def _planner_options(args) -> dict:
-    """--nested-strategy and --join-tree ('theorem11' or comma-separated aliases) as optimizer options."""
+    """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases) and --join-strategy as
+    optimizer options."""
     options = {}
+    if args.join_strategy:
+        options["join_strategy"] = args.join_strategy
     if args.nested_strategy:
         options["nested_strategy"] = args.nested_strategy
     if args.join_tree:
@@ -262,6 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--verbose", action="store_true", help="add the rule trace and the generated program")
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     explain.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
+    explain.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
+                     help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -308,6 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
                                             "for two executor JVMs)")
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
+    run.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
+                     help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
     run.add_argument("--report-lambda", action="store_true",
                      help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
     run.add_argument("--stats-json", help="local engine: write updates, process_seconds, maintenance_seconds, peak_rss_mb, "

@@ -53,7 +53,7 @@ def _kind(stage: KeyedStage) -> str:
         return "lookup"
     if isinstance(stage, LiveTupleStage):
         return "live"
-    if isinstance(stage, BinaryJoinStage):
+    if isinstance(stage, BinaryJoinStage) and stage.where is None:
         return "join"
     if isinstance(stage, GroupAggregateStage) and not stage._keeps_values:
         return "ring"

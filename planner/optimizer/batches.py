@@ -19,6 +19,7 @@ from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
+from rules.generalized_join_tree import ChooseGeneralizedJoinTree
 from rules.inline_views import (
     InlineDerivedTables,
     MaintainDerivedAggregateAsView,
@@ -56,6 +57,9 @@ BATCHES = (
     # Again, for what the batches above created: views' subplans and the queries feeding a value (NQ1).
     Batch("Nested aggregates in views", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
+    # What is not along foreign keys but joined by inequalities: before the fallback, which takes
+    # what this refuses (a cyclic query) and everything when the binary strategy is forced.
+    Batch("Generalized join trees", Once(), (ChooseGeneralizedJoinTree(),)),
     # After the live-tuple strategy: it takes what that refused (or everything, when forced).
     Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
     # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column
