@@ -15,7 +15,9 @@ Two measurements, every run in its own subprocess so that one run's memory canno
   copy of the base tables (the same for both strategies). Reported: maintenance wall time
   (``time.perf_counter`` around the batches), the child's peak RSS (``ru_maxrss``, MiB: the whole
   process, interpreter and imports included), ``rss_growth_mb`` (peak RSS minus the RSS just before
-  the first batch: what maintenance added), and the number of result changes.
+  the first batch: what maintenance added, transient lists of one batch's result changes included),
+  ``rss_end_growth_mb`` (the RSS after the last batch minus the same: closer to what is kept, though
+  CPython does not always hand freed memory back), and the number of result changes.
 - ``--enumeration``: enumeration delay. One query (``--enum-query``, default Q4) at three stream
   sizes whose output grows 10× per step (100× in all); after maintaining it, the whole result is
   read with ``MaintainedView.rows`` and timed: under ``gjt`` that enumerates the T-representation
@@ -58,7 +60,6 @@ WITH_EQUALITY = {"q05", "q06", "q08", "q09"}
 #: Q4: 30, 65 and 140 rows per relation give about 4.5k, 46k and 457k output rows (10× per step)
 ENUMERATION_SIZES = (90, 195, 420)
 STRATEGIES = ("gjt", "binary")
-BATCH = 100
 
 
 def rss_mb() -> float:
@@ -85,14 +86,14 @@ def warm_up(query: str, strategy: str, generic: bool) -> None:
         view.apply(make_iedyn_stream(6, seed=1))
 
 
-def maintain(query: str, size: int, strategy: str, seed: int, generic: bool, mode: str) -> dict:
+def maintain(query: str, size: int, strategy: str, seed: int, generic: bool, mode: str, batch_size: int) -> dict:
     updates = make_iedyn_stream(size, seed=seed)
     warm_up(query, strategy, generic)
     view = view_for(query, strategy, compiled=not generic)
     before = rss_mb()
     changes = 0
     started = time.perf_counter()
-    for batch in batches(updates, BATCH):
+    for batch in batches(updates, batch_size):
         if mode == "pull":
             changes += len(view.apply(batch))
             continue
@@ -102,14 +103,15 @@ def maintain(query: str, size: int, strategy: str, seed: int, generic: bool, mod
     seconds = time.perf_counter() - started
     peak = peak_rss_mb()
     return {"query": query, "strategy": strategy, "mode": mode, "stream": size, "seconds": round(seconds, 3),
-            "peak_rss_mb": round(peak, 1), "rss_growth_mb": round(peak - before, 1), "result_changes": changes}
+            "peak_rss_mb": round(peak, 1), "rss_growth_mb": round(peak - before, 1),
+            "rss_end_growth_mb": round(rss_mb() - before, 1), "result_changes": changes}
 
 
-def enumerate_result(query: str, size: int, strategy: str, seed: int, generic: bool) -> dict:
+def enumerate_result(query: str, size: int, strategy: str, seed: int, generic: bool, batch_size: int) -> dict:
     """Maintain the view, then time one full read of its result."""
     updates = make_iedyn_stream(size, seed=seed)
     view = view_for(query, strategy, compiled=not generic)
-    for batch in batches(updates, BATCH):
+    for batch in batches(updates, batch_size):
         view.apply(batch)
     started = time.perf_counter()
     rows = sum(1 for _ in view.rows())
@@ -121,8 +123,10 @@ def enumerate_result(query: str, size: int, strategy: str, seed: int, generic: b
 
 def child(task: dict) -> dict:
     if task["kind"] == "enumerate":
-        return enumerate_result(task["query"], task["stream"], task["strategy"], task["seed"], task["generic"])
-    return maintain(task["query"], task["stream"], task["strategy"], task["seed"], task["generic"], task["mode"])
+        return enumerate_result(task["query"], task["stream"], task["strategy"], task["seed"], task["generic"],
+                                task["batch"])
+    return maintain(task["query"], task["stream"], task["strategy"], task["seed"], task["generic"], task["mode"],
+                    task["batch"])
 
 
 def run_in_subprocess(task: dict, timeout: float) -> dict:
@@ -139,7 +143,7 @@ def run_in_subprocess(task: dict, timeout: float) -> dict:
 
 
 def tasks(args) -> list[dict]:
-    common = {"seed": args.seed, "generic": args.generic, "mode": args.mode}
+    common = {"seed": args.seed, "generic": args.generic, "mode": args.mode, "batch": args.batch}
     if args.enumeration:
         return [{"kind": "enumerate", "query": args.enum_query, "stream": round(size * args.scale), "strategy": strategy,
                  **common} for size in ENUMERATION_SIZES for strategy in STRATEGIES]
@@ -154,6 +158,8 @@ def main() -> None:
     parser.add_argument("--queries", default=",".join(QUERIES), help="comma-separated, e.g. q03,q07")
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every stream size")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch", type=int, default=100, help="updates per batch (peak memory holds one "
+                        "batch's result changes: smaller batches, smaller peaks)")
     parser.add_argument("--mode", choices=("pull", "push"), default="pull", help="keep the result or drop the changes")
     parser.add_argument("--enumeration", action="store_true", help="measure enumeration delay instead")
     parser.add_argument("--enum-query", default="q04")
