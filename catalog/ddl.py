@@ -3,13 +3,22 @@
 Table-level ``PRIMARY KEY (...)`` / ``FOREIGN KEY (...) REFERENCES t (...)`` and the column-level
 forms (``a INT PRIMARY KEY``, ``b INT REFERENCES t(x)``) are understood. A foreign key without a
 column list references the target's primary key.
+
+``TBLPROPERTIES`` carry the facts SQL has no constraint for, in the same ``ivm.*`` form as a Spark
+table's properties (``catalog/properties.py``): declared functional dependencies, static and
+insert-only tables (keys may be given there too, but not both ways)::
+
+    CREATE TABLE location (locn INT, zip INT, PRIMARY KEY (locn))
+    TBLPROPERTIES ('ivm.fd.zip' = 'locn', 'ivm.static' = 'true');
 """
 
 from __future__ import annotations
 
+import attrs
 import sqlglot
 from sqlglot import exp
 
+from catalog.properties import table_properties
 from catalog.schema import Catalog, CatalogError, Column, ForeignKey, Table
 from catalog.types import DataType, TypeParseError, parse_type
 
@@ -79,9 +88,26 @@ def _table_from_create(create: exp.Create) -> Table:
             foreign_keys.append(_reference(name, _names(item.expressions), item.args["reference"]))
         else:
             raise CatalogError(f"table {name}: unsupported table element {item.sql()!r}")
+    declared = table_properties(name, _properties(create))
+    if primary_key and declared.primary_key:
+        raise CatalogError(f"table {name} declares its primary key both as a constraint and as ivm.primary_key")
+    primary_key = primary_key or declared.primary_key
     key_set = set(primary_key)
     columns = [Column(c.name, c.type, nullable=c.nullable and c.name not in key_set) for c in columns]
-    return Table(name, tuple(columns), primary_key, tuple(foreign_keys))
+    return Table(
+        name, tuple(columns), primary_key, tuple(foreign_keys) + declared.foreign_keys,
+        declared.static, declared.insert_only, declared.functional_dependencies,
+    )
+
+
+def _properties(create: exp.Create) -> dict[str, str]:
+    """The ``TBLPROPERTIES ('key' = 'value', ...)`` of a ``CREATE TABLE``, keys lower-cased."""
+    found = create.args.get("properties")
+    return {
+        prop.name.lower(): prop.args["value"].name
+        for prop in (found.expressions if found else ())
+        if isinstance(prop, exp.Property) and isinstance(prop.this, exp.Literal)
+    }
 
 
 def _resolve_default_references(tables: list[Table]) -> list[Table]:
@@ -98,7 +124,7 @@ def _resolve_default_references(tables: list[Table]) -> list[Table]:
                     raise CatalogError(f"foreign key {fk}: table {fk.ref_table} has no primary key to reference")
                 fk = ForeignKey(fk.table, fk.columns, fk.ref_table, by_name[fk.ref_table].primary_key)
             fks.append(fk)
-        resolved.append(Table(table.name, table.columns, table.primary_key, tuple(fks), table.static, table.insert_only))
+        resolved.append(attrs.evolve(table, foreign_keys=tuple(fks)))
     return resolved
 
 

@@ -47,6 +47,20 @@ class ForeignKey:
 
 
 @attrs.frozen
+class FunctionalDependency:
+    """``determinant → dependent`` within ``table``: rows that agree on the determinant columns agree on
+    the dependent ones (Olteanu §4.4). ``declared`` False marks one a primary key implies."""
+
+    table: str
+    determinant: tuple[str, ...]
+    dependent: tuple[str, ...]
+    declared: bool = True
+
+    def __str__(self) -> str:
+        return f"{self.table}: {', '.join(self.determinant)} → {', '.join(self.dependent)}"
+
+
+@attrs.frozen
 class Table:
     name: str
     columns: tuple[Column, ...]
@@ -54,6 +68,8 @@ class Table:
     foreign_keys: tuple[ForeignKey, ...] = ()
     static: bool = False  # never updated after load (Olteanu §4.5)
     insert_only: bool = False
+    #: declared dependencies only; ``Catalog.functional_dependencies`` adds the primary key's
+    functional_dependencies: tuple[FunctionalDependency, ...] = ()
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -98,10 +114,14 @@ class Catalog:
         return name.lower() in self.tables
 
     def validated(self) -> Catalog:
-        """Check every key and foreign key names real columns, and every FK targets a primary key."""
+        """Check every key, foreign key and dependency names real columns, and every FK targets a primary key."""
         for table in self.tables.values():
             for col in table.primary_key:
                 table.column(col)
+            for fd in table.functional_dependencies:
+                for col in fd.determinant + fd.dependent:
+                    if not table.has_column(col):
+                        raise UnknownColumnError(f"functional dependency {fd}: table {table.name} has no column {col!r}")
             for fk in table.foreign_keys:
                 for col in fk.columns:
                     table.column(col)
@@ -130,9 +150,9 @@ class Catalog:
         """The schema's foreign-key graph (AJU §2.1): an edge R → S for each FK of R referencing S."""
         return {name: table.foreign_keys for name, table in self.tables.items()}
 
-    def functional_dependencies(self, table: str) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], ...]:
-        """FDs implied by the primary key: PK → every column (declared FDs are the keys here)."""
+    def functional_dependencies(self, table: str) -> tuple[FunctionalDependency, ...]:
+        """The primary key's dependency (key → every other column), then the declared ones."""
         t = self.table(table)
-        if not t.primary_key:
-            return ()
-        return ((t.primary_key, t.column_names),)
+        implied = tuple(c for c in t.column_names if c not in t.primary_key)
+        key = (FunctionalDependency(t.name, t.primary_key, implied, declared=False),) if t.primary_key and implied else ()
+        return key + t.functional_dependencies

@@ -1,15 +1,8 @@
 """Load a catalog from tables registered in a Spark session, with their keys kept in table properties.
 
 Spark's default catalog rejects ``PRIMARY KEY`` and ``FOREIGN KEY`` constraints on file tables, but it
-keeps ``TBLPROPERTIES``, so the keys live there (shared/notes/spark-facts.md, Q8). The columns and
-their types come from the session; the keys come from these properties:
-
-- ``ivm.primary_key`` = ``col`` or ``col1,col2`` (a composite key);
-- ``ivm.fk.<col>`` = ``table.column``, a one-column foreign key;
-- ``ivm.fk.<col1>,<col2>`` = ``table(c1, c2)``, a composite foreign key (the columns pair up in
-  order; ``table(column)`` also works for one column);
-- ``ivm.static`` = ``true``: the table never changes after it is loaded;
-- ``ivm.insert_only`` = ``true``: the table only ever gains rows.
+keeps ``TBLPROPERTIES``, so the keys live there, read by ``catalog/properties.py`` (which lists them:
+``ivm.primary_key``, ``ivm.fk.<col>``, ``ivm.fd.<col>``, ``ivm.static``, ``ivm.insert_only``).
 
 For example::
 
@@ -21,17 +14,14 @@ For example::
       'ivm.fk.l_partkey,l_suppkey' = 'partsupp(ps_partkey, ps_suppkey)',
       'ivm.insert_only' = 'true')
 
-Any other ``ivm.*`` property is an error, so a typo cannot silently drop a key. Spark forgets
-``NOT NULL`` on file tables, so only key columns are known to be non-null. Names are lower-cased, as
-in the DDL loader.
+Spark forgets ``NOT NULL`` on file tables, so only key columns are known to be non-null. Names are
+lower-cased, as in the DDL loader.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 
-import attrs
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql.types import (
@@ -52,12 +42,8 @@ from pyspark.sql.types import (
 )
 
 from catalog import types
-from catalog.schema import Catalog, CatalogError, Column, ForeignKey, Table, UnknownTableError
-
-PROPERTY_PREFIX = "ivm."
-PRIMARY_KEY_PROPERTY = "ivm.primary_key"
-FOREIGN_KEY_PREFIX = "ivm.fk."
-FLAG_PROPERTIES = ("ivm.static", "ivm.insert_only")
+from catalog.properties import FOREIGN_KEY_PREFIX, table_properties
+from catalog.schema import Catalog, CatalogError, Column, Table, UnknownTableError
 
 # Spark's byte and short read as int, float as double (catalog/types.py says why).
 _SPARK_TYPES: dict[type[DataType], types.DataType] = {
@@ -73,8 +59,6 @@ _SPARK_TYPES: dict[type[DataType], types.DataType] = {
     DateType: types.DATE,
     BooleanType: types.BOOLEAN,
 }
-
-_FK_TARGET = re.compile(r"^\s*(?P<table>\w+)\s*(?:\.\s*(?P<column>\w+)|\((?P<columns>[^()]*)\))\s*$")
 
 
 def catalog_from_spark(
@@ -116,9 +100,11 @@ def _table_from_spark(spark: SparkSession, qualified: tuple[str, ...]) -> Table:
         raise UnknownTableError(
             f"table {'.'.join(qualified)!r} is not in the Spark session: {_first_line(err)}"
         ) from None
-    keys = _keys_from_properties(name, properties)
+    keys = table_properties(name, properties)
     columns = tuple(_column(name, field, keys.primary_key) for field in schema.fields)
-    return Table(name, columns, keys.primary_key, keys.foreign_keys, keys.static, keys.insert_only)
+    return Table(
+        name, columns, keys.primary_key, keys.foreign_keys, keys.static, keys.insert_only, keys.functional_dependencies
+    )
 
 
 def _column(table: str, field: StructField, primary_key: tuple[str, ...]) -> Column:
@@ -134,63 +120,6 @@ def _column(table: str, field: StructField, primary_key: tuple[str, ...]) -> Col
             f"table {table}, column {name}: unsupported type {field.dataType.simpleString()} (supported: {supported})"
         )
     return Column(name, column_type, nullable=field.nullable and name not in primary_key)
-
-
-@attrs.frozen
-class _Keys:
-    primary_key: tuple[str, ...] = ()
-    foreign_keys: tuple[ForeignKey, ...] = ()
-    static: bool = False
-    insert_only: bool = False
-
-
-def _keys_from_properties(table: str, properties: Mapping[str, str]) -> _Keys:
-    primary_key: tuple[str, ...] = ()
-    foreign_keys: list[ForeignKey] = []
-    flags = dict.fromkeys(FLAG_PROPERTIES, False)
-    for key, value in sorted(properties.items()):
-        if not key.startswith(PROPERTY_PREFIX):
-            continue
-        if key == PRIMARY_KEY_PROPERTY:
-            primary_key = _column_list(table, key, value)
-        elif key in flags:
-            flags[key] = _flag(table, key, value)
-        elif key.startswith(FOREIGN_KEY_PREFIX):
-            columns = _column_list(table, key, key.removeprefix(FOREIGN_KEY_PREFIX))
-            foreign_keys.append(_foreign_key(table, key, columns, value))
-        else:
-            raise CatalogError(
-                f"table {table}: unknown property {key!r} (known: {PRIMARY_KEY_PROPERTY}, "
-                f"{FOREIGN_KEY_PREFIX}<columns>, {', '.join(FLAG_PROPERTIES)})"
-            )
-    return _Keys(primary_key, tuple(foreign_keys), flags["ivm.static"], flags["ivm.insert_only"])
-
-
-def _column_list(table: str, key: str, text: str) -> tuple[str, ...]:
-    columns = tuple(part.strip().lower() for part in text.split(","))
-    if not all(columns):
-        raise CatalogError(
-            f"table {table}, property {key!r}: {text!r} is not a comma-separated list of columns"
-        )
-    return columns
-
-
-def _foreign_key(table: str, key: str, columns: tuple[str, ...], target: str) -> ForeignKey:
-    match = _FK_TARGET.match(target)
-    if match is None:
-        raise CatalogError(
-            f"table {table}, property {key!r}: {target!r} is neither 'table.column' nor 'table(column, ...)'"
-        )
-    ref_columns = (
-        (match["column"].lower(),) if match["column"] else _column_list(table, key, match["columns"])
-    )
-    return ForeignKey(table, columns, match["table"].lower(), ref_columns)
-
-
-def _flag(table: str, key: str, value: str) -> bool:
-    if value.strip().lower() not in ("true", "false"):
-        raise CatalogError(f"table {table}, property {key!r}: {value!r} is neither 'true' nor 'false'")
-    return value.strip().lower() == "true"
 
 
 def _check_references_are_loaded(tables: list[Table]) -> None:

@@ -18,6 +18,7 @@ from tabulate import tabulate
 from operators.lowering.codegen import write_program
 from operators.runtime.dataflow import StageNode
 from planner.compiler import CompiledQuery
+from planner.explain_classes import classes_json, classes_text
 from planner.ir.gjt import edges, node_at, render
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.maintenance import (
@@ -211,6 +212,7 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
         parts.append(f"Join-select: {', '.join(strategy['join_selects'])}: {JOIN_SELECT}")
     for rule, why in compiled.context.refusals.items():
         parts.append(f"Not applied: {rule}: {why}")
+    parts += classes_text(compiled)
     if verbose:
         runs = [(r.batch, r.iteration, r.rule, "yes" if r.effective else "", f"{r.elapsed_s * 1000:.2f}") for r in compiled.trace.runs]
         parts += ["", "Rule trace", tabulate(runs, headers=("batch", "iteration", "rule", "effective", "ms"), tablefmt="simple")]
@@ -235,5 +237,6 @@ def explain_json(compiled: CompiledQuery) -> str:
         "logical_plan": print_plan(compiled.logical),
         "maintenance_plan": print_plan(compiled.plan),
         "theorem11_tree": theorem11_text(compiled),
+        **classes_json(compiled),
     }
     return json.dumps(document, indent=2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from catalog import FunctionalDependency
 from catalog.schema import Catalog, CatalogError, Column, ForeignKey, Table, UnknownTableError
 from catalog.spark import catalog_from_spark
 from catalog.tpch import tpch_catalog
@@ -110,6 +111,18 @@ def test_composite_key_and_composite_foreign_key_read_back(spark):
     assert picks.foreign_keys == (ForeignKey("picks", ("item", "depot"), "stock", ("item", "depot")),)
     assert catalog.foreign_key("picks", ("depot", "item"), "stock") == picks.foreign_keys[0]
     assert (picks.insert_only, picks.static, stock.insert_only) == (True, False, False)
+
+
+def test_declared_functional_dependency_read_back(spark):
+    create_table(
+        spark, f"{MISC_DB}.location", "locn INT, zip INT, city STRING",
+        {"ivm.primary_key": "locn", "ivm.fd.zip": "city"},
+    )
+    catalog = catalog_from_spark(spark, ["location"], database=MISC_DB)
+    assert catalog.functional_dependencies("location") == (
+        FunctionalDependency("location", ("locn",), ("zip", "city"), declared=False),
+        FunctionalDependency("location", ("zip",), ("city",)),
+    )
 
 
 def test_spark_types_map_to_catalog_types(spark):
