@@ -15,7 +15,9 @@ predicates applied (DBToaster-like), never a cross product filtered at the top.
 
 from __future__ import annotations
 
-from planner.ir.expressions import Column, Expr, columns, conjunction, contains_subquery
+import attrs
+
+from planner.ir.expressions import Call, Column, Expr, columns, conjunction, contains_subquery
 from planner.ir.fk_graph import natural_pairs
 from planner.ir.logical import LogicalPlan
 from planner.ir.maintenance import (
@@ -53,6 +55,20 @@ def left_deep_tree(graph: JoinGraph, order: tuple[str, ...]) -> LogicalPlan:
         pending = [c for c in pending if c not in here]
         tree = BinaryJoin(on, tree, atom, conjunction(here))
     return tree
+
+
+def equalities_within_atoms(graph: JoinGraph) -> tuple[Expr, ...]:
+    """``r.a = r.c`` where a join class holds two columns of one relation: the joins pair one column
+    of each relation per class, so these would be enforced by none of them."""
+    found = []
+    for cls in graph.join_classes:
+        first: dict[str, Column] = {}
+        for column in cls:
+            if column.table in first:
+                found.append(Call("=", (first[column.table], column)))
+            else:
+                first[column.table] = column
+    return tuple(found)
 
 
 def connected_order(graph: JoinGraph) -> tuple[str, ...] | None:
@@ -103,7 +119,8 @@ class ChooseChangePropagationJoin(Rule):
                     why = "; ".join(ctx.refusals.get(rule, "") for rule in STRONGER if rule in ctx.refusals)
                     ctx.decide(self.name, f"general fallback: binary delta joins with materialized views, because {why}")
                     # every condition sits on the lowest join holding its relations: nothing is left above
-                    return ChangePropagationJoin("fallback", None, left_deep_tree(node, order))
+                    graph = attrs.evolve(node, conditions=node.conditions + equalities_within_atoms(node))
+                    return ChangePropagationJoin("fallback", None, left_deep_tree(graph, order))
             return node
 
         return plan.transform_up(choose)

@@ -27,8 +27,15 @@ QUERIES = {
     "two-way a<d": "select r.a, r.b, s.d, s.e from r, s where r.a < s.d",
     "three-way a<d, e<g": "select r.a, r.b, r.c, s.d, s.e, s.f, t.g, t.h, t.i from r, s, t where r.a < s.d and s.e < t.g",
     "equality key c=f=i": "select r.a, s.d, t.g, t.i from r, s, t where r.c = s.f and s.f = t.i and r.a < s.d and s.e < t.g",
+    "subtree below N keyed by f=i": "select r.a, r.b from r, s, t where r.a < s.d and s.f = t.i and s.e < t.g",
     "projection (not free-connex)": "select r.b, t.h from r, s, t where r.a < s.d and s.e < t.g",
     "band with offsets": "select r.a, s.d from r, s where r.a < s.d + 2 and s.d - r.a <= 5 and r.b <= s.e",
+    "count(*): out(Q) empty": "select count(*) as n from r, s where r.a < s.d",
+    "between": "select r.a, s.d from r, s where r.a between s.d and s.e",
+    "self-join with a key": "select x.a, y.a from r x, r y where x.b = y.b and x.a < y.a",
+    "two columns of r in one variable": "select r.b, s.e from r, s where r.a = s.d and r.c = s.d and r.b < s.e",
+    "top-k": "select r.a, s.d from r, s where r.a < s.d order by r.a desc, s.d limit 5",
+    "distinct": "select distinct r.b, t.h from r, s, t where r.a < s.d and s.e < t.g",
     "aggregate over the join": "select r.b, count(*) as n, sum(t.h) as total from r, s, t "
                                "where r.a <= s.d and s.e > t.g group by r.b",
 }
@@ -59,7 +66,7 @@ def test_inequality_join_equals_recomputation_after_every_batch(name, strategy):
     assert (GeneralizedJoinTree in kinds) == (strategy is None)
     assert (ChangePropagationJoin in kinds) == (strategy == "binary")
     check_against_recomputation(QUERIES[name], CATALOG, random_stream(seed=len(name)), batch_size=30,
-                                informative_at_least=0.8, join_strategy=strategy)
+                                informative_at_least=0.7, join_strategy=strategy)
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled runner", "generic stages"])
@@ -75,6 +82,12 @@ def test_pull_mode_keeps_no_result_and_the_pushed_deltas_add_up_to_it(compiled):
                 pushed[row] += weight
             assert +pushed == view.current and sum(view.current.values()) == len(view.result())
         assert view.result(), "an empty result cannot show the deltas are right"
+
+
+def test_a_subtree_below_the_connex_set_with_a_key_gets_a_reduct_stage_of_its_own():
+    stages = compile_query(QUERIES["subtree below N keyed by f=i"], CATALOG).dataflow.stages
+    keys = [(n.stage.output, n.stage.key) for n in stages if type(n.stage).__name__ == "GjtStage"]
+    assert keys == [(None, ("s.f",)), (("r.a", "r.b"), ())]  # REDUCT keyed by s.f feeds the ENUMERATE stage
 
 
 def test_order_by_keeps_the_result_and_still_sorts():
