@@ -2,21 +2,24 @@
 
 A node's reduct ρ_n is grouped by the variables it shares with the node it joins (its sibling for
 S_n, its parent for P_n) and, inside a group, ordered on the one variable that an inequality of the
-join bounds. The two questions the join asks then take O(log n) and constant delay:
+join bounds. The two questions the join asks then take O(log n) (expected: a treap's depth) and
+constant delay:
 
 - "the summed weight of the group's rows with v < bound" (Algorithm 2, Line 10, when the parent's
   variables come from the changed side): a prefix sum over a balanced search tree whose nodes store
   their subtree's total weight, so one root-to-leaf walk answers it;
 - "the group's rows with lo < v < hi, in order" (Algorithm 1 and Line 10 when the parent's
   variables come from the sibling): find the first entry in O(log n), then an in-order walk that
-  stops at the first entry past ``hi`` costs amortized O(1) per row it yields (constant delay).
+  stops at the first entry past ``hi`` costs amortized O(1) per row it yields (each tree edge is
+  crossed twice per walk; between two rows at most O(log n), the climb out of a subtree).
 
 The tree is a treap keyed by the sort value (any mutually comparable values: numbers, dates,
 strings; the RPAI tree would not do, it stores keys as differences so needs numbers), one entry per
 distinct value holding its row (or, for several, a bucket ``{row: weight}``). A group without a
 sort variable uses the single key ``0``: one entry, the whole group's total in O(1).
 
-Weights are the stage's multiplicities: anything with ``+`` and an additive zero ``0``.
+Weights are the stage's multiplicities: ints, or ring payloads behind ``+``/``-`` with the int
+``0`` as their zero (``ring_weight.RingWeight``).
 """
 
 from __future__ import annotations
