@@ -431,3 +431,16 @@ def test_a_failing_comparison_leaves_the_state_as_it_was():
     with pytest.raises(TypeError):
         stage.process((), state, [Change(T, (9, 0, 0), 1), Change(S, ("x", 1, 1), 1)])
     assert pulled(stage, {(): state}) == before
+
+
+@pytest.mark.parametrize(("root", "connex", "message"), [
+    (node(("a",), TEdge(leaf(R, "a")), TEdge(leaf(S, "a")), TEdge(leaf(T, "a"))), None, "must be binary"),
+    (node(("a", "b"), TEdge(leaf(R, "a")), TEdge(leaf(S, "b"))), None, "covered by none of its children"),
+    (node(("a",), TEdge(leaf(R, "a", "b")), TEdge(leaf(S, "a", "c"), (Bound("b", "<", "c"),))), None,
+     "must be < or <= over their variables"),
+    (T2, frozenset({(), (0,)}), "not sibling-closed"),
+    (T2, frozenset({(), (0, 0)}), "not a connected set"),
+], ids=["ternary", "uncovered", "predicate", "sibling", "connected"])
+def test_a_tree_the_algorithms_cannot_run_is_refused(root, connex, message):
+    with pytest.raises(ValueError, match=message):
+        GjtStage("bad", root, (), ("a",) if connex is None else ("y",), connex, StageDescription("bad"))
