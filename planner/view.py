@@ -8,6 +8,8 @@ equals the query over the current database.
 Pull mode (local engine): when the result is enumerated from a stage's state (a generalized join
 tree's T-representation, ``Dataflow.enumerated_by``), no copy of it is kept: ``apply`` still
 returns each batch's changes, and ``result()``, ``rows()`` and ``current`` enumerate the state.
+With ``push=False`` (IEDyn's pull-based mode) ``apply`` returns no changes at all: the stage only
+keeps its state up to date, which is all a batch then costs.
 """
 
 from __future__ import annotations
@@ -41,11 +43,13 @@ class MaintainedView:
     on the driver (a long run reads them from the change feed files instead).
 
     Local only: ``compiled=False`` runs the generic stage classes instead of the plan's generated
-    program (operators/lowering/codegen.py), for comparison; both give the same output."""
+    program (operators/lowering/codegen.py), for comparison; both give the same output. ``push=False``
+    (pull mode, a result enumerated from a stage's state: a generalized join tree's): ``apply`` keeps
+    the state up to date and returns no changes; read the result with ``result()`` or ``rows()``."""
 
     def __init__(self, sql: str | CompiledQuery, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
                  strict: bool = False, spark=None, work_dir: str | None = None, changes=None,
-                 keep_outputs: bool = True, compiled: bool = True, **planner_options):
+                 keep_outputs: bool = True, compiled: bool = True, push: bool = True, **planner_options):
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         options = {k: v for k, v in planner_options.items() if v is not None}
@@ -57,6 +61,10 @@ class MaintainedView:
         )
         dataflow = self.compiled.dataflow
         self.rejected: list[Rejected] = []
+        if not push:
+            if engine != "local":
+                raise ValueError("push=False (pull mode) runs on the local engine; Spark keeps its result table")
+            dataflow = dataflow.without_changes()
         if engine == "local":
             self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
             # the compiled program by default; the generic stages are its specification (the tests compare)

@@ -7,9 +7,10 @@ Two measurements, every run in its own subprocess so that one run's memory canno
   insert-only IEDyn stream (``make_iedyn_stream``, random order, IEDyn §6's settings: N/3 inserts
   per relation, k uniform in 1..200, other values in 1..1,000,000): with the planner's default (a
   generalized join tree where one exists: ``gjt``) and with ``join_strategy="binary"`` (the
-  materializing fallback). ``--mode pull`` (default) is ``MaintainedView.apply``, what a user gets:
-  under ``gjt`` the result is not kept (it is enumerated from the T-representation on request),
-  under ``binary`` the view keeps it, as DBToaster does in IEDyn's pull-based comparison. ``--mode
+  materializing fallback). ``--mode pull`` (default) is IEDyn's pull-based comparison: under
+  ``gjt`` the view runs with ``push=False``, so a batch updates the T-representation and nothing
+  else (the result is enumerated from it on request), under ``binary`` the view keeps the result
+  from its changes, as DBToaster does. ``--mode
   push`` drives the view's validator and runner directly: each batch's result changes are produced
   and dropped, for both strategies, as IEDyn's push-based runs. Memory includes the validator's
   copy of the base tables (the same for both strategies). Reported: maintenance wall time
@@ -74,9 +75,9 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def view_for(query: str, strategy: str, compiled: bool = True) -> MaintainedView:
+def view_for(query: str, strategy: str, compiled: bool = True, push: bool = True) -> MaintainedView:
     return MaintainedView((QUERY_DIR / f"{query}.sql").read_text(), iedyn_catalog(), strict=True, compiled=compiled,
-                          join_strategy=None if strategy == "gjt" else strategy)
+                          join_strategy=None if strategy == "gjt" else strategy, push=push)
 
 
 def warm_up(query: str, strategy: str, generic: bool) -> None:
@@ -89,7 +90,7 @@ def warm_up(query: str, strategy: str, generic: bool) -> None:
 def maintain(query: str, size: int, strategy: str, seed: int, generic: bool, mode: str, batch_size: int) -> dict:
     updates = make_iedyn_stream(size, seed=seed)
     warm_up(query, strategy, generic)
-    view = view_for(query, strategy, compiled=not generic)
+    view = view_for(query, strategy, compiled=not generic, push=not (mode == "pull" and strategy == "gjt"))
     before = rss_mb()
     changes = 0
     started = time.perf_counter()
@@ -101,10 +102,12 @@ def maintain(query: str, size: int, strategy: str, seed: int, generic: bool, mod
         changes += len(view.runner.apply(validated.accepted))
         view.validator.commit(validated)
     seconds = time.perf_counter() - started
-    peak = peak_rss_mb()
+    peak, end = peak_rss_mb(), rss_mb()
+    # counted after the memory readings (enumerating the result allocates): both strategies must agree
+    rows = sum(view.current.values()) if mode == "pull" else None
     return {"query": query, "strategy": strategy, "mode": mode, "stream": size, "seconds": round(seconds, 3),
             "peak_rss_mb": round(peak, 1), "rss_growth_mb": round(peak - before, 1),
-            "rss_end_growth_mb": round(rss_mb() - before, 1), "result_changes": changes}
+            "rss_end_growth_mb": round(end - before, 1), "result_changes": changes, "result_rows": rows}
 
 
 def enumerate_result(query: str, size: int, strategy: str, seed: int, generic: bool, batch_size: int) -> dict:

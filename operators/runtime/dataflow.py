@@ -108,6 +108,17 @@ class Dataflow:
                 inputs[route.stage].extend(route.route(changes))
         return inputs
 
+    def without_changes(self) -> Dataflow:
+        """The dataflow in pull-based mode (IEDyn §6): the enumerating stage keeps its state up to
+        date but emits no result changes, so a batch costs the state's update alone and the result
+        is read from the state on request. Only a result enumerated from a stage can be read so."""
+        if self.enumerated_by is None:
+            raise ValueError("this plan keeps its result from the changes it emits (no stage enumerates it), "
+                             "so it cannot run without them; pull mode needs a generalized join tree's result")
+        stages = tuple(attrs.evolve(node, stage=node.stage.without_changes()) if node.id == self.enumerated_by
+                       else node for node in self.stages)
+        return attrs.evolve(self, stages=stages)
+
     def enumerate_result(self, states: Mapping[tuple, object]) -> Iterator[tuple[Row, int]]:
         """The result's rows and counts read off the enumerating stage's ``states`` (key → state)."""
         if self.enumerated_by is None:

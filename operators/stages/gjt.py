@@ -356,12 +356,17 @@ class GjtStage(KeyedStage):
     Δρ_root; otherwise ENUMERATE mode over the sibling-closed connex set ``connex`` (paths of child
     indexes from the root; None means every node), emitting Δπ_output(Q). ``ring`` and ``lift``
     (optional, REDUCT mode): SUM/COUNT per root tuple as ring payloads (module docstring).
+    ``push`` False (ENUMERATE mode): IEDyn's pull-based mode, the T-representation is kept up to date
+    and nothing is delta-enumerated, so a batch costs Algorithm 2 alone; the result is read with
+    ``enumerate``.
     """
 
     def __init__(self, name: str, root: TNode, key: tuple[str, ...], output: tuple[str, ...] | None,
                  connex: frozenset[tuple[int, ...]] | None, description: StageDescription, *,
-                 ring: Ring | None = None, lift: Mapping[int, tuple[tuple[int, int], ...]] | None = None):
+                 ring: Ring | None = None, lift: Mapping[int, tuple[tuple[int, int], ...]] | None = None,
+                 push: bool = True):
         self.name, self.root, self.key, self.output, self.connex = name, root, key, output, connex
+        self.push = push
         self.description = description
         self.ring, self.lift = ring, dict(lift or {})
         if ring is not None and (output is not None or not set(key) <= set(root.variables)):
@@ -394,7 +399,12 @@ class GjtStage(KeyedStage):
     def __reduce__(self):
         """Pickled as its constructor's arguments: the compiled closures are rebuilt (Spark runner)."""
         return _rebuild, ((self.name, self.root, self.key, self.output, self.connex, self.description),
-                          {"ring": self.ring, "lift": self.lift})
+                          {"ring": self.ring, "lift": self.lift, "push": self.push})
+
+    def without_changes(self) -> GjtStage:
+        """This stage in pull-based mode (``push`` False): same state layout, no result changes."""
+        return _rebuild((self.name, self.root, self.key, self.output, self.connex, self.description),
+                        {"ring": self.ring, "lift": self.lift, "push": False})
 
     # ---- compilation -------------------------------------------------------------------------
 
@@ -545,8 +555,10 @@ class GjtStage(KeyedStage):
                 out = self._group_changes(state, deltas[-1])
             elif self.output is None:
                 out = list(deltas[-1].items())
-            else:
+            elif self.push:
                 out = self._delta_enumerate(state, pending, deltas)
+            else:
+                out = []
         except BaseException:
             for node, row, weight in reversed(applied):
                 self._apply_row(state, node, row, -weight)

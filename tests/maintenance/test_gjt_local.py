@@ -85,6 +85,31 @@ def test_pull_mode_keeps_no_result_and_the_pushed_deltas_add_up_to_it(compiled):
         assert view.result(), "an empty result cannot show the deltas are right"
 
 
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled runner", "generic stages"])
+def test_without_push_a_batch_returns_no_changes_and_the_state_still_reads_the_result(compiled):
+    """IEDyn's pull-based mode: the T-representation alone is maintained; the result read from it
+    equals the pushing view's after every batch."""
+    from planner.view import MaintainedView
+
+    sql = QUERIES["three-way a<d, e<g"]
+    with (MaintainedView(sql, CATALOG, strict=True, compiled=compiled) as pushing,
+          MaintainedView(sql, CATALOG, strict=True, compiled=compiled, push=False) as pulling):
+        informative = 0
+        for batch in batches(random_stream(seed=11), 40):
+            pushing.apply(batch)
+            assert pulling.apply(batch) == []
+            assert pulling.current == pushing.current
+            informative += bool(pulling.current)
+        assert informative > 5, "an empty result cannot show the pulled state is right"
+
+
+def test_without_push_a_plan_that_keeps_its_result_is_refused():
+    from planner.view import MaintainedView
+
+    with pytest.raises(ValueError, match="cannot run without them"):
+        MaintainedView(QUERIES["two-way a<d"] + " order by r.a", CATALOG, push=False)
+
+
 def test_a_subtree_below_the_connex_set_with_a_key_gets_a_reduct_stage_of_its_own():
     stages = compile_query(QUERIES["subtree below N keyed by f=i"], CATALOG).dataflow.stages
     keys = [(n.stage.output, n.stage.key) for n in stages if type(n.stage).__name__ == "GjtStage"]
