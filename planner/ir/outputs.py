@@ -5,7 +5,11 @@ from __future__ import annotations
 from functools import singledispatch
 
 from planner.ir.expressions import Column
+<<<<<<< HEAD
 from planner.ir.heavy_light_plan import HeavyLightTriangleCount
+=======
+from planner.ir.gjt_maintenance import GeneralizedJoinTree
+>>>>>>> main
 from planner.ir.logical import (
     Aggregate,
     Distinct,
@@ -110,6 +114,11 @@ def _(plan: ForeignKeyJoin) -> tuple[Column, ...]:
     pointing = {s.value.table for s in plan.join_selects}
     return tuple(col for atom in plan.atoms for col in output_columns(atom)
                  if col.table not in pointing or col.name in plan.atom(col.table).key)
+
+
+@output_columns.register(GeneralizedJoinTree)
+def _(plan: GeneralizedJoinTree) -> tuple[Column, ...]:
+    return plan.output
 
 
 @output_columns.register(BinaryJoin)

@@ -19,6 +19,7 @@ from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
+from rules.generalized_join_tree import ChooseGeneralizedJoinTree
 from rules.heavy_light import ChooseHeavyLightTriangle
 from rules.inline_views import (
     InlineDerivedTables,
@@ -62,6 +63,9 @@ BATCHES = (
     Batch("View trees", Once(), (ChooseViewTree(),)),
     # The triangle count the view tree refused (cyclic): IVM^ε (Olteanu §3.3); before the binary fallback.
     Batch("Heavy/light partitioning", Once(), (ChooseHeavyLightTriangle(),)),
+    # What is not along foreign keys but joined by inequalities: before the fallback, which takes
+    # what this refuses (a cyclic query) and everything when the binary strategy is forced.
+    Batch("Generalized join trees", Once(), (ChooseGeneralizedJoinTree(),)),
     # After the live-tuple strategy: it takes what that refused (or everything, when forced).
     Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
     # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column

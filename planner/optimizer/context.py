@@ -25,6 +25,9 @@ class OptimizerContext:
     variable_order: tuple[str, ...] | None = None
     #: ε of the heavy/light triangle count (rules/heavy_light.py): threshold M^ε; 1 = plain delta queries.
     heavy_light_epsilon: float = 0.5
+    #: "binary" forces the materializing fallback (binary joins with their views) for joins that a
+    #: generalized join tree would maintain (IEDyn), to compare the two; None chooses.
+    join_strategy: str | None = attrs.field(default=None, validator=attrs.validators.in_((None, "binary")))
     decisions: dict[str, str] = attrs.field(factory=dict)
     refusals: dict[str, str] = attrs.field(factory=dict)
 
