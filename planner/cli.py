@@ -60,13 +60,8 @@ JOIN_STRATEGIES = ("binary",)
 
 
 def _planner_options(args) -> dict:
-<<<<<<< HEAD
-    """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases) and --variable-order
-    (comma-separated variables or columns), --heavy-light-epsilon as optimizer options."""
-=======
     """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases), --variable-order
-    (comma-separated variables or columns) and --join-strategy as optimizer options."""
->>>>>>> main
+    (comma-separated variables or columns), --join-strategy and --heavy-light-epsilon as optimizer options."""
     options = {}
     if args.join_strategy:
         options["join_strategy"] = args.join_strategy
@@ -286,13 +281,10 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     explain.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     explain.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
-<<<<<<< HEAD
     explain.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
                         "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
-=======
     explain.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
                      help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
->>>>>>> main
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -340,13 +332,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     run.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
-<<<<<<< HEAD
     run.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
                         "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
-=======
     run.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
                      help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
->>>>>>> main
     run.add_argument("--report-lambda", action="store_true",
                      help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
     run.add_argument("--stats-json", help="local engine: write updates, process_seconds, maintenance_seconds, peak_rss_mb, "

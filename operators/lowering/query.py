@@ -17,11 +17,8 @@ from operators.lowering.change_propagation import lower_change_propagation
 from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.lowering.foreign_key import columns_needed, lower_foreign_key_join
 from operators.lowering.fuse import note_aggregate_over_join
-<<<<<<< HEAD
-from operators.lowering.heavy_light import lower_heavy_light
-=======
 from operators.lowering.gjt import lower_generalized_join_tree
->>>>>>> main
+from operators.lowering.heavy_light import lower_heavy_light
 from operators.lowering.nested import lower_nested
 from operators.lowering.view_tree import lower_view_tree
 from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
@@ -34,11 +31,8 @@ from operators.stages.set_operation import SetOperationStage
 from operators.stages.top_k import TopKStage
 from operators.zset import Row
 from planner.ir.expressions import AggregateCall, Column, Expr, columns
-<<<<<<< HEAD
-from planner.ir.heavy_light_plan import HeavyLightTriangleCount
-=======
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
->>>>>>> main
+from planner.ir.heavy_light_plan import HeavyLightTriangleCount
 from planner.ir.logical import Filter, LogicalPlan, Project, SetOperation, Sort
 from planner.ir.maintenance import (
     ChangePropagationJoin,

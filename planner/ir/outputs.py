@@ -5,11 +5,8 @@ from __future__ import annotations
 from functools import singledispatch
 
 from planner.ir.expressions import Column
-<<<<<<< HEAD
-from planner.ir.heavy_light_plan import HeavyLightTriangleCount
-=======
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
->>>>>>> main
+from planner.ir.heavy_light_plan import HeavyLightTriangleCount
 from planner.ir.logical import (
     Aggregate,
     Distinct,
