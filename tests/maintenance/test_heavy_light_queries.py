@@ -106,3 +106,11 @@ def test_having_and_select_list_over_the_count():
     observed = run(sql, triangle_stream(("edges",), 1500, seed=5), batch_size=50, informative=0.2)
     shown = [count for count in observed.counts if count is not None]
     assert len(shown) <= 0.9 * len(observed.counts) and all(count > 600 for count in shown)
+
+
+def test_a_selection_on_one_copy_of_the_edge_table():
+    """A WHERE on one copy only (pushed into that atom, run at its source route): the three copies
+    of one table see different rows."""
+    sql = SELF_JOIN + " AND e2.src <> 0"
+    observed = run(sql, triangle_stream(("edges",), 1500, seed=6), batch_size=50)
+    assert_informative(observed, rebalanced=False)
