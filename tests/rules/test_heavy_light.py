@@ -145,3 +145,8 @@ def test_example_files_plan_the_heavy_light_strategy(capsys):
     assert main(["explain", "--catalog", str(folder / "graph.sql"), "--format", "json", str(folder / "triangle.sql")]) == 0
     document = json.loads(capsys.readouterr().out)
     assert document["strategy"] == "heavy_light_triangle" and document["output_columns"] == ["triangles"]
+
+
+def test_epsilon_outside_the_unit_interval_is_refused(catalog):
+    with pytest.raises(ValueError, match="heavy_light_epsilon"):
+        compile_query(TRIANGLE, catalog, heavy_light_epsilon=1.5)
