@@ -741,28 +741,73 @@ class GjtStage(KeyedStage):
 
     def _delta_enumerate(self, state: GjtState, pending: list[dict[Row, int]],
                          deltas: list[dict[Row, int]]) -> Changelog:
-        """ΔQ of the batch: ΔE(root, t) summed over the root's touched tuples, projected."""
+        """ΔQ of the batch: ΔE(root, t) summed over the root's touched tuples, projected.
+
+        Each side is listed once per batch and tuple, then reused: ``full`` holds A' (everything a
+        child enumerates below one parent tuple, over the new state) and ``below`` E(n, s) over the
+        new state, ``changed`` ΔE(n, s). A tuple reached from many parent tuples (every ``g``
+        above one ``e`` in ``e < g``) is enumerated once per batch, not once per parent tuple, and
+        the lists are built by comprehensions rather than nested generators. Every listed pair
+        goes into at least one produced change (a side is listed only beside a non-empty other
+        side), so the lists hold O(|ΔQ|) pairs, the size of the changelog returned anyway.
+        """
         touched, touched_root = self._touched(state, pending, deltas)
         indexes = state.indexes
-        memo: dict[tuple[int, Row], list[tuple[Row, object]]] = {}
+        full: dict[tuple[int, Row], list[tuple[Row, object]]] = {}
+        below: dict[tuple[int, Row], list[tuple[Row, object]]] = {}
+        changed: dict[tuple[int, Row], list[tuple[Row, object]]] = {}
+
+        def side(child: _Node, row: Row) -> list[tuple[Row, object]]:
+            """A': E(child, s) over the new state, for the child's tuples s compatible with ``row``."""
+            key = (child.number, row)
+            found = full.get(key)
+            if found is None:
+                rows = child.parent_probe.rows(indexes, row)
+                if child.frontier:
+                    found = list(rows)
+                else:
+                    found = []
+                    for other, _ in rows:
+                        found += enumerated(child, other)
+                full[key] = found
+            return found
+
+        def enumerated(node: _Node, row: Row) -> list[tuple[Row, object]]:
+            """E(node, row) over the new state, ``node`` off the frontier (Algorithm 1, listed)."""
+            key = (node.number, row)
+            found = below.get(key)
+            if found is None:
+                children = node.children
+                if len(children) == 1:
+                    found = side(children[0], row)
+                else:
+                    first, second = children
+                    combine = node.combine
+                    found = side(first, row)
+                    if found:
+                        found = [(combine(a, b), wa * wb) for a, wa in found for b, wb in side(second, row)]
+                below[key] = found
+            return found
 
         def changed_below(child: _Node, row: Row) -> list[tuple[Row, object]]:
             """ΔA: ΔE(child, s) over the child's touched tuples s compatible with ``row``."""
-            probe = child.parent_probe
+            candidates = child.parent_probe.rows_in(touched[child.number], row)
+            if child.frontier:
+                change = deltas[child.number]
+                return [(candidate, weight) for candidate, _ in candidates if (weight := change.get(candidate))]
             out: list[tuple[Row, object]] = []
-            for candidate, _ in probe.rows_in(touched[child.number], row):
-                out.extend(delta(child, candidate))
+            for candidate, _ in candidates:
+                out += delta(child, candidate)
             return out
 
         def delta(node: _Node, row: Row) -> list[tuple[Row, object]]:
-            found = memo.get((node.number, row))
+            """ΔE(node, row) = ΔA×B' + A'×ΔB − ΔA×ΔB (module docstring), ``node`` off the frontier."""
+            key = (node.number, row)
+            found = changed.get(key)
             if found is not None:
                 return found
             children = node.children
-            if node.frontier:
-                weight = deltas[node.number].get(row)
-                out = [(row, weight)] if weight else []
-            elif len(children) == 1:
+            if len(children) == 1:
                 out = changed_below(children[0], row)
             else:
                 first, second = children
@@ -770,22 +815,27 @@ class GjtStage(KeyedStage):
                 change_a, change_b = changed_below(first, row), changed_below(second, row)
                 out = []
                 if change_a:
-                    out += [(combine(a, b), wa * wb) for b, wb in self._side(indexes, second, row) for a, wa in change_a]
+                    out = [(combine(a, b), wa * wb) for a, wa in change_a for b, wb in side(second, row)]
                 if change_b:
-                    out += [(combine(a, b), wa * wb) for a, wa in self._side(indexes, first, row) for b, wb in change_b]
+                    out += [(combine(a, b), wa * wb) for a, wa in side(first, row) for b, wb in change_b]
                     if change_a:
                         out += [(combine(a, b), -wa * wb) for a, wa in change_a for b, wb in change_b]
-            memo[(node.number, row)] = out
+            changed[key] = out
             return out
 
         root, project = self.nodes[-1], self._project
         totals: dict[Row, object] = {}
+        get = totals.get
         for top in touched_root:
-            for row, weight in delta(root, top):
+            if root.frontier:
+                weight = deltas[root.number].get(top)
+                pairs = [(top, weight)] if weight else ()
+            else:
+                pairs = delta(root, top)
+            for row, weight in pairs:
                 projected = project(row)
-                totals[projected] = totals.get(projected, 0) + weight
+                totals[projected] = get(projected, 0) + weight
         return [(row, weight) for row, weight in totals.items() if weight]
-
 
 def _rebuild(arguments: tuple, options: dict) -> GjtStage:
     return GjtStage(*arguments, **options)
