@@ -51,6 +51,7 @@ with NULL in a joined or compared variable enters no index (it stays in ρ of it
 
 from __future__ import annotations
 
+import operator
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from decimal import Decimal
@@ -329,8 +330,7 @@ def _projector(source: dict[str, int], variables: tuple[str, ...]) -> Callable[[
     positions = tuple(source[v] for v in variables)
     if positions == tuple(range(len(source))):
         return lambda row: row
-    getter = key_getter(positions)
-    return lambda row: tuple(getter(row))
+    return key_getter(positions)
 
 
 class GjtState:
@@ -512,7 +512,9 @@ class GjtStage(KeyedStage):
                 first, second = inside
                 extra = tuple(i for i, v in enumerate(second.layout) if v not in first.layout)
                 node.layout = first.layout + tuple(second.layout[i] for i in extra)
-                if extra:
+                if extra == tuple(range(len(second.layout))):  # disjoint sides: plain concatenation
+                    node.combine = operator.add
+                elif extra:
                     getter = key_getter(extra)
                     node.combine = lambda a, b, getter=getter: a + tuple(getter(b))
                 else:
