@@ -19,7 +19,7 @@ import attrs
 from catalog.schema import Catalog
 from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.runtime.dataflow import RowRequirement, SourceRoute
-from operators.stages.base import KeyedStage
+from operators.stages.base import KeyedStage, key_getter
 from operators.stages.scalar import OneRowStage
 from operators.zset import Row
 from planner.ir.expressions import Column, Expr
@@ -170,12 +170,22 @@ def finish_function_at(items: tuple | None, having: Expr | None, index: Mapping[
     keep = compile_predicate(having, index)
     if items is None:
         project = None
+    elif all(isinstance(item.expr, Column) and item.expr in index for item in items):
+        # bare columns (a join's select list, the GJT's columns of variables): one C call per row,
+        # not a Python call per column (it was most of a push-mode IEDyn run's time)
+        project = key_getter(tuple(index[item.expr] for item in items))
     else:
-        project = tuple(compile_expr(item.expr, index) for item in items)
+        parts = tuple(compile_expr(item.expr, index) for item in items)
+
+        def project(row):
+            return tuple([p(row) for p in parts])
+
+    if keep is None and project is not None:
+        return project
 
     def finish(row):
         if keep is not None and not keep(row):
             return None
-        return row if project is None else tuple(p(row) for p in project)
+        return row if project is None else project(row)
 
     return finish
