@@ -17,13 +17,15 @@ Compiled = Callable[[Row], object]
 
 def consolidate(changes: Iterable[tuple[Row, int]]) -> Changelog:
     """Sum weights of equal rows, drop zero weights; deletes come before inserts."""
-    if type(changes) is list and len(changes) <= 1:  # the common cases of keyed stages, without a Counter
+    if type(changes) is list and len(changes) <= 1:  # the common cases of keyed stages, without a dict
         return [changes[0]] if changes and changes[0][1] != 0 else []
-    totals: Counter = Counter()
+    totals: dict[Row, int] = {}
+    get = totals.get  # a plain dict: Counter's ``+=`` calls ``__missing__`` in Python for every new row
     for row, weight in changes:
-        totals[row] += weight
-    nonzero = [(row, w) for row, w in totals.items() if w != 0]
-    return sorted(nonzero, key=lambda rw: rw[1] > 0)
+        totals[row] = get(row, 0) + weight
+    out = [(row, w) for row, w in totals.items() if w < 0]  # deletes first, each side in arrival order
+    out += [(row, w) for row, w in totals.items() if w > 0]
+    return out
 
 
 def apply_changes(current: Counter, changes: Iterable[tuple[Row, int]]) -> None:

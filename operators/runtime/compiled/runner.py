@@ -106,7 +106,12 @@ class CompiledRunner:
             self.program.rings[unit.id](buffer, touched)
             return self._ring_output(unit, touched)
         if unit.kind == "map":
-            return consolidate([(mapped, w) for row, w in buffer if (mapped := stage.mapping(row)) is not None])
+            mapped_rows = [(mapped, w) for row, w in buffer if (mapped := stage.mapping(row)) is not None]
+            # a map is linear: feeding the result (consolidated in ``apply``) or another map, it
+            # leaves consolidating to the end (both IEDyn push runs end in two maps over millions of rows)
+            if unit.downstream == RESULT or self.program.units[unit.downstream].kind == "map":
+                return mapped_rows
+            return consolidate(mapped_rows)
         return run_keyed(stage, self.program.states[unit.id], buffer, journal)
 
     def _forward(self, unit: Unit, outputs: Changelog, steps: list[tuple]) -> None:
