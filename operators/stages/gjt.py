@@ -756,17 +756,20 @@ class GjtStage(KeyedStage):
             touched, touched_root = self._touched(state, pending, deltas)
             batch = _DeltaEnumeration(state.indexes, touched, deltas)
             root, project = self.nodes[-1], self._project
-            totals: dict[Row, object] = {}
-            get = totals.get
-            for top in touched_root:
+            out: Changelog = []
+            for top in touched_root:  # distinct root tuples, distinct rows (``_DeltaEnumeration``)
                 if root.frontier:
                     weight = deltas[root.number].get(top)
-                    pairs = [(top, weight)] if weight else ()
+                    if weight:
+                        out.append((project(top), weight))
                 else:
-                    pairs = batch.delta(root, top)
-                for row, weight in pairs:
-                    projected = project(row)
-                    totals[projected] = get(projected, 0) + weight
+                    out += [(project(row), weight) for row, weight in batch.delta(root, top)]
+            if not self._projects:
+                return out
+            totals: dict[Row, object] = {}
+            get = totals.get
+            for row, weight in out:
+                totals[row] = get(row, 0) + weight
             return [(row, weight) for row, weight in totals.items() if weight]
         finally:
             if collecting:
@@ -852,15 +855,53 @@ class _DeltaEnumeration:
             first, second = children
             combine = node.combine
             change_a, change_b = self.changed_below(first, row), self.changed_below(second, row)
-            out = []
-            if change_a:
+            if change_a and change_b:
+                out = self.both_changed(node, row, change_a, change_b)
+            elif change_a:
                 out = [(combine(a, b), wa * wb) for a, wa in change_a for b, wb in self.side(second, row)]
-            if change_b:
-                out += [(combine(a, b), wa * wb) for a, wa in self.side(first, row) for b, wb in change_b]
-                if change_a:
-                    out += [(combine(a, b), -wa * wb) for a, wa in change_a for b, wb in change_b]
+            elif change_b:
+                out = [(combine(a, b), wa * wb) for a, wa in self.side(first, row) for b, wb in change_b]
+            else:
+                out = []
         self.changed[key] = out
         return out
+
+    def both_changed(self, node: _Node, row: Row, change_a: list[tuple[Row, object]],
+                     change_b: list[tuple[Row, object]]) -> list[tuple[Row, object]]:
+        """ΔA×B' + A'×ΔB − ΔA×ΔB with every pair listed once, so no list needs consolidating.
+
+        A pair (a, b) changes by new(a)·new(b) − old(a)·old(b): Δa·B'(b) when only a changed,
+        A'(a)·Δb when only b did, Δa·B'(b) + A'(a)·Δb − Δa·Δb when both did (old = new − Δ).
+        Each side is split once into its changed rows' new weights and the rest; rows of one list
+        are distinct (a tuple's variables are among the rows' and the sides combine injectively),
+        so every list ΔE returns is consolidated and the root's lists can be emitted as they are.
+        """
+        first, second = node.children
+        combine = node.combine
+        new_a, rest_a = _split(self.side(first, row), change_a)
+        new_b, rest_b = _split(self.side(second, row), change_b)
+        out = [(combine(a, b), wa * wb) for a, wa in change_a for b, wb in rest_b]
+        out += [(combine(a, b), wa * wb) for a, wa in rest_a for b, wb in change_b]
+        for a, change in change_a:
+            now = new_a.get(a, 0)
+            for b, other in change_b:
+                weight = change * new_b.get(b, 0) + now * other - change * other
+                if weight:
+                    out.append((combine(a, b), weight))
+        return out
+
+
+def _split(side: list[tuple[Row, object]], change: list[tuple[Row, object]]) -> tuple[dict[Row, object], list]:
+    """``side``'s rows that ``change`` touches (row → new weight) and the others (as pairs)."""
+    changed = dict(change)
+    touched: dict[Row, object] = {}
+    rest = []
+    for pair in side:
+        if pair[0] in changed:
+            touched[pair[0]] = pair[1]
+        else:
+            rest.append(pair)
+    return touched, rest
 
 def _rebuild(arguments: tuple, options: dict) -> GjtStage:
     return GjtStage(*arguments, **options)

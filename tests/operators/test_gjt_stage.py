@@ -83,6 +83,7 @@ def run_batch(stage: GjtStage, states: dict, changes: list[Change]) -> dict:
             states.pop(key, None)
         else:
             states[key] = new_state
+        assert len({row for row, _ in emitted}) == len(emitted), "a key's changes come consolidated"
         for row, weight in emitted:
             assert weight != 0
             out[row] += weight
