@@ -40,7 +40,7 @@ from operators.lowering.expr_source import SourceWriter
 from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow, SourceRoute
-from operators.stages.aggregate import GroupAggregateStage
+from operators.stages.aggregate import GroupAggregateStage, RingAggregateStage
 from operators.stages.base import Change, KeyedStage
 from operators.stages.binary_join import BinaryJoinStage
 from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
@@ -55,7 +55,7 @@ def _kind(stage: KeyedStage) -> str:
         return "live"
     if isinstance(stage, BinaryJoinStage):
         return "join"
-    if isinstance(stage, GroupAggregateStage) and not stage._keeps_values:
+    if type(stage) in (GroupAggregateStage, RingAggregateStage) and not stage._keeps_values:  # not a subclass's rows
         return "ring"
     if isinstance(stage, MapStage):
         return "map"
