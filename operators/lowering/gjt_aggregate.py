@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from operator import itemgetter
 
+import attrs
+
 from operators.lowering.builder import StageBuilder, finish_function
 from operators.lowering.gjt import _connect, _description, _leaves, _tree
 from operators.stages.aggregate import AggregateSpec
@@ -41,7 +43,10 @@ def lower_gjt_aggregate(builder: StageBuilder, aggregate: RingAggregate, ring: G
                        for slot, (column, kind) in enumerate(ring.lifts) if column.table == atom.alias)
         if lifted:
             lift[port] = lifted
-    description = _description(node, key)
+    description = attrs.evolve(
+        _description(node, key), operator="GJT T-representation, ring payloads (IEDyn + F-IVM's SumRing)",
+        why=f"the GJT guarded by the GROUP BY (root {{{', '.join(root.variables)}}}): REDUCT mode, ρ_root's "
+            "payloads are the aggregate per root tuple; nothing is enumerated")
     stage = builder.add(GjtStage(f"generalized join tree ring {', '.join(ring.group) or '()'}", root, key, None,
                                  None, description, ring=SumRing(len(ring.lifts)), lift=lift))
     _connect(builder, node, inputs, stage)
