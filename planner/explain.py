@@ -123,7 +123,7 @@ def _gjt_aggregate(compiled: CompiledQuery, node: GeneralizedJoinTree) -> dict:
     top = next((n for n in compiled.plan.walk() if isinstance(n, RingAggregate) and n.child is node), None)
     if top is None:
         return {}
-    ring = gjt_ring_aggregate(top.group_by, top.aggregates, node)
+    ring = gjt_ring_aggregate(top.group_by, top.aggregates, node, compiled.context.catalog)
     if isinstance(ring, GjtRingAggregate):
         return {"aggregate": ring.explain, "aggregate_tree": render(ring.plan.tree)}
     return {"aggregate": f"the join's changes are enumerated into a ring aggregate (O(output changes) per batch): {ring}"}

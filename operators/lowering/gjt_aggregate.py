@@ -10,11 +10,13 @@ enumeration lowering does that below the connex set): one ring stage holds the w
 
 from __future__ import annotations
 
+import functools
 from operator import itemgetter
 
 import attrs
 
 from operators.lowering.builder import StageBuilder, finish_function
+from operators.lowering.expr_eval import compile_expr
 from operators.lowering.gjt import _connect, _description, _leaves, _tree
 from operators.stages.aggregate import AggregateSpec
 from operators.stages.gjt import GjtStage
@@ -39,8 +41,9 @@ def lower_gjt_aggregate(builder: StageBuilder, aggregate: RingAggregate, ring: G
     lift = {}
     for port, atom in enumerate(inputs):
         order = tuple(dict.fromkeys(atom.variables))
-        lifted = tuple((slot, order.index(node.variable_of(column)), kind == "non-null")
-                       for slot, (column, kind) in enumerate(ring.lifts) if column.table == atom.alias)
+        layout = {Column(atom.alias, c): order.index(v) for c, v in zip(atom.columns, atom.variables, strict=True)}
+        lifted = tuple((slot, _part(terms, layout), kind == "non-null")
+                       for slot, (kind, parts) in enumerate(ring.lifts) for alias, terms in parts if alias == atom.alias)
         if lifted:
             lift[port] = lifted
     description = attrs.evolve(
@@ -62,3 +65,21 @@ def lower_gjt_aggregate(builder: StageBuilder, aggregate: RingAggregate, ring: G
     empty = builder.stages[total].empty_result()
     return total, layout, (() if empty is None else (empty,))
 
+
+
+def _part(terms: tuple[tuple[int, Expr], ...], layout: dict[Column, int]):
+    """One atom's part of an argument over its leaf row: Σ sign·term, NULL when a term is NULL."""
+    compiled = tuple((sign, compile_expr(term, layout)) for sign, term in terms)
+    if len(compiled) == 1 and compiled[0][0] == 1:
+        return compiled[0][1]
+    return functools.partial(_signed_sum, compiled)
+
+
+def _signed_sum(compiled: tuple, row):
+    total = 0
+    for sign, term in compiled:
+        value = term(row)
+        if value is None:
+            return None
+        total = total + value if sign > 0 else total - value
+    return total

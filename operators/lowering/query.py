@@ -140,7 +140,7 @@ def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | No
     if isinstance(top, RingAggregate | GroupAggregate) and isinstance(plan, ThresholdFilter):
         return _lower_aggregate_over_threshold(builder, top, plan, items, having)
     if isinstance(top, RingAggregate) and isinstance(plan, GeneralizedJoinTree):
-        ring = gjt_ring_aggregate(top.group_by, top.aggregates, plan)
+        ring = gjt_ring_aggregate(top.group_by, top.aggregates, plan, builder.catalog)
         if isinstance(ring, GjtRingAggregate):  # else the join's changes are enumerated into the aggregate
             return lower_gjt_aggregate(builder, top, ring, items, having)
     root = _lower_join(builder, plan, needed, nested=isinstance(top, NestedAggregate))

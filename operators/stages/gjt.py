@@ -16,8 +16,8 @@ leaf atom, rows in the leaf's variable order); it never materializes a join.
   and the compatible rows are walked in sort order, stopping at the first one out of range.
 - REDUCT mode (``output is None``): the stage emits Δρ_root, for a parent in another stage.
 - With a ``ring`` (``rings.Ring``, e.g. ``SumRing``) and per-port ``lift`` ((slot, column position)
-  pairs, or (slot, position, True) counting non-NULL values), weights become ring payloads
-  (``ring_weight.RingWeight``: +, ·, −, zero test through the ring; unlifted ports keep int
+  pairs, a position may be a function of the row; (slot, position, True) counts non-NULL values),
+  weights become ring payloads (``ring_weight.RingWeight``: +, ·, −, zero test through the ring; unlifted ports keep int
   weights, n standing for n·one). ρ_root(t) is then COUNT(*) and the SUMs of the join tuples
   grouped by var(root) (the root's tuples are the groups), maintained by Algorithm 2 alone,
   never enumerating the join (the F-IVM idea, IEDyn §2's footnote on rings). The stage emits
@@ -573,13 +573,15 @@ class GjtStage(KeyedStage):
     def _lifted(self, port: int, row: Row) -> RingWeight:
         """The payload of one row on a lifted port: ``one`` times ``lift(slot, value)`` per summed
         column (a NULL adds nothing, as SQL's SUM skips it; a SUM over NULLs only reads 0, not NULL).
-        A lift ``(slot, position, True)`` lifts 1 for a non-NULL value: that slot counts the join
-        tuples where the column is not NULL, which SUM's NULL and AVG's divisor need."""
+        A lift's position may be a function of the row (a per-row expression); ``(slot, position,
+        True)`` lifts 1 for a non-NULL value: that slot counts the join tuples where the value is not
+        NULL, which SUM's NULL and AVG's divisor need."""
         ring = self.ring
         value = ring.one
         for slot, position, *indicator in self.lift[port]:
-            if row[position] is not None:
-                value = ring.mul_lift(value, slot, 1 if indicator and indicator[0] else row[position])
+            lifted = position(row) if callable(position) else row[position]
+            if lifted is not None:
+                value = ring.mul_lift(value, slot, 1 if indicator and indicator[0] else lifted)
         return RingWeight(ring, value)
 
     def _group_changes(self, state: GjtState, delta: dict[Row, object]) -> Changelog:

@@ -8,30 +8,40 @@ holds COUNT(*) and the SUMs of the join tuples per root tuple, maintained by Alg
 a small ring aggregate sums the payloads of the root tuples of one group (one root tuple per group
 when the label equals the group; the only tuple ``()`` for a global aggregate over an empty label).
 
-Payload slots (``lifts``): each SUM/AVG argument column is lifted at its own atom's rows into a
-"sum" slot (a NULL adds nothing), and into a "non-NULL" slot counting the join tuples where it is
-not NULL (lifted as 1), so SUM over only NULLs is NULL and AVG divides by the non-NULL count, as
-Spark does; COUNT(x) reads the non-NULL slot, COUNT(*) the payload's count. Columns shared by two
-aggregates share slots.
+Payload slots (``lifts``): an argument is a sum of signed terms, each an expression over one
+atom's columns (``x.volume * x.price - y.volume * y.price``). A "sum" slot is lifted at each atom's
+rows with that atom's part of the argument: in ``SumRing`` a product of lifts into one slot adds
+them, so the slot sums the whole argument over the join tuples. An argument over one atom also gets
+a "non-NULL" slot lifted with 1 where it is not NULL (a NULL adds nothing to the sum), so SUM over
+only NULLs is NULL and AVG divides by the non-NULL count, as Spark does; COUNT(x) reads it, COUNT(*)
+the payload's count. An argument spanning atoms is taken only when its columns are NOT NULL (then
+it is never NULL and its count is the row count): the NULL of one atom's part would have to cancel
+another atom's part, a product the sum ring does not hold. Equal arguments share slots. Each term is
+computed per row as Spark computes it (overflow checks included); the sum of the parts is the
+argument's sum, not each join row's difference computed and checked separately.
 
-Not taken (the enumeration path stays, with the reason in EXPLAIN): DISTINCT, MIN/MAX, an argument
-or group key that is not a column (a product ``x*y`` of two atoms needs the cofactor ring: not built
-here), a cyclic query, a root label missing a group variable.
+Not taken (the enumeration path stays, with the reason in EXPLAIN): DISTINCT, MIN/MAX, a group key
+that is not a column, a term over two atoms (``x.a * y.b`` needs the cofactor ring: not built here)
+or over none (a constant), an argument spanning atoms over a nullable column, a cyclic query, a root
+label missing a group variable.
 """
 
 from __future__ import annotations
 
-import functools
-
 import attrs
 
-from planner.ir.expressions import AggregateCall, Column
+from catalog.schema import Catalog
+from planner.ir.expressions import AggregateCall, Call, Column, Expr, columns
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.gjt_plan import GjtPlan, plan_gjt
 from planner.ir.logical import NamedExpr
 
 #: The EXPLAIN line of an aggregate taken by this path (tests look for it).
 READ_FROM_ROOT = "aggregate read from the T-representation's root (ring payload), join not enumerated"
+
+
+#: One atom's part of an argument: (alias, ((sign, term), ...)).
+Part = tuple[str, tuple[tuple[int, Expr], ...]]
 
 
 @attrs.frozen
@@ -42,9 +52,9 @@ class GjtRingAggregate:
     plan: GjtPlan
     #: the GROUP BY variables, in GROUP BY order
     group: tuple[str, ...]
-    #: slot i: (column, "sum" | "non-null")
-    lifts: tuple[tuple[Column, str], ...]
-    #: per aggregate: (function, sum slot or None, count slot or None for COUNT(*)'s row count)
+    #: slot i: ("sum" | "non-null", the parts lifted into it, one per atom)
+    lifts: tuple[tuple[str, tuple[Part, ...]], ...]
+    #: per aggregate: (function, sum slot or None, count slot or None for the payload's row count)
     reads: tuple[tuple[str, int | None, int | None], ...]
 
     @property
@@ -62,29 +72,59 @@ class GjtRingAggregate:
                 "independent of the join's output size")
 
 
+def _terms(expr: Expr) -> list[tuple[int, Expr]]:
+    """``expr`` as signed terms of its top-level ``+`` and ``-``."""
+    match expr:
+        case Call(op="+", args=(left, right)):
+            return _terms(left) + _terms(right)
+        case Call(op="-", args=(left, right)):
+            return _terms(left) + [(-sign, term) for sign, term in _terms(right)]
+    return [(1, expr)]
+
+
+def _parts(argument: Expr) -> tuple[Part, ...] | str:
+    """The argument's terms grouped by the one atom each reads, or why it cannot be split so; an
+    argument over one atom is its own one term."""
+    aliases = {c.table for c in columns(argument)}
+    if len(aliases) == 1:
+        return ((aliases.pop(), ((1, argument),)),)
+    parts: dict[str, list[tuple[int, Expr]]] = {}
+    for sign, term in _terms(argument):
+        aliases = {c.table for c in columns(term)}
+        if len(aliases) != 1:
+            return (f"a term of an aggregate argument reads {'no atom' if not aliases else 'two atoms'} "
+                    "(a product across atoms needs the cofactor ring)")
+        parts.setdefault(aliases.pop(), []).append((sign, term))
+    return tuple((alias, tuple(terms)) for alias, terms in parts.items())
+
+
 def gjt_ring_aggregate(group_by: tuple[NamedExpr, ...], aggregates: tuple[NamedExpr, ...],
-                       node: GeneralizedJoinTree) -> GjtRingAggregate | str:
+                       node: GeneralizedJoinTree, catalog: Catalog) -> GjtRingAggregate | str:
     """The ring-payload reading of ``aggregates`` grouped by ``group_by`` over ``node``, or why not."""
-    return _cached(group_by, aggregates, node)
-
-
-@functools.lru_cache(maxsize=64)
-def _cached(group_by, aggregates, node: GeneralizedJoinTree) -> GjtRingAggregate | str:
     if not all(isinstance(g.expr, Column) for g in group_by):
         return "a GROUP BY key is not a column"
-    lifts: dict[tuple[Column, str], int] = {}
+    tables = {a.alias: a.table for a in node.atoms}
+    lifts: dict[tuple[str, tuple[Part, ...]], int] = {}
     reads = []
     for item in aggregates:
         call = item.expr
         if not isinstance(call, AggregateCall) or call.func not in ("sum", "count", "avg") or call.distinct:
-            return f"{getattr(call, 'func', '?').upper()} {'DISTINCT ' if getattr(call, 'distinct', False) else ''}is not read off a SumRing payload"
+            return f"{getattr(call, 'func', '?').upper()}{' DISTINCT' if getattr(call, 'distinct', False) else ''} is not read off a SumRing payload"
         if call.arg is None:
             reads.append((call.func, None, None))
             continue
-        if not isinstance(call.arg, Column):
-            return f"the argument of {call.func.upper()} is not a column (a product across atoms needs the cofactor ring)"
-        count = lifts.setdefault((call.arg, "non-null"), len(lifts))
-        total = None if call.func == "count" else lifts.setdefault((call.arg, "sum"), len(lifts))
+        parts = _parts(call.arg)
+        if isinstance(parts, str):
+            return parts
+        if len(parts) == 1:
+            count = lifts.setdefault(("non-null", ((parts[0][0], ((1, call.arg),)),)), len(lifts))
+        else:
+            nullable = sorted(str(c) for c in columns(call.arg) if catalog.table(tables[c.table]).column(c.name).nullable)
+            if nullable:
+                return (f"{call.func.upper()}'s argument spans atoms and {', '.join(nullable)} may be NULL (one atom's "
+                        "NULL must void the others' parts: a product the sum ring does not hold)")
+            count = None
+        total = None if call.func == "count" else lifts.setdefault(("sum", parts), len(lifts))
         reads.append((call.func, total, count))
     try:
         group = tuple(dict.fromkeys(node.variable_of(g.expr) for g in group_by))

@@ -22,6 +22,12 @@ create table s (d int, e int, f int);
 create table t (g int, h int, i int);
 """)
 
+NOT_NULL = catalog_from_ddl("""
+create table r (a int not null, b int not null, c int not null);
+create table s (d int not null, e int not null, f int not null);
+create table t (g int not null, h int not null, i int not null);
+""")
+
 Q3 = "from r, s, t where r.a < s.d and s.e < t.g"
 KEYED = "from r, s, t where r.c = s.f and s.f = t.i and r.a < s.d and s.e < t.g"
 TAKEN = {
@@ -34,15 +40,21 @@ TAKEN = {
                                      "group by r.c",
     "keyed, global": f"select sum(t.h) as sh, count(*) as n {KEYED}",
     "having": "select r.b, sum(s.e) as se from r, s where r.a < s.d group by r.b having count(*) > 3",
+    "expressions over one atom": "select r.b, sum(s.e * s.f) as p, avg(s.e - s.f) as d, count(s.e + 1) as c "
+                                 "from r, s where r.a < s.d group by r.b",
 }
+#: an argument spanning atoms (BSP's shape): taken over NOT NULL columns only
+SPANNING = f"select s.e, sum(r.b * r.c - t.h) as x, avg(r.b + t.h) as y {Q3} group by s.e"
 ENUMERATED = {  # the ring cannot (or the root is too coarse): enumeration into a ring aggregate
     "root too coarse": f"select t.h, r.b, sum(s.f) as sf {Q3} group by t.h, r.b",
     "min": "select r.b, min(s.e) as m from r, s where r.a < s.d group by r.b",
+    "argument spanning nullable atoms": SPANNING,
+    "product across atoms": "select r.b, sum(r.c * s.e) as p from r, s where r.a < s.d group by r.b",
 }
 
 
-def random_stream(seed: int, size: int = 300, domain: int = 6) -> list[Update]:
-    """Inserts of small random rows (one value in eight NULL) and deletes of present rows."""
+def random_stream(seed: int, size: int = 300, domain: int = 6, nulls: float = 0.125) -> list[Update]:
+    """Inserts of small random rows (a value NULL with probability ``nulls``) and deletes of present rows."""
     rng = random.Random(seed)
     present: dict[str, list[tuple]] = {"r": [], "s": [], "t": []}
     updates = []
@@ -52,14 +64,14 @@ def random_stream(seed: int, size: int = 300, domain: int = 6) -> list[Update]:
             row = present[table].pop(rng.randrange(len(present[table])))
             updates.append(Update(seq, table, -1, row))
         else:
-            row = tuple(None if rng.random() < 0.125 else rng.randrange(domain) for _ in range(3))
+            row = tuple(None if rng.random() < nulls else rng.randrange(domain) for _ in range(3))
             present[table].append(row)
             updates.append(Update(seq, table, 1, row))
     return updates
 
 
-def _stage_types(sql: str) -> list[type]:
-    return [type(n.stage) for n in compile_query(sql, CATALOG, strict=True).dataflow.stages]
+def _stage_types(sql: str, catalog=CATALOG) -> list[type]:
+    return [type(n.stage) for n in compile_query(sql, catalog, strict=True).dataflow.stages]
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled runner", "generic stages"])
@@ -70,6 +82,12 @@ def test_ring_read_aggregate_equals_recomputation_after_every_batch(name, compil
     assert PayloadAggregateStage in stages and GjtStage in stages, stages
     check_against_recomputation(sql, CATALOG, random_stream(seed=len(name)), batch_size=25,
                                 informative_at_least=0.7, compiled=compiled)
+
+
+def test_an_argument_spanning_not_null_atoms_is_read_off_one_slot():
+    assert PayloadAggregateStage in _stage_types(SPANNING, NOT_NULL)
+    check_against_recomputation(SPANNING, NOT_NULL, random_stream(seed=5, nulls=0), batch_size=25,
+                                informative_at_least=0.7)
 
 
 @pytest.mark.parametrize("name", list(ENUMERATED))
