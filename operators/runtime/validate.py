@@ -7,9 +7,11 @@ columns, a wrong type or a NULL key is invalid, and so is an inserted row that b
 the plan's stages (``RowRequirement``). Tables without a primary key have bag semantics (as in
 Spark): an insert adds one copy of a row, a delete removes one copy, and deleting a row with no copy
 left is invalid; their state is the number of copies per row fingerprint.
-A batch is checked against a scratch overlay (``validate``) and committed separately (``commit``),
-which ``MaintainedView`` does only after every stage ran the batch: a rejected batch, or one a stage
-failed on, leaves the stored state as it was. With the ``quarantine`` policy invalid changes are set
+A batch is checked (``validate``) and then either committed (``commit``), which ``MaintainedView``
+does once every stage ran the batch, or forgotten (``abort``) when a stage failed on it: a rejected
+batch, or one a stage failed on, leaves the stored state as it was. A table's changes that are all
+valid (nearly always) are written straight into the state and undone on ``abort``; the others go
+through a scratch overlay that ``commit`` writes. With the ``quarantine`` policy invalid changes are set
 aside with their reason and the rest of the batch goes on.
 
 Why a fingerprint and not the row: the stages keep what they need of each row, so a copy of every
@@ -54,13 +56,15 @@ class Rejected:
 
 @attrs.frozen
 class ValidatedBatch:
-    """A checked batch not yet stored: ``accepted`` changes by table, ``rejected`` updates, and per table
-    the state it sets by key (a row fingerprint, None for a delete; in a keyless table, a count of
-    copies by fingerprint), which ``Validator.commit`` writes."""
+    """A checked batch: ``accepted`` changes by table, ``rejected`` updates; per table the state
+    ``Validator.commit`` still has to write (``overlays``: by key a row fingerprint, None for a delete;
+    in a keyless table, a count of copies by fingerprint), and the tables whose state ``validate``
+    already wrote (``stored``), which ``Validator.abort`` puts back."""
 
     accepted: dict[str, Changelog]
     rejected: list[Rejected]
     overlays: dict[str, dict]
+    stored: list[_Stored] = attrs.field(factory=list)
 
 
 def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
@@ -115,8 +119,16 @@ class Validator:
                 else:
                     stored.pop(key, None)
 
+    def abort(self, validated: ValidatedBatch) -> None:
+        """Forget a validated batch that will not be committed (a stage failed on it): the state is
+        again what it was before ``validate``."""
+        for written in reversed(validated.stored):
+            written.undo(len(written.ops))
+        validated.stored.clear()
+
     def validate(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> ValidatedBatch:
-        """Check one batch against the stored state without storing it. Raises under policy 'error'.
+        """Check one batch against the stored state; ``commit`` or ``abort`` it next. Raises under
+        policy 'error', the state then as it was.
 
         A ``ChangeBatch`` (the stream reader's) or a ``checked`` ``UpdateBatch`` had its rows' column
         types checked as it was read, so the per-row type check is skipped; any other iterable of
@@ -130,16 +142,20 @@ class Validator:
         else:
             batch = UpdateBatch.in_seq_order(updates)
             groups, checked = _by_table(batch, self.tables), batch.checked
-        overlays: dict[str, dict] = {}
-        accepted: dict[str, Changelog] = {}
-        rejected: list[Rejected] = []
-        for changes in groups:
-            if changes.rows:
-                overlays[changes.table], accepted[changes.table] = self._check_table(changes, rejected, checked)
-        rejected.sort(key=lambda r: r.update.seq)  # checked table by table; reported in _seq order
-        return ValidatedBatch({table: changes for table, changes in accepted.items() if changes}, rejected, overlays)
+        validated = ValidatedBatch({}, [], {})
+        try:
+            for changes in groups:
+                if changes.rows:
+                    self._check_table(changes, validated, checked)
+        except BaseException:
+            self.abort(validated)
+            raise
+        validated.rejected.sort(key=lambda r: r.update.seq)  # checked table by table; reported in _seq order
+        return validated
 
-    def _check_table(self, changes: TableChanges, rejected: list[Rejected], checked: bool) -> tuple[dict, Changelog]:
+    def _check_table(self, changes: TableChanges, validated: ValidatedBatch, checked: bool) -> None:
+        """Check one table's changes into ``validated``: straight into the stored state when every
+        change is valid (the common case, ``_Stored``), else through an overlay that ``commit`` writes."""
         table = self.tables[changes.table]
         key_of, stored = self._key_of.get(table.name), self.fingerprints[table.name]
         requirements = self.requirements.get(table.name, ())
@@ -152,9 +168,12 @@ class Validator:
             for position, fingerprint in zip(valid, row_fingerprints([rows[p] for p in valid], table), strict=True):
                 fingerprints[position] = fingerprint
         if key_of is not None and not reasons and not requirements:
-            checked_batch = _keyed_batch(changes.ops, rows, fingerprints, key_of, stored)
-            if checked_batch is not None:
-                return checked_batch
+            written = _Stored(stored, key_of, changes.ops, rows, fingerprints)
+            if written.store():
+                validated.stored.append(written)
+                validated.accepted[table.name] = list(zip(rows, changes.ops, strict=True))
+                return
+        rejected = validated.rejected
         overlay: dict = {}
         accepted: Changelog = []
         for position, (op, row, fingerprint) in enumerate(zip(changes.ops, rows, fingerprints, strict=True)):
@@ -178,7 +197,9 @@ class Validator:
                 continue
             overlay[key] = value
             accepted.append((row, op))
-        return overlay, accepted
+        validated.overlays[table.name] = overlay
+        if accepted:
+            validated.accepted[table.name] = accepted
 
     def _conformed(self, changes: TableChanges, checked: bool) -> tuple[list[Row], dict[int, str]]:
         """``changes.rows`` conformed to their columns' types (``conformed_row``), and why each row
@@ -209,30 +230,49 @@ class Validator:
         return rows, reasons
 
 
-_ABSENT = object()
+@attrs.define
+class _Stored:
+    """The common case of ``_check_table`` in one tight loop: a keyed table, rows that were read fine,
+    no requirement on them. ``store`` writes each change's fingerprint straight into the table's
+    state (no overlay to build, look through and copy over at commit: a dict operation per change
+    instead of four) and, at the first change that breaks set semantics (or has an ``_op`` other
+    than ±1), puts back what it wrote and returns False; the caller then checks the table's changes
+    again the general way, which words the reason and applies the policy. ``undo`` is also how
+    ``Validator.abort`` forgets a batch: the changes replayed newest first, inverted, restore every
+    key exactly (an insert found its key absent, a delete found its own row's fingerprint)."""
 
+    state: dict
+    key_of: object
+    ops: list
+    rows: list
+    fingerprints: list
 
-def _keyed_batch(ops, rows: list[Row], fingerprints: list, key_of, stored: dict) -> tuple[dict, Changelog] | None:
-    """The common case of ``_check_table`` in one tight loop: a keyed table, rows that were read
-    fine, no requirement on them. Returns None at the first change that breaks set semantics (or
-    has an ``_op`` other than ±1); the caller then checks the table's changes again the general
-    way, which words the reason and applies the policy (nothing was stored here)."""
-    overlay: dict = {}
-    accepted: Changelog = []
-    in_overlay, in_store, append = overlay.get, stored.get, accepted.append
-    for op, row, fingerprint in zip(ops, rows, fingerprints, strict=True):
-        key = key_of(row)
-        current = in_overlay(key, _ABSENT)
-        if current is _ABSENT:
-            current = in_store(key)
-        if op == 1 and current is None:
-            overlay[key] = fingerprint
-        elif op == -1 and current is not None and current == fingerprint:
-            overlay[key] = None
+    def store(self) -> bool:
+        state, get = self.state, self.state.get
+        done = 0
+        for op, key, fingerprint in zip(self.ops, map(self.key_of, self.rows), self.fingerprints, strict=True):
+            if op == 1:
+                if key in state:
+                    break
+                state[key] = fingerprint
+            elif op == -1 and get(key) == fingerprint:
+                del state[key]
+            else:
+                break
+            done += 1
         else:
-            return None
-        append((row, op))
-    return overlay, accepted
+            return True
+        self.undo(done)
+        return False
+
+    def undo(self, done: int) -> None:
+        """Put back the state the first ``done`` changes wrote."""
+        state, key_of, ops, rows, fingerprints = self.state, self.key_of, self.ops, self.rows, self.fingerprints
+        for position in reversed(range(done)):
+            if ops[position] == 1:
+                del state[key_of(rows[position])]
+            else:
+                state[key_of(rows[position])] = fingerprints[position]
 
 
 def _by_table(batch: UpdateBatch, tables: dict[str, Table]) -> list[TableChanges]:
