@@ -54,7 +54,7 @@ class Rejected:
     reason: str
 
 
-@attrs.frozen
+@attrs.define  # not frozen: a frozen class's __init__ costs a microsecond, paid per batch
 class ValidatedBatch:
     """A checked batch: ``accepted`` changes by table, ``rejected`` updates; per table the state
     ``Validator.commit`` still has to write (``overlays``: by key a row fingerprint, None for a delete;
@@ -64,7 +64,8 @@ class ValidatedBatch:
     accepted: dict[str, Changelog]
     rejected: list[Rejected]
     overlays: dict[str, dict]
-    stored: list[_Stored] = attrs.field(factory=list)
+    #: (state, key_of, ops, rows, fingerprints) of each table ``_store`` wrote
+    stored: list[tuple] = attrs.field(factory=list)
 
 
 def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
@@ -102,6 +103,9 @@ class Validator:
         # once is valid again, so the per-column check runs only for new signatures.
         self._valid_signatures: dict[str, set[tuple[type, ...]]] = {name: set() for name in self.tables}
         self.fingerprints: dict[str, dict] = {name: {} for name in self.tables}
+        # the tables whose all-valid changes ``_store`` can write at once: keyed, no requirement
+        self._storable = {name: (self.fingerprints[name], key_of) for name, key_of in self._key_of.items()
+                          if name not in self.requirements}
 
     def check(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> tuple[dict[str, Changelog], list[Rejected]]:
         """``validate`` then ``commit``: (accepted changes by table, rejected changes)."""
@@ -122,8 +126,8 @@ class Validator:
     def abort(self, validated: ValidatedBatch) -> None:
         """Forget a validated batch that will not be committed (a stage failed on it): the state is
         again what it was before ``validate``."""
-        for written in reversed(validated.stored):
-            written.undo(len(written.ops))
+        for state, key_of, ops, rows, fingerprints in reversed(validated.stored):
+            _unstore(state, key_of, ops, rows, fingerprints, len(ops))
         validated.stored.clear()
 
     def validate(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> ValidatedBatch:
@@ -136,29 +140,32 @@ class Validator:
         changes are checked on their own; this is the hot path of every runner, hence one tight loop
         per table over the batch's columns.
         """
-        if isinstance(updates, ChangeBatch):
-            groups = [changes for changes in updates.tables if changes is not None and changes.table in self.tables]
-            checked = True
-        else:
-            batch = UpdateBatch.in_seq_order(updates)
-            groups, checked = _by_table(batch, self.tables), batch.checked
         validated = ValidatedBatch({}, [], {})
         try:
-            for changes in groups:
-                if changes.rows:
-                    self._check_table(changes, validated, checked)
+            if isinstance(updates, ChangeBatch):
+                storable = self._storable  # readable rows the reader fingerprinted go straight to _store
+                for changes in updates.tables:
+                    if changes is None or not changes.rows or changes.table not in self.tables:
+                        continue
+                    if changes.table not in storable or changes.defects or changes.fingerprints is None:
+                        self._check_table(changes, validated, True)
+                    elif not self._stored_all(changes, changes.rows, changes.fingerprints, validated):
+                        self._check_each(changes, changes.rows, {}, changes.fingerprints, validated)
+            else:
+                batch = UpdateBatch.in_seq_order(updates)
+                for changes in _by_table(batch, self.tables):
+                    self._check_table(changes, validated, batch.checked)
         except BaseException:
             self.abort(validated)
             raise
-        validated.rejected.sort(key=lambda r: r.update.seq)  # checked table by table; reported in _seq order
+        if len(validated.rejected) > 1:  # checked table by table; reported in _seq order
+            validated.rejected.sort(key=lambda r: r.update.seq)
         return validated
 
     def _check_table(self, changes: TableChanges, validated: ValidatedBatch, checked: bool) -> None:
         """Check one table's changes into ``validated``: straight into the stored state when every
-        change is valid (the common case, ``_Stored``), else through an overlay that ``commit`` writes."""
+        change is valid (the common case, ``_store``), else through an overlay that ``commit`` writes."""
         table = self.tables[changes.table]
-        key_of, stored = self._key_of.get(table.name), self.fingerprints[table.name]
-        requirements = self.requirements.get(table.name, ())
         if changes.fingerprints is not None:  # the stream reader's: rows readable and fingerprinted
             rows, reasons, fingerprints = changes.rows, changes.defects, changes.fingerprints
         else:
@@ -167,12 +174,26 @@ class Validator:
             fingerprints = [None] * len(rows)
             for position, fingerprint in zip(valid, row_fingerprints([rows[p] for p in valid], table), strict=True):
                 fingerprints[position] = fingerprint
-        if key_of is not None and not reasons and not requirements:
-            written = _Stored(stored, key_of, changes.ops, rows, fingerprints)
-            if written.store():
-                validated.stored.append(written)
-                validated.accepted[table.name] = list(zip(rows, changes.ops, strict=True))
-                return
+        if reasons or table.name not in self._storable or not self._stored_all(changes, rows, fingerprints, validated):
+            self._check_each(changes, rows, reasons, fingerprints, validated)
+
+    def _stored_all(self, changes: TableChanges, rows: list[Row], fingerprints: list, validated: ValidatedBatch) -> bool:
+        """Whether ``_store`` found every change valid and wrote them all (then they are accepted, and
+        ``abort`` can take them back), or wrote nothing."""
+        written = self._storable[changes.table] + (changes.ops, rows, fingerprints)
+        if not _store(*written):
+            return False
+        validated.stored.append(written)
+        validated.accepted[changes.table] = list(zip(rows, changes.ops, strict=True))
+        return True
+
+    def _check_each(self, changes: TableChanges, rows: list[Row], reasons: dict[int, str], fingerprints: list,
+                    validated: ValidatedBatch) -> None:
+        """Check a table's changes one by one against the stored state through an overlay, wording each
+        invalid change's reason and applying the policy to it."""
+        table = self.tables[changes.table]
+        key_of, stored = self._key_of.get(table.name), self.fingerprints[table.name]
+        requirements = self.requirements.get(table.name, ())
         rejected = validated.rejected
         overlay: dict = {}
         accepted: Changelog = []
@@ -230,49 +251,40 @@ class Validator:
         return rows, reasons
 
 
-@attrs.define
-class _Stored:
-    """The common case of ``_check_table`` in one tight loop: a keyed table, rows that were read fine,
-    no requirement on them. ``store`` writes each change's fingerprint straight into the table's
-    state (no overlay to build, look through and copy over at commit: a dict operation per change
-    instead of four) and, at the first change that breaks set semantics (or has an ``_op`` other
-    than ±1), puts back what it wrote and returns False; the caller then checks the table's changes
-    again the general way, which words the reason and applies the policy. ``undo`` is also how
-    ``Validator.abort`` forgets a batch: the changes replayed newest first, inverted, restore every
-    key exactly (an insert found its key absent, a delete found its own row's fingerprint)."""
-
-    state: dict
-    key_of: object
-    ops: list
-    rows: list
-    fingerprints: list
-
-    def store(self) -> bool:
-        state, get = self.state, self.state.get
-        done = 0
-        for op, key, fingerprint in zip(self.ops, map(self.key_of, self.rows), self.fingerprints, strict=True):
-            if op == 1:
-                if key in state:
-                    break
-                state[key] = fingerprint
-            elif op == -1 and get(key) == fingerprint:
-                del state[key]
-            else:
+def _store(state: dict, key_of, ops: list, rows: list, fingerprints: list) -> bool:
+    """The common case of checking a table's changes, in one tight loop: a keyed table, rows that were
+    read fine, no requirement on them. Writes each change's fingerprint straight into the table's
+    ``state`` (no overlay to build, look through and copy over at commit: one or two dict operations
+    per change instead of five) and, at the first change that breaks set semantics (or has an ``_op``
+    other than ±1), puts back what it wrote and returns False; the caller then checks the table's
+    changes again the general way, which words the reason and applies the policy."""
+    get = state.get
+    done = 0
+    for op, key, fingerprint in zip(ops, map(key_of, rows), fingerprints, strict=True):
+        if op == 1:
+            if key in state:
                 break
-            done += 1
+            state[key] = fingerprint
+        elif op == -1 and get(key) == fingerprint:
+            del state[key]
         else:
-            return True
-        self.undo(done)
-        return False
+            break
+        done += 1
+    else:
+        return True
+    _unstore(state, key_of, ops, rows, fingerprints, done)
+    return False
 
-    def undo(self, done: int) -> None:
-        """Put back the state the first ``done`` changes wrote."""
-        state, key_of, ops, rows, fingerprints = self.state, self.key_of, self.ops, self.rows, self.fingerprints
-        for position in reversed(range(done)):
-            if ops[position] == 1:
-                del state[key_of(rows[position])]
-            else:
-                state[key_of(rows[position])] = fingerprints[position]
+
+def _unstore(state: dict, key_of, ops: list, rows: list, fingerprints: list, done: int) -> None:
+    """Put back the ``state`` the first ``done`` changes wrote (``_store``): replayed newest first and
+    inverted, they restore every key exactly (an insert found its key absent, a delete found its own
+    row's fingerprint)."""
+    for position in reversed(range(done)):
+        if ops[position] == 1:
+            del state[key_of(rows[position])]
+        else:
+            state[key_of(rows[position])] = fingerprints[position]
 
 
 def _by_table(batch: UpdateBatch, tables: dict[str, Table]) -> list[TableChanges]:
