@@ -94,7 +94,7 @@ class MaintainedView:
             self.rejected.extend(output.rejected)
         else:
             delta = self._apply_locally(updates)
-        if self.compiled.dataflow.hidden_columns:
+        if delta and self.compiled.dataflow.hidden_columns:
             width = self.compiled.dataflow.visible_width
             delta = consolidate([(row[:width], weight) for row, weight in delta])
         return delta
