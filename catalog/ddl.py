@@ -96,7 +96,7 @@ def _table_from_create(create: exp.Create) -> Table:
     columns = [Column(c.name, c.type, nullable=c.nullable and c.name not in key_set) for c in columns]
     return Table(
         name, tuple(columns), primary_key, tuple(foreign_keys) + declared.foreign_keys,
-        declared.static, declared.insert_only, declared.functional_dependencies,
+        declared.static, declared.insert_only, declared.functional_dependencies, declared.rows,
     )
 
 

@@ -12,7 +12,10 @@ keeps ``TBLPROPERTIES`` (shared/notes/spark-facts.md, Q8), so the facts live the
   dependency ``col1,col2 → c3,c4`` within the table (Olteanu §4.4). A primary key's dependency
   (key → every column) is implied and need not be declared;
 - ``ivm.static`` = ``true``: the table never changes after it is loaded;
-- ``ivm.insert_only`` = ``true``: the table only ever gains rows.
+- ``ivm.insert_only`` = ``true``: the table only ever gains rows;
+- ``ivm.rows`` = ``1000000``: an estimate of the row count, a statistic for cost models (the view
+  tree's choice of variable order, ``planner/ir/variable_orders.py``); nothing relies on it for
+  correctness.
 
 Any other ``ivm.*`` property is an error, so a typo cannot silently drop a key. Names are
 lower-cased, as in the DDL loader.
@@ -32,6 +35,7 @@ PRIMARY_KEY_PROPERTY = "ivm.primary_key"
 FOREIGN_KEY_PREFIX = "ivm.fk."
 DEPENDENCY_PREFIX = "ivm.fd."
 FLAG_PROPERTIES = ("ivm.static", "ivm.insert_only")
+ROWS_PROPERTY = "ivm.rows"
 
 _FK_TARGET = re.compile(r"^\s*(?P<table>\w+)\s*(?:\.\s*(?P<column>\w+)|\((?P<columns>[^()]*)\))\s*$")
 
@@ -45,6 +49,7 @@ class TableProperties:
     functional_dependencies: tuple[FunctionalDependency, ...] = ()
     static: bool = False
     insert_only: bool = False
+    rows: int | None = None
 
 
 def table_properties(table: str, properties: Mapping[str, str]) -> TableProperties:
@@ -53,6 +58,7 @@ def table_properties(table: str, properties: Mapping[str, str]) -> TableProperti
     foreign_keys: list[ForeignKey] = []
     dependencies: list[FunctionalDependency] = []
     flags = dict.fromkeys(FLAG_PROPERTIES, False)
+    rows = None
     for key, value in sorted(properties.items()):
         if not key.startswith(PROPERTY_PREFIX):
             continue
@@ -60,6 +66,8 @@ def table_properties(table: str, properties: Mapping[str, str]) -> TableProperti
             primary_key = column_list(table, key, value)
         elif key in flags:
             flags[key] = _flag(table, key, value)
+        elif key == ROWS_PROPERTY:
+            rows = _count(table, key, value)
         elif key.startswith(FOREIGN_KEY_PREFIX):
             columns = column_list(table, key, key.removeprefix(FOREIGN_KEY_PREFIX))
             foreign_keys.append(_foreign_key(table, key, columns, value))
@@ -69,10 +77,10 @@ def table_properties(table: str, properties: Mapping[str, str]) -> TableProperti
         else:
             raise CatalogError(
                 f"table {table}: unknown property {key!r} (known: {PRIMARY_KEY_PROPERTY}, "
-                f"{FOREIGN_KEY_PREFIX}<columns>, {DEPENDENCY_PREFIX}<columns>, {', '.join(FLAG_PROPERTIES)})"
+                f"{FOREIGN_KEY_PREFIX}<columns>, {DEPENDENCY_PREFIX}<columns>, {', '.join(FLAG_PROPERTIES)}, {ROWS_PROPERTY})"
             )
     return TableProperties(
-        primary_key, tuple(foreign_keys), tuple(dependencies), flags["ivm.static"], flags["ivm.insert_only"]
+        primary_key, tuple(foreign_keys), tuple(dependencies), flags["ivm.static"], flags["ivm.insert_only"], rows
     )
 
 
@@ -101,3 +109,9 @@ def _flag(table: str, key: str, value: str) -> bool:
     if value.strip().lower() not in ("true", "false"):
         raise CatalogError(f"table {table}, property {key!r}: {value!r} is neither 'true' nor 'false'")
     return value.strip().lower() == "true"
+
+
+def _count(table: str, key: str, value: str) -> int:
+    if not value.strip().isdigit():
+        raise CatalogError(f"table {table}, property {key!r}: {value!r} is not a non-negative integer")
+    return int(value)

@@ -70,6 +70,8 @@ class Table:
     insert_only: bool = False
     #: declared dependencies only; ``Catalog.functional_dependencies`` adds the primary key's
     functional_dependencies: tuple[FunctionalDependency, ...] = ()
+    #: an estimate of the row count (``ivm.rows``), read only by cost models; None: unknown
+    rows: int | None = None
 
     @property
     def column_names(self) -> tuple[str, ...]:

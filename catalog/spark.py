@@ -103,7 +103,8 @@ def _table_from_spark(spark: SparkSession, qualified: tuple[str, ...]) -> Table:
     keys = table_properties(name, properties)
     columns = tuple(_column(name, field, keys.primary_key) for field in schema.fields)
     return Table(
-        name, columns, keys.primary_key, keys.foreign_keys, keys.static, keys.insert_only, keys.functional_dependencies
+        name, columns, keys.primary_key, keys.foreign_keys, keys.static, keys.insert_only, keys.functional_dependencies,
+        keys.rows,
     )
 
 

@@ -1,4 +1,4 @@
-"""The ``ivm`` command line: explain, run, tpch gen / stream, demo, ui."""
+"""The ``ivm`` command line: explain, run, tpch gen / stream, iedyn stream, demo, ui."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import TextIO
 
 import pyarrow.parquet as pq
 
+from catalog.iedyn import TRANS, iedyn_catalog
 from catalog.load import load_catalog
 from catalog.schema import CatalogError
 from catalog.tpch import tpch_catalog
@@ -30,6 +31,7 @@ from planner.sql.errors import UnsupportedSqlError
 from planner.ui.server import serve
 from planner.view import MaintainedView
 from planner.workloads.enclosureness import StreamLifespanError, stream_enclosureness
+from planner.workloads.iedyn_streams import ORDERS, make_iedyn_stream, make_trans_stream
 from planner.workloads.lambda_streams import make_lambda_stream
 from planner.workloads.tpch_data import generate_tpch, load_tables
 from planner.workloads.tpch_streams import default_window, make_stream
@@ -53,13 +55,22 @@ def cmd_explain(args) -> int:
     return 0
 
 
+#: --join-strategy: the strategies a user may force (OptimizerContext.join_strategy).
+JOIN_STRATEGIES = ("binary",)
+
+
 def _planner_options(args) -> dict:
-    """--nested-strategy and --join-tree ('theorem11' or comma-separated aliases) as optimizer options."""
+    """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases), --variable-order
+    (comma-separated variables or columns) and --join-strategy as optimizer options."""
     options = {}
+    if args.join_strategy:
+        options["join_strategy"] = args.join_strategy
     if args.nested_strategy:
         options["nested_strategy"] = args.nested_strategy
     if args.join_tree:
         options["join_tree"] = args.join_tree if args.join_tree == "theorem11" else tuple(args.join_tree.split(","))
+    if args.variable_order:
+        options["variable_order"] = tuple(args.variable_order.split(","))
     return options
 
 
@@ -86,6 +97,22 @@ def cmd_tpch_stream(args) -> int:
     print(f"{kind} stream: {len(updates)} updates ({inserts} inserts, {len(updates) - inserts} deletes)"
           + (f", window {window} lineitem tuples" if window else "")
           + f", enclosureness λ = {_enclosureness(updates, catalog)}, written to {out}")
+    return 0
+
+
+def cmd_iedyn_stream(args) -> int:
+    try:  # the generators name the bad setting
+        if args.relations == TRANS:
+            updates = make_trans_stream(args.size, args.order, args.delete_fraction, args.seed)
+        else:
+            updates = make_iedyn_stream(args.size, tuple(args.relations.split(",")), args.order, args.delete_fraction,
+                                        args.seed, key_domain=args.key_domain)
+    except ValueError as error:
+        raise CommandLineError(str(error)) from None
+    out = write_stream(args.out, iedyn_catalog(), updates)
+    inserts = sum(1 for u in updates if u.op > 0)
+    print(f"IEDyn {args.order} stream of {args.relations}: {len(updates)} updates ({inserts} inserts, "
+          f"{len(updates) - inserts} deletes), written to {out}; run it with --catalog examples/iedyn/schema.sql")
     return 0
 
 
@@ -244,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--verbose", action="store_true", help="add the rule trace and the generated program")
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     explain.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
+    explain.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
+    explain.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
+                     help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -262,6 +292,18 @@ def build_parser() -> argparse.ArgumentParser:
     stream.add_argument("--out", required=True, help="stream directory to write")
     stream.set_defaults(func=cmd_tpch_stream)
 
+    iedyn = sub.add_parser("iedyn", help="IEDyn's workload streams (examples/iedyn)").add_subparsers(
+        dest="iedyn_command", required=True)
+    iedyn_stream = iedyn.add_parser("stream", help="write an IEDyn §6 stream, with deletes (Parquet, _seq and _op)")
+    iedyn_stream.add_argument("--size", type=int, required=True, help="inserts, split evenly over the relations")
+    iedyn_stream.add_argument("--relations", default="r,s,t", help="'r,s,t', 'r,s' (Q1, Q2) or 'trans' (fraud)")
+    iedyn_stream.add_argument("--order", choices=ORDERS, default="random")
+    iedyn_stream.add_argument("--delete-fraction", type=float, default=0.0, help="chance an event deletes a present row")
+    iedyn_stream.add_argument("--key-domain", type=int, default=200, help="k uniform in 1..this (IEDyn: 200)")
+    iedyn_stream.add_argument("--seed", type=int, default=0)
+    iedyn_stream.add_argument("--out", required=True, help="stream directory to write")
+    iedyn_stream.set_defaults(func=cmd_iedyn_stream)
+
     run = sub.add_parser("run", help="maintain a query over an update stream")
     run.add_argument("--query", required=True, help="a .sql file")
     run.add_argument("--catalog", default="tpch")
@@ -278,6 +320,9 @@ def build_parser() -> argparse.ArgumentParser:
                                             "for two executor JVMs)")
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
+    run.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
+    run.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
+                     help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
     run.add_argument("--report-lambda", action="store_true",
                      help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
     run.add_argument("--stats-json", help="local engine: write updates, process_seconds, maintenance_seconds, peak_rss_mb, "

@@ -19,6 +19,9 @@ from operators.lowering.codegen import write_program
 from operators.runtime.dataflow import StageNode
 from planner.compiler import CompiledQuery
 from planner.explain_classes import classes_json, classes_text
+from planner.explain_view_tree import view_tree_json, view_tree_of, view_tree_text
+from planner.ir.gjt import edges, node_at, render
+from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.maintenance import (
     ChangePropagationJoin,
     ForeignKeyJoin,
@@ -80,8 +83,55 @@ JOIN_SELECT = ("join-select (AJU Theorem 15): the tuples of each key ordered by 
                "join's O(λ) becomes O(λ log n) plus the rows that flip")
 
 
+def _gjt_strategy(node: GeneralizedJoinTree) -> dict:
+    """What EXPLAIN shows of a GJT plan, read off the node (IEDyn §3, §5, §6)."""
+    gjt = node.gjt
+    tree = gjt.tree
+    connex = node.enumerated
+    covered = sorted(frozenset().union(*(node_at(tree, p).label for p in connex)))
+    if gjt.free_connex:
+        shape = f"free-connex: the connex set N (marked *) covers exactly the output {{{', '.join(covered)}}}"
+    else:
+        witness = f" (the reduction guarded by the output leaves {gjt.free_connex_witness})" if gjt.free_connex_witness else ""
+        shape = (f"not free-connex: no sibling-closed connex set covers exactly the output "
+                 f"{{{', '.join(sorted(gjt.reduced.out))}}}{witness}; maintained anyway through the free-connex extension "
+                 f"(IEDyn §6): enumeration walks the connex set marked * (variables {{{', '.join(covered)}}}) and "
+                 "projects with multiplicities")
+    return {
+        "strategy": "gjt",
+        "free_connex": gjt.free_connex,
+        "free_connex_witness": str(gjt.free_connex_witness) if gjt.free_connex_witness else None,
+        "description": f"IEDyn T-representation over a generalized join tree: {shape}",
+        "root": None, "fk_edges": [],
+        "gcq": str(gjt.query),
+        "removed_as_implied": [str(p) for p in gjt.removed],
+        "tree": render(tree, connex),
+        "edge_predicates": [f"{parent.text()} → {edge.child.text()}: {' ∧ '.join(map(str, edge.predicates))}"
+                            for parent, edge in edges(tree) if edge.predicates],
+        "connex": sorted(list(p) for p in connex),
+        "connex_variables": covered,
+        "update_bound": node.update_bound,
+        "delay_bound": node.delay_bound,
+    }
+
+
+def _gjt_text(strategy: dict) -> list[str]:
+    lines = [f"GCQ: {strategy['gcq']}"]
+    if strategy["removed_as_implied"]:
+        lines.append(f"Removed as implied by the others (Prop. 3.8): {' ∧ '.join(strategy['removed_as_implied'])}")
+    lines += ["Generalized join tree ([edge predicates] above a node, * the connex set):", strategy["tree"]]
+    lines.append("Edge predicates: " + ("; ".join(strategy["edge_predicates"]) or "none"))
+    lines.append(f"Connex set variables: {{{', '.join(strategy['connex_variables'])}}}")
+    lines.append(f"Update: {strategy['update_bound']}")
+    lines.append(f"Enumeration delay: {strategy['delay_bound']}")
+    return lines
+
+
 def strategy_of(compiled: CompiledQuery) -> dict:
     """The strategies chosen and their guarantees."""
+    gjt = _first(compiled, GeneralizedJoinTree)
+    if gjt is not None:
+        return _gjt_strategy(gjt)
     join = _first(compiled, ForeignKeyJoin)
     nested = _first(compiled, NestedAggregate)
     propagation = _first(compiled, ChangePropagationJoin)
@@ -89,6 +139,8 @@ def strategy_of(compiled: CompiledQuery) -> dict:
     selects = [s for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) for s in n.join_selects]
     if selects:
         extra["join_selects"] = [f"{s.row} {s.op} {s.value}" for s in selects]
+    if view_tree_of(compiled) is not None:
+        return {**view_tree_json(compiled), **extra}
     if propagation is not None:
         why = compiled.context.decisions.get("ChooseChangePropagationJoin", "")
         return {"strategy": f"change_propagation_{propagation.tree_kind}", "root": None, "fk_edges": [], **extra,
@@ -151,6 +203,8 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
         "",
         f"Strategy: {strategy.get('description', strategy['strategy'])}",
     ]
+    if strategy["strategy"] == "gjt":
+        parts += _gjt_text(strategy)
     if strategy["fk_edges"]:
         parts.append(f"Foreign-key edges: {', '.join(strategy['fk_edges'])}")
     if strategy.get("assertion_keys"):
@@ -161,6 +215,8 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
         parts.append(f"Nested aggregate: {strategy['nested_description']}")
     if "join_selects" in strategy:
         parts.append(f"Join-select: {', '.join(strategy['join_selects'])}: {JOIN_SELECT}")
+    if strategy["strategy"] == "view_tree":
+        parts += view_tree_text(compiled)
     for rule, why in compiled.context.refusals.items():
         parts.append(f"Not applied: {rule}: {why}")
     parts += classes_text(compiled)

@@ -4,6 +4,12 @@
 runs them through the chosen runner and keeps the current result (a multiset of rows: in memory on the
 local engine, as the result table in the work directory on Spark), so after each batch ``result()``
 equals the query over the current database.
+
+Pull mode (local engine): when the result is enumerated from a stage's state (a generalized join
+tree's T-representation, ``Dataflow.enumerated_by``), no copy of it is kept: ``apply`` still
+returns each batch's changes, and ``result()``, ``rows()`` and ``current`` enumerate the state.
+With ``push=False`` (IEDyn's pull-based mode) ``apply`` returns no changes at all: the stage only
+keeps its state up to date, which is all a batch then costs.
 """
 
 from __future__ import annotations
@@ -37,11 +43,13 @@ class MaintainedView:
     on the driver (a long run reads them from the change feed files instead).
 
     Local only: ``compiled=False`` runs the generic stage classes instead of the plan's generated
-    program (operators/lowering/codegen.py), for comparison; both give the same output."""
+    program (operators/lowering/codegen.py), for comparison; both give the same output. ``push=False``
+    (pull mode, a result enumerated from a stage's state: a generalized join tree's): ``apply`` keeps
+    the state up to date and returns no changes; read the result with ``result()`` or ``rows()``."""
 
     def __init__(self, sql: str | CompiledQuery, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
                  strict: bool = False, spark=None, work_dir: str | None = None, changes=None,
-                 keep_outputs: bool = True, compiled: bool = True, **planner_options):
+                 keep_outputs: bool = True, compiled: bool = True, push: bool = True, **planner_options):
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         options = {k: v for k, v in planner_options.items() if v is not None}
@@ -53,12 +61,18 @@ class MaintainedView:
         )
         dataflow = self.compiled.dataflow
         self.rejected: list[Rejected] = []
+        if not push:
+            if engine != "local":
+                raise ValueError("push=False (pull mode) runs on the local engine; Spark keeps its result table")
+            dataflow = dataflow.without_changes()
         if engine == "local":
             self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
             # the compiled program by default; the generic stages are its specification (the tests compare)
             self.runner = CompiledRunner(dataflow, write_program(dataflow)) if compiled else LocalRunner(dataflow)
-            # the result as counts, and in ORDER BY from the first read on, kept per batch: reads sort nothing
-            self.ordered = OrderedMultiset(dataflow.presentation_order, dataflow.initial_result)
+            # the result as counts, and in ORDER BY from the first read on, kept per batch: reads sort nothing;
+            # none in pull mode, where the state enumerates it
+            self.ordered = (None if dataflow.enumerated_by is not None
+                            else OrderedMultiset(dataflow.presentation_order, dataflow.initial_result))
         else:
             # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
             from operators.runtime.spark_runner import SparkRunner
@@ -69,7 +83,16 @@ class MaintainedView:
     @property
     def current(self) -> Counter:
         """The local engine's result as a multiset: each row (hidden ORDER BY columns included) and its count."""
+        if self.ordered is None:
+            counts: Counter = Counter()
+            for row, weight in self._enumerated():
+                counts[row] += weight
+            return +counts
         return self.ordered.counts
+
+    def _enumerated(self) -> Iterator[tuple[Row, int]]:
+        dataflow = self.compiled.dataflow
+        return dataflow.enumerate_result(self.runner.stage_states(dataflow.enumerated_by))
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -107,7 +130,8 @@ class MaintainedView:
         try:
             delta = self.runner.apply(validated.accepted) if validated.accepted else []
             try:  # O(delta log result): only rows the batch touched are checked and moved
-                self.ordered.apply(delta)
+                if self.ordered is not None:
+                    self.ordered.apply(delta)
             except NegativeCountError as error:
                 raise RuntimeError(f"internal error: {error}") from None
         except BaseException:
@@ -124,12 +148,15 @@ class MaintainedView:
     def rows(self, limit: int | None = None) -> Iterator[Row]:
         """The current result's first ``limit`` rows (all by default) in ``result()``'s order, one at a time.
 
-        Local engine: read off the ordered multiset with constant delay, nothing sorted or copied; the
-        iterator is valid until the next ``apply``. Spark engine: the result table is read and sorted.
+        Local engine: read off the ordered multiset with constant delay, nothing sorted or copied, or in
+        pull mode enumerated from the state (constant delay for a free-connex GJT); the iterator is
+        valid until the next ``apply``. Spark engine: the result table is read and sorted.
         """
         dataflow = self.compiled.dataflow
         if self.engine == "spark":
             ordered = iter(sorted(self.runner.current_result(), key=order_key(dataflow.presentation_order)))
+        elif self.ordered is None:  # pull mode: no ORDER BY (or it would keep the result), rows as enumerated
+            ordered = (row for row, weight in self._enumerated() for _ in range(weight))
         else:
             ordered = self.ordered.rows()
         if dataflow.hidden_columns:

@@ -13,6 +13,7 @@ for MIN/MAX (Theorem 14's ordered structure per group), O(1) for the DISTINCT on
 from __future__ import annotations
 
 from planner.ir.expressions import AggregateCall
+from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.logical import Aggregate, LogicalPlan
 from planner.ir.maintenance import (
     ChangePropagationJoin,
@@ -74,7 +75,7 @@ class MaintainRingAggregate(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # γ_{g; Σ}(Q) with Σ ⊆ {sum, count, avg}: Δγ(Q) = γ(ΔQ) added into the group's value
-                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | ThresholdFilter()) as child):
+                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | ThresholdFilter()) as child):
                     not_rings = sorted({_describe(item.expr) for item in aggregates if not _is_ring(item.expr)})
                     if not_rings:
                         if ctx is not None:
@@ -114,7 +115,7 @@ class MaintainGroupAggregate(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # γ_{g; min(x)}(Q): Δ moves x's multiplicity in g's ordered multiset; min = its first element
-                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | ThresholdFilter()) as child):
+                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | ThresholdFilter()) as child):
                     return GroupAggregate(group_by, aggregates, child)
             return node
 

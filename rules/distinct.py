@@ -8,6 +8,7 @@ under set semantics).
 
 from __future__ import annotations
 
+from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.logical import Distinct, Filter, LogicalPlan, Project
 from planner.ir.maintenance import (
     ChangePropagationJoin,
@@ -59,7 +60,7 @@ class MaintainDistinct(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # δ(π(Q)): a row is in the result iff its multiplicity in π(Q) is positive
-                case Distinct(Project(child=ForeignKeyJoin() | ChangePropagationJoin() | RingAggregate() | GroupAggregate()
+                case Distinct(Project(child=ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | RingAggregate() | GroupAggregate()
                                       | NestedAggregate() | Filter(child=RingAggregate() | GroupAggregate())) as projected):
                     return CountedDistinct(projected)
             return node

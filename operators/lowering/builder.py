@@ -12,7 +12,7 @@ Naive lowering leaves notes for the clean-up steps that follow it: ``FusionCandi
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import attrs
 
@@ -77,6 +77,9 @@ class StageBuilder:
     sources: list[SourceRoute] = attrs.field(factory=list)
     requirements: list[RowRequirement] = attrs.field(factory=list)
     fusion_candidates: list[FusionCandidate] = attrs.field(factory=list)
+    #: Stages that can enumerate their whole result from their state (a GJT's T-representation), so
+    #: the view need not keep it (``pipeline.py`` decides whether the query's result can be read so).
+    enumerating: set[int] = attrs.field(factory=set)
 
     def add(self, stage: KeyedStage) -> int:
         self.stages.append(stage)
@@ -158,7 +161,12 @@ def positions(layout: tuple[Column, ...], alias: str, names: tuple[str, ...]) ->
 
 def finish_function(items: tuple | None, having: Expr | None, layout: tuple[Column, ...]):
     """The select list (and HAVING) over rows of ``layout``, as one closure returning a row or None."""
-    index = {c: i for i, c in enumerate(layout)}
+    return finish_function_at(items, having, {c: i for i, c in enumerate(layout)})
+
+
+def finish_function_at(items: tuple | None, having: Expr | None, index: Mapping[Column, int]):
+    """``finish_function`` over rows where ``index`` says each column's position (several columns
+    may share one: the variable columns made equal stand for)."""
     keep = compile_predicate(having, index)
     if items is None:
         project = None

@@ -257,9 +257,14 @@ class ProgramWriter:
         key = stage.left_key if port == stage.LEFT else stage.right_key
         other, own = (1, 0) if port == stage.LEFT else (0, 1)
         joined = f"{row} + q{u}" if port == stage.LEFT else f"q{u} + {row}"
+        if stage.where is None:
+            emitted = self.emit(unit, joined, f"{w} * n{u}", False)
+        else:  # the conditions placed on this join filter what it emits
+            self.namespace[f"_W{u}"] = stage.where
+            emitted = [f"j{u} = {joined}", f"if _W{u}(j{u}):", *indented(self.emit(unit, f"j{u}", f"{w} * n{u}", False))]
         return [f"k{u} = {key_source(row, key)}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
                 f"    st{u} = _S{u}[k{u}] = [{{}}, {{}}]",
-                f"for q{u}, n{u} in st{u}[{other}].items():", *indented(self.emit(unit, joined, f"{w} * n{u}", False)),
+                f"for q{u}, n{u} in st{u}[{other}].items():", *indented(emitted),
                 f"side{u} = st{u}[{own}]", f"n{u} = side{u}.get({row}, 0) + {w}", f"if n{u}:",
                 f"    side{u}[{row}] = n{u}", "else:", f"    del side{u}[{row}]",
                 f"if not st{u}[0] and not st{u}[1]:", f"    del _S{u}[k{u}]"]

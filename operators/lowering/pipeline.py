@@ -13,6 +13,7 @@ from operators.lowering.builder import StageBuilder
 from operators.lowering.fuse import fuse_owned_groups
 from operators.lowering.query import lower_query
 from operators.runtime.dataflow import Dataflow, StageNode
+from operators.stages.map import MapStage
 from planner.ir.logical import LogicalPlan
 
 
@@ -20,10 +21,24 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
     """The dataflow maintaining ``plan`` (an optimized maintenance plan)."""
     builder = StageBuilder(catalog, lower_query)
     query = lower_query(builder, plan)
-    last = fuse_owned_groups(builder)[query.last]
+    new_id = fuse_owned_groups(builder)
+    last = new_id[query.last]
     nodes = tuple(
         StageNode(i, stage, *(builder.downstream.get(i, (None, 0)) if i != last else (None, 0)))
         for i, stage in enumerate(builder.stages)
     )
+    enumerated_by = None
+    if not query.order and not query.hidden and not query.initial:
+        enumerated_by = _enumerating_source(nodes, {new_id[i] for i in builder.enumerating}, last)
     return Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in query.layout), query.initial, query.order,
-                    tuple(builder.requirements), query.hidden)
+                    tuple(builder.requirements), query.hidden, enumerated_by)
+
+
+def _enumerating_source(nodes: tuple[StageNode, ...], enumerating: set[int], last: int) -> int | None:
+    """The enumerating stage the result comes from through stateless maps only, if any: then the
+    result can be read off that stage's state (pull mode) instead of being kept."""
+    feeding = {node.downstream: node.id for node in nodes if node.downstream is not None}
+    stage = last
+    while isinstance(nodes[stage].stage, MapStage) and stage in feeding:
+        stage = feeding[stage]
+    return stage if stage in enumerating else None

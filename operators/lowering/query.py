@@ -1,6 +1,6 @@
 """Lower a (sub)query: the operators above its joins, each to its own stage.
 
-A query's body is a join (``foreign_key.py``, ``change_propagation.py``) under an aggregate (keyed
+A query's body is a join (``foreign_key.py``, ``change_propagation.py``, ``gjt.py``) under an aggregate (keyed
 by the group, also applying HAVING and the select list), a nested aggregate (``nested.py``) or a
 stateless map; or a threshold, a product of one-row aggregates or a set operation over subqueries
 lowered the same way. DISTINCT and the top-k follow; an ORDER BY without LIMIT is applied when the
@@ -17,7 +17,9 @@ from operators.lowering.change_propagation import lower_change_propagation
 from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.lowering.foreign_key import columns_needed, lower_foreign_key_join
 from operators.lowering.fuse import note_aggregate_over_join
+from operators.lowering.gjt import lower_generalized_join_tree
 from operators.lowering.nested import lower_nested
+from operators.lowering.view_tree import lower_view_tree
 from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
 from operators.stages.base import StageDescription
 from operators.stages.distinct import DistinctStage
@@ -28,6 +30,7 @@ from operators.stages.set_operation import SetOperationStage
 from operators.stages.top_k import TopKStage
 from operators.zset import Row
 from planner.ir.expressions import AggregateCall, Column, Expr, columns
+from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.logical import Filter, LogicalPlan, Project, SetOperation, Sort
 from planner.ir.maintenance import (
     ChangePropagationJoin,
@@ -42,6 +45,7 @@ from planner.ir.maintenance import (
 )
 from planner.ir.notation import print_expr
 from planner.ir.outputs import output_columns
+from planner.ir.view_tree_plan import ViewTreeAggregate
 
 #: A lowered body: its last stage, its result's columns and its rows over empty input.
 Body = tuple[int, tuple[Column, ...], tuple[Row, ...]]
@@ -110,6 +114,10 @@ def _lower_body(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, n
         return _lower_cross_product(builder, plan, items)
     if isinstance(plan, SetOperation) and items is None:
         return _lower_set_operation(builder, plan)
+    if isinstance(plan, ViewTreeAggregate):
+        return lower_view_tree(builder, plan, items, None)
+    if isinstance(plan, Filter) and isinstance(plan.child, ViewTreeAggregate):  # HAVING
+        return lower_view_tree(builder, plan.child, items, plan.condition)
     return _lower_over_join(builder, plan, items, needed)
 
 
@@ -144,6 +152,11 @@ def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Colu
         return lower_change_propagation(builder, plan.tree)
     if isinstance(plan, ForeignKeyJoin):
         return lower_foreign_key_join(builder, plan, needed)
+    if isinstance(plan, GeneralizedJoinTree):
+        if nested:
+            raise LoweringError("NestedAggregate over a GeneralizedJoinTree: the nested-aggregate indexes read the "
+                                "live tuples of a foreign-key join, which a T-representation does not keep")
+        return lower_generalized_join_tree(builder, plan)
     raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
 
 

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from operator import itemgetter
 
 import attrs
@@ -78,6 +78,10 @@ class Dataflow:
     #: Trailing output columns that only order the result (ORDER BY a column not selected): the
     #: result keeps them so it can be sorted when read, and the reader drops them.
     hidden_columns: int = 0
+    #: Pull mode: the stage whose ``enumerate(key, state)`` over all its keys, passed through the
+    #: stateless maps after it, is the result (a GJT's T-representation). The view then keeps no
+    #: copy of the result and reads it from that state (``enumerate_result``). None: it keeps one.
+    enumerated_by: int | None = None
 
     @property
     def visible_width(self) -> int:
@@ -103,6 +107,36 @@ class Dataflow:
             if changes := changes_by_table.get(route.table):
                 inputs[route.stage].extend(route.route(changes))
         return inputs
+
+    def without_changes(self) -> Dataflow:
+        """The dataflow in pull-based mode (IEDyn §6): the enumerating stage keeps its state up to
+        date but emits no result changes, so a batch costs the state's update alone and the result
+        is read from the state on request. Only a result enumerated from a stage can be read so."""
+        if self.enumerated_by is None:
+            raise ValueError("this plan keeps its result from the changes it emits (no stage enumerates it), "
+                             "so it cannot run without them; pull mode needs a generalized join tree's result")
+        stages = tuple(attrs.evolve(node, stage=node.stage.without_changes()) if node.id == self.enumerated_by
+                       else node for node in self.stages)
+        return attrs.evolve(self, stages=stages)
+
+    def enumerate_result(self, states: Mapping[tuple, object]) -> Iterator[tuple[Row, int]]:
+        """The result's rows and counts read off the enumerating stage's ``states`` (key → state)."""
+        if self.enumerated_by is None:
+            raise ValueError("this dataflow keeps its result; no stage enumerates it")
+        maps = []
+        node = self.stage(self.enumerated_by)
+        while node.downstream is not None:
+            node = self.stage(node.downstream)
+            maps.append(node.stage.mapping)
+        source = self.stage(self.enumerated_by).stage
+        for key, state in states.items():
+            for row, weight in source.enumerate(key, state):
+                for mapping in maps:
+                    row = mapping(row)
+                    if row is None:
+                        break
+                else:
+                    yield row, weight
 
     def tables(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(route.table for route in self.sources))

@@ -55,6 +55,10 @@ class LocalRunner:
         self.batch_counts = counts
         return consolidate(result)
 
+    def stage_states(self, stage_id: int) -> dict[tuple, Any]:
+        """One stage's state by key (what a pull-mode result is enumerated from)."""
+        return self.states[stage_id]
+
     def close(self) -> None:
         """Undo ``apply``'s ``gc.freeze()``: frozen objects are never collected at interpreter exit, and
         extension modules caught in the freeze (DuckDB's) then print a page of "nanobind: leaked" warnings.

@@ -4,11 +4,16 @@ Per key it keeps the left and right rows (multisets) and emits Δ(L ⋈ R) = ΔL
 R is the right side before the batch and L' the left side after it. Unlike the live-tuple stages
 this materializes every intermediate view, and a join that is not along a key can emit
 |L|·|ΔR| rows per batch: the framework AJU compares against (§3.5), and the general fallback.
+
+``where`` (optional) filters the joined rows: the conditions of the query that this join is the
+first to see all columns of (an inequality join has an empty, constant key and only ``where``).
+The materialized view this stage's output feeds is then the filtered sub-join.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
 import attrs
 
@@ -26,9 +31,10 @@ class BinaryJoinStage(KeyedStage):
     LEFT, RIGHT = 0, 1
 
     def __init__(self, name: str, left_key: tuple[int, ...], right_key: tuple[int, ...],
-                 output_columns: tuple[str, ...], description: StageDescription):
+                 output_columns: tuple[str, ...], description: StageDescription,
+                 where: Callable[[Row], bool] | None = None):
         self.name, self.left_key, self.right_key = name, left_key, right_key
-        self.output_columns, self.description = output_columns, description
+        self.output_columns, self.description, self.where = output_columns, description, where
         self._left, self._right = key_getter(left_key), key_getter(right_key)
 
     def __getstate__(self):
@@ -58,6 +64,8 @@ class BinaryJoinStage(KeyedStage):
         for other, weight in right:
             out.extend((row + other, count * weight) for row, count in state.left.items())
         apply_changes(state.right, right)
+        if self.where is not None:
+            out = [(row, weight) for row, weight in out if self.where(row)]
         return (state if state.left or state.right else None), out
 
     def describe(self) -> StageDescription:

@@ -25,12 +25,12 @@ Output. The query result stays factorized over the views (Ex. 4.4): ``enumerate(
 one row ``(total,)``, the query aggregated over every variable (COUNT, the SUM payload, the
 cofactor payload of a regression), emitted as −old/+new and absent when zero (a lazy stage emits
 nothing: it is read on request, as the survey's lazy-fact). Emitting the flat
-delta of a result with free variables would cost |δQ| per update, O(N) in Ex. 4.4; the rule wiring
-decides what a view with free variables emits downstream.
+delta of a result with free variables would cost |δQ| per update, O(N) in Ex. 4.4; a GROUP BY query
+uses ``GroupedViewTreeStage`` (``view_tree_groups.py``), which emits the changed groups' payloads.
 
 First version: one stage keyed by a constant holds the whole tree, so it does not scale out;
-per-view keyed stages (a view keyed by its variables shared with its parent, issue 12 item 7) come
-when the rule wiring lands.
+per-view keyed stages (a view keyed by its variables shared with its parent, issue 12 item 7) are
+not built yet.
 """
 
 from __future__ import annotations
@@ -43,6 +43,9 @@ from operators.structures.ring_relation import RingRelation
 from operators.structures.rings import Ring
 from operators.structures.variable_order import DeltaPlan, Step, VariableOrder, build_layout
 from operators.zset import Changelog, Row
+
+#: A free variable left open in an ``enumerate`` pattern.
+ANY = object()
 
 
 class StaticRelationUpdate(ValueError):
@@ -123,7 +126,7 @@ class ViewTreeStage(KeyedStage):
             inputs=atoms,
             state="views " + ", ".join(f"V_{n.variable}({', '.join(n.dep)})" for n in reversed(self.layout.nodes))
                   + f"; expanded V'_X for free {', '.join(self.order.free) or 'none'}; the atoms",
-            key="constant: one stage holds the whole view tree (per-view stages come with the rule wiring)",
+            key="constant (does not scale out): one stage holds the whole view tree (per-view stages not built yet)",
             update_cost=bounds or "no dynamic atoms",
             why="Olteanu §4.1: a delta travels its atom's path to the root; q-hierarchical orders look "
                 "up one entry per sibling view (Thm 4.1)")
@@ -157,12 +160,14 @@ class ViewTreeStage(KeyedStage):
             result = ring.mul(result, state.relations[self.layout.nodes[root].view].entries.get((), ring.zero))
         return result
 
-    def enumerate(self, state: ViewTreeState | None) -> Iterator[tuple[Row, Any]]:
+    def enumerate(self, state: ViewTreeState | None, pattern: tuple | None = None) -> Iterator[tuple[Row, Any]]:
         """The result as (values of ``order.free``, payload), with constant delay (Ex. 4.4).
 
         Free variables are visited parents first; each value comes from the expanded view of its
         variable grouped by its ancestors, where an entry is non-zero only if every part below it
         is non-empty, so no branch dead-ends. Bound roots contribute one constant factor.
+        ``pattern`` (one entry per free variable in that visiting order, ``free_variables_visited``)
+        restricts the result to the groups with the given values; ``ANY`` leaves a variable open.
         """
         if state is None:
             return
@@ -178,7 +183,12 @@ class ViewTreeStage(KeyedStage):
         if not self._enumeration:
             yield (), constant
             return
-        yield from self._enumerate_from(state.relations, 0, (), constant)
+        yield from self._enumerate_from(state.relations, 0, (), constant, pattern)
+
+    @property
+    def free_variables_visited(self) -> tuple[str, ...]:
+        """The free variables in the order ``enumerate`` visits them (parents first)."""
+        return tuple(self.layout.nodes[i].variable for i in self.layout.free_preorder)
 
     # --- maintenance --------------------------------------------------------------------------
 
@@ -285,13 +295,18 @@ class ViewTreeStage(KeyedStage):
         return tuple(plan), tuple(variables.index(v) for v in self.order.free)
 
     def _enumerate_from(self, relations: list[RingRelation], depth: int, assignment: tuple,
-                        payload: Any) -> Iterator[tuple[Row, Any]]:
+                        payload: Any, pattern: tuple | None) -> Iterator[tuple[Row, Any]]:
         expanded, group_positions, local = self._enumeration[depth]
         mul = self.ring.mul
         relation = relations[expanded]
         last = depth + 1 == len(self._enumeration)
         group = tuple(assignment[p] for p in group_positions)
-        for key in relation.matching(tuple(range(len(group_positions))), group):
+        if pattern is None or pattern[depth] is ANY:
+            keys = relation.matching(tuple(range(len(group_positions))), group)
+        else:
+            wanted = group + (pattern[depth],)
+            keys = (wanted,) if wanted in relation.entries else ()
+        for key in keys:
             values = assignment + (key[-1],)
             product = payload
             for part, positions in local:
@@ -299,7 +314,7 @@ class ViewTreeStage(KeyedStage):
             if last:
                 yield tuple(values[p] for p in self._output_positions), product
             else:
-                yield from self._enumerate_from(relations, depth + 1, values, product)
+                yield from self._enumerate_from(relations, depth + 1, values, product, pattern)
 
 
 def _join(steps: tuple[Step, ...], start: int, assignment: tuple, payload: Any,

@@ -11,7 +11,7 @@ beyond an atom's ``columns`` are the ones the reduct added.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import attrs
 
@@ -69,6 +69,13 @@ def closure(variables: Iterable[str], dependencies: list[_VariableDependency], u
                 if used is not None:
                     used.add(dep.source)
     return frozenset(result)
+
+
+def closure_function(query: Gcq, catalog: Catalog) -> Callable[[Iterable[str]], frozenset[str]]:
+    """C_Σ over ``query``'s variables: what a set of bound variables determines (for cost models:
+    probing for determined variables finds at most one match on a database satisfying Σ)."""
+    dependencies = _variable_dependencies(query, catalog)
+    return lambda variables: closure(variables, dependencies)
 
 
 def sigma_reduct(query: Gcq, catalog: Catalog) -> Reduct:

@@ -4,7 +4,8 @@ A GCQ is ``π_out(r_1(x̄_1) ⋈ … ⋈ r_n(x̄_n) | P_1 ∧ … ∧ P_m)``: at
 folded into shared variables (two columns that must be equal become one variable, so the natural
 join expresses them), θ-predicates kept as predicates, and the output (free) variables. The paper
 treats predicates abstractly; we keep the ones IEDyn indexes: inequalities ``<``, ``<=`` between
-two variables (``>``/``>=`` are flipped, ``BETWEEN`` becomes two). Multiplicities (GMR semantics,
+two variables (``>``/``>=`` are flipped, ``BETWEEN`` becomes two), optionally with a constant
+offset (``x < y + c``, ``x - y < c``: a band join). Multiplicities (GMR semantics,
 deletes as negative weights) are a property of evaluation, not of this form, so nothing here
 carries them.
 
@@ -15,12 +16,16 @@ will carry a GJT can import it without a cycle.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
+from decimal import Decimal
 
 import attrs
 
 from planner.ir.expressions import FLIPPED, Expr
 
 INEQUALITIES = ("<", "<=")
+#: A constant added to the right side: a number, or a day-time interval for dates and timestamps.
+Offset = int | float | Decimal | timedelta
 
 
 @attrs.frozen
@@ -42,11 +47,12 @@ class Atom:
 
 @attrs.frozen(order=True)
 class Inequality:
-    """``left op right`` with ``op`` in ``<``, ``<=`` (the normal form flips ``>`` and ``>=``)."""
+    """``left op right + offset`` with ``op`` in ``<``, ``<=`` (the normal form flips ``>`` and ``>=``)."""
 
     left: str
     op: str = attrs.field(validator=attrs.validators.in_(INEQUALITIES))
     right: str
+    offset: Offset = 0
 
     @property
     def variables(self) -> frozenset[str]:
@@ -57,14 +63,18 @@ class Inequality:
         return self.op == "<"
 
     def __str__(self) -> str:
-        return f"{self.left} {self.op} {self.right}"
+        if not self.offset:
+            return f"{self.left} {self.op} {self.right}"
+        negative = self.offset < type(self.offset)(0)
+        return f"{self.left} {self.op} {self.right} {'-' if negative else '+'} {-self.offset if negative else self.offset}"
 
 
-def inequality(left: str, op: str, right: str) -> Inequality:
-    """The normal form of ``left op right`` for op in ``< <= > >=``."""
+def inequality(left: str, op: str, right: str, offset: Offset = 0) -> Inequality:
+    """The normal form of ``left op right + offset`` for op in ``< <= > >=``
+    (``l > r + c`` is ``r < l - c``)."""
     if op in (">", ">="):
-        return Inequality(right, FLIPPED[op], left)
-    return Inequality(left, op, right)
+        return Inequality(right, FLIPPED[op], left, -offset)
+    return Inequality(left, op, right, offset)
 
 
 @attrs.frozen

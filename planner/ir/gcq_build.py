@@ -6,17 +6,20 @@ SQL front end gives for comma joins, as ``ivm explain`` shows for TPC-H), and th
 what a strategy rule will hold. Columns made equal by an equality are one variable, named after
 the first of them (``alias.column``). A conjunct that mentions one atom only is that atom's local
 filter (applied before the join, not part of pred(Q)). A conjunct over several atoms that is
-neither an equality nor an inequality between two columns (``a.x < b.y + 1``, an ``OR``) is refused
-with its text: no GJT edge could hold it as the paper defines predicates for IEDyn. Outer joins,
+neither an equality nor an inequality between two columns, possibly with a constant offset
+(``a.x < b.y + 1``, ``a.x - b.y <= 5``, ``a.t > b.t - interval 1 day``), is refused with its text
+(an ``OR``, ``a.x * 2 < b.y``): no GJT edge could hold it as IEDyn's indexes need. Outer joins,
 views and subqueries are refused too (outside the paper's GCQs).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
+from decimal import Decimal
 
-from planner.ir.expressions import Call, Column, Expr, columns, conjuncts
-from planner.ir.gcq import Atom, Gcq, Inequality, inequality
+from planner.ir.expressions import Call, Column, Expr, Literal, columns, conjuncts
+from planner.ir.gcq import Atom, Gcq, Inequality, Offset, inequality
 from planner.ir.logical import Filter, Join, LogicalPlan, Scan
 from planner.ir.maintenance import Atom as PlanAtom
 from planner.ir.maintenance import JoinGraph
@@ -41,6 +44,47 @@ class _Variables:
         return str(self.find(c))
 
 
+_INTERVAL_UNITS = {"day": timedelta(days=1), "hour": timedelta(hours=1), "minute": timedelta(minutes=1),
+                   "second": timedelta(seconds=1), "week": timedelta(weeks=1)}
+
+
+def _constant(expr: Expr) -> Offset | None:
+    """A numeric literal, or a fixed-length interval as a timedelta; None for anything else."""
+    match expr:
+        case Literal(value=bool()):
+            return None
+        case Literal(value=int() | float() | Decimal() as value) if value == value:
+            return value
+        case Literal(value=(int() as n, str() as unit)) if unit.lower().rstrip("s") in _INTERVAL_UNITS:
+            return n * _INTERVAL_UNITS[unit.lower().rstrip("s")]
+    return None
+
+
+def _shifted(expr: Expr) -> tuple[Column, Offset] | None:
+    """``expr`` as ``column + c``: a column alone, or plus or minus a constant."""
+    match expr:
+        case Column():
+            return expr, 0
+        case Call("+", (Column() as col, constant)) | Call("+", (constant, Column() as col)):
+            c = _constant(constant)
+            return None if c is None else (col, c)
+        case Call("-", (Column() as col, constant)):
+            c = _constant(constant)
+            return None if c is None else (col, -c)
+    return None
+
+
+def _comparison(op: str, left: Expr, right: Expr, variables: _Variables) -> Inequality | None:
+    """``left op right`` as ``x op y + c`` (``x + a op y + b``, ``x - y op c``), if it has that form."""
+    if isinstance(left, Call) and left.op == "-" and all(isinstance(a, Column) for a in left.args):
+        c = _constant(right)  # x - y op c  ⇔  x op y + c
+        return None if c is None else inequality(variables.name(left.args[0]), op, variables.name(left.args[1]), c)
+    lhs, rhs = _shifted(left), _shifted(right)
+    if lhs is None or rhs is None:
+        return None
+    return inequality(variables.name(lhs[0]), op, variables.name(rhs[0]), rhs[1] - lhs[1])
+
+
 def _predicates(parts: list[Expr], variables: _Variables) -> tuple[list[Inequality], list[tuple[str, Expr]]]:
     """The inequalities among ``parts`` (equalities already merged) and the single-atom filters."""
     predicates: list[Inequality] = []
@@ -51,11 +95,12 @@ def _predicates(parts: list[Expr], variables: _Variables) -> tuple[list[Inequali
             filters.append((next(iter(tables), None) or "", part))
             continue
         match part:
-            case Call("<" | "<=" | ">" | ">=" as op, (Column() as a, Column() as b)):
-                predicates.append(inequality(variables.name(a), op, variables.name(b)))
-            case Call("between", (Column() as x, Column() as lo, Column() as hi)):
-                predicates.append(inequality(variables.name(lo), "<=", variables.name(x)))
-                predicates.append(inequality(variables.name(x), "<=", variables.name(hi)))
+            case Call("<" | "<=" | ">" | ">=" as op, (a, b)) if (found := _comparison(op, a, b, variables)):
+                predicates.append(found)
+            case Call("between", (x, lo, hi)) if (low := _comparison("<=", lo, x, variables)) and (
+                high := _comparison("<=", x, hi, variables)
+            ):
+                predicates += [low, high]
             case _:
                 raise ValueError(f"conjunct over several relations is not an equality or inequality: {part}")
     return list(dict.fromkeys(predicates)), filters

@@ -138,6 +138,27 @@ def connex_subset(root: GjtNode, out: frozenset[str], sibling_closed: bool = Fal
     return frozenset(chosen) if covered == out else None
 
 
+def covering_connex(root: GjtNode, out: frozenset[str]) -> frozenset[Path]:
+    """The smallest sibling-closed connex subset, grown from the root, whose variables include ``out``:
+    the nodes whose subtree holds an output variable, with their siblings. When the query is not
+    free-connex, enumeration walks this set and projects onto ``out`` with multiplicities (the
+    free-connex extension of IEDyn §6: var(N) ⊋ out(Q), so the delay is no longer constant)."""
+    chosen: set[Path] = {()}
+    frontier: list[Path] = [()]
+    while frontier:
+        path = frontier.pop()
+        kids = node_at(root, path).children
+        if any(_subtree_variables(e.child) & out for e in kids):
+            for i in range(len(kids)):
+                chosen.add(path + (i,))
+                frontier.append(path + (i,))
+    return frozenset(chosen)
+
+
+def _subtree_variables(root: GjtNode) -> frozenset[str]:
+    return frozenset().union(*(n.label for _, n in nodes(root)))
+
+
 def frontier(connex: frozenset[Path]) -> frozenset[Path]:
     """The nodes of N that are leaves of the subtree N induces (Def. 3.4)."""
     return frozenset(p for p in connex if not any(q[:-1] == p for q in connex if q))

@@ -13,7 +13,7 @@ import attrs
 
 from planner.ir.gcq import Gcq, Inequality
 from planner.ir.gjt import GjtNode, Path, connex_subset, render
-from planner.ir.gjt_reduction import Witness, build_compatible_gjt, build_gjt
+from planner.ir.gjt_reduction import Witness, build_compatible_gjt, build_gjt, guarded_leftover
 from planner.ir.gjt_rewrites import binarize, remove_implied_inequalities
 
 
@@ -28,6 +28,8 @@ class GjtPlan:
     tree: GjtNode | None
     witness: Witness | None
     connex: frozenset[Path] | None
+    #: Acyclic but not free-connex: what the reduction guarded by out(Q) left (Prop. 3.7's "moreover").
+    free_connex_witness: Witness | None = None
 
     @property
     def acyclic(self) -> bool:
@@ -73,4 +75,5 @@ def plan_gjt(query: Gcq) -> GjtPlan:
             return GjtPlan(query, reduced, removed, None, plain, None)
         built = plain
     tree = binarize(built, reduced.out)
-    return GjtPlan(query, reduced, removed, tree, None, connex_subset(tree, reduced.out, sibling_closed=True))
+    connex = connex_subset(tree, reduced.out, sibling_closed=True)
+    return GjtPlan(query, reduced, removed, tree, None, connex, None if connex is not None else guarded_leftover(reduced))

@@ -117,6 +117,18 @@ def build_gjt(query: Gcq) -> GjtNode | Witness:
     return forest.finish()
 
 
+def guarded_leftover(query: Gcq) -> Witness | None:
+    """What the reduction guarded by out(Q) cannot remove when some of it lies outside out(Q): the
+    witness that Q is not free-connex (the stuck state of GYO on Q plus a hyperedge out(Q)); None
+    when the guarded phase leaves only output variables."""
+    forest = _Forest(query)
+    forest.guard = query.out
+    forest.reduce()
+    if all(r.label <= query.out for r in forest.roots) and not forest.open:
+        return None
+    return Witness(tuple(r.label for r in forest.roots), tuple(forest.open))
+
+
 def build_compatible_gjt(query: Gcq) -> GjtNode | Witness:
     """Like ``build_gjt``, but guarded by out(Q) first so that a free-connex Q gets a compatible tree."""
     forest = _Forest(query)

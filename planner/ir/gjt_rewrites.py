@@ -8,7 +8,8 @@ of others implies (for strict ones, the Hasse diagram of the order), and every e
 inequalities over these variables contains them; since dropping a predicate from a GJT's labels
 keeps it a GJT, the reduced query is acyclic whenever an equivalent query with the same atoms and
 a set of inequalities is. Simplifications: only implications among the query's own inequalities
-(no constants, no arithmetic, no interplay with equalities); a cycle among them (``x <= y ∧ y <= x``
+(no constants, no arithmetic, no interplay with equalities: an inequality with an offset,
+``x < y + c``, is neither dropped nor used to drop another); a cycle among them (``x <= y ∧ y <= x``
 means ``x = y``, ``x < y ∧ y < x`` is empty) is left alone, so such queries are not helped.
 
 ``binarize`` (Prop. 3.9): a node with more than two children becomes a chain of copies of its
@@ -53,13 +54,14 @@ def _has_cycle(predicates: tuple[Inequality, ...]) -> bool:
 
 def remove_implied_inequalities(query: Gcq) -> tuple[Gcq, tuple[Inequality, ...]]:
     """The equivalent query without inequalities implied by the others, and the ones removed."""
-    if _has_cycle(query.predicates):
+    plain = tuple(p for p in query.predicates if not p.offset)
+    if _has_cycle(plain):
         return query, ()
     kept = sorted(query.predicates)
     removed = []
-    for p in sorted(query.predicates):
+    for p in sorted(plain):
         rest = [q for q in kept if q != p]
-        if _implied(p, rest):
+        if _implied(p, [q for q in rest if not q.offset]):
             kept, removed = rest, removed + [p]
     if not removed:
         return query, ()

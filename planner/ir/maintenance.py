@@ -271,13 +271,15 @@ class CountedDistinct(LogicalPlan):
 
 @attrs.frozen
 class BinaryJoin(LogicalPlan):
-    """One join of the change-propagation framework: a materialized view ``left ⋈ right`` on ``on``
-    (pairs of equal columns). Its delta is ΔL ⋈ R + L' ⋈ ΔR."""
+    """One join of the change-propagation framework: a materialized view ``σ_condition(left ⋈ right)``
+    on ``on`` (pairs of equal columns; none: a constant key, every pair meets). Its delta is
+    σ(ΔL ⋈ R + L' ⋈ ΔR)."""
 
     child_fields = ("left", "right")
     on: tuple[tuple[Column, Column], ...]
     left: LogicalPlan
     right: LogicalPlan
+    condition: Expr | None = None
 
 
 @attrs.frozen

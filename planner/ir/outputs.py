@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import singledispatch
 
 from planner.ir.expressions import Column
+from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.logical import (
     Aggregate,
     Distinct,
@@ -33,6 +34,7 @@ from planner.ir.maintenance import (
     TopK,
     ViewAtom,
 )
+from planner.ir.view_tree_plan import ViewTreeAggregate
 
 
 @singledispatch
@@ -68,6 +70,7 @@ def _(plan: Project) -> tuple[Column, ...]:
 
 
 @output_columns.register(Aggregate)
+@output_columns.register(ViewTreeAggregate)
 @output_columns.register(RingAggregate)
 @output_columns.register(GroupAggregate)
 def _(plan) -> tuple[Column, ...]:
@@ -102,6 +105,11 @@ def _(plan: ForeignKeyJoin) -> tuple[Column, ...]:
     pointing = {s.value.table for s in plan.join_selects}
     return tuple(col for atom in plan.atoms for col in output_columns(atom)
                  if col.table not in pointing or col.name in plan.atom(col.table).key)
+
+
+@output_columns.register(GeneralizedJoinTree)
+def _(plan: GeneralizedJoinTree) -> tuple[Column, ...]:
+    return plan.output
 
 
 @output_columns.register(BinaryJoin)

@@ -19,6 +19,7 @@ from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
+from rules.generalized_join_tree import ChooseGeneralizedJoinTree
 from rules.inline_views import (
     InlineDerivedTables,
     MaintainDerivedAggregateAsView,
@@ -36,6 +37,7 @@ from rules.prune_columns import PruneAtomColumns
 from rules.threshold import MaintainThresholdCondition, MaintainThresholdFilter
 from rules.top_k import MaintainTopK
 from rules.view_edges import JoinEachViewOnce
+from rules.view_tree import ChooseViewTree
 
 NORMALIZE = (
     InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
@@ -56,6 +58,11 @@ BATCHES = (
     # Again, for what the batches above created: views' subplans and the queries feeding a value (NQ1).
     Batch("Nested aggregates in views", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
+    # What the live-tuple strategy refused, when hierarchical (Olteanu §4); before the binary fallback.
+    Batch("View trees", Once(), (ChooseViewTree(),)),
+    # What is not along foreign keys but joined by inequalities: before the fallback, which takes
+    # what this refuses (a cyclic query) and everything when the binary strategy is forced.
+    Batch("Generalized join trees", Once(), (ChooseGeneralizedJoinTree(),)),
     # After the live-tuple strategy: it takes what that refused (or everything, when forced).
     Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
     # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column

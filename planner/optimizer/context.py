@@ -21,6 +21,11 @@ class OptimizerContext:
     #: Forces the change-propagation join tree: "theorem11" (AJU Theorem 11) or a left-deep join order
     #: as a tuple of aliases; None keeps the live-tuple plan.
     join_tree: str | tuple[str, ...] | None = None
+    #: Forces the view tree's variable order (rules/view_tree.py): variables or columns, first = highest.
+    variable_order: tuple[str, ...] | None = None
+    #: "binary" forces the materializing fallback (binary joins with their views) for joins that a
+    #: generalized join tree would maintain (IEDyn), to compare the two; None chooses.
+    join_strategy: str | None = attrs.field(default=None, validator=attrs.validators.in_((None, "binary")))
     decisions: dict[str, str] = attrs.field(factory=dict)
     refusals: dict[str, str] = attrs.field(factory=dict)
 

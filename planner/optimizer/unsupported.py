@@ -7,6 +7,7 @@ such node (the real obstacle: its parents fail only because of it) in the user's
 from __future__ import annotations
 
 from planner.ir.expressions import contains_subquery
+from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.logical import (
     Aggregate,
     Distinct,
@@ -37,6 +38,7 @@ from planner.ir.maintenance import (
 from planner.optimizer.context import OptimizerContext
 
 MAINTAINED = (CrossProductAggregate, ThresholdFilter, Atom, ViewAtom, ForeignKeyJoin, ChangePropagationJoin, BinaryJoin,
+              GeneralizedJoinTree,
               RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK, Project, Sort)
 
 
@@ -52,6 +54,8 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
                 f" ({'; '.join(reasons)})" if reasons else " (it is none of the kinds maintained: EXISTS/IN correlated by equalities, a correlated aggregate compared with a column, an uncorrelated scalar compared with a value)")
         case JoinGraph():
             why = refusals.get("ChooseForeignKeyJoinTree", "no join strategy applies")
+            if "ChooseGeneralizedJoinTree" in refusals:
+                why += f"; nor a generalized join tree: {refusals['ChooseGeneralizedJoinTree']}"
             if "ChooseChangePropagationJoin" in refusals:
                 why += f"; and the general fallback does not apply either: {refusals['ChooseChangePropagationJoin']}"
             aliases = ", ".join(a.alias for a in node.atoms if isinstance(a, Atom | ViewAtom))

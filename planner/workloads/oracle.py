@@ -136,7 +136,7 @@ class OrderedQuery:
     column selected after the output columns, so tie groups can be read off the rows."""
 
     tree: exp.Expression
-    width: int
+    width: int | None  # the output columns before the hidden sort keys; None: no hidden key, all of them
     key_positions: tuple[int, ...]
     limit: int | None
 
@@ -161,7 +161,8 @@ class OrderedQuery:
             else:
                 raise ValueError(f"ORDER BY {target.sql()} of a set operation must name an output column")
         limit_rows = int(limit.expression.name) if limit is not None else None
-        return cls(tree, len(names), tuple(positions), limit_rows)
+        # a SELECT * is one select expression but many columns: count them only when keys were appended
+        return cls(tree, len(names) if hidden else None, tuple(positions), limit_rows)
 
     def sql(self, dialect: str) -> str:
         return self.tree.sql(dialect=dialect)

@@ -36,7 +36,7 @@ from catalog.orderbook import SIDES, R
 from operators.runtime.stream_format import DELETE, INSERT, Update, UpdateBatch, gc_paused
 
 
-class _LiveRows:
+class LiveRows:
     """The rows currently in one table, with O(1) removal of a row picked by a uniform draw."""
 
     def __init__(self) -> None:
@@ -57,13 +57,13 @@ class _LiveRows:
         return row
 
 
-def _require_at_least(low: int, **values: int) -> None:
+def require_at_least(low: int, **values: int) -> None:
     for name, value in values.items():
         if value < low:
             raise ValueError(f"{name} must be at least {low}, got {value}")
 
 
-def _require_fraction(**values: float) -> None:
+def require_fraction(**values: float) -> None:
     for name, value in values.items():
         if not 0 <= value <= 1:
             raise ValueError(f"{name} must be between 0 and 1, got {value}")
@@ -89,9 +89,9 @@ def make_orderbook_stream(
     on a non-empty side removes an order rather than placing one; a partial execution adds an
     insert to its delete (see the module docstring for the model and where it follows the paper).
     """
-    _require_at_least(0, n_bids=n_bids, n_asks=n_asks)
-    _require_at_least(1, brokers=brokers, price_levels=price_levels, max_volume=max_volume)
-    _require_fraction(delete_fraction=delete_fraction, partial_fill_fraction=partial_fill_fraction)
+    require_at_least(0, n_bids=n_bids, n_asks=n_asks)
+    require_at_least(1, brokers=brokers, price_levels=price_levels, max_volume=max_volume)
+    require_fraction(delete_fraction=delete_fraction, partial_fill_fraction=partial_fill_fraction)
     if mid_price < price_levels:
         raise ValueError(f"mid_price ({mid_price}) must be at least price_levels ({price_levels}) to keep bids positive")
     total = n_bids + n_asks
@@ -101,7 +101,7 @@ def make_orderbook_stream(
     # u**2 crowds the draws towards offset 0, the top of the book.
     offsets = (rng.random(total) ** 2 * price_levels).astype(np.int64).tolist()
 
-    books = (_LiveRows(), _LiveRows())  # indexed like SIDES
+    books = (LiveRows(), LiveRows())  # indexed like SIDES
     remaining = [n_bids, n_asks]
     updates: list[Update] = []
 
@@ -151,15 +151,15 @@ def make_r_stream(
     insert goes to the group with the least ``b`` so far, else to a uniform group. Without that
     pull, two groups drift apart like a random walk and balance only a handful of times.
     """
-    _require_at_least(0, n=n)
-    _require_at_least(1, groups=groups, max_b=max_b)
-    _require_fraction(delete_fraction=delete_fraction, rebalance_fraction=rebalance_fraction)
+    require_at_least(0, n=n)
+    require_at_least(1, groups=groups, max_b=max_b)
+    require_fraction(delete_fraction=delete_fraction, rebalance_fraction=rebalance_fraction)
     rng = np.random.default_rng(seed)
     action_draws, pick_draws, rebalance_draws = rng.random((3, n)).tolist()
     a_values = rng.integers(1, groups, size=n, endpoint=True).tolist()
     b_values = rng.integers(1, max_b, size=n, endpoint=True).tolist()
     group_sums = [0] * (groups + 1)  # by a; index 0 unused
-    live = _LiveRows()
+    live = LiveRows()
     updates: list[Update] = []
     next_id = 1
     for position in range(n):

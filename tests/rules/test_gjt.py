@@ -122,6 +122,10 @@ def test_example_3_6_projection_on_x_u_is_not_free_connex():
     plan = plan_gjt(q)
     assert plan.acyclic and not plan.free_connex
     assert gjt_errors(plan.tree, q) == []
+    # the reduction guarded by {x, u} sticks with variables outside the output: the witness EXPLAIN shows
+    leftover = plan.free_connex_witness
+    assert leftover is not None and any(not h <= q.out for h in leftover.hyperedges)
+    assert plan_gjt(Q2).free_connex_witness is None
 
 
 def test_q2_gets_a_binary_strongly_compatible_tree():
@@ -291,15 +295,37 @@ Filter condition=r.x < s.z and r.y = s.y and s.w between t.u and t.v and r.x > 3
     assert plan_gjt(q).acyclic
 
 
-def test_join_block_refuses_arithmetic_across_relations():
+def test_join_block_refuses_arithmetic_across_relations_other_than_an_offset():
     plan = parse_plan("""
-Filter condition=r.x < s.z + 1
+Filter condition=r.x * 2 < s.z + 1
   Join[cross]
     Scan table=r alias=r columns=[x]
     Scan table=s alias=s columns=[z]
 """)
     with pytest.raises(ValueError, match="not an equality or inequality"):
         from_join_block(plan)
+
+
+@pytest.mark.parametrize("condition, expected", [
+    ("r.x < s.z + 1", Inequality("r.x", "<", "s.z", 1)),
+    ("r.x - s.z <= 5", Inequality("r.x", "<=", "s.z", 5)),
+    ("r.x + 1 > s.z - 2", Inequality("s.z", "<", "r.x", 3)),
+])
+def test_join_block_reads_band_offsets(condition, expected):
+    plan = parse_plan(f"""
+Filter condition={condition}
+  Join[cross]
+    Scan table=r alias=r columns=[x]
+    Scan table=s alias=s columns=[z]
+""")
+    assert from_join_block(plan).predicates == (expected,)
+
+
+def test_prop_3_8_neither_drops_nor_uses_an_offset_inequality():
+    q = Gcq((r, s, t), (X_LT_Z, Z_LT_U, Inequality("x", "<", "u", 1)))
+    assert remove_implied_inequalities(q) == (q, ())
+    q = Gcq((r, s, t), (X_LT_Z, Inequality("z", "<", "u", 1), X_LT_U))
+    assert remove_implied_inequalities(q) == (q, ())
 
 
 def test_join_graph_reads_classes_and_pushed_selections():

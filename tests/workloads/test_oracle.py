@@ -96,6 +96,13 @@ def test_order_by_keys_that_are_not_output_columns_are_selected_after_them():
     assert OrderedQuery.parse("select a, b from t order by b").reference([(1, 5), (2, 5), (3, 6)]).tie_groups == (2, 1)
 
 
+def test_a_select_star_keeps_every_column_of_every_table():
+    with DuckDBOracle(SHOP) as oracle:
+        oracle.load({"item": [(1, "a", Decimal("1.50"), None), (2, "b", Decimal("2.00"), None)]})
+        rows = oracle.query("select * from item x, item y where x.price < y.price")
+    assert rows == [(1, "a", Decimal("1.50"), None, 2, "b", Decimal("2.00"), None)]
+
+
 ORDERED = Reference(rows=((1, "x"), (2, "y"), (2, "z"), (3, "w")), tie_groups=(1, 2, 1), limit=None)
 
 

@@ -49,6 +49,11 @@ class CompiledRunner:
         """Each unit's state dict by unit id (what the tests snapshot)."""
         return self.program.states
 
+    def stage_states(self, stage_id: int) -> dict:
+        """One stage's state by key, as ``LocalRunner.stage_states`` (a generic unit keeps the stage's own)."""
+        stage = self.dataflow.stage(stage_id).stage
+        return self.program.states[next(u.id for u in self.program.units if u.stage is stage)]
+
     def apply(self, changes_by_table: Mapping[str, Changelog]) -> Changelog:
         """Apply one batch of validated base-table changes; return the result's changes."""
         if self.broken:

@@ -1,0 +1,97 @@
+"""Lower a ``ViewTreeAggregate``: one view-tree stage, then a map from payloads to SQL rows.
+
+The rule's order (``ViewTreeAggregate.order``) becomes the stage's ``VariableOrder``: each atom
+hangs under the deepest of its variables, bound variables summed by an aggregate are lifted into
+their ring slot. Each atom's source sends only the columns the view tree reads, in the atom's
+variable order; the atom's pushed selection runs on the source row first.
+
+The stage (``GroupedViewTreeStage``) emits ``(free values..., payload)`` per changed group; the map
+reads each aggregate off the payload (COUNT is the payload's count, SUM a slot, SUM(x*y) an entry
+of the cofactor ring's Σxxᵀ) through the aggregate stage's own ``aggregate_value``, so empty groups
+and AVG's types are Spark's exactly as for ``RingAggregate``, then applies HAVING and the select
+list. Linear, so −old/+new pass through it as changes.
+
+Not built yet: per-view keyed stages (issue 12 item 7, a view keyed by its variables shared with
+its parent); the whole tree is one stage keyed by a constant, which does not scale out.
+"""
+
+from __future__ import annotations
+
+from operators.lowering.builder import StageBuilder, finish_function
+from operators.stages.aggregate import AggregateSpec, aggregate_value
+from operators.stages.base import StageDescription
+from operators.stages.map import MapStage
+from operators.stages.view_tree_groups import GroupedViewTreeStage
+from operators.structures.rings import CofactorRing, CountRing, SumRing
+from operators.structures.variable_order import Atom, OrderNode, VariableOrder
+from planner.ir.expressions import Column, Expr
+from planner.ir.outputs import output_columns
+from planner.ir.variable_orders import OrderTree, parse_order, placement
+from planner.ir.view_tree_plan import ViewTreeAggregate
+
+
+def variable_order(node: ViewTreeAggregate) -> VariableOrder:
+    """The stage's order from the node's: atoms hung under their deepest variable, lifts by slot."""
+    own = {a.alias: node.atom_variables(a.alias) for a in node.atoms}
+    placed = placement(parse_order(node.order), own)
+
+    def convert(tree: OrderTree) -> OrderNode:
+        variable, children = tree
+        return OrderNode(variable, tuple(map(convert, children)),
+                         tuple(alias for alias, at in placed.items() if at == variable))
+
+    return VariableOrder(
+        atoms=tuple(Atom(a.alias, own[a.alias]) for a in node.atoms),
+        roots=tuple(map(convert, parse_order(node.order))),
+        free=node.free,
+        lifts=tuple((v, slot) for slot, v in enumerate(node.lifted)))
+
+
+def _ring(node: ViewTreeAggregate):
+    width = len(node.lifted)
+    return {"count": CountRing, "sum": SumRing, "cofactor": CofactorRing}[node.ring_kind](
+        *(() if node.ring_kind == "count" else (width,)))
+
+
+def _reader(ring, slots: tuple[int, ...]):
+    """payload → (the aggregate's sum, the count of its tuples)."""
+    if isinstance(ring, CountRing):
+        return lambda payload: (payload, payload)
+    if len(slots) < 2:
+        slot = slots[0] if slots else 0
+        return lambda payload: (payload[1][slot] if slots else payload[0], payload[0])
+    position = ring.pairs.index(tuple(sorted(slots)))
+    return lambda payload: (payload[2][position], payload[0])
+
+
+def lower_view_tree(builder: StageBuilder, node: ViewTreeAggregate, items: tuple | None,
+                    having: Expr | None) -> tuple[int, tuple[Column, ...], tuple]:
+    """The stages of ``node``; returns (last stage, result layout, rows over empty input)."""
+    order = variable_order(node)
+    ring = _ring(node)
+    stage = builder.add(GroupedViewTreeStage(f"view tree {node.order}", order, ring))
+    for port, atom in enumerate(node.atoms):
+        builder.route(atom, node.atom_columns[atom.alias], stage, port)
+    group_positions = tuple(node.free.index(node.variable(g.expr)) for g in node.group_by)
+    specs = tuple(AggregateSpec(func, None) for func, _ in node.payload_reads)
+    readers = tuple(_reader(ring, slots) for _, slots in node.payload_reads)
+    agg_layout = output_columns(node)
+    finish = finish_function(items, having, agg_layout)
+    layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
+
+    def result(row):
+        payload = row[-1]
+        values = []
+        for spec, read in zip(specs, readers, strict=True):
+            total, count = read(payload)
+            values.append(aggregate_value(spec, total, count))
+        return finish(tuple(row[p] for p in group_positions) + tuple(values))
+
+    aggregates = ", ".join(f"{func.upper()}{list(slots) if slots else ''}" for func, slots in node.payload_reads)
+    project = builder.add(MapStage("view tree result", result, tuple(map(str, layout)), StageDescription(
+        operator=f"Map (payload → {aggregates})", inputs="per-group payload changes", state="none",
+        key="none (stateless)", update_cost="O(1) per group change",
+        why="reading aggregates off a payload is linear in the changes (−old, +new)")))
+    builder.downstream[stage] = (project, 0)
+    empty = None if node.group_by else result((ring.zero,))
+    return project, layout, (() if empty is None else (empty,))

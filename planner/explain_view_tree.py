@@ -1,0 +1,68 @@
+"""EXPLAIN's section on a view tree (Olteanu §4.1): the chosen variable order as an indented tree, the
+rejected orders with their estimated costs, the views with their keys and the bounds of the class.
+
+Everything is read from the ``ViewTreeAggregate`` node (the order, the candidates, the reduct's FDs)
+and from the lowered stage (the views and keys it built); the bounds come from the query's class
+(``explain_classes``). Nothing is derived again here.
+"""
+
+from __future__ import annotations
+
+from operators.stages.view_tree import ViewTreeStage
+from planner.compiler import CompiledQuery
+from planner.explain_classes import query_classes
+from planner.ir.join_query import NotAJoinQuery
+from planner.ir.variable_orders import DEFAULT_ROWS, OrderTree, parse_order
+from planner.ir.view_tree_plan import ViewTreeAggregate
+
+DESCRIPTION = ("view tree with ring payloads (F-IVM, Olteanu §4.1): one view per variable of the order, a delta "
+               "travels its atom's path to the root; one stage keyed by a constant (does not scale out; per-view "
+               "keyed stages are not built yet)")
+
+
+def view_tree_of(compiled: CompiledQuery) -> ViewTreeAggregate | None:
+    return next((n for n in compiled.plan.walk() if isinstance(n, ViewTreeAggregate)), None)
+
+
+def _tree_lines(forest: tuple[OrderTree, ...], depth: int = 1) -> list[str]:
+    lines = []
+    for variable, children in forest:
+        lines.append("  " * depth + variable)
+        lines += _tree_lines(children, depth + 1)
+    return lines
+
+
+def _views(compiled: CompiledQuery) -> str:
+    from_stage = next((n.stage for n in compiled.dataflow.stages if isinstance(n.stage, ViewTreeStage)), None)
+    return from_stage.describe().state if from_stage is not None else "(not lowered)"
+
+
+def _bounds(compiled: CompiledQuery) -> str:
+    found = query_classes(compiled)
+    return found.reason if isinstance(found, NotAJoinQuery) else found.bounds()
+
+
+def view_tree_json(compiled: CompiledQuery) -> dict:
+    node = view_tree_of(compiled)
+    chosen, *rejected = node.candidates
+    return {"strategy": "view_tree", "description": DESCRIPTION, "root": None, "fk_edges": [],
+            "variable_order": node.order, "order_chosen_by": node.chosen_by, "ring": node.ring_kind,
+            "lifted_variables": list(node.lifted), "fd_reduct_used": list(node.fd_reduct),
+            "order_cost": {"state": chosen.state, "update": chosen.update},
+            "rejected_orders": [{"order": c.order, "state": c.state, "update": c.update} for c in rejected],
+            "views": _views(compiled), "bounds": _bounds(compiled)}
+
+
+def view_tree_text(compiled: CompiledQuery) -> list[str]:
+    node = view_tree_of(compiled)
+    chosen, *rejected = node.candidates
+    how = "forced" if node.chosen_by == "forced" else "least estimated update work, then state"
+    lines = [f"Variable order (view tree), {how}: {node.order}", *_tree_lines(parse_order(node.order)),
+             f"  estimated state {chosen.state:g} entries, update work {chosen.update:g} per single-tuple update "
+             f"(rows from ivm.rows, else {DEFAULT_ROWS} per table)"]
+    if node.fd_reduct:
+        lines.append(f"  order of the Σ-reduct (Thm 4.11), FDs: {'; '.join(node.fd_reduct)}")
+    lines += [f"  rejected: {c.order}: state {c.state:g}, update {c.update:g}" for c in rejected]
+    lines += [f"  ring: {node.ring_kind}, lifted {', '.join(node.lifted) or 'nothing'}",
+              f"  {_views(compiled)}", f"  bounds: {_bounds(compiled)}"]
+    return lines

@@ -1,0 +1,107 @@
+"""The view-tree maintenance node (Olteanu §4.1, F-IVM): a GROUP BY of ring aggregates over a natural
+join, maintained by one view per variable of a variable order, with ring payloads.
+
+``ViewTreeAggregate`` owns what the rule derived (``rules/view_tree.py``): the chosen order (as
+``variable_orders.order_text`` writes it), every candidate with its estimated cost (the chosen one
+first), the Σ-reduct's dependencies when the order is the reduct's (Thm 4.11), and the query's
+update and delay bounds. What follows from its fields alone is a cached property: each column's
+variable, the atoms' variables, the lifted variables (ring slots) and how each aggregate reads the
+payload. Lowering (``operators/lowering/view_tree.py``) and EXPLAIN read them, never recompute.
+
+Payloads: COUNT only → the count ring; SUMs and AVGs of columns → ``SumRing(k)``, one slot per
+lifted variable, so every SUM shares one payload; a ``SUM(x*y)`` of two columns → the degree-k
+cofactor ring, whose Σxxᵀ holds every such product (``Q[x][y]``).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import attrs
+
+from planner.ir.expressions import AggregateCall, Call, Column, Expr
+from planner.ir.logical import LogicalPlan, NamedExpr
+from planner.ir.maintenance import Atom
+from planner.ir.variable_orders import OrderCost
+
+RING_KINDS = ("count", "sum", "cofactor")
+
+
+def product_columns(expr: Expr | None) -> tuple[Column, ...] | None:
+    """The columns an aggregate argument multiplies: ``(x,)`` for a column, ``(x, y)`` for ``x * y``;
+    None for anything else (which the view tree does not take)."""
+    match expr:
+        case Column():
+            return (expr,)
+        case Call(op="*", args=(Column() as x, Column() as y)):
+            return (x, y)
+    return None
+
+
+def summed_columns(call: AggregateCall) -> tuple[Column, ...]:
+    """The columns an aggregate lifts into the ring: SUM's and AVG's; COUNT of a NOT NULL column
+    reads none (it is the count; the rule refuses a nullable one)."""
+    return () if call.func == "count" else product_columns(call.arg) or ()
+
+
+@attrs.frozen
+class ViewTreeAggregate(LogicalPlan):
+    child_fields = ("atoms",)
+    group_by: tuple[NamedExpr, ...]
+    aggregates: tuple[NamedExpr, ...]
+    join_classes: tuple[tuple[Column, ...], ...]
+    #: the chosen variable order, ``A(B, C(D, E))``
+    order: str
+    #: every candidate order with its estimated cost; the chosen one first
+    candidates: tuple[OrderCost, ...]
+    #: the order's free variables: the GROUP BY's, then those a Σ-reduct adds (determined by them)
+    free: tuple[str, ...]
+    atoms: tuple[Atom, ...]
+    #: the dependencies of the Σ-reduct the order was derived from (empty: the query itself)
+    fd_reduct: tuple[str, ...] = ()
+    #: how the order was chosen: ``cost`` (cheapest candidate) or ``forced``
+    chosen_by: str = "cost"
+
+    @functools.cached_property
+    def variable_of(self) -> dict[Column, str]:
+        """Each column's variable: its join class's least column by name (as ``gcq_build`` names them)."""
+        found = {}
+        for cls in self.join_classes:
+            name = str(min(cls, key=str))
+            found |= dict.fromkeys(cls, name)
+        return found
+
+    def variable(self, column: Column) -> str:
+        return self.variable_of.get(column, str(column))
+
+    @functools.cached_property
+    def lifted(self) -> tuple[str, ...]:
+        """The variables lifted into the ring, slot i holding ``lifted[i]``."""
+        return tuple(dict.fromkeys(self.variable(c) for item in self.aggregates
+                                   for c in summed_columns(item.expr)))
+
+    @functools.cached_property
+    def ring_kind(self) -> str:
+        arities = [len(summed_columns(item.expr)) for item in self.aggregates]
+        return "cofactor" if 2 in arities else "sum" if 1 in arities else "count"
+
+    @functools.cached_property
+    def payload_reads(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """Per aggregate: its function and the slots it reads (none: the count)."""
+        slot = {v: i for i, v in enumerate(self.lifted)}
+        reads = []
+        for item in self.aggregates:
+            call: AggregateCall = item.expr
+            reads.append((call.func, tuple(slot[self.variable(c)] for c in summed_columns(call))))
+        return tuple(reads)
+
+    @functools.cached_property
+    def atom_columns(self) -> dict[str, tuple[str, ...]]:
+        """Per atom alias, the columns the view tree reads: join, group and aggregated columns."""
+        read = {c for cls in self.join_classes for c in cls}
+        read |= {item.expr for item in self.group_by}
+        read |= {c for item in self.aggregates for c in product_columns(item.expr.arg) or ()}
+        return {a.alias: tuple(c for c in a.columns if Column(a.alias, c) in read) for a in self.atoms}
+
+    def atom_variables(self, alias: str) -> tuple[str, ...]:
+        return tuple(self.variable(Column(alias, c)) for c in self.atom_columns[alias])

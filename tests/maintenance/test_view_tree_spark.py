@@ -1,0 +1,26 @@
+"""A view tree (rules/view_tree.py) on the Spark runner equals recomputation after every batch: the
+many-to-many q-hierarchical join with SUM, SUM(x*y), AVG and COUNT grouped by the join variable."""
+
+from __future__ import annotations
+
+import pytest
+
+from catalog.ddl import catalog_from_ddl
+from tests.maintenance.checking import check_against_recomputation
+from tests.maintenance.test_view_tree_queries import DDL, QUERIES, stream
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from operators.runtime.spark_session import make_spark_session
+
+    return make_spark_session(app="spark-ivm-tests")
+
+
+def test_q_hierarchical_view_tree_on_spark(spark, tmp_path):
+    sql, tables = QUERIES["q-hierarchical, grouped by the join variable"]
+    view = check_against_recomputation(sql, catalog_from_ddl(DDL), stream(tables, seed=3, updates=240), batch_size=60,
+                                       engine="spark", spark=spark, work_dir=str(tmp_path), informative_at_least=0.75)
+    assert view.result()
