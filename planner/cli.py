@@ -61,7 +61,7 @@ JOIN_STRATEGIES = ("binary",)
 
 def _planner_options(args) -> dict:
     """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases), --variable-order
-    (comma-separated variables or columns) and --join-strategy as optimizer options."""
+    (comma-separated variables or columns), --join-strategy and --heavy-light-epsilon as optimizer options."""
     options = {}
     if args.join_strategy:
         options["join_strategy"] = args.join_strategy
@@ -71,7 +71,16 @@ def _planner_options(args) -> dict:
         options["join_tree"] = args.join_tree if args.join_tree == "theorem11" else tuple(args.join_tree.split(","))
     if args.variable_order:
         options["variable_order"] = tuple(args.variable_order.split(","))
+    if args.heavy_light_epsilon is not None:
+        options["heavy_light_epsilon"] = args.heavy_light_epsilon
     return options
+
+
+def _epsilon(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"ε must be in [0, 1], got {text}")
+    return value
 
 
 def cmd_tpch_gen(args) -> int:
@@ -272,6 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     explain.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     explain.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
+    explain.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
+                        "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
     explain.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
                      help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
     explain.set_defaults(func=cmd_explain)
@@ -321,6 +332,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     run.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
+    run.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
+                        "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
     run.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
                      help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
     run.add_argument("--report-lambda", action="store_true",

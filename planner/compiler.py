@@ -34,7 +34,7 @@ class CompiledQuery:
 
 def compile_plan(sql: str, logical: LogicalPlan, catalog: Catalog, strict: bool = False, **options) -> CompiledQuery:
     """``options`` are ``OptimizerContext`` settings: ``nested_strategy``, ``join_tree``, ``variable_order``,
-    ``join_strategy``."""
+    ``join_strategy``, ``heavy_light_epsilon``."""
     ctx = OptimizerContext(catalog, **options)
     plan, trace = optimize(logical, ctx, strict=strict)
     if any(contains_subquery(e) for node in plan.walk() for e in node.expressions()):
@@ -56,6 +56,7 @@ def compile_query(sql: str, catalog: Catalog, strict: bool = False, **options) -
     ``join_tree="theorem11"`` (AJU Theorem 11) or a join order such as ``("n", "s", "l")`` maintains
     the join by change propagation over that tree instead of live tuples; ``variable_order=("r.a",
     "s.c")`` forces a view tree's variable order (``rules/view_tree.py``); ``join_strategy="binary"``
-    maintains an inequality join by the materializing fallback instead of a generalized join tree.
+    maintains an inequality join by the materializing fallback instead of a generalized join tree;
+    ``heavy_light_epsilon=1.0`` sets the triangle count's ε (``rules/heavy_light.py``; 0.5 by default).
     """
     return compile_plan(sql, parse_sql(sql, catalog), catalog, strict, **options)

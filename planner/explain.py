@@ -19,6 +19,7 @@ from operators.lowering.codegen import write_program
 from operators.runtime.dataflow import StageNode
 from planner.compiler import CompiledQuery
 from planner.explain_classes import classes_json, classes_text
+from planner.explain_heavy_light import heavy_light_json, heavy_light_of, heavy_light_text
 from planner.explain_view_tree import view_tree_json, view_tree_of, view_tree_text
 from planner.ir.gjt import edges, node_at, render
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
@@ -141,6 +142,8 @@ def strategy_of(compiled: CompiledQuery) -> dict:
         extra["join_selects"] = [f"{s.row} {s.op} {s.value}" for s in selects]
     if view_tree_of(compiled) is not None:
         return {**view_tree_json(compiled), **extra}
+    if heavy_light_of(compiled) is not None:
+        return {**heavy_light_json(compiled), **extra}
     if propagation is not None:
         why = compiled.context.decisions.get("ChooseChangePropagationJoin", "")
         return {"strategy": f"change_propagation_{propagation.tree_kind}", "root": None, "fk_edges": [], **extra,
@@ -217,6 +220,8 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
         parts.append(f"Join-select: {', '.join(strategy['join_selects'])}: {JOIN_SELECT}")
     if strategy["strategy"] == "view_tree":
         parts += view_tree_text(compiled)
+    if strategy["strategy"] == "heavy_light_triangle":
+        parts += heavy_light_text(compiled)
     for rule, why in compiled.context.refusals.items():
         parts.append(f"Not applied: {rule}: {why}")
     parts += classes_text(compiled)

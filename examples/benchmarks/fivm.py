@@ -18,10 +18,13 @@ checks that the strategies of (a), (c) and (d) agree on their results.
     10 SUM(x), 55 SUM(x·y)) as one CofactorRing(10) view tree against 66 view trees of one number
     each: load time, per-update time and traced memory of the states.
 (d) ``triangle``: IVM^ε (ε = ½) against plain delta queries (the same stage at ε = 1, every key light)
-    on a skewed graph of N tuples: per-update time as N grows.
+    on a skewed graph of N tuples: per-update time as N grows. ``--triangle-sql`` adds the same
+    comparison through SQL: examples/fivm/triangle.sql planned by rules/heavy_light.py on the local
+    runner (validation, compiled runner and one batch per update included).
 
     PYTHONPATH=. python examples/benchmarks/fivm.py                    # all parts, default sizes
     PYTHONPATH=. python examples/benchmarks/fivm.py --parts d --triangle-sizes 3000,30000
+    PYTHONPATH=. python examples/benchmarks/fivm.py --parts d --triangle-sql --smoke
     PYTHONPATH=. python examples/benchmarks/fivm.py --smoke            # tiny sizes, to check it runs
 
 Variable orders are built by hand (planner.workloads.retailer/housing): the planner's automatic
@@ -46,11 +49,14 @@ from tabulate import tabulate
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from catalog.ddl import catalog_from_ddl  # noqa: E402
+from operators.runtime.stream_format import Update  # noqa: E402
 from operators.stages.base import Change, StageDescription, run_keyed  # noqa: E402
 from operators.stages.binary_join import BinaryJoinStage  # noqa: E402
-from operators.stages.triangle_count import TriangleCountStage  # noqa: E402
+from operators.stages.triangle_count import TriangleCountStage, TriangleState  # noqa: E402
 from operators.stages.view_tree import ViewTreeStage  # noqa: E402
 from operators.structures.rings import CofactorRing, CountRing, SumRing  # noqa: E402
+from planner.view import MaintainedView  # noqa: E402
 from planner.workloads.housing import feature_variables, housing_catalog, housing_order, housing_tables  # noqa: E402
 from planner.workloads.retailer import retailer_catalog, retailer_order, retailer_tables  # noqa: E402
 from planner.workloads.view_tree_input import atom_routes, churn_stream, initial_rows, stage_changes  # noqa: E402
@@ -219,6 +225,22 @@ def skewed_graph(size: int, seed: int) -> list[tuple[int, tuple]]:
     return sorted(tuples)
 
 
+def churn(items: list, updates: int) -> list[tuple[object, int]]:
+    """``updates`` single changes: delete a random present item or put a deleted one back, half and half."""
+    rng = random.Random(2)
+    present, gone = list(items), []
+    stream = []
+    for _ in range(updates):
+        insert = bool(gone) and rng.random() < 0.5
+        pool, other = (gone, present) if insert else (present, gone)
+        index = rng.randrange(len(pool))
+        pool[index], pool[-1] = pool[-1], pool[index]
+        item = pool.pop()
+        other.append(item)
+        stream.append((item, 1 if insert else -1))
+    return stream
+
+
 def triangle_updates(size: int, updates: int, epsilon: float) -> dict:
     stage = TriangleCountStage("triangles", epsilon)
     graph = skewed_graph(size, seed=1)
@@ -226,17 +248,7 @@ def triangle_updates(size: int, updates: int, epsilon: float) -> dict:
     started = time.perf_counter()
     run_keyed(stage, states, [Change(port, row, 1) for port, row in graph])
     load = time.perf_counter() - started
-    rng = random.Random(2)
-    present, gone = list(graph), []
-    stream = []
-    for _ in range(updates):  # delete a random tuple or put a deleted one back, half and half
-        insert = gone and rng.random() < 0.5
-        pool, other = (gone, present) if insert else (present, gone)
-        index = rng.randrange(len(pool))
-        pool[index], pool[-1] = pool[-1], pool[index]
-        port, row = pool.pop()
-        other.append((port, row))
-        stream.append(Change(port, row, 1 if insert else -1))
+    stream = [Change(port, row, weight) for (port, row), weight in churn(graph, updates)]
     started = time.perf_counter()
     for change in stream:
         run_keyed(stage, states, [change])
@@ -244,6 +256,27 @@ def triangle_updates(size: int, updates: int, epsilon: float) -> dict:
     return {"load_s": load, "per_update_us": (time.perf_counter() - started) / len(stream) * 1e6,
             "count": state.count, "heavy_keys": sum(len(r.heavy) for r in state.relations),
             "view_entries": sum(len(v) for v in state.views)}
+
+
+def triangle_sql_updates(size: int, updates: int, epsilon: float) -> dict:
+    """examples/fivm/triangle.sql planned from SQL (rules/heavy_light.py) on the local runner: the
+    skewed graph's distinct rows as one edge table, then single-edge updates, each its own batch
+    (validation and the compiled runner included)."""
+    folder = ROOT / "examples" / "fivm"
+    catalog = catalog_from_ddl((folder / "graph.sql").read_text())
+    view = MaintainedView((folder / "triangle.sql").read_text(), catalog, heavy_light_epsilon=epsilon)
+    edges = sorted({row for _, row in skewed_graph(size, seed=1)})
+    started = time.perf_counter()
+    view.apply([Update(seq, "edges", 1, row) for seq, row in enumerate(edges, 1)])
+    load = time.perf_counter() - started
+    stream = [Update(seq, "edges", weight, row) for seq, (row, weight) in enumerate(churn(edges, updates), len(edges) + 1)]
+    started = time.perf_counter()
+    for update in stream:
+        view.apply([update])
+    per_update = (time.perf_counter() - started) / len(stream)
+    state = next(s[()] for s in view.runner.states.values() if isinstance(s.get(()), TriangleState))
+    return {"load_s": load, "per_update_us": per_update * 1e6, "edges": len(edges), "count": view.result()[0][0],
+            "heavy_keys": sum(len(r.heavy) for r in state.relations)}
 
 
 # --- driver -------------------------------------------------------------------------------------
@@ -258,6 +291,8 @@ def run_one(config: dict) -> dict:
         return enumeration_delay(config["scale"])
     if part == "cofactor":
         return cofactor_vs_views(config["scale"], config["updates"], config["strategy"])
+    if config.get("through") == "sql":
+        return triangle_sql_updates(config["size"], config["updates"], config["epsilon"])
     return triangle_updates(config["size"], config["updates"], config["epsilon"])
 
 
@@ -296,6 +331,8 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=2000, help="timed single-tuple updates per configuration")
     parser.add_argument("--cofactor-scale", type=int, default=20, help="(c): Housing-like scale")
     parser.add_argument("--triangle-sizes", default="3000,10000,30000,100000", help="(d): tuples in R, S and T")
+    parser.add_argument("--triangle-sql", action="store_true",
+                        help="(d): also examples/fivm/triangle.sql planned from SQL on the local runner")
     parser.add_argument("--binary-max", type=int, default=100, help="(a): largest scale for the binary chain")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes: checks the script runs, measures nothing")
     args = parser.parse_args()
@@ -330,6 +367,11 @@ def main() -> None:
         print("(d) triangle count: IVM^ε at ε = 0.5 against delta queries (ε = 1: every key light)")
         print(table(configs, ["epsilon", "size", "load_s", "per_update_us", "count", "heavy_keys", "view_entries"],
                     "size"))
+    if "d" in parts and args.triangle_sql:
+        configs = [{**config, "through": "sql"} for config in configs]
+        print("\n(d) the same through SQL: examples/fivm/triangle.sql (one edge table read three times), "
+              "local runner, one batch per update")
+        print(table(configs, ["epsilon", "size", "edges", "load_s", "per_update_us", "count", "heavy_keys"], "size"))
 
 
 if __name__ == "__main__":

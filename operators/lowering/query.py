@@ -18,6 +18,7 @@ from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.lowering.foreign_key import columns_needed, lower_foreign_key_join
 from operators.lowering.fuse import note_aggregate_over_join
 from operators.lowering.gjt import lower_generalized_join_tree
+from operators.lowering.heavy_light import lower_heavy_light
 from operators.lowering.nested import lower_nested
 from operators.lowering.view_tree import lower_view_tree
 from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
@@ -31,6 +32,7 @@ from operators.stages.top_k import TopKStage
 from operators.zset import Row
 from planner.ir.expressions import AggregateCall, Column, Expr, columns
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
+from planner.ir.heavy_light_plan import HeavyLightTriangleCount
 from planner.ir.logical import Filter, LogicalPlan, Project, SetOperation, Sort
 from planner.ir.maintenance import (
     ChangePropagationJoin,
@@ -118,6 +120,10 @@ def _lower_body(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, n
         return lower_view_tree(builder, plan, items, None)
     if isinstance(plan, Filter) and isinstance(plan.child, ViewTreeAggregate):  # HAVING
         return lower_view_tree(builder, plan.child, items, plan.condition)
+    if isinstance(plan, HeavyLightTriangleCount):
+        return lower_heavy_light(builder, plan, items, None)
+    if isinstance(plan, Filter) and isinstance(plan.child, HeavyLightTriangleCount):  # HAVING
+        return lower_heavy_light(builder, plan.child, items, plan.condition)
     return _lower_over_join(builder, plan, items, needed)
 
 

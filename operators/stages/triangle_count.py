@@ -35,7 +35,9 @@ tuples, O(N^{1+max(ε,1−ε)}), after Ω(M) = Ω(N) updates. Dict operations ar
 queries, O(N) per update, the survey's §3.1 baseline; the benchmark compares the two.
 
 Ports: 0 = R(A,B), 1 = S(B,C), 2 = T(C,A), rows of two columns, multiset weights. One stage keyed
-by a constant (the count is global), emitting the count as −old/+new like the other aggregates.
+by a constant (the count is global), emitting the count as −old/+new like the other global
+aggregates, the count 0 included: it is the row COUNT shows over empty input, which the lowering
+puts in the initial result.
 """
 
 from __future__ import annotations
@@ -109,18 +111,16 @@ class TriangleCountStage(KeyedStage):
         for (port, (first, second)), weight in sorted(net.items(), key=lambda item: item[1] > 0):
             if weight:
                 self._update(state, port, first, second, weight)
-        out: Changelog = []
-        if state.count != before:
-            out = [((before,), -1)] if before else []
-            out += [((state.count,), 1)] if state.count else []
+        # −old/+new, 0 included: the count 0 is the row a global COUNT shows over empty input
+        out: Changelog = [((before,), -1), ((state.count,), 1)] if state.count != before else []
         return state, out
 
     def describe(self) -> StageDescription:
         return StageDescription(
-            operator=f"TriangleCount[IVM^ε, ε={self.epsilon}]",
+            operator=f"TriangleCount[IVM^ε, ε={self.epsilon:g}]",
             inputs=", ".join(RELATIONS),
             state="R, S, T partitioned heavy/light on A, B, C; views V_RS(A,C), V_ST(B,A), V_TR(C,B)",
-            key="constant: one global count",
+            key="constant (does not scale out): one global count",
             update_cost=f"O(N^{max(self.epsilon, 1 - self.epsilon):g}) amortized per single-tuple update",
             why="Olteanu §3.3 / Kara et al.: the triangle is cyclic (no O(1) view tree); heavy/light "
                 "partitioning balances the delta query against the views")

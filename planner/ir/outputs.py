@@ -6,6 +6,7 @@ from functools import singledispatch
 
 from planner.ir.expressions import Column
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
+from planner.ir.heavy_light_plan import HeavyLightTriangleCount
 from planner.ir.logical import (
     Aggregate,
     Distinct,
@@ -75,6 +76,11 @@ def _(plan: Project) -> tuple[Column, ...]:
 @output_columns.register(GroupAggregate)
 def _(plan) -> tuple[Column, ...]:
     return tuple(Column(None, item.name) for item in (*plan.group_by, *plan.aggregates))
+
+
+@output_columns.register(HeavyLightTriangleCount)
+def _(plan: HeavyLightTriangleCount) -> tuple[Column, ...]:
+    return tuple(Column(None, item.name) for item in plan.aggregates)
 
 
 @output_columns.register(NestedAggregate)

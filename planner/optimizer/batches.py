@@ -20,6 +20,7 @@ from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubquerie
 from rules.distinct import MaintainDistinct
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.generalized_join_tree import ChooseGeneralizedJoinTree
+from rules.heavy_light import ChooseHeavyLightTriangle
 from rules.inline_views import (
     InlineDerivedTables,
     MaintainDerivedAggregateAsView,
@@ -60,6 +61,8 @@ BATCHES = (
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
     # What the live-tuple strategy refused, when hierarchical (Olteanu §4); before the binary fallback.
     Batch("View trees", Once(), (ChooseViewTree(),)),
+    # The triangle count the view tree refused (cyclic): IVM^ε (Olteanu §3.3); before the binary fallback.
+    Batch("Heavy/light partitioning", Once(), (ChooseHeavyLightTriangle(),)),
     # What is not along foreign keys but joined by inequalities: before the fallback, which takes
     # what this refuses (a cyclic query) and everything when the binary strategy is forced.
     Batch("Generalized join trees", Once(), (ChooseGeneralizedJoinTree(),)),

@@ -23,6 +23,8 @@ class OptimizerContext:
     join_tree: str | tuple[str, ...] | None = None
     #: Forces the view tree's variable order (rules/view_tree.py): variables or columns, first = highest.
     variable_order: tuple[str, ...] | None = None
+    #: ε of the heavy/light triangle count (rules/heavy_light.py): threshold M^ε; 1 = plain delta queries.
+    heavy_light_epsilon: float = attrs.field(default=0.5, validator=[attrs.validators.ge(0), attrs.validators.le(1)])
     #: "binary" forces the materializing fallback (binary joins with their views) for joins that a
     #: generalized join tree would maintain (IEDyn), to compare the two; None chooses.
     join_strategy: str | None = attrs.field(default=None, validator=attrs.validators.in_((None, "binary")))
