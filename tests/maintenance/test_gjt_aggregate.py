@@ -103,3 +103,21 @@ def test_explain_says_the_join_is_not_enumerated_or_why_it_is():
     assert READ_FROM_ROOT in taken and "O(1) per changed root tuple" in taken
     refused = explain_text(compile_query(ENUMERATED["root too coarse"], CATALOG))
     assert READ_FROM_ROOT not in refused and "without r.b, t.h" in refused
+
+
+def test_payloads_of_root_tuples_in_one_group_add_up_and_an_all_null_sum_is_null():
+    """A root label wider than the GROUP BY: two root tuples (g, x) of group g; slot 0 the sum, slot 1
+    the non-NULL count; SUM over join tuples whose argument is NULL only reads NULL, COUNT(*) still counts."""
+    from operator import itemgetter
+
+    from operators.stages.aggregate import AggregateSpec
+    from operators.stages.base import Change
+
+    stage = PayloadAggregateStage(("g",), (itemgetter(0),), (AggregateSpec("sum", None), AggregateSpec("count", None),
+                                                             AggregateSpec("avg", None)),
+                                  ((0, 1), (None, None), (0, 1)), lambda row: row, ("g", "s", "n", "a"), "test")
+    state, out = stage.process(("g",), None, [Change(0, ("g", 1, (2, (10, 2))), 1), Change(0, ("g", 2, (3, (5, 1))), 1)])
+    assert out == [(("g", 15, 5, 5), 1)]
+    state, out = stage.process(("g",), state, [Change(0, ("g", 1, (2, (10, 2))), -1), Change(0, ("g", 1, (4, (0, 0))), 1),
+                                               Change(0, ("g", 2, (3, (5, 1))), -1)])
+    assert sorted(out, key=str) == sorted([(("g", 15, 5, 5), -1), (("g", None, 4, None), 1)], key=str)
