@@ -5,6 +5,8 @@ values, state untouched; under quarantine the offending row goes to the rejects.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from catalog.ddl import catalog_from_ddl
@@ -105,3 +107,23 @@ def test_spark_refuses_tables_whose_declarations_it_does_not_check():
         MaintainedView(FD_QUERY, catalog_from_ddl(DDL), engine="spark")
     with pytest.raises(UncheckedDeclarationError, match="table dim declares ivm.static"):
         MaintainedView("SELECT k, v FROM dim", catalog_from_ddl(FLAGS_DDL), engine="spark")
+
+
+def test_view_tree_static_atom_is_loaded_once_has_no_delta_path_and_explain_says_so():
+    """Olteanu §4.5: census static, so the view tree builds no delta path for it (Ex. 4.14)."""
+    from planner.explain import explain_json, explain_text
+
+    ddl = DDL.replace("CREATE TABLE census (zip INT NOT NULL, pop INT NOT NULL);",
+                      "CREATE TABLE census (zip INT NOT NULL, pop INT NOT NULL) TBLPROPERTIES ('ivm.static' = 'true');")
+    view = MaintainedView(FD_QUERY, catalog_from_ddl(ddl))
+    stage = next(n.stage for n in view.compiled.dataflow.stages if hasattr(n.stage, "update_bounds"))
+    assert [a.name for a in stage.order.atoms if a.static] == ["c"]
+    assert "c" not in stage.update_bounds() and "i" in stage.update_bounds()
+    assert "static (ivm.static, §4.5): c" in explain_text(view.compiled)
+    assert json.loads(explain_json(view.compiled))["static_atoms"] == ["c"]
+    view.apply(_batch(("census", 1, (10, 150)), ("location", 1, (1, 10)), ("inventory", 1, (1, 7, 3))))
+    assert view.result() == [(1, 3, 150, 1)]
+    with pytest.raises(InvalidChangeError, match="table census is static"):
+        view.apply(_batch(("census", -1, (10, 150))))
+    view.apply(_batch(("inventory", 1, (1, 8, 4))))
+    assert view.result() == [(1, 7, 300, 2)]
