@@ -13,6 +13,9 @@ batch, or one a stage failed on, leaves the stored state as it was. A table's ch
 valid (nearly always) are written straight into the state and undone on ``abort``; the others go
 through a scratch overlay that ``commit`` writes. With the ``quarantine`` policy invalid changes are set
 aside with their reason and the rest of the batch goes on.
+Declared functional dependencies, ``ivm.static`` and ``ivm.insert_only`` are checked too
+(``dependencies.py``): a static table takes rows only in the first batch that commits any change
+(the view's initial load), an insert-only table no deletes.
 
 Why a fingerprint and not the row: the stages keep what they need of each row, so a copy of every
 row here was a second copy of the database (a TPC-H lineitem row is about 1 KB as Python objects, its
@@ -30,6 +33,7 @@ from catalog.schema import Catalog, Table
 from catalog.types import DecimalType
 from operators.runtime.column_types import conformed_value
 from operators.runtime.dataflow import RowRequirement
+from operators.runtime.dependencies import DependencyState, table_defect
 from operators.runtime.row_fingerprints import row_fingerprints
 from operators.runtime.stream_format import ChangeBatch, TableChanges, Update, UpdateBatch
 from operators.zset import Changelog, Row
@@ -66,6 +70,8 @@ class ValidatedBatch:
     overlays: dict[str, dict]
     #: (state, key_of, ops, rows, fingerprints) of each table ``_store`` wrote
     stored: list[tuple] = attrs.field(factory=list)
+    #: (DependencyState, its writes) of each checked functional dependency, for ``commit``
+    dependency_writes: list[tuple] = attrs.field(factory=list)
 
 
 def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
@@ -103,9 +109,16 @@ class Validator:
         # once is valid again, so the per-column check runs only for new signatures.
         self._valid_signatures: dict[str, set[tuple[type, ...]]] = {name: set() for name in self.tables}
         self.fingerprints: dict[str, dict] = {name: {} for name in self.tables}
-        # the tables whose all-valid changes ``_store`` can write at once: keyed, no requirement
+        #: per table, the state of each declared functional dependency (``dependencies.py``)
+        self.dependencies = {name: [DependencyState(t, fd) for fd in t.functional_dependencies]
+                             for name, t in self.tables.items() if t.functional_dependencies}
+        #: whether a batch was committed: a static table's rows come with the first (its initial load)
+        self.loaded = False
+        # the tables whose all-valid changes ``_store`` can write at once: keyed, no requirement, no
+        # declared dependency or flag to check
         self._storable = {name: (self.fingerprints[name], key_of) for name, key_of in self._key_of.items()
-                          if name not in self.requirements}
+                          if name not in self.requirements and name not in self.dependencies
+                          and not self.tables[name].static and not self.tables[name].insert_only}
 
     def check(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> tuple[dict[str, Changelog], list[Rejected]]:
         """``validate`` then ``commit``: (accepted changes by table, rejected changes)."""
@@ -122,6 +135,9 @@ class Validator:
                     stored[key] = value
                 else:
                     stored.pop(key, None)
+        for dependency, writes in validated.dependency_writes:
+            dependency.commit(writes)
+        self.loaded = self.loaded or bool(validated.accepted)
 
     def abort(self, validated: ValidatedBatch) -> None:
         """Forget a validated batch that will not be committed (a stage failed on it): the state is
@@ -192,15 +208,47 @@ class Validator:
     def _check_each(self, changes: TableChanges, rows: list[Row], reasons: dict[int, str], fingerprints: list,
                     validated: ValidatedBatch) -> None:
         """Check a table's changes one by one against the stored state through an overlay, wording each
-        invalid change's reason and applying the policy to it."""
+        invalid change's reason and applying the policy to it; then the table's declared functional
+        dependencies over the whole batch (``dependencies.py``). Under quarantine an insert that breaks
+        one is set aside and the table's changes are checked again without it (a later delete of that
+        row, say, then fails too), until no dependency is broken."""
+        table = self.tables[changes.table]
+        dependencies = self.dependencies.get(table.name, ())
+        while True:
+            overlay, accepted, rejected = self._check_changes(changes, rows, reasons, fingerprints)
+            broken: dict[int, str] = {}
+            writes = []
+            for dependency in dependencies:
+                defects, dependency_writes = dependency.violations(accepted)
+                broken.update(defects)
+                writes.append((dependency, dependency_writes))
+            if not broken:
+                break
+            if self.policy == "error":
+                position = min(broken)
+                raise InvalidChangeError(changes.update(position), broken[position])
+            reasons = {**reasons, **broken}
+        validated.rejected.extend(rejected)
+        validated.overlays[table.name] = overlay
+        validated.dependency_writes.extend(writes)
+        if accepted:
+            validated.accepted[table.name] = [(row, op) for _, row, op in accepted]
+
+    def _check_changes(self, changes: TableChanges, rows: list[Row], reasons: dict[int, str],
+                       fingerprints: list) -> tuple[dict, list[tuple[int, Row, int]], list[Rejected]]:
+        """One pass of ``_check_each`` over a table's changes: the overlay, the accepted changes as
+        (position, row, op) and the rejected ones; raises at the first invalid change under 'error'."""
         table = self.tables[changes.table]
         key_of, stored = self._key_of.get(table.name), self.fingerprints[table.name]
         requirements = self.requirements.get(table.name, ())
-        rejected = validated.rejected
+        flagged = table.static or table.insert_only
+        rejected: list[Rejected] = []
         overlay: dict = {}
-        accepted: Changelog = []
+        accepted: list[tuple[int, Row, int]] = []
         for position, (op, row, fingerprint) in enumerate(zip(changes.ops, rows, fingerprints, strict=True)):
             reason = reasons.get(position) if reasons else None
+            if reason is None and flagged:
+                reason = table_defect(table, op, self.loaded)
             if reason is None:
                 if key_of is None:
                     key = fingerprint
@@ -219,10 +267,8 @@ class Validator:
                 rejected.append(Rejected(changes.update(position), reason))
                 continue
             overlay[key] = value
-            accepted.append((row, op))
-        validated.overlays[table.name] = overlay
-        if accepted:
-            validated.accepted[table.name] = accepted
+            accepted.append((position, row, op))
+        return overlay, accepted, rejected
 
     def _conformed(self, changes: TableChanges, checked: bool) -> tuple[list[Row], dict[int, str]]:
         """``changes.rows`` conformed to their columns' types (``conformed_row``), and why each row
