@@ -22,12 +22,14 @@ from planner.explain_classes import classes_json, classes_text
 from planner.explain_heavy_light import heavy_light_json, heavy_light_of, heavy_light_text
 from planner.explain_view_tree import view_tree_json, view_tree_of, view_tree_text
 from planner.ir.gjt import edges, node_at, render
+from planner.ir.gjt_aggregate import GjtRingAggregate, gjt_ring_aggregate
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.maintenance import (
     ChangePropagationJoin,
     ForeignKeyJoin,
     NestedAggregate,
     ParameterizedAggregate,
+    RingAggregate,
 )
 from planner.ir.notation import print_plan
 
@@ -116,6 +118,17 @@ def _gjt_strategy(node: GeneralizedJoinTree) -> dict:
     }
 
 
+def _gjt_aggregate(compiled: CompiledQuery, node: GeneralizedJoinTree) -> dict:
+    """How a ring aggregate over the GJT is computed: off the root's payload, or why by enumeration."""
+    top = next((n for n in compiled.plan.walk() if isinstance(n, RingAggregate) and n.child is node), None)
+    if top is None:
+        return {}
+    ring = gjt_ring_aggregate(top.group_by, top.aggregates, node, compiled.context.catalog)
+    if isinstance(ring, GjtRingAggregate):
+        return {"aggregate": ring.explain, "aggregate_tree": render(ring.plan.tree)}
+    return {"aggregate": f"the join's changes are enumerated into a ring aggregate (O(output changes) per batch): {ring}"}
+
+
 def _gjt_text(strategy: dict) -> list[str]:
     lines = [f"GCQ: {strategy['gcq']}"]
     if strategy["removed_as_implied"]:
@@ -125,6 +138,10 @@ def _gjt_text(strategy: dict) -> list[str]:
     lines.append(f"Connex set variables: {{{', '.join(strategy['connex_variables'])}}}")
     lines.append(f"Update: {strategy['update_bound']}")
     lines.append(f"Enumeration delay: {strategy['delay_bound']}")
+    if "aggregate" in strategy:
+        lines.append(f"Aggregate: {strategy['aggregate']}")
+    if "aggregate_tree" in strategy:
+        lines += ["GJT guarded by the GROUP BY (the ring stage's tree):", strategy["aggregate_tree"]]
     return lines
 
 
@@ -132,7 +149,7 @@ def strategy_of(compiled: CompiledQuery) -> dict:
     """The strategies chosen and their guarantees."""
     gjt = _first(compiled, GeneralizedJoinTree)
     if gjt is not None:
-        return _gjt_strategy(gjt)
+        return _gjt_strategy(gjt) | _gjt_aggregate(compiled, gjt)
     join = _first(compiled, ForeignKeyJoin)
     nested = _first(compiled, NestedAggregate)
     propagation = _first(compiled, ChangePropagationJoin)

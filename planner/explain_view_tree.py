@@ -50,7 +50,7 @@ def view_tree_json(compiled: CompiledQuery) -> dict:
             "lifted_variables": list(node.lifted), "fd_reduct_used": list(node.fd_reduct),
             "order_cost": {"state": chosen.state, "update": chosen.update},
             "rejected_orders": [{"order": c.order, "state": c.state, "update": c.update} for c in rejected],
-            "views": _views(compiled), "bounds": _bounds(compiled)}
+            "static_atoms": list(node.static), "views": _views(compiled), "bounds": _bounds(compiled)}
 
 
 def view_tree_text(compiled: CompiledQuery) -> list[str]:
@@ -62,6 +62,9 @@ def view_tree_text(compiled: CompiledQuery) -> list[str]:
              f"(rows from ivm.rows, else {DEFAULT_ROWS} per table)"]
     if node.fd_reduct:
         lines.append(f"  order of the Σ-reduct (Thm 4.11), FDs: {'; '.join(node.fd_reduct)}")
+    if node.static:
+        lines.append(f"  static (ivm.static, §4.5): {', '.join(node.static)}: loaded by the first batch, "
+                     "no delta path; later changes are rejected")
     lines += [f"  rejected: {c.order}: state {c.state:g}, update {c.update:g}" for c in rejected]
     lines += [f"  ring: {node.ring_kind}, lifted {', '.join(node.lifted) or 'nothing'}",
               f"  {_views(compiled)}", f"  bounds: {_bounds(compiled)}"]

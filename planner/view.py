@@ -117,22 +117,26 @@ class MaintainedView:
             self.rejected.extend(output.rejected)
         else:
             delta = self._apply_locally(updates)
-        if self.compiled.dataflow.hidden_columns:
+        if delta and self.compiled.dataflow.hidden_columns:
             width = self.compiled.dataflow.visible_width
             delta = consolidate([(row[:width], weight) for row, weight in delta])
         return delta
 
     def _apply_locally(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> Changelog:
         validated = self.validator.validate(updates)
-        # The batch is atomic: the runner undoes its own stages on an error, so the validator's rows,
-        # the result and the rejected list change only once the runner succeeded, and the same batch
-        # can be sent again after fixing the cause.
-        delta = self.runner.apply(validated.accepted) if validated.accepted else []
-        try:  # O(delta log result): only rows the batch touched are checked and moved
-            if self.ordered is not None:
-                self.ordered.apply(delta)
-        except NegativeCountError as error:
-            raise RuntimeError(f"internal error: {error}") from None
+        # The batch is atomic: the runner undoes its own stages on an error, and the validator forgets
+        # the batch, so the validator's rows, the result and the rejected list change only once the
+        # runner succeeded, and the same batch can be sent again after fixing the cause.
+        try:
+            delta = self.runner.apply(validated.accepted) if validated.accepted else []
+            try:  # O(delta log result): only rows the batch touched are checked and moved
+                if self.ordered is not None:
+                    self.ordered.apply(delta)
+            except NegativeCountError as error:
+                raise RuntimeError(f"internal error: {error}") from None
+        except BaseException:
+            self.validator.abort(validated)
+            raise
         self.validator.commit(validated)
         self.rejected.extend(validated.rejected)
         return delta

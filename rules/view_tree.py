@@ -187,5 +187,5 @@ def _view_tree(node: Aggregate, ctx: OptimizerContext) -> ViewTreeAggregate:
     # the reduct's free variables add those the GROUP BY determines (one value per group under the FDs)
     free = group + tuple(sorted(set(maintained.output or ()) - set(group)))
     return ViewTreeAggregate(node.group_by, node.aggregates, graph.join_classes, costs[0].order, tuple(costs),
-                             free, graph.atoms, fds, chosen_by)
+                             free, graph.atoms, fds, chosen_by, tuple(sorted(static)))
 

@@ -40,7 +40,7 @@ from operators.lowering.expr_source import SourceWriter
 from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow, SourceRoute
-from operators.stages.aggregate import GroupAggregateStage
+from operators.stages.aggregate import GroupAggregateStage, RingAggregateStage
 from operators.stages.base import Change, KeyedStage
 from operators.stages.binary_join import BinaryJoinStage
 from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
@@ -55,7 +55,7 @@ def _kind(stage: KeyedStage) -> str:
         return "live"
     if isinstance(stage, BinaryJoinStage):
         return "join"
-    if isinstance(stage, GroupAggregateStage) and not stage._keeps_values:
+    if type(stage) in (GroupAggregateStage, RingAggregateStage) and not stage._keeps_values:  # not a subclass's rows
         return "ring"
     if isinstance(stage, MapStage):
         return "map"
@@ -322,8 +322,12 @@ class ProgramWriter:
     def _fused_live(self, routes: list[SourceRoute], live_route: int, lookups: list[int]) -> list[str]:
         """One change of R through its fused relation: each index and the live tuple in one step."""
         relation = self.relations[self.entry[routes[live_route].stage]]
-        lines = [f"s{i} = {tuple_source('row', routes[i].columns)}" for i in (live_route, *lookups)]
-        return lines + relation_change(self, relation, f"s{live_route}", [f"s{j}" for j in lookups])
+        columns = routes[live_route].columns
+        live_key = key_source("row", tuple(columns[p] for p in relation.live.stage.row_key))
+        lookup_keys = [key_source("row", tuple(routes[j].columns[p] for p in lookup.stage.parent_key))
+                       for j, lookup in zip(lookups, relation.lookups, strict=True)]
+        return [f"s{live_route} = {tuple_source('row', columns)}",
+                *relation_change(self, relation, f"s{live_route}", live_key, lookup_keys)]
 
     def _push_or_buffer(self, unit: Unit, port: int, row: str) -> list[str]:
         """A change entering ``unit`` from outside the inline code (a table, a buffered unit's output)."""

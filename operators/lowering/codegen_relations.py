@@ -83,17 +83,20 @@ def _live(writer: ProgramWriter, relation: Relation, tuple_: str, override: dict
     return f"({row} if {' and '.join(tests)} else None)"
 
 
-def relation_change(writer: ProgramWriter, relation: Relation, live_row: str, lookup_rows: list[str]) -> list[str]:
+def relation_change(writer: ProgramWriter, relation: Relation, live_row: str, live_key: str,
+                    lookup_keys: list[str]) -> list[str]:
     """One change of R (``w``): its tuple made or dropped in every index, its live row emitted or retracted.
 
-    ``live_row`` names R's row as the live-tuple stage sees it, ``lookup_rows`` R's row as each index
-    does (in port order)."""
+    ``live_row`` names R's row as the live-tuple stage sees it, ``live_key`` is the source of its key
+    (the live stage's ``row_key``), ``lookup_keys`` the source of each index's key of it (the
+    lookups' ``parent_key``, in port order): read off the table's row, not off a projection of it
+    built for the purpose."""
     live = relation.live
     u = live.id
     name = repr(live.stage.name)
     keys = [f"fk{u}_{j}" for j in range(1, len(relation.lookups) + 1)]
-    lines = [f"kr{u} = {key_source(live_row, live.stage.row_key)}"]
-    lines += [f"{key} = {key_source(row, lookup.stage.parent_key)}" for key, row, lookup in zip(keys, lookup_rows, relation.lookups, strict=True)]
+    lines = [f"kr{u} = {live_key}"]
+    lines += [f"{key} = {source}" for key, source in zip(keys, lookup_keys, strict=True)]
     insert = []
     for j, (key, lookup) in enumerate(zip(keys, relation.lookups, strict=True), start=1):
         entry = f"e{u}_{j}"

@@ -18,6 +18,7 @@ from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.lowering.foreign_key import columns_needed, lower_foreign_key_join
 from operators.lowering.fuse import note_aggregate_over_join
 from operators.lowering.gjt import lower_generalized_join_tree
+from operators.lowering.gjt_aggregate import lower_gjt_aggregate
 from operators.lowering.heavy_light import lower_heavy_light
 from operators.lowering.nested import lower_nested
 from operators.lowering.view_tree import lower_view_tree
@@ -31,6 +32,7 @@ from operators.stages.set_operation import SetOperationStage
 from operators.stages.top_k import TopKStage
 from operators.zset import Row
 from planner.ir.expressions import AggregateCall, Column, Expr, columns
+from planner.ir.gjt_aggregate import GjtRingAggregate, gjt_ring_aggregate
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.heavy_light_plan import HeavyLightTriangleCount
 from planner.ir.logical import Filter, LogicalPlan, Project, SetOperation, Sort
@@ -137,6 +139,10 @@ def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | No
         top, plan = plan, plan.child
     if isinstance(top, RingAggregate | GroupAggregate) and isinstance(plan, ThresholdFilter):
         return _lower_aggregate_over_threshold(builder, top, plan, items, having)
+    if isinstance(top, RingAggregate) and isinstance(plan, GeneralizedJoinTree):
+        ring = gjt_ring_aggregate(top.group_by, top.aggregates, plan, builder.catalog)
+        if isinstance(ring, GjtRingAggregate):  # else the join's changes are enumerated into the aggregate
+            return lower_gjt_aggregate(builder, top, ring, items, having)
     root = _lower_join(builder, plan, needed, nested=isinstance(top, NestedAggregate))
     join_where = compile_predicate(plan.residual, {c: i for i, c in enumerate(root.layout)})
     if isinstance(top, NestedAggregate):

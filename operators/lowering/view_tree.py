@@ -41,7 +41,7 @@ def variable_order(node: ViewTreeAggregate) -> VariableOrder:
                          tuple(alias for alias, at in placed.items() if at == variable))
 
     return VariableOrder(
-        atoms=tuple(Atom(a.alias, own[a.alias]) for a in node.atoms),
+        atoms=tuple(Atom(a.alias, own[a.alias], a.alias in node.static) for a in node.atoms),
         roots=tuple(map(convert, parse_order(node.order))),
         free=node.free,
         lifts=tuple((v, slot) for slot, v in enumerate(node.lifted)))

@@ -58,8 +58,8 @@ from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, REJEC
 from operators.runtime.spark_session import make_spark_session
 from operators.runtime.spark_sink import BatchOutput, ResultSink
 from operators.runtime.spark_stage_processors import packed_layout, state_name
+from operators.runtime.spark_validation import refuse_unchecked_declarations, validated_changes
 from operators.runtime.spark_validation import state_name as validation_state
-from operators.runtime.spark_validation import validated_changes
 from operators.runtime.stream_format import Update, UpdateBatch, arrow_from_rows
 from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
 from operators.zset import Row, consolidate
@@ -84,6 +84,7 @@ class SparkRunner:
         self.dataflow, self.policy = dataflow, policy
         self.buckets, self.chunks = buckets, chunks  # the state layout: a resumed checkpoint needs the same
         self.tables: dict[str, Table] = {name: catalog.table(name) for name in dataflow.tables()}
+        refuse_unchecked_declarations(list(self.tables.values()))
         self.spark = spark if spark is not None else make_spark_session()
         self._owns_work_dir = work_dir is None
         self.work_dir = Path(tempfile.mkdtemp(prefix="spark-ivm-") if work_dir is None else work_dir)

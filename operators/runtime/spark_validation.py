@@ -49,6 +49,24 @@ from operators.runtime.validate import ABSENT_COPY, InvalidChangeError, keyed_ch
 from operators.zset import Changelog, Row, consolidate
 
 
+class UncheckedDeclarationError(NotImplementedError):
+    """A table the dataflow reads declares what the Spark validation stage does not check yet."""
+
+
+def refuse_unchecked_declarations(tables: Sequence[Table]) -> None:
+    """Refuse a dataflow reading a table with a declared functional dependency, ``ivm.static`` or
+    ``ivm.insert_only``: the local ``Validator`` checks them (``dependencies.py``), this stage does not
+    yet (an FD needs state keyed by its determinant, not by the primary key), and a Σ-reduct plan over
+    an FD the data breaks would be silently wrong."""
+    for table in tables:
+        declared = [f"functional dependency {fd}" for fd in table.functional_dependencies]
+        declared += [f"ivm.{flag}" for flag in ("static", "insert_only") if getattr(table, flag)]
+        if declared:
+            raise UncheckedDeclarationError(
+                f"table {table.name} declares {', '.join(declared)}, which the Spark runner does not check "
+                "yet; run on the local engine, or drop the declaration")
+
+
 def state_name(table: str) -> str:
     """The MapState of a table's validation stage, named after the table (seen in the checkpoint)."""
     return f"validated_{table}"

@@ -7,10 +7,15 @@ columns, a wrong type or a NULL key is invalid, and so is an inserted row that b
 the plan's stages (``RowRequirement``). Tables without a primary key have bag semantics (as in
 Spark): an insert adds one copy of a row, a delete removes one copy, and deleting a row with no copy
 left is invalid; their state is the number of copies per row fingerprint.
-A batch is checked against a scratch overlay (``validate``) and committed separately (``commit``),
-which ``MaintainedView`` does only after every stage ran the batch: a rejected batch, or one a stage
-failed on, leaves the stored state as it was. With the ``quarantine`` policy invalid changes are set
+A batch is checked (``validate``) and then either committed (``commit``), which ``MaintainedView``
+does once every stage ran the batch, or forgotten (``abort``) when a stage failed on it: a rejected
+batch, or one a stage failed on, leaves the stored state as it was. A table's changes that are all
+valid (nearly always) are written straight into the state and undone on ``abort``; the others go
+through a scratch overlay that ``commit`` writes. With the ``quarantine`` policy invalid changes are set
 aside with their reason and the rest of the batch goes on.
+Declared functional dependencies, ``ivm.static`` and ``ivm.insert_only`` are checked too
+(``dependencies.py``): a static table takes rows only in the first batch that commits any change
+(the view's initial load), an insert-only table no deletes.
 
 Why a fingerprint and not the row: the stages keep what they need of each row, so a copy of every
 row here was a second copy of the database (a TPC-H lineitem row is about 1 KB as Python objects, its
@@ -28,6 +33,7 @@ from catalog.schema import Catalog, Table
 from catalog.types import DecimalType
 from operators.runtime.column_types import conformed_value
 from operators.runtime.dataflow import RowRequirement
+from operators.runtime.dependencies import DependencyState, table_defect
 from operators.runtime.row_fingerprints import row_fingerprints
 from operators.runtime.stream_format import ChangeBatch, TableChanges, Update, UpdateBatch
 from operators.zset import Changelog, Row
@@ -52,15 +58,20 @@ class Rejected:
     reason: str
 
 
-@attrs.frozen
+@attrs.define  # not frozen: a frozen class's __init__ costs a microsecond, paid per batch
 class ValidatedBatch:
-    """A checked batch not yet stored: ``accepted`` changes by table, ``rejected`` updates, and per table
-    the state it sets by key (a row fingerprint, None for a delete; in a keyless table, a count of
-    copies by fingerprint), which ``Validator.commit`` writes."""
+    """A checked batch: ``accepted`` changes by table, ``rejected`` updates; per table the state
+    ``Validator.commit`` still has to write (``overlays``: by key a row fingerprint, None for a delete;
+    in a keyless table, a count of copies by fingerprint), and the tables whose state ``validate``
+    already wrote (``stored``), which ``Validator.abort`` puts back."""
 
     accepted: dict[str, Changelog]
     rejected: list[Rejected]
     overlays: dict[str, dict]
+    #: (state, key_of, ops, rows, fingerprints) of each table ``_store`` wrote
+    stored: list[tuple] = attrs.field(factory=list)
+    #: (DependencyState, its writes) of each checked functional dependency, for ``commit``
+    dependency_writes: list[tuple] = attrs.field(factory=list)
 
 
 def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
@@ -98,6 +109,16 @@ class Validator:
         # once is valid again, so the per-column check runs only for new signatures.
         self._valid_signatures: dict[str, set[tuple[type, ...]]] = {name: set() for name in self.tables}
         self.fingerprints: dict[str, dict] = {name: {} for name in self.tables}
+        #: per table, the state of each declared functional dependency (``dependencies.py``)
+        self.dependencies = {name: [DependencyState(t, fd) for fd in t.functional_dependencies]
+                             for name, t in self.tables.items() if t.functional_dependencies}
+        #: whether a batch was committed: a static table's rows come with the first (its initial load)
+        self.loaded = False
+        # the tables whose all-valid changes ``_store`` can write at once: keyed, no requirement, no
+        # declared dependency or flag to check
+        self._storable = {name: (self.fingerprints[name], key_of) for name, key_of in self._key_of.items()
+                          if name not in self.requirements and name not in self.dependencies
+                          and not self.tables[name].static and not self.tables[name].insert_only}
 
     def check(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> tuple[dict[str, Changelog], list[Rejected]]:
         """``validate`` then ``commit``: (accepted changes by table, rejected changes)."""
@@ -114,9 +135,20 @@ class Validator:
                     stored[key] = value
                 else:
                     stored.pop(key, None)
+        for dependency, writes in validated.dependency_writes:
+            dependency.commit(writes)
+        self.loaded = self.loaded or bool(validated.accepted)
+
+    def abort(self, validated: ValidatedBatch) -> None:
+        """Forget a validated batch that will not be committed (a stage failed on it): the state is
+        again what it was before ``validate``."""
+        for state, key_of, ops, rows, fingerprints in reversed(validated.stored):
+            _unstore(state, key_of, ops, rows, fingerprints, len(ops))
+        validated.stored.clear()
 
     def validate(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> ValidatedBatch:
-        """Check one batch against the stored state without storing it. Raises under policy 'error'.
+        """Check one batch against the stored state; ``commit`` or ``abort`` it next. Raises under
+        policy 'error', the state then as it was.
 
         A ``ChangeBatch`` (the stream reader's) or a ``checked`` ``UpdateBatch`` had its rows' column
         types checked as it was read, so the per-row type check is skipped; any other iterable of
@@ -124,25 +156,32 @@ class Validator:
         changes are checked on their own; this is the hot path of every runner, hence one tight loop
         per table over the batch's columns.
         """
-        if isinstance(updates, ChangeBatch):
-            groups = [changes for changes in updates.tables if changes is not None and changes.table in self.tables]
-            checked = True
-        else:
-            batch = UpdateBatch.in_seq_order(updates)
-            groups, checked = _by_table(batch, self.tables), batch.checked
-        overlays: dict[str, dict] = {}
-        accepted: dict[str, Changelog] = {}
-        rejected: list[Rejected] = []
-        for changes in groups:
-            if changes.rows:
-                overlays[changes.table], accepted[changes.table] = self._check_table(changes, rejected, checked)
-        rejected.sort(key=lambda r: r.update.seq)  # checked table by table; reported in _seq order
-        return ValidatedBatch({table: changes for table, changes in accepted.items() if changes}, rejected, overlays)
+        validated = ValidatedBatch({}, [], {})
+        try:
+            if isinstance(updates, ChangeBatch):
+                storable = self._storable  # readable rows the reader fingerprinted go straight to _store
+                for changes in updates.tables:
+                    if changes is None or not changes.rows or changes.table not in self.tables:
+                        continue
+                    if changes.table not in storable or changes.defects or changes.fingerprints is None:
+                        self._check_table(changes, validated, True)
+                    elif not self._stored_all(changes, changes.rows, changes.fingerprints, validated):
+                        self._check_each(changes, changes.rows, {}, changes.fingerprints, validated)
+            else:
+                batch = UpdateBatch.in_seq_order(updates)
+                for changes in _by_table(batch, self.tables):
+                    self._check_table(changes, validated, batch.checked)
+        except BaseException:
+            self.abort(validated)
+            raise
+        if len(validated.rejected) > 1:  # checked table by table; reported in _seq order
+            validated.rejected.sort(key=lambda r: r.update.seq)
+        return validated
 
-    def _check_table(self, changes: TableChanges, rejected: list[Rejected], checked: bool) -> tuple[dict, Changelog]:
+    def _check_table(self, changes: TableChanges, validated: ValidatedBatch, checked: bool) -> None:
+        """Check one table's changes into ``validated``: straight into the stored state when every
+        change is valid (the common case, ``_store``), else through an overlay that ``commit`` writes."""
         table = self.tables[changes.table]
-        key_of, stored = self._key_of.get(table.name), self.fingerprints[table.name]
-        requirements = self.requirements.get(table.name, ())
         if changes.fingerprints is not None:  # the stream reader's: rows readable and fingerprinted
             rows, reasons, fingerprints = changes.rows, changes.defects, changes.fingerprints
         else:
@@ -151,14 +190,65 @@ class Validator:
             fingerprints = [None] * len(rows)
             for position, fingerprint in zip(valid, row_fingerprints([rows[p] for p in valid], table), strict=True):
                 fingerprints[position] = fingerprint
-        if key_of is not None and not reasons and not requirements:
-            checked_batch = _keyed_batch(changes.ops, rows, fingerprints, key_of, stored)
-            if checked_batch is not None:
-                return checked_batch
+        if reasons or table.name not in self._storable or not self._stored_all(changes, rows, fingerprints, validated):
+            self._check_each(changes, rows, reasons, fingerprints, validated)
+
+    def _stored_all(self, changes: TableChanges, rows: list[Row], fingerprints: list, validated: ValidatedBatch) -> bool:
+        """Whether ``_store`` found every change valid and wrote them all (then they are accepted, and
+        ``abort`` can take them back), or wrote nothing."""
+        written = self._storable[changes.table] + (changes.ops, rows, fingerprints)
+        if not _store(*written):
+            return False
+        validated.stored.append(written)
+        # no strict=True in this module's per-batch zips: the columns are one TableChanges', and the
+        # keyword costs 0.2 µs a call, a tenth of a one-change batch's validation
+        validated.accepted[changes.table] = list(zip(rows, changes.ops))  # noqa: B905
+        return True
+
+    def _check_each(self, changes: TableChanges, rows: list[Row], reasons: dict[int, str], fingerprints: list,
+                    validated: ValidatedBatch) -> None:
+        """Check a table's changes one by one against the stored state through an overlay, wording each
+        invalid change's reason and applying the policy to it; then the table's declared functional
+        dependencies over the whole batch (``dependencies.py``). Under quarantine an insert that breaks
+        one is set aside and the table's changes are checked again without it (a later delete of that
+        row, say, then fails too), until no dependency is broken."""
+        table = self.tables[changes.table]
+        dependencies = self.dependencies.get(table.name, ())
+        while True:
+            overlay, accepted, rejected = self._check_changes(changes, rows, reasons, fingerprints)
+            broken: dict[int, str] = {}
+            writes = []
+            for dependency in dependencies:
+                defects, dependency_writes = dependency.violations(accepted)
+                broken.update(defects)
+                writes.append((dependency, dependency_writes))
+            if not broken:
+                break
+            if self.policy == "error":
+                position = min(broken)
+                raise InvalidChangeError(changes.update(position), broken[position])
+            reasons = {**reasons, **broken}
+        validated.rejected.extend(rejected)
+        validated.overlays[table.name] = overlay
+        validated.dependency_writes.extend(writes)
+        if accepted:
+            validated.accepted[table.name] = [(row, op) for _, row, op in accepted]
+
+    def _check_changes(self, changes: TableChanges, rows: list[Row], reasons: dict[int, str],
+                       fingerprints: list) -> tuple[dict, list[tuple[int, Row, int]], list[Rejected]]:
+        """One pass of ``_check_each`` over a table's changes: the overlay, the accepted changes as
+        (position, row, op) and the rejected ones; raises at the first invalid change under 'error'."""
+        table = self.tables[changes.table]
+        key_of, stored = self._key_of.get(table.name), self.fingerprints[table.name]
+        requirements = self.requirements.get(table.name, ())
+        flagged = table.static or table.insert_only
+        rejected: list[Rejected] = []
         overlay: dict = {}
-        accepted: Changelog = []
+        accepted: list[tuple[int, Row, int]] = []
         for position, (op, row, fingerprint) in enumerate(zip(changes.ops, rows, fingerprints, strict=True)):
             reason = reasons.get(position) if reasons else None
+            if reason is None and flagged:
+                reason = table_defect(table, op, self.loaded)
             if reason is None:
                 if key_of is None:
                     key = fingerprint
@@ -177,8 +267,8 @@ class Validator:
                 rejected.append(Rejected(changes.update(position), reason))
                 continue
             overlay[key] = value
-            accepted.append((row, op))
-        return overlay, accepted
+            accepted.append((position, row, op))
+        return overlay, accepted, rejected
 
     def _conformed(self, changes: TableChanges, checked: bool) -> tuple[list[Row], dict[int, str]]:
         """``changes.rows`` conformed to their columns' types (``conformed_row``), and why each row
@@ -209,30 +299,40 @@ class Validator:
         return rows, reasons
 
 
-_ABSENT = object()
-
-
-def _keyed_batch(ops, rows: list[Row], fingerprints: list, key_of, stored: dict) -> tuple[dict, Changelog] | None:
-    """The common case of ``_check_table`` in one tight loop: a keyed table, rows that were read
-    fine, no requirement on them. Returns None at the first change that breaks set semantics (or
-    has an ``_op`` other than ±1); the caller then checks the table's changes again the general
-    way, which words the reason and applies the policy (nothing was stored here)."""
-    overlay: dict = {}
-    accepted: Changelog = []
-    in_overlay, in_store, append = overlay.get, stored.get, accepted.append
-    for op, row, fingerprint in zip(ops, rows, fingerprints, strict=True):
-        key = key_of(row)
-        current = in_overlay(key, _ABSENT)
-        if current is _ABSENT:
-            current = in_store(key)
-        if op == 1 and current is None:
-            overlay[key] = fingerprint
-        elif op == -1 and current is not None and current == fingerprint:
-            overlay[key] = None
+def _store(state: dict, key_of, ops: list, rows: list, fingerprints: list) -> bool:
+    """The common case of checking a table's changes, in one tight loop: a keyed table, rows that were
+    read fine, no requirement on them. Writes each change's fingerprint straight into the table's
+    ``state`` (no overlay to build, look through and copy over at commit: one or two dict operations
+    per change instead of five) and, at the first change that breaks set semantics (or has an ``_op``
+    other than ±1), puts back what it wrote and returns False; the caller then checks the table's
+    changes again the general way, which words the reason and applies the policy."""
+    get = state.get
+    done = 0
+    for op, key, fingerprint in zip(ops, map(key_of, rows), fingerprints):  # noqa: B905 (see _stored_all)
+        if op == 1:
+            if key in state:
+                break
+            state[key] = fingerprint
+        elif op == -1 and get(key) == fingerprint:
+            del state[key]
         else:
-            return None
-        append((row, op))
-    return overlay, accepted
+            break
+        done += 1
+    else:
+        return True
+    _unstore(state, key_of, ops, rows, fingerprints, done)
+    return False
+
+
+def _unstore(state: dict, key_of, ops: list, rows: list, fingerprints: list, done: int) -> None:
+    """Put back the ``state`` the first ``done`` changes wrote (``_store``): replayed newest first and
+    inverted, they restore every key exactly (an insert found its key absent, a delete found its own
+    row's fingerprint)."""
+    for position in reversed(range(done)):
+        if ops[position] == 1:
+            del state[key_of(rows[position])]
+        else:
+            state[key_of(rows[position])] = fingerprints[position]
 
 
 def _by_table(batch: UpdateBatch, tables: dict[str, Table]) -> list[TableChanges]:

@@ -16,13 +16,14 @@ leaf atom, rows in the leaf's variable order); it never materializes a join.
   and the compatible rows are walked in sort order, stopping at the first one out of range.
 - REDUCT mode (``output is None``): the stage emits Δρ_root, for a parent in another stage.
 - With a ``ring`` (``rings.Ring``, e.g. ``SumRing``) and per-port ``lift`` ((slot, column position)
-  pairs), weights become ring payloads (``ring_weight.RingWeight``: +, ·, −, zero test through the
-  ring; unlifted ports keep int weights, n standing for n·one). ρ_root(t) is then COUNT(*) and the
-  SUMs of the join tuples grouped by var(root) (the root's tuples are the groups), maintained by
-  Algorithm 2 alone, never enumerating the join (the F-IVM idea, IEDyn §2's footnote on rings). The
-  stage emits group rows ``root tuple + (payload,)``, the old one out and the new one in, and
-  ``enumerate`` lists them. REDUCT mode only, with the key among the root's variables so each group
-  lives under one key.
+  pairs, a position may be a function of the row; (slot, position, True) counts non-NULL values),
+  weights become ring payloads (``ring_weight.RingWeight``: +, ·, −, zero test through the ring; unlifted ports keep int
+  weights, n standing for n·one). ρ_root(t) is then COUNT(*) and the SUMs of the join tuples
+  grouped by var(root) (the root's tuples are the groups), maintained by Algorithm 2 alone,
+  never enumerating the join (the F-IVM idea, IEDyn §2's footnote on rings). The stage emits
+  group rows ``root tuple + (payload,)``, the old one out and the new one in, and ``enumerate``
+  lists them. REDUCT mode only, with the key among the root's variables so each group lives under
+  one key.
 - ENUMERATE mode: Algorithm 1 walks N top-down through the P_n indexes (``enumerate``, pull
   mode); per batch the stage *delta-enumerates* ΔQ (push mode, what ``process`` returns), IEDyn §6.
   For a node n of N and one of its tuples t, let E(n, t) be what the subtree of N below n
@@ -364,7 +365,7 @@ class GjtStage(KeyedStage):
 
     def __init__(self, name: str, root: TNode, key: tuple[str, ...], output: tuple[str, ...] | None,
                  connex: frozenset[tuple[int, ...]] | None, description: StageDescription, *,
-                 ring: Ring | None = None, lift: Mapping[int, tuple[tuple[int, int], ...]] | None = None,
+                 ring: Ring | None = None, lift: Mapping[int, tuple[tuple, ...]] | None = None,
                  push: bool = True):
         self.name, self.root, self.key, self.output, self.connex = name, root, key, output, connex
         self.push = push
@@ -574,12 +575,16 @@ class GjtStage(KeyedStage):
 
     def _lifted(self, port: int, row: Row) -> RingWeight:
         """The payload of one row on a lifted port: ``one`` times ``lift(slot, value)`` per summed
-        column (a NULL adds nothing, as SQL's SUM skips it; a SUM over NULLs only reads 0, not NULL)."""
+        column (a NULL adds nothing, as SQL's SUM skips it; a SUM over NULLs only reads 0, not NULL).
+        A lift's position may be a function of the row (a per-row expression); ``(slot, position,
+        True)`` lifts 1 for a non-NULL value: that slot counts the join tuples where the value is not
+        NULL, which SUM's NULL and AVG's divisor need."""
         ring = self.ring
         value = ring.one
-        for slot, position in self.lift[port]:
-            if row[position] is not None:
-                value = ring.mul_lift(value, slot, row[position])
+        for slot, position, *indicator in self.lift[port]:
+            lifted = position(row) if callable(position) else row[position]
+            if lifted is not None:
+                value = ring.mul_lift(value, slot, 1 if indicator and indicator[0] else lifted)
         return RingWeight(ring, value)
 
     def _group_changes(self, state: GjtState, delta: dict[Row, object]) -> Changelog:

@@ -99,7 +99,7 @@ class ViewTreeStage(KeyedStage):
 
     def process(self, key: tuple, state: ViewTreeState | None,
                 changes: list[Change]) -> tuple[ViewTreeState, Changelog]:
-        deltas = self._consolidate(changes)  # raises before anything changes
+        deltas = self._consolidate(changes, state is None)  # raises before anything changes
         if state is None:
             state = self._initial_state()
         if self.lazy:
@@ -192,11 +192,14 @@ class ViewTreeStage(KeyedStage):
 
     # --- maintenance --------------------------------------------------------------------------
 
-    def _consolidate(self, changes: list[Change]) -> dict[int, dict[Row, int]]:
-        """Per port, the batch's rows with their summed non-zero weights; checks arity and §4.5."""
+    def _consolidate(self, changes: list[Change], first: bool = False) -> dict[int, dict[Row, int]]:
+        """Per port, the batch's rows with their summed non-zero weights; checks arity and §4.5: a
+        static atom's rows come from ``initial`` or, when there is none, from the ``first`` batch (a
+        maintained view's initial load; its ``Validator`` refuses static changes after that)."""
         deltas: dict[int, dict[Row, int]] = {}
+        loading = first and not self.initial
         for port, row, weight in changes:
-            if port in self.static:
+            if port in self.static and not loading:
                 raise StaticRelationUpdate(
                     f"{self.name}: {self.order.atoms[port].name} is static (§4.5) and has no update "
                     f"path; rejected change {row!r} (weight {weight})")

@@ -44,7 +44,7 @@ class GroupedViewTreeStage(ViewTreeStage):
 
     def process(self, key: tuple, state: ViewTreeState | None,
                 changes: list[Change]) -> tuple[ViewTreeState, Changelog]:
-        deltas = self._consolidate(changes)  # raises before anything changes
+        deltas = self._consolidate(changes, state is None)  # raises before anything changes
         if state is None:
             state = self._initial_state()
         patterns = self._patterns(deltas)

@@ -96,6 +96,8 @@ class OrderedMultiset:
     def apply(self, changes: Iterable[tuple[Row, int]]) -> None:
         """Add weighted rows. Atomic: a change that would make a count negative, or a row the order
         cannot compare with the others (a TypeError), raises and leaves the multiset as it was."""
+        if not changes:  # most small batches change no result row
+            return
         counts = self.counts
         totals: dict[Row, int] = {}
         for row, weight in changes:

@@ -61,6 +61,8 @@ class ViewTreeAggregate(LogicalPlan):
     fd_reduct: tuple[str, ...] = ()
     #: how the order was chosen: ``cost`` (cheapest candidate) or ``forced``
     chosen_by: str = "cost"
+    #: the aliases of atoms whose table is ``ivm.static`` (Olteanu §4.5): no delta path is built for them
+    static: tuple[str, ...] = ()
 
     @functools.cached_property
     def variable_of(self) -> dict[Column, str]:

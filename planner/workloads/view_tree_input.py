@@ -88,7 +88,11 @@ class ViewTreeRun:
 
     def apply(self, updates: Iterable[Update]) -> Changelog:
         validated = self.validator.validate(updates)
-        out = self.runner.apply(validated.accepted)
+        try:
+            out = self.runner.apply(validated.accepted)
+        except BaseException:
+            self.validator.abort(validated)
+            raise
         self.validator.commit(validated)
         return out
 

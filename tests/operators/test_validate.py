@@ -132,3 +132,33 @@ def test_a_keyless_table_counts_copies_per_fingerprint():
     assert list(v.fingerprints["note"].values()) == [2]
     accepted, rejected = v.check([Update(3, "note", -1, ("a",)), Update(4, "note", -1, ("a",)), Update(5, "note", -1, ("a",))])
     assert len(accepted["note"]) == 2 and [r.update.seq for r in rejected] == [5] and v.fingerprints["note"] == {}
+
+
+def test_an_aborted_batch_leaves_the_state_as_before_and_can_be_sent_again():
+    """``validate`` writes an all-valid table's changes straight into the state; ``abort`` (a stage
+    failed on the batch) must put back every key, also one the batch touched twice."""
+    v = validator()
+    before = dict(v.fingerprints["customer"])
+    batch = [Update(2, "customer", -1, ALICE), Update(3, "customer", 1, (1, "alicia", None)),
+             Update(4, "customer", 1, (2, "bob", None))]
+    validated = v.validate(batch)
+    assert validated.accepted["customer"] and v.fingerprints["customer"] != before
+    v.abort(validated)
+    assert v.fingerprints["customer"] == before
+    accepted, _ = v.check(batch)
+    assert len(accepted["customer"]) == 3 and set(v.fingerprints["customer"]) == {1, 2}
+    with pytest.raises(InvalidChangeError, match="duplicate primary key"):
+        v.check(batch[1:])  # the same changes again: their keys are present now
+
+
+def test_a_table_checked_fine_is_put_back_when_a_later_table_of_the_batch_is_rejected():
+    catalog = catalog_from_ddl("""
+    CREATE TABLE customer (c_custkey INT, c_name VARCHAR(20), c_since DATE, PRIMARY KEY (c_custkey));
+    CREATE TABLE orders (o_orderkey INT, o_custkey INT, PRIMARY KEY (o_orderkey));
+    """)
+    v = Validator(catalog, ["customer", "orders"])
+    v.check([Update(1, "customer", 1, ALICE), Update(2, "orders", 1, (10, 1))])
+    before = {table: dict(state) for table, state in v.fingerprints.items()}
+    with pytest.raises(InvalidChangeError, match=r"table orders at _seq 4 .*duplicate primary key \(10,\)"):
+        v.check([Update(3, "customer", 1, (2, "bob", None)), Update(4, "orders", 1, (10, 2))])
+    assert v.fingerprints == before
