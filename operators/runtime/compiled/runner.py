@@ -43,6 +43,18 @@ class CompiledRunner:
         self.broken: str | None = None
         # the units that apply a buffer after the inline code, in topological order, with their buffers
         self._buffered = [(unit, program.buffers[unit.id]) for unit in program.units if not unit.inline]
+        # A map reaching the result through maps only applies them all in one pass: maps are linear
+        # and the result is consolidated once per batch (an IEDyn push run ends in two maps over
+        # millions of rows: the GJT's columns of variables, the select list)
+        self._to_result: dict[int, tuple] = {}
+        for unit in program.units:
+            chain, current = [], unit
+            while current.kind == "map":
+                chain.append(current.stage.mapping)
+                if current.downstream == RESULT:
+                    self._to_result[unit.id] = tuple(chain)
+                    break
+                current = program.units[current.downstream]
 
     @property
     def states(self) -> dict[int, dict]:
@@ -120,12 +132,11 @@ class CompiledRunner:
             self.program.rings[unit.id](buffer, touched)
             return self._ring_output(unit, touched)
         if unit.kind == "map":
-            mapped_rows = [(mapped, w) for row, w in buffer if (mapped := stage.mapping(row)) is not None]
-            # a map is linear: feeding the result (consolidated in ``apply``) or another map, it
-            # leaves consolidating to the end (both IEDyn push runs end in two maps over millions of rows)
-            if unit.downstream == RESULT or self.program.units[unit.downstream].kind == "map":
-                return mapped_rows
-            return consolidate(mapped_rows)
+            chain = self._to_result.get(unit.id)
+            if chain is not None:  # straight into the result, consolidated once at the end of the batch
+                self.program.buffers[RESULT].extend(_through(chain, buffer))
+                return []
+            return consolidate(_through((stage.mapping,), buffer))
         return run_keyed(stage, self.program.states[unit.id], buffer, journal)
 
     def _forward(self, unit: Unit, outputs: Changelog, steps: list[tuple]) -> None:
@@ -213,3 +224,23 @@ def _group_row(stage: GroupAggregateStage, key: tuple, state: list[Any] | None) 
         return stage.empty_result()
     values = tuple(aggregate_value(spec, state[1 + 2 * i], state[2 + 2 * i]) for i, spec in enumerate(stage.aggregates))
     return stage.finish(key + values)
+
+
+def _through(chain: tuple, changes: Changelog) -> Changelog:
+    """``changes`` mapped by each function of ``chain`` in turn, dropping rows one maps to None."""
+    if len(chain) == 1:
+        (first,) = chain
+        return [(mapped, w) for row, w in changes if (mapped := first(row)) is not None]
+    if len(chain) == 2:
+        first, second = chain
+        return [(mapped, w) for row, w in changes
+                if (mapped := first(row)) is not None and (mapped := second(mapped)) is not None]
+    out: Changelog = []
+    for row, w in changes:
+        for mapping in chain:
+            row = mapping(row)
+            if row is None:
+                break
+        else:
+            out.append((row, w))
+    return out
