@@ -32,7 +32,9 @@ leaf atom, rows in the leaf's variable order); it never materializes a join.
   the deltas are read. ΔA sums ΔE(c, s) over the *touched* tuples s of the child compatible with
   t: those whose subtree enumeration may have changed (a superset: the frontier's Δρ support, and
   upwards every parent tuple a touched child tuple can reach; Δρ alone would miss a tuple whose
-  weight stays while its children change). When var(N) ⊋ output (acyclic, not free-connex) the
+  weight stays while its children change). Where both ΔA and ΔB are non-empty, each pair is
+  listed once with its summed weight (``_DeltaEnumeration.both_changed``), so ΔQ comes out
+  consolidated without a pass over it. When var(N) ⊋ output (acyclic, not free-connex) the
   enumeration is projected and consolidated, as IEDyn §6 does.
 
 Bounds: an update costs O(|Δ| log n) plus, where the parent's variables come from the sibling,
@@ -44,7 +46,10 @@ while walking the first one's interval (and make Line 10 walk instead of summing
 not bounded by a constant, nor by a logarithm (the paper's lexicographic sort with skips is not
 built), which is the case the journal version of IEDyn withdrew its update bound for. Delta
 enumeration files the batch's touched tuples like P_n, so a parent tuple finds its touched
-children by the same probe that finds its rows.
+children by the same probe that finds its rows. It lists each E'(n, s) and A' once per batch and
+reuses the lists for every parent tuple that reaches them (``_DeltaEnumeration``): a batch costs
+O(|ΔQ|) plus the touched tuples' probes, and O(|ΔQ|) memory, the size of the changelog returned
+anyway (push mode returns a list, so the constant delay of a stream is not what it needs).
 
 SQL NULLs: a comparison with NULL is never true and an equality on NULL never matches, so a row
 with NULL in a joined or compared variable enters no index (it stays in ρ of its own node).
