@@ -329,6 +329,7 @@ class _Node:
         self.parent_probe: _Probe | None = None  # Algorithm 1: a parent tuple against P_self
         # enumeration: the frontier variables below this node of N, in the order rows carry them
         self.frontier = False  # a node of N none of whose children are in N
+        self.sides: tuple[_Node, ...] = ()  # its children in N, in the order its layout lists their parts
         self.layout: tuple[str, ...] = ()
         self.combine: Callable[[Row, Row], Row] | None = None
 
@@ -503,6 +504,13 @@ class GjtStage(KeyedStage):
         self._in_connex = [n.path in connex for n in self.nodes]
         if () not in connex or any(path[:-1] not in connex for path in connex if path):
             raise ValueError(f"{self.name}: the connex set {sorted(connex)} is not a connected set containing the root")
+        # the parts in the output's order where they can be (enumeration is symmetric in the two
+        # children): a full join's root layout is then the output itself, and needs no projection
+        rank = {v: i for i, v in enumerate(self.output)}
+
+        def first_output(child: _Node) -> int:
+            return min((rank.get(v, len(rank)) for v in child.layout), default=len(rank))
+
         for node in self.nodes:  # post-order: children first
             if not self._in_connex[node.number]:
                 continue
@@ -514,9 +522,9 @@ class GjtStage(KeyedStage):
             if not inside:
                 node.frontier, node.layout = True, node.variables
             elif len(inside) == 1:
-                node.layout = inside[0].layout
+                node.sides, node.layout = tuple(inside), inside[0].layout
             else:
-                first, second = inside
+                first, second = node.sides = tuple(sorted(inside, key=first_output))
                 extra = tuple(i for i, v in enumerate(second.layout) if v not in first.layout)
                 node.layout = first.layout + tuple(second.layout[i] for i in extra)
                 if extra == tuple(range(len(second.layout))):  # disjoint sides: plain concatenation
@@ -532,6 +540,7 @@ class GjtStage(KeyedStage):
         if unknown:
             raise ValueError(f"{self.name}: output variable(s) {unknown} are not in the connex set's variables")
         self._project = _projector(layout, self.output)
+        self._reorders = root.layout != self.output
         self._projects = set(root.layout) != set(self.output)  # not free-connex: consolidate
 
     # ---- the keyed-stage contract ------------------------------------------------------------
@@ -669,12 +678,12 @@ class GjtStage(KeyedStage):
         8-12 in another nesting order: the same pairs, each side walked with constant delay)."""
         if node.frontier:
             return iter(((row, weight),))
-        if len(node.children) == 1:
-            return self._side(indexes, node.children[0], row)
+        if len(node.sides) == 1:
+            return self._side(indexes, node.sides[0], row)
         return self._pairs(indexes, node, row)
 
     def _pairs(self, indexes: list[SortedGroups], node: _Node, row: Row) -> Iterator[tuple[Row, object]]:
-        first, second = node.children
+        first, second = node.sides
         combine = node.combine
         for a, a_weight in self._side(indexes, first, row):
             for b, b_weight in self._side(indexes, second, row):
@@ -772,8 +781,10 @@ class GjtStage(KeyedStage):
                     weight = deltas[root.number].get(top)
                     if weight:
                         out.append((project(top), weight))
-                else:
+                elif self._reorders:
                     out += [(project(row), weight) for row, weight in batch.delta(root, top)]
+                else:
+                    out += batch.delta(root, top)
             if not self._projects:
                 return out
             totals: dict[Row, object] = {}
@@ -829,7 +840,7 @@ class _DeltaEnumeration:
         key = (node.number, row)
         found = self.below.get(key)
         if found is None:
-            children = node.children
+            children = node.sides
             if len(children) == 1:
                 found = self.side(children[0], row)
             else:
@@ -858,7 +869,7 @@ class _DeltaEnumeration:
         found = self.changed.get(key)
         if found is not None:
             return found
-        children = node.children
+        children = node.sides
         if len(children) == 1:
             out = self.changed_below(children[0], row)
         else:
@@ -886,7 +897,7 @@ class _DeltaEnumeration:
         are distinct (a tuple's variables are among the rows' and the sides combine injectively),
         so every list ΔE returns is consolidated and the root's lists can be emitted as they are.
         """
-        first, second = node.children
+        first, second = node.sides
         combine = node.combine
         new_a, rest_a = _split(self.side(first, row), change_a)
         new_b, rest_b = _split(self.side(second, row), change_b)
