@@ -23,12 +23,10 @@ from operators.runtime.stream_format import StreamFormatError, open_stream, writ
 from operators.runtime.validate import InvalidChangeError, Rejected
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import UnsupportedQueryError, compile_query
-from planner.demo import run_demo
 from planner.explain import explain_json, explain_text
 from planner.ir.values import SqlRuntimeError
 from planner.run_stats import peak_rss_mb, process_seconds, progress_bar
 from planner.sql.errors import UnsupportedSqlError
-from planner.ui.server import serve
 from planner.view import MaintainedView
 from planner.workloads.enclosureness import StreamLifespanError, stream_enclosureness
 from planner.workloads.iedyn_streams import ORDERS, make_iedyn_stream, make_trans_stream
@@ -175,8 +173,11 @@ def cmd_run(args) -> int:
     if stream.without_seq and args.on_invalid == "error":
         first = stream.without_seq[0]
         raise InvalidChangeError(first, first.defect)
-    view = MaintainedView(_read_query(args.query), catalog, engine=args.engine, on_invalid=args.on_invalid,
-                          **_planner_options(args))
+    compiled = compile_query(_read_query(args.query), catalog, **_planner_options(args))
+    # Without --deltas no batch's changes are read: a result read from a stage's state (a generalized
+    # join tree's) is then maintained without producing them (IEDyn's pull-based mode)
+    push = bool(args.deltas) or compiled.dataflow.enumerated_by is None
+    view = MaintainedView(compiled, catalog, engine=args.engine, on_invalid=args.on_invalid, push=push)
     deltas, batch_ids, weights = [], [], []
     rejects_path = args.rejects or "rejects.jsonl"
     maintenance = 0.0
@@ -260,11 +261,17 @@ def _run_on_spark(args, catalog) -> int:
 
 
 def cmd_demo(args) -> int:
+    # imported here: the demo's and the page's DuckDB check is the only use of duckdb, whose 2.x
+    # bindings report leaked objects at interpreter exit; other commands need not load it
+    from planner.demo import run_demo
+
     _check_batch_size(args)
     return run_demo(sf=args.sf, batch_size=args.batch_size, engine=args.engine)
 
 
 def cmd_ui(args) -> int:
+    from planner.ui.server import serve
+
     serve(args.host, args.port, Path(args.data_dir))
     return 0
 

@@ -47,7 +47,7 @@ def _leaf_variables(root: GjtNode) -> frozenset[str]:
     return frozenset.intersection(*(n.atom.var_set for _, n in nodes(root) if n.atom is not None))
 
 
-def _tree(node: GjtNode, inputs: list[GcqAtom | _Subtree], cut=None, path: Path = ()) -> TNode:
+def stage_tree(node: GjtNode, inputs: list[GcqAtom | _Subtree], cut=None, path: Path = ()) -> TNode:
     """``node`` as the stage's spec; what feeds each leaf is appended to ``inputs`` (its index is the
     leaf's port). ``cut(child, path)`` names the subtrees to hand to stages of their own."""
     if node.atom is not None:
@@ -57,7 +57,7 @@ def _tree(node: GjtNode, inputs: list[GcqAtom | _Subtree], cut=None, path: Path 
     for i, edge in enumerate(node.children):
         subtree = cut(edge.child, path + (i,)) if cut else None
         if subtree is None:
-            child = _tree(edge.child, inputs, cut, path + (i,))
+            child = stage_tree(edge.child, inputs, cut, path + (i,))
         else:  # a leaf whose rows are the subtree root's reduct: the REDUCT stage's output
             inputs.append(subtree)
             child = TNode(tuple(sorted(edge.child.label)), (), len(inputs) - 1)
@@ -75,7 +75,7 @@ def _route(builder: StageBuilder, atom: Atom, leaf: GcqAtom, stage: int, port: i
     builder.route(atom, tuple(first[v] for v in dict.fromkeys(leaf.variables)), stage, port)
 
 
-def _description(node: GeneralizedJoinTree, key: tuple[str, ...], subtree: GjtNode | None = None) -> StageDescription:
+def gjt_description(node: GeneralizedJoinTree, key: tuple[str, ...], subtree: GjtNode | None = None) -> StageDescription:
     gjt = node.gjt
     shape = "free-connex" if gjt.free_connex else "not free-connex (projected with multiplicities, IEDyn §6)"
     why = f"acyclic GCQ, {shape}; enumeration delay {node.delay_bound}"
@@ -109,12 +109,12 @@ def lower_generalized_join_tree(builder: StageBuilder, node: GeneralizedJoinTree
         return _Subtree(child, tuple(sorted(_leaf_variables(child))))
 
     inputs: list[GcqAtom | _Subtree] = []
-    root = _tree(tree, inputs, cut)
+    root = stage_tree(tree, inputs, cut)
     feeds = [_reduct_stage(builder, node, i) if isinstance(i, _Subtree) else i for i in inputs]
-    key = tuple(sorted(frozenset.intersection(*(frozenset(leaf.variables) for leaf in _leaves(root)))))
+    key = tuple(sorted(shared_variables(root)))
     output = node.variables_out
-    stage = builder.add(GjtStage("generalized join tree", root, key, output, connex, _description(node, key)))
-    _connect(builder, node, feeds, stage)
+    stage = builder.add(GjtStage("generalized join tree", root, key, output, connex, gjt_description(node, key)))
+    connect_inputs(builder, node, feeds, stage)
     index = {c: output.index(node.variable_of(c)) for c in node.output}
     columns = tuple(NamedExpr(c.name, c) for c in node.output)
     expand = builder.add(MapStage(
@@ -127,21 +127,26 @@ def lower_generalized_join_tree(builder: StageBuilder, node: GeneralizedJoinTree
     return Emitter(node.output, stage=expand)
 
 
-def _leaves(root: TNode) -> list[TNode]:
-    return [root] if not root.children else [leaf for edge in root.children for leaf in _leaves(edge.child)]
+def _spec_leaves(root: TNode) -> list[TNode]:
+    return [root] if not root.children else [leaf for edge in root.children for leaf in _spec_leaves(edge.child)]
+
+
+def shared_variables(root: TNode) -> frozenset[str]:
+    """The variables every leaf of the spec holds: a key that partitions the stage exactly."""
+    return frozenset.intersection(*(frozenset(leaf.variables) for leaf in _spec_leaves(root)))
 
 
 def _reduct_stage(builder: StageBuilder, node: GeneralizedJoinTree, subtree: _Subtree) -> int:
     """A REDUCT-mode stage for ``subtree`` (added before the stage it feeds: ids stay topological)."""
     inputs: list[GcqAtom | _Subtree] = []
-    root = _tree(subtree.root, inputs)
+    root = stage_tree(subtree.root, inputs)
     stage = builder.add(GjtStage(f"generalized join subtree {subtree.root.text()}", root, subtree.key, None, None,
-                                 _description(node, subtree.key, subtree.root)))
-    _connect(builder, node, inputs, stage)
+                                 gjt_description(node, subtree.key, subtree.root)))
+    connect_inputs(builder, node, inputs, stage)
     return stage
 
 
-def _connect(builder: StageBuilder, node: GeneralizedJoinTree, feeds: list, stage: int) -> None:
+def connect_inputs(builder: StageBuilder, node: GeneralizedJoinTree, feeds: list, stage: int) -> None:
     """Each port's rows: an atom routed from its table, or a subtree stage's output."""
     atoms = {a.alias: a for a in node.atoms}
     for port, feed in enumerate(feeds):

@@ -17,7 +17,7 @@ import attrs
 
 from operators.lowering.builder import StageBuilder, finish_function
 from operators.lowering.expr_eval import compile_expr
-from operators.lowering.gjt import _connect, _description, _leaves, _tree
+from operators.lowering.gjt import connect_inputs, gjt_description, shared_variables, stage_tree
 from operators.stages.aggregate import AggregateSpec
 from operators.stages.gjt import GjtStage
 from operators.stages.payload_aggregate import PayloadAggregateStage
@@ -35,8 +35,8 @@ def lower_gjt_aggregate(builder: StageBuilder, aggregate: RingAggregate, ring: G
     result layout, rows over empty input) as the other aggregate lowerings do."""
     node = ring.node
     inputs: list[GcqAtom] = []
-    root = _tree(ring.plan.tree, inputs)
-    common = frozenset.intersection(*(frozenset(leaf.variables) for leaf in _leaves(root)))
+    root = stage_tree(ring.plan.tree, inputs)
+    common = shared_variables(root)
     key = tuple(v for v in root.variables if v in common)
     lift = {}
     for port, atom in enumerate(inputs):
@@ -47,12 +47,12 @@ def lower_gjt_aggregate(builder: StageBuilder, aggregate: RingAggregate, ring: G
         if lifted:
             lift[port] = lifted
     description = attrs.evolve(
-        _description(node, key), operator="GJT T-representation, ring payloads (IEDyn + F-IVM's SumRing)",
+        gjt_description(node, key), operator="GJT T-representation, ring payloads (IEDyn + F-IVM's SumRing)",
         why=f"the GJT guarded by the GROUP BY (root {{{', '.join(root.variables)}}}): REDUCT mode, ρ_root's "
             "payloads are the aggregate per root tuple; nothing is enumerated")
     stage = builder.add(GjtStage(f"generalized join tree ring {', '.join(ring.group) or '()'}", root, key, None,
                                  None, description, ring=SumRing(len(ring.lifts)), lift=lift))
-    _connect(builder, node, inputs, stage)
+    connect_inputs(builder, node, inputs, stage)
     positions = tuple(root.variables.index(v) for v in (node.variable_of(g.expr) for g in aggregate.group_by))
     agg_layout = output_columns(aggregate)
     layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout

@@ -23,6 +23,7 @@ from planner.ir.gcq import Atom, Gcq, Inequality, Offset, inequality
 from planner.ir.logical import Filter, Join, LogicalPlan, Scan
 from planner.ir.maintenance import Atom as PlanAtom
 from planner.ir.maintenance import JoinGraph
+from planner.ir.notation_printer import print_expr
 
 
 class _Variables:
@@ -102,7 +103,8 @@ def _predicates(parts: list[Expr], variables: _Variables) -> tuple[list[Inequali
             ):
                 predicates += [low, high]
             case _:
-                raise ValueError(f"conjunct over several relations is not an equality or inequality: {part}")
+                raise ValueError(f"the condition {print_expr(part)} relates several relations but is neither an equality "
+                                 "nor an inequality between two columns (with a constant offset)")
     return list(dict.fromkeys(predicates)), filters
 
 

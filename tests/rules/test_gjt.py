@@ -302,7 +302,7 @@ Filter condition=r.x * 2 < s.z + 1
     Scan table=r alias=r columns=[x]
     Scan table=s alias=s columns=[z]
 """)
-    with pytest.raises(ValueError, match="not an equality or inequality"):
+    with pytest.raises(ValueError, match="neither an equality nor an inequality"):
         from_join_block(plan)
 
 
