@@ -3,8 +3,6 @@ each equal to recomputation (DuckDB) after every batch of random insert/delete s
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from catalog.ddl import catalog_from_ddl
@@ -15,6 +13,7 @@ from planner.compiler import compile_query
 from planner.explain import explain_text
 from planner.ir.gjt_aggregate import READ_FROM_ROOT
 from tests.maintenance.checking import check_against_recomputation
+from tests.maintenance.test_gjt_local import random_stream as inequality_stream
 
 CATALOG = catalog_from_ddl("""
 create table r (a int, b int, c int);
@@ -53,21 +52,9 @@ ENUMERATED = {  # the ring cannot (or the root is too coarse): enumeration into 
 }
 
 
-def random_stream(seed: int, size: int = 300, domain: int = 6, nulls: float = 0.125) -> list[Update]:
-    """Inserts of small random rows (a value NULL with probability ``nulls``) and deletes of present rows."""
-    rng = random.Random(seed)
-    present: dict[str, list[tuple]] = {"r": [], "s": [], "t": []}
-    updates = []
-    for seq in range(1, size + 1):
-        table = rng.choice("rst")
-        if present[table] and rng.random() < 0.3:
-            row = present[table].pop(rng.randrange(len(present[table])))
-            updates.append(Update(seq, table, -1, row))
-        else:
-            row = tuple(None if rng.random() < nulls else rng.randrange(domain) for _ in range(3))
-            present[table].append(row)
-            updates.append(Update(seq, table, 1, row))
-    return updates
+def random_stream(seed: int, size: int = 300, nulls: float = 0.125) -> list[Update]:
+    """test_gjt_local's stream with NULLs (a value in 8 by default) and more deletes."""
+    return inequality_stream(seed, size, domain=6, deletes=0.3, nulls=nulls)
 
 
 def _stage_types(sql: str, catalog=CATALOG) -> list[type]:

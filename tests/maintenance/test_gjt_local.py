@@ -42,18 +42,21 @@ QUERIES = {
 }
 
 
-def random_stream(seed: int, size: int = 360, domain: int = 8) -> list[Update]:
-    """Inserts of small random rows and deletes of rows present (about one change in four)."""
+def random_stream(seed: int, size: int = 360, domain: int = 8, deletes: float = 0.25,
+                  nulls: float | None = None) -> list[Update]:
+    """Inserts of small random rows of r, s, t and deletes of rows present (a change is a delete with
+    probability ``deletes`` when the table has rows); with ``nulls`` a value is NULL with that
+    probability (one more draw per value, so None and 0 give different streams)."""
     rng = random.Random(seed)
     present: dict[str, list[tuple]] = {"r": [], "s": [], "t": []}
     updates = []
     for seq in range(1, size + 1):
         table = rng.choice("rst")
-        if present[table] and rng.random() < 0.25:
+        if present[table] and rng.random() < deletes:
             row = present[table].pop(rng.randrange(len(present[table])))
             updates.append(Update(seq, table, -1, row))
         else:
-            row = tuple(rng.randrange(domain) for _ in range(3))
+            row = tuple(None if nulls is not None and rng.random() < nulls else rng.randrange(domain) for _ in range(3))
             present[table].append(row)
             updates.append(Update(seq, table, 1, row))
     return updates
