@@ -250,10 +250,14 @@ class GroupAggregateStage(KeyedStage):
                 if update == _SUMMED:
                     values[i] = value * weight if values[i] is None else values[i] + value * weight
                 elif update == _KEPT:
-                    if values[i] is None:
-                        values[i] = self.aggregates[i].new_values()
-                    values[i].add(value, weight)
-                    kept_log.append((values[i], value, weight))
+                    self._keep(values, i, value, weight, kept_log)
+
+    def _keep(self, values: list, i: int, value: object, weight: int, kept_log: list | None) -> None:
+        """Add ``weight`` copies of ``value`` to aggregate ``i``'s multiset, logged in ``kept_log``."""
+        if values[i] is None:
+            values[i] = self.aggregates[i].new_values()
+        values[i].add(value, weight)
+        kept_log.append((values[i], value, weight))
 
     def revert(self, key: tuple, old_state: GroupState, new_state: GroupState | None, changes: list[Change]) -> GroupState:
         """The old state's scalars were never touched; only its value multisets take the changes back
