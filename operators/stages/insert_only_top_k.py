@@ -4,7 +4,9 @@ A row that falls out of the k best can never return when no row ever leaves, so 
 k best rows only (a sorted list of at most k), where ``TopKStage`` keeps the whole result for the
 delete that would need the next row. An insert no better than the k-th row costs one comparison;
 one that enters costs O(log k) comparisons and an O(k) list shift. Order and ties as ``TopKStage``
-(ties broken by the whole row), so both give the same rows.
+(ties broken by the whole row), so both give the same rows. Not a ``TopKStage``: on Spark it runs
+as any constant-keyed stage, its O(k) state pickled per batch, instead of ``TopKProcessor``'s layout
+for a whole ordered result.
 """
 
 from __future__ import annotations
@@ -13,12 +15,12 @@ from bisect import insort
 
 from operators.stages.base import Change
 from operators.stages.insert_only import net_inserts
-from operators.stages.top_k import TopKStage
+from operators.stages.top_k import OrderedRowsStage
 from operators.zset import Changelog, consolidate
 
 
-class InsertOnlyTopKStage(TopKStage):
-    """A ``TopKStage`` that keeps only the k best rows: its input must only grow.
+class InsertOnlyTopKStage(OrderedRowsStage):
+    """A top-k that keeps only the k best rows: its input must only grow.
 
     ``process`` fills a copy of the list (O(k) per batch, as reading the old and new top k costs
     anyway), so ``revert`` returns the old state as it was.
