@@ -29,6 +29,7 @@ from planner.explain import explain_json, explain_text
 from planner.view import MaintainedView
 from tests.maintenance.checking import check_against_recomputation
 from tests.maintenance.test_atomic_batches import InjectedFault, fail_on_call, heal, snapshot
+from tests.maintenance.test_serialized_state import SerializingRunner
 
 FLAGGED_DDL = """
 CREATE TABLE s (b INT PRIMARY KEY, d INT) TBLPROPERTIES ('ivm.insert_only' = 'true');
@@ -212,3 +213,12 @@ def test_a_static_table_counts_as_insert_only_and_its_first_batch_may_cancel_a_r
         assert view.result() == [(10, 5, 5)]
         view.apply([Update(6, "facts", 1, (1, 2)), Update(7, "facts", 1, (1, 8))])
         assert view.result() == [(10, 2, 8)]
+
+
+@pytest.mark.parametrize("name", ["grouped by the join key (fused into the join stage)", "top-k over a bag table, ties"])
+def test_insert_only_stages_and_states_survive_serialization_as_on_spark(name, monkeypatch):
+    """Each stage cloudpickled and each key's state pickled between batches, as the Spark runner ships them."""
+    monkeypatch.setattr("planner.view.LocalRunner", SerializingRunner)
+    view = check_against_recomputation(QUERIES[name], FLAGGED, insert_only_stream(5), batch_size=30,
+                                       informative_at_least=0.6, compiled=False)
+    assert any(isinstance(s, InsertOnlyAggregateStage | InsertOnlyTopKStage) for s in stages_of(view))
