@@ -142,7 +142,7 @@ class KeepExtremaOfInsertOnlyInput(Rule):
                     if not growth.tables:
                         return node  # nothing below is declared insert-only: nothing to gain, nothing to say
                     if not growth.inserts_only:
-                        _refuse(self, ctx, "the MIN/MAX aggregate", growth, growth.retracts)
+                        _refuse(self, ctx, "the aggregate", growth, growth.retracts)
                         return node
                     kept = sorted({f"{a.expr.func.upper()}(DISTINCT ...)" for a in aggregates
                                    if a.expr.distinct and a.expr.func not in EXTREMA})
