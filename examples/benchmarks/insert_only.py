@@ -9,7 +9,7 @@ values (``GroupAggregateStage``, O(log n) per insert, O(distinct values) state) 
 order (``TopKStage``). Both get the same stream: inserts of (g, v) rows into ``GROUPS`` groups with v
 from a large domain (nearly all distinct), so the general state grows with the data.
 
-Two levels, each configuration in a fresh subprocess:
+Two levels, each configuration in a fresh (spawned) interpreter:
 
 - ``sql``: the query through ``MaintainedView`` (compiled local runner, batches of ``BATCH`` inserts,
   validation included: the same for both): µs per insert, and the aggregate's or top-k's state as
@@ -26,13 +26,14 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import multiprocessing
 import os
 import pickle
 import random
-import subprocess
 import sys
 import time
 import tracemalloc
+from concurrent.futures import ProcessPoolExecutor
 from operator import itemgetter
 from pathlib import Path
 
@@ -143,34 +144,32 @@ def stage_run(query: str, flagged: bool, size: int) -> dict:
 
 # --- driver --------------------------------------------------------------------------------------
 
-def in_subprocess(config: dict) -> dict:
-    done = subprocess.run([sys.executable, __file__, "--child", json.dumps(config)], capture_output=True,
-                          text=True, check=False, cwd=ROOT)
-    if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def child(config: dict) -> None:
+def measure(config: dict) -> dict:
+    """One configuration, run in a fresh interpreter by ``in_fresh_process``."""
     run = sql_run if config["level"] == "sql" else stage_run
-    print(json.dumps(run(config["query"], config["flagged"], config["size"]), default=str))
+    return json.loads(json.dumps(run(config["query"], config["flagged"], config["size"]), default=str))
+
+
+def in_fresh_process(config: dict) -> dict:
+    """``measure(config)`` in a new interpreter (spawned: no warm caches or state of another run)."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        try:
+            return pool.submit(measure, config).result()
+        except Exception as error:  # reported in the table, the other configurations go on
+            return {"error": f"{type(error).__name__}: {error}"}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="50000,500000", help="inserts per run, comma-separated")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.child:
-        child(json.loads(args.child))
-        return
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"load average {os.getloadavg()[0]:.2f} at start; {GROUPS} groups, batches of {BATCH}, k = {K}")
     for level in ("sql", "stage"):
         table, mismatches = [], []
         for query in QUERIES:
             for size in sizes:
-                plain, flagged = (in_subprocess({"level": level, "query": query, "flagged": f, "size": size})
+                plain, flagged = (in_fresh_process({"level": level, "query": query, "flagged": f, "size": size})
                                   for f in (False, True))
                 if "error" in plain or "error" in flagged:
                     table.append([query, size, plain.get("error", ""), flagged.get("error", "")])

@@ -269,7 +269,6 @@ class GroupAggregateStage(KeyedStage):
         return old_state
 
     def describe(self) -> StageDescription:
-        labels = ", ".join(dict.fromkeys(spec.label for spec in self.aggregates))
         ordered = any(s.func in ORDERED_FUNCTIONS for s in self.aggregates)
         distinct = any(s.keeps_values and s.func not in ORDERED_FUNCTIONS for s in self.aggregates)
         state = ["row count, sums, non-NULL counts"]
@@ -283,12 +282,15 @@ class GroupAggregateStage(KeyedStage):
         cost = ("O(log n) per join change, n the distinct MIN/MAX values of the group; O(1) for the others"
                 if ordered else "O(1) per join change")
         ring = "SUM/COUNT form a ring: a delete subtracts its insert"
-        return StageDescription(
-            operator=f"{self.operator} ({labels})", inputs="join result changes",
-            state="per group: " + "; ".join(state),
-            key=", ".join(self.group_names) or "constant (does not scale out)",
-            update_cost=cost, why="; ".join(why or [ring]) + " (AJU Thm 14)",
-        )
+        return self._description("join result changes", "per group: " + "; ".join(state), cost,
+                                 "; ".join(why or [ring]) + " (AJU Thm 14)")
+
+    def _description(self, inputs: str, state: str, update_cost: str, why: str) -> StageDescription:
+        """EXPLAIN's row for this stage: the operator with its aggregates and the key, with the rest given."""
+        labels = ", ".join(dict.fromkeys(spec.label for spec in self.aggregates))
+        return StageDescription(operator=f"{self.operator} ({labels})", inputs=inputs, state=state,
+                                key=", ".join(self.group_names) or "constant (does not scale out)",
+                                update_cost=update_cost, why=why)
 
 
 class RingAggregateStage(GroupAggregateStage):

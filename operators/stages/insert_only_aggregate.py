@@ -60,12 +60,8 @@ class InsertOnlyAggregateStage(GroupAggregateStage):
                 for spec, value, count in zip(self.aggregates, state.values, state.counts, strict=True)]
 
     def describe(self) -> StageDescription:
-        labels = ", ".join(dict.fromkeys(spec.label for spec in self.aggregates))
-        return StageDescription(
-            operator=f"{self.operator} ({labels})", inputs="join result changes (inserts only)",
-            state="per group: row count, sums, non-NULL counts; per MIN/MAX its current value only",
-            key=", ".join(self.group_names) or "constant (does not scale out)",
-            update_cost="O(1) per join change",
-            why=insert_only_reason(self.insert_only, "a MIN/MAX only ever improves: each group keeps its current "
-                                                     "extreme, not the ordered multiset a delete would need"),
-        )
+        return self._description(
+            "join result changes (inserts only)",
+            "per group: row count, sums, non-NULL counts; per MIN/MAX its current value only", "O(1) per join change",
+            insert_only_reason(self.insert_only, "a MIN/MAX only ever improves: each group keeps its current "
+                                                 "extreme, not the ordered multiset a delete would need"))
