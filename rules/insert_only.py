@@ -2,10 +2,11 @@
 
 A table declared ``ivm.insert_only`` (or ``ivm.static``: rows only in its first batch) never loses a
 row: validation rejects its deletes (operators/runtime/dependencies.py), so a plan may rely on it. Some
-operators pass that on: a selection, a projection, an inner join (also with inequalities), a
-semi-join, DISTINCT, UNION and INTERSECT are monotone, so over inputs that only grow their result
-only grows, and each batch's net change to it is a bag of inserts. Others do not: an aggregate
-retracts a group's old row when the value changes, a top-k drops its last row when a better one
+operators pass that on: a selection, a projection, an inner join (also with inequalities, also
+with a view joined on its key whose own rows only arrive), DISTINCT, UNION and INTERSECT are
+monotone, so over inputs that only grow their result only grows, and each batch's net change to it
+is a bag of inserts. Others do not: an aggregate retracts a group's old row when the value changes
+(so a decorrelated EXISTS, a view of counts per key, is refused too, conservatively), a top-k drops its last row when a better one
 arrives, a LEFT OUTER JOIN retracts a padded row when its first partner arrives, NOT EXISTS and
 EXCEPT drop rows when the other side gains one, a threshold or join-select flips rows out when the
 compared value moves. ``input_growth`` works this out for a subplan.

@@ -8,7 +8,6 @@ row, so the top k is deterministic. Being keyed by a constant, it does not scale
 
 from __future__ import annotations
 
-from abc import ABC
 from collections.abc import Callable
 
 from sortedcontainers import SortedList
@@ -22,7 +21,7 @@ def _nulls_first(value):
     return (value is not None, value)
 
 
-class OrderedRowsStage(KeyedStage, ABC):
+class OrderedRowsStage(KeyedStage):
     """What the top-k stages share: the order of rows (ties broken by the whole row), a constant key
     and the description the lowering words. A base of its own, not ``TopKStage``, so a runner that
     gives ``TopKStage`` a layout of its own (the Spark runner's ``TopKProcessor``) takes only it."""
