@@ -25,6 +25,9 @@ from operators.lowering.view_tree import lower_view_tree
 from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
 from operators.stages.base import StageDescription
 from operators.stages.distinct import DistinctStage
+from operators.stages.insert_only import insert_only_reason
+from operators.stages.insert_only_aggregate import InsertOnlyAggregateStage
+from operators.stages.insert_only_top_k import InsertOnlyTopKStage
 from operators.stages.join_select import JoinSelectStage
 from operators.stages.map import MapStage
 from operators.stages.product import ProductCombineStage
@@ -291,9 +294,13 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
     agg_layout = output_columns(aggregate)
     finish = finish_function(items, having, agg_layout)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
-    stage_class = RingAggregateStage if isinstance(aggregate, RingAggregate) else GroupAggregateStage
-    stage = stage_class(tuple(g.name for g in aggregate.group_by), group_by, tuple(specs), finish,
-                        tuple(map(str, output_layout)), where=where)
+    names, columns_out = tuple(g.name for g in aggregate.group_by), tuple(map(str, output_layout))
+    if isinstance(aggregate, GroupAggregate) and aggregate.insert_only:
+        stage = InsertOnlyAggregateStage(names, group_by, tuple(specs), finish, columns_out, aggregate.insert_only,
+                                         where=where)
+    else:
+        stage_class = RingAggregateStage if isinstance(aggregate, RingAggregate) else GroupAggregateStage
+        stage = stage_class(names, group_by, tuple(specs), finish, columns_out, where=where)
     empty = stage.empty_result()
     return builder.add(stage), output_layout, (() if empty is None else (empty,))
 
@@ -307,12 +314,18 @@ def _lower_distinct(builder: StageBuilder, layout: tuple[Column, ...], upstream:
 def _lower_top_k(builder: StageBuilder, top_k: TopK, layout: tuple[Column, ...], upstream: int) -> int:
     index = {c: i for i, c in enumerate(layout)}
     keys = tuple((compile_expr(_output_column(k.expr, layout), index), k.ascending) for k in top_k.keys)
-    stage = builder.add(TopKStage(
-        f"top {top_k.count}", keys, top_k.count, tuple(c.name for c in layout),
-        StageDescription(
+    name, columns_out = f"top {top_k.count}", tuple(c.name for c in layout)
+    if top_k.insert_only:
+        stage = builder.add(InsertOnlyTopKStage(name, keys, top_k.count, columns_out, StageDescription(
+            operator=f"InsertOnlyTopK (k={top_k.count})", inputs="result changes (inserts only)",
+            state=f"the {top_k.count} best rows only", key="constant (does not scale out)",
+            update_cost="O(1) per insert not among the k best, O(log k + k) per one that enters; O(k) per batch",
+            why=insert_only_reason(top_k.insert_only, "a row out of the k best never returns: only they are kept")),
+            insert_only=top_k.insert_only))
+    else:
+        stage = builder.add(TopKStage(name, keys, top_k.count, columns_out, StageDescription(
             operator=f"TopK (k={top_k.count})", inputs="result changes", state="the whole result as an ordered multiset",
             key="constant (does not scale out)", update_cost="O(log n + k) per batch",
-            why="deleting a top row needs the next one, so all rows are kept in order"),
-    ))
+            why="deleting a top row needs the next one, so all rows are kept in order")))
     builder.downstream[upstream] = (stage, 0)
     return stage

@@ -26,6 +26,7 @@ from rules.inline_views import (
     MaintainDerivedAggregateAsView,
     MergeProjectionIntoDerivedTable,
 )
+from rules.insert_only import KeepExtremaOfInsertOnlyInput, KeepTopRowsOfInsertOnlyInput
 from rules.join_select import MaintainJoinSelect
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
 from rules.normalize import (
@@ -71,7 +72,9 @@ BATCHES = (
     # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column
     # pruning, which must see the join-select's compared column.
     Batch("Join-select", Once(), (MaintainJoinSelect(), JoinEachViewOnce())),
-    Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainGroupAggregate(), MaintainDistinct(), MaintainTopK())),
+    # The insert-only variants last: they look below the aggregates and top-k the rules before built.
+    Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainGroupAggregate(), MaintainDistinct(), MaintainTopK(),
+                                            KeepExtremaOfInsertOnlyInput(), KeepTopRowsOfInsertOnlyInput())),
     Batch("Prune columns", Once(), (PruneAtomColumns(),)),
 )
 
