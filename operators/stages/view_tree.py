@@ -219,8 +219,10 @@ class ViewTreeStage(KeyedStage):
             self._apply(relations, self._propagate(relations, port, counts), negate=False)
         return ViewTreeState(relations)
 
-    def _propagate_all(self, relations: list[RingRelation], deltas: dict[int, dict[Row, int]]) -> None:
-        """Each atom's delta up its path in turn (δ(V1·V2) = δV1·V2 + V1'·δV2); all or nothing."""
+    def _propagate_all(self, relations: list[RingRelation],
+                       deltas: dict[int, dict[Row, int]]) -> list[list[tuple[int, dict]]]:
+        """Each atom's delta up its path in turn (δ(V1·V2) = δV1·V2 + V1'·δV2); all or nothing.
+        Returns the deltas applied, per atom (what a stage holding part of a tree emits from)."""
         applied: list[list[tuple[int, dict]]] = []
         try:
             for port, rows in deltas.items():
@@ -231,12 +233,12 @@ class ViewTreeStage(KeyedStage):
             for updates in reversed(applied):
                 self._apply(relations, updates, negate=True)
             raise
+        return applied
 
     def _propagate(self, relations: list[RingRelation], port: int, rows: dict[Row, int]) -> list[tuple[int, dict]]:
         """The deltas of the atom and of every view on its path, computed before any is applied
         (each view's delta reads its other parts only, which this atom's update leaves alone)."""
-        from_int = self.ring.from_int
-        delta = {row: from_int(weight) for row, weight in rows.items()}
+        delta = self._input_delta(port, rows)
         updates = [(port, delta)]
         nodes = self.layout.nodes
         for plan in self.layout.paths[port]:
@@ -249,6 +251,12 @@ class ViewTreeStage(KeyedStage):
             updates.append((node.view, view_delta))
             delta = view_delta
         return updates
+
+    def _input_delta(self, port: int, rows: dict[Row, Any]) -> dict[Row, Any]:
+        """A port's consolidated rows as ring payloads: an atom's row counts, lifted by ``from_int``
+        (a stage fed by other view stages overrides it: its view ports carry payloads already)."""
+        from_int = self.ring.from_int
+        return {row: from_int(weight) for row, weight in rows.items()}
 
     def _view_delta(self, relations: list[RingRelation], plan: DeltaPlan, lift_slot: int, expanded: bool,
                     delta: dict[tuple, Any]) -> tuple[dict, dict | None]:
