@@ -86,10 +86,11 @@ def lower_view_stages(builder: StageBuilder, node: ViewTreeAggregate, order: Var
                                         if nodes[i].variable in lifts))
         atom_ports = len(inputs) - len(below)
         views = frozenset(range(atom_ports, len(inputs)))
+        held = (me.variable, *(nodes[i].variable for i in fragment if i != top))
         if me.free:
-            stage = GroupViewStage(f"view tree groups at {me.variable}", sub, ring, key, views)
+            stage = GroupViewStage(f"view tree groups at {me.variable}", sub, ring, held, key, views)
         else:
-            stage = ViewStage(f"view tree V_{me.variable}", sub, ring, me.variable, key, views)
+            stage = ViewStage(f"view tree V_{me.variable}", sub, ring, held, key, views)
         stage_id = builder.add(stage)
         for port, atom in enumerate(inputs[:atom_ports]):
             builder.route(aliases[atom.name], node.atom_columns[atom.name], stage_id, port)

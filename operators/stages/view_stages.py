@@ -61,7 +61,9 @@ class _KeyedFragment:
     ring: Ring
     widths: tuple[int, ...]
 
-    def _key_ports(self, key: tuple[str, ...], view_ports: frozenset[int]) -> None:
+    def _key_ports(self, key: tuple[str, ...], view_ports: frozenset[int], fragment: tuple[str, ...]) -> None:
+        #: the variables whose views this stage computes: its top first, then the views fused under it
+        self.fragment = fragment
         self.key_variables, self.view_ports = key, view_ports
         self._key_positions = tuple(tuple(atom.variables.index(v) for v in key) for atom in self.order.atoms)
         self.widths = tuple(width + (port in view_ports) for port, width in enumerate(self.widths))
@@ -116,14 +118,14 @@ def _empty(state: ViewTreeState) -> bool:
 
 
 class ViewStage(_KeyedFragment, ViewTreeStage):
-    """The stage of a bound variable ``top``: emits the change of V_top's summands held under each key
+    """The stage of a bound variable ``fragment[0]`` (the top): emits the change of V_top's summands held under each key
     as ``(dep(top) values..., Δpayload)`` rows of weight 1 (see the module docstring)."""
 
-    def __init__(self, name: str, order: VariableOrder, ring: Ring, top: str, key: tuple[str, ...],
+    def __init__(self, name: str, order: VariableOrder, ring: Ring, fragment: tuple[str, ...], key: tuple[str, ...],
                  view_ports: frozenset[int] = frozenset()):
         super().__init__(name, order, ring)
         layout = self.layout
-        top_node = next(i for i, n in enumerate(layout.nodes) if n.variable == top)
+        top_node = next(i for i, n in enumerate(layout.nodes) if n.variable == fragment[0])
         self.top = layout.nodes[top_node]
         # a delta climbs to V_top and stops: the chain above only gives the views their keys
         paths = tuple(path[:next(i for i, plan in enumerate(path) if plan.node == top_node) + 1]
@@ -132,7 +134,7 @@ class ViewStage(_KeyedFragment, ViewTreeStage):
         below = {plan.node for path in paths for plan in path}
         self._kept = frozenset(range(len(order.atoms))) | {layout.nodes[i].view for i in below}
         self.output_columns = (*self.top.dep, "payload")
-        self._key_ports(key, view_ports)
+        self._key_ports(key, view_ports, fragment)
 
     def process(self, key: tuple, state: ViewTreeState | None,
                 changes: list[Change]) -> tuple[ViewTreeState | None, Changelog]:
@@ -174,10 +176,10 @@ class GroupViewStage(_KeyedFragment, GroupedViewTreeStage):
     """The stage of a free variable: emits ``(order.free values..., payload)`` −old/+new per changed
     group of its fragment (the root's: the query's groups)."""
 
-    def __init__(self, name: str, order: VariableOrder, ring: Ring, key: tuple[str, ...],
-                 view_ports: frozenset[int] = frozenset()):
+    def __init__(self, name: str, order: VariableOrder, ring: Ring, fragment: tuple[str, ...],
+                 key: tuple[str, ...], view_ports: frozenset[int] = frozenset()):
         super().__init__(name, order, ring)
-        self._key_ports(key, view_ports)
+        self._key_ports(key, view_ports, fragment)
 
     def process(self, key: tuple, state: ViewTreeState | None,
                 changes: list[Change]) -> tuple[ViewTreeState | None, Changelog]:
