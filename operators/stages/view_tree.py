@@ -28,9 +28,8 @@ nothing: it is read on request, as the survey's lazy-fact). Emitting the flat
 delta of a result with free variables would cost |δQ| per update, O(N) in Ex. 4.4; a GROUP BY query
 uses ``GroupedViewTreeStage`` (``view_tree_groups.py``), which emits the changed groups' payloads.
 
-First version: one stage keyed by a constant holds the whole tree, so it does not scale out;
-per-view keyed stages (a view keyed by its variables shared with its parent, issue 12 item 7) are
-not built yet.
+One stage keyed by a constant holds the whole tree, so it does not scale out; SQL aggregates are
+lowered to per-view keyed stages instead (``view_stages.py``, issue 12 item 7), built on this class.
 """
 
 from __future__ import annotations
@@ -126,7 +125,7 @@ class ViewTreeStage(KeyedStage):
             inputs=atoms,
             state="views " + ", ".join(f"V_{n.variable}({', '.join(n.dep)})" for n in reversed(self.layout.nodes))
                   + f"; expanded V'_X for free {', '.join(self.order.free) or 'none'}; the atoms",
-            key="constant (does not scale out): one stage holds the whole view tree (per-view stages not built yet)",
+            key="constant (does not scale out): one stage holds the whole view tree",
             update_cost=bounds or "no dynamic atoms",
             why="Olteanu §4.1: a delta travels its atom's path to the root; q-hierarchical orders look "
                 "up one entry per sibling view (Thm 4.1)")
