@@ -128,8 +128,10 @@ class ViewStage(_KeyedFragment, ViewTreeStage):
         top_node = next(i for i, n in enumerate(layout.nodes) if n.variable == fragment[0])
         self.top = layout.nodes[top_node]
         # a delta climbs to V_top and stops: the chain above only gives the views their keys
-        paths = tuple(path[:next(i for i, plan in enumerate(path) if plan.node == top_node) + 1]
-                      for path in layout.paths)
+        stops = [next((i for i, plan in enumerate(path) if plan.node == top_node), None) for path in layout.paths]
+        if None in stops:  # an input above the top would not be multiplied into V_top
+            raise ValueError(f"{name}: input {order.atoms[stops.index(None)].name} lies above {fragment[0]}")
+        paths = tuple(path[:stop + 1] for path, stop in zip(layout.paths, stops, strict=True))
         self.layout = attrs.evolve(layout, paths=paths)
         below = {plan.node for path in paths for plan in path}
         self._kept = frozenset(range(len(order.atoms))) | {layout.nodes[i].view for i in below}
