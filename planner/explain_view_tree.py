@@ -35,28 +35,33 @@ def _tree_lines(forest: tuple[OrderTree, ...], depth: int = 1) -> list[str]:
 
 
 def _stages(compiled: CompiledQuery) -> list[dict]:
-    """The view-tree stages of the dataflow: what each computes, its key and its inputs."""
+    """The view-tree stages of the dataflow: what each computes (``kind``: a bound view's partial sums,
+    a free view's groups, a global total, or the whole tree in one stage), its key and its inputs."""
     found = []
     for node in compiled.dataflow.stages:
         stage = node.stage
         if isinstance(stage, ViewStage | GroupViewStage):
-            found.append({"stage": node.id, "view": stage.fragment[0], "fused": list(stage.fragment[1:]),
-                          "groups": isinstance(stage, GroupViewStage), "key": list(stage.key_variables),
-                          "inputs": [a.name for a in stage.order.atoms]})
+            found.append({"stage": node.id, "kind": "groups" if isinstance(stage, GroupViewStage) else "view",
+                          "view": stage.fragment[0], "fused": list(stage.fragment[1:]),
+                          "key": list(stage.key_variables), "inputs": [a.name for a in stage.order.atoms]})
         elif isinstance(stage, TotalStage):
-            found.append({"stage": node.id, "view": None, "fused": [], "groups": True, "key": [], "inputs": []})
-        elif isinstance(stage, ViewTreeStage):  # the whole tree in one stage
-            found.append({"stage": node.id, "view": None, "fused": [n.variable for n in stage.layout.nodes],
-                          "groups": True, "key": [], "inputs": [a.name for a in stage.order.atoms]})
+            found.append({"stage": node.id, "kind": "total", "view": None, "fused": [], "key": [], "inputs": []})
+        elif isinstance(stage, ViewTreeStage):
+            found.append({"stage": node.id, "kind": "whole tree", "view": None,
+                          "fused": [n.variable for n in stage.layout.nodes], "key": [],
+                          "inputs": [a.name for a in stage.order.atoms]})
     return found
 
 
 def _stage_line(stage: dict) -> str:
     key = f"key ({', '.join(stage['key'])})" if stage["key"] else "key constant (does not scale out)"
-    if stage["view"] is None and not stage["inputs"]:
-        return f"[{stage['stage']}] total of a global aggregate (one group), {key}"
-    what = ("groups at " if stage["groups"] else "V_") + (stage["view"] or "the whole tree")
-    fused = f", fused {', '.join(stage['fused'])}" if stage["fused"] and stage["view"] else ""
+    match stage["kind"]:
+        case "total":
+            return f"[{stage['stage']}] the total of a global aggregate (one group), {key}"
+        case "whole tree":
+            return f"[{stage['stage']}] the whole tree in one stage, {key}, inputs {', '.join(stage['inputs'])}"
+    what = ("groups at " if stage["kind"] == "groups" else "V_") + stage["view"]
+    fused = f", fused {', '.join(stage['fused'])}" if stage["fused"] else ""
     return f"[{stage['stage']}] {what}{fused}, {key}, inputs {', '.join(stage['inputs'])}"
 
 

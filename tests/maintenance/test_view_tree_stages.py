@@ -24,7 +24,7 @@ from operators.lowering.view_tree import lower_view_tree
 from operators.runtime.stream_format import Update, batches
 from operators.stages.view_tree_groups import GroupedViewTreeStage
 from planner.compiler import compile_query
-from planner.explain import explain_json
+from planner.explain import explain_json, explain_text
 from planner.ir.values import SqlRuntimeError
 from planner.view import MaintainedView
 from tests.maintenance.checking import check_against_recomputation
@@ -90,7 +90,7 @@ def draw(table: str, g: random.Random) -> tuple:
 
 def stages_of(sql: str) -> list[tuple]:
     found = json.loads(explain_json(compile_query(sql, catalog_from_ddl(DDL))))["view_stages"]
-    return [(s["view"], s["groups"], s["key"]) for s in found]
+    return [(s["view"], s["kind"] in ("groups", "total"), s["key"]) for s in found]
 
 
 @pytest.mark.parametrize("name", list(SHAPES))
@@ -157,3 +157,11 @@ def test_a_batch_failing_after_the_view_stages_leaves_every_stage_as_it_was(comp
         reference.apply(first)
         assert sorted(view.apply(last), key=repr) == sorted(reference.apply(last), key=repr)
         assert sorted(view.result()) == sorted(reference.result()) == [(1, 1), (2, 1), (4, 4)]
+
+
+def test_explain_lists_the_stages_with_their_keys():
+    sql = SHAPES["global aggregate: the root's contributions summed under a constant key"][0]
+    text = explain_text(compile_query(sql, catalog_from_ddl(DDL)))
+    assert "[0] V_s.c, fused s.e, t.d, key (r.a, s.c), inputs s, t" in text
+    assert "[1] V_r.a, key (r.a), inputs r, V_s.c" in text
+    assert "[2] the total of a global aggregate (one group), key constant (does not scale out)" in text
