@@ -47,6 +47,9 @@ SHAPES = {
     "q-hierarchical: a view keyed by its variables shared with its parent": (
         f"SELECT r.a, SUM(s.e) AS se, SUM(s.e * t.d) AS sed, COUNT(*) AS n {RST} GROUP BY r.a",
         ("r", "s", "t"), [("s.c", False, ["r.a", "s.c"]), ("r.a", True, ["r.a"])]),
+    "two free views: V'_s.c's groups keyed by (r.a, s.c), the root's by r.a": (
+        f"SELECT r.a, s.c, SUM(t.d) AS sd, AVG(s.e) AS ae, COUNT(*) AS n {RST} GROUP BY r.a, s.c",
+        ("r", "s", "t"), [("s.c", True, ["r.a", "s.c"]), ("r.a", True, ["r.a"])]),
     "global aggregate: the root's contributions summed under a constant key": (
         f"SELECT COUNT(*) AS n, SUM(t.d) AS sd, AVG(s.e) AS ae {RST}",
         ("r", "s", "t"), [("s.c", False, ["r.a", "s.c"]), ("r.a", False, ["r.a"]), (None, True, [])]),
