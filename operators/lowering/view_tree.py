@@ -1,6 +1,6 @@
-"""Lower a ``ViewTreeAggregate``: one view-tree stage, then a map from payloads to SQL rows.
+"""Lower a ``ViewTreeAggregate``: keyed view-tree stages, then a map from payloads to SQL rows.
 
-The rule's order (``ViewTreeAggregate.order``) becomes the stage's ``VariableOrder``: each atom
+The rule's order (``ViewTreeAggregate.order``) becomes a ``VariableOrder``: each atom
 hangs under the deepest of its variables, bound variables summed by an aggregate are lifted into
 their ring slot. Each atom's source sends only the columns the view tree reads, in the atom's
 variable order; the atom's pushed selection runs on the source row first.
