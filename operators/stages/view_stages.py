@@ -42,12 +42,17 @@ from operators.zset import Changelog, Row
 
 
 class _Discarded:
-    """Where a ``ViewStage`` applies its top view's delta: not kept (the parent's stage keeps V_T)."""
+    """Where a stage applies the deltas of a relation nothing in it reads: not kept. A ``ViewStage``'s
+    top view (the parent's stage keeps V_T), an atom that only its own view sums (a summed column's:
+    ΔV = Σ lift · Δatom needs no lookup), the chain above the top."""
 
     __slots__ = ()
 
     def add(self, key: tuple, delta: Any, ring: Any) -> None:
         pass
+
+    def __reduce__(self) -> str:
+        return "_DISCARDED"  # unpickled as the one instance
 
 
 _DISCARDED = _Discarded()
@@ -104,6 +109,16 @@ class _KeyedFragment:
     def _input_delta(self, port: int, rows: dict[Row, Any]) -> dict[Row, Any]:
         return rows if port in self.view_ports else super()._input_delta(port, rows)
 
+    def _fresh_relations(self) -> list:
+        """A new key's relations: those a delta plan looks up or probes, or enumeration reads; the others
+        are only ever written, so they are not kept (``_Discarded``)."""
+        layout = self.layout
+        read = {step.relation for path in layout.paths for plan in path for step in plan.steps}
+        for expanded, _, local in self._enumeration:
+            read |= {expanded, *(part for part, _ in local)}
+        return [RingRelation(positions) if i in read else _DISCARDED
+                for i, positions in enumerate(layout.index_positions)]
+
     def _key_text(self) -> str:
         if not self.key_variables:
             return "constant (does not scale out): its inputs share no variable"
@@ -133,8 +148,8 @@ class ViewStage(_KeyedFragment, ViewTreeStage):
             raise ValueError(f"{name}: input {order.atoms[stops.index(None)].name} lies above {fragment[0]}")
         paths = tuple(path[:stop + 1] for path, stop in zip(layout.paths, stops, strict=True))
         self.layout = attrs.evolve(layout, paths=paths)
-        below = {plan.node for path in paths for plan in path}
-        self._kept = frozenset(range(len(order.atoms))) | {layout.nodes[i].view for i in below}
+        #: the views this stage computes, the top last
+        self._views = tuple(n for i, n in enumerate(layout.nodes) if any(p.node == i for path in paths for p in path))
         self.output_columns = (*self.top.dep, "payload")
         self._key_ports(key, view_ports, fragment)
 
@@ -156,13 +171,8 @@ class ViewStage(_KeyedFragment, ViewTreeStage):
         out: Changelog = [((*view_key, payload), 1) for view_key, payload in total.items() if not is_zero(payload)]
         return (None if _empty(state) else state), out
 
-    def _fresh_relations(self) -> list:
-        positions = self.layout.index_positions
-        return [(_DISCARDED if i == self.top.view else RingRelation(positions[i])) if i in self._kept else None
-                for i in range(len(positions))]
-
     def describe(self) -> StageDescription:
-        views = [n for n in self.layout.nodes if n.view in self._kept and n.view != self.top.view]
+        views = [n for n in self._views if n.view != self.top.view]
         bounds = "; ".join(f"{name}: {bound}" for name, bound in self.update_bounds().items())
         return StageDescription(
             operator=f"View V_{self.top.variable}[{self.ring!r}] (F-IVM, per-view stage)",
@@ -187,6 +197,9 @@ class GroupViewStage(_KeyedFragment, GroupedViewTreeStage):
                 changes: list[Change]) -> tuple[ViewTreeState | None, Changelog]:
         state, out = super().process(key, state, changes)
         return (None if _empty(state) else state), out
+
+    def _initial_state(self) -> ViewTreeState:
+        return ViewTreeState(self._fresh_relations())
 
     def describe(self) -> StageDescription:
         inner = super().describe()
