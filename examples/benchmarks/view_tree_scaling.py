@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import json
 import random
 import statistics
 import time
+import tracemalloc
 from decimal import Decimal
 
 import operators.lowering.query as query_lowering
@@ -40,16 +42,37 @@ SQL = ("SELECT r.a, SUM(s.e * t.d) AS x, COUNT(*) AS n FROM r, s, t "
 JOIN_VALUES = 10
 
 
-def _rows(g: random.Random):
-    return {"r": lambda: (g.randrange(JOIN_VALUES), g.randrange(10)),
-            "s": lambda: (g.randrange(JOIN_VALUES), g.randrange(5), g.randrange(10**6)),
-            "t": lambda: (g.randrange(JOIN_VALUES), g.randrange(5), Decimal(g.randrange(10**6)) / 100)}
+def _rows(g: random.Random, join_values: int = JOIN_VALUES):
+    return {"r": lambda: (g.randrange(join_values), g.randrange(10)),
+            "s": lambda: (g.randrange(join_values), g.randrange(5), g.randrange(10**6)),
+            "t": lambda: (g.randrange(join_values), g.randrange(5), Decimal(g.randrange(10**6)) / 100)}
+
+
+def _load(rows, size: int) -> list[Update]:
+    return [Update(i + 1, table, 1, rows[table]()) for i, table in enumerate(t for t in rows for _ in range(size))]
+
+
+def state_memory(plan: str, size: int, join_values: int) -> dict:
+    """MiB that the load allocates and the view still holds afterwards (tracemalloc), the plan's imports
+    and program already paid by a first view of the same plan."""
+    catalog = catalog_from_ddl(DDL.format(null="NOT NULL"))
+    with MaintainedView(_compiled(plan, catalog), catalog) as warm:
+        warm.apply(_load(_rows(random.Random(2), join_values), 3))
+    load = _load(_rows(random.Random(1), join_values), size)
+    with MaintainedView(_compiled(plan, catalog), catalog) as view:
+        gc.collect()
+        tracemalloc.start()
+        view.apply(load)
+        gc.collect()
+        held, _ = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return {"plan": plan, "rows_per_table": size, "join_values": join_values, "state_mib": round(held / 2**20, 1)}
 
 
 def measure(plan: str, size: int, updates: int) -> dict:
     g = random.Random(1)
     rows = _rows(g)
-    load = [Update(i + 1, table, 1, rows[table]()) for i, table in enumerate(t for t in rows for _ in range(size))]
+    load = _load(rows, size)
     singles = [Update(len(load) + i + 1, table, 1, rows[table]()) for i, table in
                enumerate(g.choice(list(rows)) for _ in range(updates))]
     catalog = catalog_from_ddl(DDL.format(null="" if plan == "fallback" else "NOT NULL"))
@@ -83,7 +106,16 @@ def main() -> None:
     parser.add_argument("--fallback-sizes", default="300,1000,3000", help="rows per table for the fallback")
     parser.add_argument("--updates", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each view-tree layout per size (medians)")
+    parser.add_argument("--state-memory", default="", metavar="JOIN_VALUES,...",
+                        help="instead: the state each view-tree layout holds after loading --sizes rows per table, "
+                             "for these numbers of join values (10: 50 keys of V_s.c; 3000: ~15 000)")
     args = parser.parse_args()
+    if args.state_memory:
+        for join_values in map(int, args.state_memory.split(",")):
+            for size in map(int, args.sizes.split(",")):
+                for plan in ("view_tree", "view_tree_single"):
+                    print(json.dumps(state_memory(plan, size, join_values)), flush=True)
+        return
     measure("view_tree", 30, 10)  # warm-up: imports and the first program's compilation are not the plan's
     for size in map(int, args.sizes.split(",")):
         times: dict[str, list[float]] = {"view_tree": [], "view_tree_single": []}
