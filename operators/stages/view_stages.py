@@ -60,7 +60,8 @@ _DISCARDED = _Discarded()
 
 class _KeyedFragment:
     """What both fragment stages share: the stage key read off each port's row, view ports whose rows
-    end with a payload, and a state dropped once every relation is empty."""
+    end with a payload, per key only the relations something reads, and a state dropped once they
+    are all empty."""
 
     order: VariableOrder
     ring: Ring
@@ -133,8 +134,8 @@ def _empty(state: ViewTreeState) -> bool:
 
 
 class ViewStage(_KeyedFragment, ViewTreeStage):
-    """The stage of a bound variable ``fragment[0]`` (the top): emits the change of V_top's summands held under each key
-    as ``(dep(top) values..., Δpayload)`` rows of weight 1 (see the module docstring)."""
+    """The stage of a bound variable ``fragment[0]`` (the top): emits the change of V_top's summands
+    held under each key as ``(dep(top) values..., Δpayload)`` rows of weight 1 (module docstring)."""
 
     def __init__(self, name: str, order: VariableOrder, ring: Ring, fragment: tuple[str, ...], key: tuple[str, ...],
                  view_ports: frozenset[int] = frozenset()):
