@@ -8,10 +8,11 @@ whose parts it holds is computed from one partition:
 - **Which views get a stage.** The root; every view with two or more parts, except a free one whose
   free descendants branch (see below). A view with one part is linear in it (ΔV = Σ_X lift · Δpart)
   and is fused into its parent's stage, which never coarsens the parent's key (the part carries
-  dep(X) ∪ {X}, the parent's key is within dep(X)). A root with one part takes its child's stage
-  in when that stage's key holds the root variable (the same key: one exchange less). The bound leaves of a query (variables of one
+  dep(X) ∪ {X}, the parent's key is within dep(X)). The bound leaves of a query (variables of one
   atom: SUM arguments, unread columns) are such views, so a q-hierarchical GROUP BY of n atoms over
-  one join variable gets the root's stage and one stage per inner join variable.
+  one join variable gets the root's stage and one stage per inner join variable. A root with one
+  part takes its child's stage in when that stage's key holds the root variable (the same key: one
+  exchange less).
 - **Keys.** A stage with top T receives its fragment's atoms and the outputs of the stages below
   (a bound child C sends V_C keyed by dep(C)); it is keyed by the variables of dep(T) ∪ {T} that all
   of them carry. In the canonical order of a hierarchical query every atom under X holds all of X's
