@@ -80,8 +80,9 @@ class ChooseFactorizedViewTree(Rule):
 
     def _choose(self, graph: JoinGraph, output: tuple[Column, ...], ctx: OptimizerContext) -> FactorizedViewTree | None:
         if graph.preserved or graph.conditions or not all(isinstance(a, Atom) for a in graph.atoms):
-            ctx.refuse(self.name, "the join is not a natural join of base tables (a condition, an outer join or a "
-                                  "view remains)")
+            if ctx.join_strategy == "view-tree":  # else another strategy's shape: nothing to say
+                ctx.refuse(self.name, "the join is not a natural join of base tables (a condition, an outer join "
+                                      "or a view remains)")
             return None
         if ctx.join_strategy == "binary":
             ctx.refuse(self.name, "join strategy forced to binary (the materializing fallback, to compare)")

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import attrs
+
 from operators.stages.base import Change, StageDescription, key_getter
 from operators.stages.view_tree import ANY, ViewTreeStage, ViewTreeState
 from operators.structures.rings import CountRing
@@ -44,6 +46,13 @@ class FactorizedOutputStage(ViewTreeStage):
         #: per port: (pattern position, row position) of each free variable the atom holds
         self._fixed = tuple(tuple((visited.index(v), i) for i, v in enumerate(atom.variables) if v in visited)
                             for atom in order.atoms)
+        self._completions = tuple(self._completion(fixed) for fixed in self._fixed)
+        extra = {}
+        for steps in self._completions:
+            for relation, positions, _, _ in steps:
+                extra.setdefault(relation, set()).add(positions)
+        indexes = tuple(tuple(sorted(set(own) | extra.get(i, set()))) for i, own in enumerate(self.layout.index_positions))
+        self.layout = attrs.evolve(self.layout, index_positions=indexes)
 
     def without_changes(self) -> FactorizedOutputStage:
         """This stage in pull mode: the same views, no result changes."""
@@ -62,9 +71,11 @@ class FactorizedOutputStage(ViewTreeStage):
         if not self.push:
             self._propagate_all(state.relations, deltas)
             return state, []
-        patterns = self._reached(deltas)
+        # a tuple reached only after the batch had count 0 before (its views' entries were absent)
+        patterns = self._reached(state, deltas)
         before = self._counts(state, patterns)
         self._propagate_all(state.relations, deltas)
+        patterns |= self._reached(state, deltas)
         after = self._counts(state, patterns)
         out: Changelog = []
         for row in before.keys() | after.keys():
@@ -78,17 +89,52 @@ class FactorizedOutputStage(ViewTreeStage):
         found = ViewTreeStage.enumerate(self, state, pattern)
         return ((values, 1) for values, count in found if count > 0) if self.once_each else found
 
-    def _reached(self, deltas: dict[int, dict[Row, int]]) -> set[tuple]:
-        """The patterns (over the visited free variables) of the tuples the changed rows can reach."""
+    def _completion(self, fixed: tuple[tuple[int, int], ...]) -> tuple[tuple, ...]:
+        """How a pattern of an atom's row gets the free ancestors it does not hold (a Σ-reduct's: Q3's
+        customer key, determined by a lineitem's order key through orders): deepest fixed variable X
+        first, the keys (dep(X), X) of its expanded view V'_X that agree with the fixed positions give
+        the values of dep(X). Without this, enumerating a pattern open at the root would visit every
+        root value only to miss below it. Each step: (V'_X, the key positions it is probed on, (key
+        position, pattern position) pairs it fills, the pattern positions giving the probe's values)."""
+        layout = self.layout
+        visit = {layout.nodes[i].variable: at for at, i in enumerate(layout.free_preorder)}
+        known = {at for at, _ in fixed}
+        steps = []
+        for i in reversed(layout.free_preorder):
+            node = layout.nodes[i]
+            open_dep = [k for k, v in enumerate(node.dep) if visit[v] not in known]
+            if visit[node.variable] not in known or not open_dep:
+                continue
+            key = node.dep + (node.variable,)
+            probed = tuple(k for k, v in enumerate(key) if visit[v] in known)
+            steps.append((node.expanded, probed, tuple((k, visit[node.dep[k]]) for k in open_dep),
+                          tuple(visit[key[k]] for k in probed)))
+            known |= {visit[node.dep[k]] for k in open_dep}
+        return tuple(steps)
+
+    def _reached(self, state: ViewTreeState, deltas: dict[int, dict[Row, int]]) -> set[tuple]:
+        """The patterns (over the visited free variables) of the tuples the changed rows can reach in
+        ``state``: each row's free variables fixed, then its free ancestors completed (``_completion``)."""
         open_pattern = [ANY] * len(self.free_variables_visited)
         reached = set()
         for port, rows in deltas.items():
-            fixed = self._fixed[port]
+            fixed, steps = self._fixed[port], self._completions[port]
             for row in rows:
                 pattern = list(open_pattern)
                 for at, column in fixed:
                     pattern[at] = row[column]
-                reached.add(tuple(pattern))
+                patterns = [pattern]
+                for relation, probed, fills, values in steps:
+                    index = state.relations[relation]
+                    completed = []
+                    for partial in patterns:
+                        for key in index.matching(probed, tuple(partial[at] for at in values)):
+                            filled = list(partial)
+                            for position, at in fills:
+                                filled[at] = key[position]
+                            completed.append(filled)
+                    patterns = completed
+                reached.update(map(tuple, patterns))
         return reached
 
     def _counts(self, state: ViewTreeState, patterns: set[tuple]) -> dict[Row, int]:
