@@ -60,7 +60,7 @@ class ChooseFactorizedViewTree(Rule):
             match node:
                 # π_F(R1 ⋈ … ⋈ Rn) = the free tuples of a count-ring view tree, each with its multiplicity (Ex. 4.4)
                 case Project(items=items, child=JoinGraph() as graph) if len(graph.atoms) > 1:
-                    output = tuple(dict.fromkeys(c for item in items for c in columns(item.expr)))
+                    output = _columns_of(item.expr for item in items)
                     tree = self._choose(graph, output, ctx)
                     return node if tree is None else attrs.evolve(node, child=tree)
                 # δ(π_F(Q)) = the free tuples of positive multiplicity, once each, when F is exactly the select list
@@ -70,8 +70,7 @@ class ChooseFactorizedViewTree(Rule):
                     return Project(items, attrs.evolve(tree, once_each=True))
                 # forced: γ_{G; f(X)}(R1 ⋈ … ⋈ Rn) = γ_{G; f(X)}(π_{G ∪ X} of the tree's enumerated changes)
                 case Aggregate(child=JoinGraph() as graph) if ctx.join_strategy == "view-tree" and len(graph.atoms) > 1:
-                    read = [*(g.expr for g in node.group_by), *(a.expr for a in node.aggregates)]
-                    output = tuple(dict.fromkeys(c for e in read for c in columns(e)))
+                    output = _columns_of([*(g.expr for g in node.group_by), *(a.expr for a in node.aggregates)])
                     tree = self._choose(graph, output, ctx)
                     return node if tree is None else attrs.evolve(node, child=tree)
             return node
@@ -94,7 +93,8 @@ class ChooseFactorizedViewTree(Rule):
         maintained = classes.maintained
         if "q-hierarchical" not in maintained.classes:
             of = " (nor its Σ-reduct)" if classes.reduct_classes is not None else ""
-            ctx.refuse(self.name, f"not q-hierarchical for its output{of}: {maintained.witnesses['q-hierarchical']}")
+            witness = maintained.witnesses["hierarchical" if "hierarchical" not in maintained.classes else "q-hierarchical"]
+            ctx.refuse(self.name, f"not q-hierarchical for its output{of}: {witness}")
             return None
         if why := shape_problem(classes):
             ctx.refuse(self.name, why)
@@ -107,6 +107,11 @@ class ChooseFactorizedViewTree(Rule):
                               "and the result enumerated from the view tree with constant delay (Thm 4.1, Ex. 4.4)")
         return FactorizedViewTree(_without_null_joins(graph, ctx), graph.join_classes, output, choice.costs[0].order,
                                   choice.costs, choice.free, choice.fds, choice.chosen_by, choice.static)
+
+
+def _columns_of(exprs) -> tuple[Column, ...]:
+    """The columns the expressions read, in a stable order (the plan prints the same every run)."""
+    return tuple(dict.fromkeys(c for e in exprs for c in sorted(columns(e), key=str)))
 
 
 def _without_null_joins(graph: JoinGraph, ctx: OptimizerContext) -> tuple[Atom, ...]:
