@@ -8,8 +8,9 @@ multiplicity SQL gives the projected row. This stage keeps the views of ``ViewTr
   state)``, the interface every enumerating stage offers ``Dataflow.enumerate_result``, with
   constant delay: nothing else holds it;
 - in push mode emits each batch's result changes by *delta enumeration*: a changed row of atom R
-  fixes R's free variables, and the free tuples agreeing with it (``ViewTreeStage.enumerate`` with
-  a pattern: a lookup per fixed variable, an iteration per open one) are read before and after the
+  fixes R's free variables (and, through the expanded views, the free ancestors they determine:
+  ``_completion``), and the free tuples agreeing with it (``ViewTreeStage.enumerate`` with a
+  pattern: a lookup per fixed variable, an iteration per open one) are read before and after the
   batch is propagated; their count differences are the changes. For an order with the free
   variables on top (what the rule builds) every tuple read changes, so this is O(|δQ|) beyond the
   views' update: the size of the change itself (Ex. 4.4: an R(y, x) change meets every z of S).
@@ -53,6 +54,11 @@ class FactorizedOutputStage(ViewTreeStage):
                 extra.setdefault(relation, set()).add(positions)
         indexes = tuple(tuple(sorted(set(own) | extra.get(i, set()))) for i, own in enumerate(self.layout.index_positions))
         self.layout = attrs.evolve(self.layout, index_positions=indexes)
+
+    def __reduce__(self):
+        """Pickled as its constructor's arguments (the Spark runner ships stages): the layout, the
+        projection and the completion plans are rebuilt."""
+        return FactorizedOutputStage, (self.name, self.order, self.columns, self.positions, self.once_each, self.push)
 
     def without_changes(self) -> FactorizedOutputStage:
         """This stage in pull mode: the same views, no result changes."""
