@@ -31,6 +31,15 @@ QUERIES = {
     "self-join": "select x.a, x.b, y.c from r x, r y where x.a = y.a",
     "top-k above the tree": "select r.a, s.e from r, s where r.a = s.d order by r.a desc, s.e limit 4",
     "order by (the result kept sorted)": "select r.a, r.b, s.e from r, s where r.a = s.d order by s.e, r.a",
+    "select * (the join column twice)": "select * from r, s where r.a = s.d",
+}
+
+#: aggregates the payload tree refuses (nullable columns, MIN/MAX), on a forced view tree: the tree
+#: enumerates the group and argument columns into the ordinary aggregate above it
+FORCED = {
+    "global count": "select count(*) as n from r, s where r.a = s.d",
+    "min/max per join value": "select r.a, min(s.e) as lo, max(r.b) as hi, count(s.f) as n from r, s "
+                              "where r.a = s.d group by r.a",
 }
 
 
@@ -41,6 +50,15 @@ def test_factorized_join_equals_recomputation_after_every_batch(name):
     view = check_against_recomputation(QUERIES[name], CATALOG, random_stream(seed=len(name), nulls=0.1), batch_size=30,
                                        informative_at_least=0.7)
     assert view.result(), "the final result must not be empty"
+
+
+@pytest.mark.parametrize("name", list(FORCED))
+def test_a_forced_view_tree_feeds_the_aggregate_above_it(name):
+    compiled = compile_query(FORCED[name], CATALOG, strict=True, join_strategy="view-tree")
+    assert any(isinstance(n, FactorizedViewTree) for n in compiled.plan.walk())
+    view = check_against_recomputation(FORCED[name], CATALOG, random_stream(seed=len(name), nulls=0.1), batch_size=30,
+                                       informative_at_least=0.7, join_strategy="view-tree")
+    assert view.result()
 
 
 def test_nulls_in_join_columns_never_join():
