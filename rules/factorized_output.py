@@ -1,14 +1,15 @@
 """Factorized output: a projection of a q-hierarchical natural join kept on a view tree (Olteanu Ex. 4.4).
 
-A ``SELECT`` of columns (no aggregate) over a natural equi-join whose query, or whose Σ-reduct by
-keys and declared FDs (Def. 4.9, Thm 4.11), is q-hierarchical for its free variables (the selected
-columns) is maintained by a view tree over the count ring: one view per variable, the free
+A ``SELECT`` of columns or expressions of them (no aggregate) over a natural equi-join whose query,
+or whose Σ-reduct by keys and declared FDs (Def. 4.9, Thm 4.11), is q-hierarchical for its free
+variables (the columns the select list reads) is maintained by a view tree over the count ring: one view per variable, the free
 variables on top, O(1) work per single-tuple update (Thm 4.1), and the result never materialized:
 it is enumerated from the views with constant delay, each free tuple with its payload, the number
 of join rows it stands for, which is exactly SQL's bag multiplicity of the projected row. A
 ``SELECT DISTINCT`` of exactly those columns counts each free tuple once. A hierarchical query that
 is not q-hierarchical (a free variable below a bound one, Ex. 4.3's ``Q(X) = R(X,Y)·S(Y)``) has no
-such guarantee and is refused with the witness, as is anything not a natural join.
+such guarantee and is refused with the witness; a join with other conditions (or an outer join, a
+view) is another strategy's shape and left alone without a word (unless a view tree is forced).
 
 Preconditions: runs after ``ChooseForeignKeyJoinTree`` (joins along foreign keys keep AJU's live
 tuples: O(λ) and no intermediate views) and after ``ChooseViewTree`` (a ring aggregate reads its

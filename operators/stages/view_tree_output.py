@@ -48,10 +48,10 @@ class FactorizedOutputStage(ViewTreeStage):
         self._fixed = tuple(tuple((visited.index(v), i) for i, v in enumerate(atom.variables) if v in visited)
                             for atom in order.atoms)
         self._completions = tuple(self._completion(fixed) for fixed in self._fixed)
-        extra = {}
+        extra: dict[int, set[tuple[int, ...]]] = {}  # the indexes the completions probe, beside the layout's
         for steps in self._completions:
-            for relation, positions, _, _ in steps:
-                extra.setdefault(relation, set()).add(positions)
+            for relation, probed, _, _ in steps:
+                extra.setdefault(relation, set()).add(probed)
         indexes = tuple(tuple(sorted(set(own) | extra.get(i, set()))) for i, own in enumerate(self.layout.index_positions))
         self.layout = attrs.evolve(self.layout, index_positions=indexes)
 
