@@ -23,6 +23,8 @@ import json
 import random
 import time
 
+from view_tree_scaling import timed  # examples/benchmarks/, beside this script
+
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.stream_format import Update
 from planner.view import MaintainedView
@@ -49,13 +51,7 @@ def measure(plan: str, size: int, updates: int) -> dict:
     deleted = set()
     singles = [u for u in singles if u.op > 0 or (u.row not in deleted and not deleted.add(u.row))]
     with MaintainedView(SQL, CATALOG, **PLANS[plan]) as view:
-        started = time.perf_counter()
-        view.apply(load)
-        loaded = time.perf_counter() - started
-        started = time.perf_counter()
-        for update in singles:
-            view.apply([update])
-        per_update = (time.perf_counter() - started) / len(singles)
+        loaded, per_update = timed(view, load, singles)
         started = time.perf_counter()
         rows = sum(1 for _ in view.rows(READ))
         read = time.perf_counter() - started

@@ -37,6 +37,17 @@ def _rows(g: random.Random):
             "t": lambda: (g.randrange(JOIN_VALUES), g.randrange(5), Decimal(g.randrange(10**6)) / 100)}
 
 
+def timed(view: MaintainedView, load: list[Update], singles: list[Update]) -> tuple[float, float]:
+    """Seconds to apply ``load`` as one batch, then per single-row batch of ``singles``."""
+    started = time.perf_counter()
+    view.apply(load)
+    loaded = time.perf_counter() - started
+    started = time.perf_counter()
+    for update in singles:
+        view.apply([update])
+    return loaded, (time.perf_counter() - started) / len(singles)
+
+
 def measure(plan: str, size: int, updates: int) -> dict:
     g = random.Random(1)
     rows = _rows(g)
@@ -46,13 +57,7 @@ def measure(plan: str, size: int, updates: int) -> dict:
     catalog = catalog_from_ddl(DDL.format(null="NOT NULL" if plan == "view_tree" else ""))
     with MaintainedView(SQL, catalog) as view:
         operators = [node.stage.describe().operator for node in view.compiled.dataflow.stages]
-        started = time.perf_counter()
-        view.apply(load)
-        loaded = time.perf_counter() - started
-        started = time.perf_counter()
-        for update in singles:
-            view.apply([update])
-        per_update = (time.perf_counter() - started) / updates
+        loaded, per_update = timed(view, load, singles)
     return {"plan": plan, "rows_per_table": size, "load_s": round(loaded, 3),
             "per_update_us": round(per_update * 1e6, 1), "stages": operators}
 
