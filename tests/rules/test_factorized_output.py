@@ -16,6 +16,7 @@ from planner.cli import main
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.explain import explain_json, explain_text
 from planner.ir.maintenance import ChangePropagationJoin, ForeignKeyJoin
+from planner.ir.notation import parse_plan, print_plan
 from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 
 TPCH = Path(__file__).parents[2] / "examples" / "tpch"
@@ -40,6 +41,7 @@ def kinds(compiled) -> set[type]:
 def test_a_many_to_many_projection_is_enumerated_from_its_view_tree(catalog):
     compiled = compile_query(EX_4_4, catalog, strict=True)
     assert FactorizedViewTree in kinds(compiled) and ChangePropagationJoin not in kinds(compiled)
+    assert parse_plan(print_plan(compiled.plan)) == compiled.plan  # the node prints and parses back
     assert compiled.dataflow.enumerated_by is not None  # pull mode: the view keeps no copy of the result
     text = explain_text(compiled)
     assert "class: q-hierarchical: O(1) update, O(1) delay" in text
