@@ -71,18 +71,22 @@ class FactorizedOutputStage(ViewTreeStage):
 
     def process(self, key: tuple, state: ViewTreeState | None,
                 changes: list[Change]) -> tuple[ViewTreeState, Changelog]:
-        deltas = self._consolidate(changes, state is None)  # raises before anything changes
-        if state is None:
+        fresh = state is None
+        deltas = self._consolidate(changes, fresh)  # raises before anything changes
+        if fresh:
             state = self._initial_state()
         if not self.push:
             self._propagate_all(state.relations, deltas)
             return state, []
+        if fresh and not self.initial:  # the first batch: its changes are the whole result, read once
+            self._propagate_all(state.relations, deltas)
+            return state, list(self._counts(self._tuples(state, None)).items())
         # a tuple reached only after the batch had count 0 before (its views' entries were absent)
         patterns = self._reached(state, deltas)
-        before = self._counts(state, patterns)
+        before = self._counts(self._reaching(state, patterns))
         self._propagate_all(state.relations, deltas)
         patterns |= self._reached(state, deltas)
-        after = self._counts(state, patterns)
+        after = self._counts(self._reaching(state, patterns))
         out: Changelog = []
         for row in before.keys() | after.keys():
             weight = after.get(row, 0) - before.get(row, 0)
@@ -143,15 +147,18 @@ class FactorizedOutputStage(ViewTreeStage):
                 reached.update(map(tuple, patterns))
         return reached
 
-    def _counts(self, state: ViewTreeState, patterns: set[tuple]) -> dict[Row, int]:
-        """The output rows of the free tuples ``patterns`` reach, with their counts (each tuple once,
-        however many patterns reach it)."""
+    def _reaching(self, state: ViewTreeState, patterns: set[tuple]) -> Iterator[tuple[Row, int]]:
+        """The free tuples ``patterns`` reach with their counts, each once however many reach it."""
         reached: dict[Row, int] = {}
         for pattern in patterns:
             reached.update(self._tuples(state, pattern if self._enumeration else None))
+        return iter(reached.items())
+
+    def _counts(self, tuples: Iterator[tuple[Row, int]]) -> dict[Row, int]:
+        """The output rows of free tuples with their summed counts."""
         rows: dict[Row, int] = {}
         project = self._project
-        for values, count in reached.items():
+        for values, count in tuples:
             row = project(values)
             rows[row] = rows.get(row, 0) + count
         return rows
