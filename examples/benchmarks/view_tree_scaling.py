@@ -69,6 +69,17 @@ def state_memory(plan: str, size: int, join_values: int) -> dict:
     return {"plan": plan, "rows_per_table": size, "join_values": join_values, "state_mib": round(held / 2**20, 1)}
 
 
+def timed(view: MaintainedView, load: list[Update], singles: list[Update]) -> tuple[float, float]:
+    """Seconds to apply ``load`` as one batch, then per single-row batch of ``singles``."""
+    started = time.perf_counter()
+    view.apply(load)
+    loaded = time.perf_counter() - started
+    started = time.perf_counter()
+    for update in singles:
+        view.apply([update])
+    return loaded, (time.perf_counter() - started) / len(singles)
+
+
 def measure(plan: str, size: int, updates: int) -> dict:
     g = random.Random(1)
     rows = _rows(g)
@@ -78,13 +89,7 @@ def measure(plan: str, size: int, updates: int) -> dict:
     catalog = catalog_from_ddl(DDL.format(null="" if plan == "fallback" else "NOT NULL"))
     with MaintainedView(_compiled(plan, catalog), catalog) as view:
         operators = [node.stage.describe().operator for node in view.compiled.dataflow.stages]
-        started = time.perf_counter()
-        view.apply(load)
-        loaded = time.perf_counter() - started
-        started = time.perf_counter()
-        for update in singles:
-            view.apply([update])
-        per_update = (time.perf_counter() - started) / updates
+        loaded, per_update = timed(view, load, singles)
     return {"plan": plan, "rows_per_table": size, "load_s": round(loaded, 3),
             "per_update_us": round(per_update * 1e6, 1), "stages": operators}
 

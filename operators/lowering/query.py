@@ -22,6 +22,7 @@ from operators.lowering.gjt_aggregate import lower_gjt_aggregate
 from operators.lowering.heavy_light import lower_heavy_light
 from operators.lowering.nested import lower_nested
 from operators.lowering.view_tree import lower_view_tree
+from operators.lowering.view_tree_output import lower_factorized_view_tree
 from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
 from operators.stages.base import StageDescription
 from operators.stages.distinct import DistinctStage
@@ -52,7 +53,7 @@ from planner.ir.maintenance import (
 )
 from planner.ir.notation import print_expr
 from planner.ir.outputs import output_columns
-from planner.ir.view_tree_plan import ViewTreeAggregate
+from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 
 #: A lowered body: its last stage, its result's columns and its rows over empty input.
 Body = tuple[int, tuple[Column, ...], tuple[Row, ...]]
@@ -172,6 +173,11 @@ def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Colu
             raise LoweringError("NestedAggregate over a GeneralizedJoinTree: the nested-aggregate indexes read the "
                                 "live tuples of a foreign-key join, which a T-representation does not keep")
         return lower_generalized_join_tree(builder, plan)
+    if isinstance(plan, FactorizedViewTree):
+        if nested:
+            raise LoweringError("NestedAggregate over a FactorizedViewTree: the nested-aggregate indexes read the "
+                                "live tuples of a foreign-key join, which a view tree does not keep")
+        return lower_factorized_view_tree(builder, plan)
     raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
 
 

@@ -18,6 +18,7 @@ from rules.change_propagation import ChooseChangePropagationJoin
 from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
+from rules.factorized_output import ChooseFactorizedViewTree
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.generalized_join_tree import ChooseGeneralizedJoinTree
 from rules.heavy_light import ChooseHeavyLightTriangle
@@ -61,7 +62,9 @@ BATCHES = (
     Batch("Nested aggregates in views", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
     # What the live-tuple strategy refused, when hierarchical (Olteanu §4); before the binary fallback.
-    Batch("View trees", Once(), (ChooseViewTree(),)),
+    # Aggregates first (their payload is read off the tree); then projections of q-hierarchical joins,
+    # whose result stays factorized (Ex. 4.4), taking the DISTINCT above them in the same pass.
+    Batch("View trees", Once(), (ChooseViewTree(), ChooseFactorizedViewTree())),
     # The triangle count the view tree refused (cyclic): IVM^ε (Olteanu §3.3); before the binary fallback.
     Batch("Heavy/light partitioning", Once(), (ChooseHeavyLightTriangle(),)),
     # What is not along foreign keys but joined by inequalities: before the fallback, which takes
