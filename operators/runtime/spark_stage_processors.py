@@ -7,8 +7,18 @@ key text → state), read and written once per chunk a batch touches. The layout
 examples/benchmarks/spark_state_access.py, with their numbers in RESULTS.md.
 
 Stages keyed by a constant keep one state object for the whole stage, which one chunk would re-pickle
-every batch. ``TopKProcessor`` is the layout for top-k: the multiset of rows in a MapState by chunk of
-rows (written per changed chunk) and a bounded buffer of the best rows (O(k)); see its docstring.
+every batch. Two have layouts of their own:
+
+- ``PagedGjtProcessor`` runs every ``GjtStage`` (IEDyn's T-representation; keyed by a constant when a
+  pure inequality join shares no variable): its state in pages of a MapState, page id → pickled page
+  (``operators/stages/gjt_pages.py``: one page per reduct row, each sorted group a B-tree of pages with
+  per-child sums, a meta page per key). A batch reads the pages it touches through a per-batch cache
+  and writes back the ones it changed: O(|Δ| log_B n) pages plus the leaf pages of the rows its walks
+  yield, where one chunk was O(state) (RESULTS.md, "Inequality joins": the layouts side by side). A
+  constant key still does not scale out: its pages all live in one Spark group.
+- ``TopKProcessor`` is the layout for top-k: the multiset of rows in a MapState by chunk of rows
+  (written per changed chunk) and a bounded buffer of the best rows (O(k)); see its docstring.
+
 The other constant-keyed stages (an RPAI tree, a threshold, the general algorithm, a global MIN/MAX)
 still run as one chunk, O(their state) per batch: their split (a MapState by sub-key: an RPAI tree's
 inner key → its aggregate, a threshold's value → count, with the ordered structure rebuilt from the
