@@ -105,10 +105,14 @@ class PageStore:
         """Every page whose id starts with ``prefix``, as this batch sees it: O(all pages of the
         backend), for reading a whole structure (a pull-mode enumeration), never on a batch's path."""
         seen = set()
-        for page, _ in self.backend.scan():
+        for page, data in self.backend.scan():
             if page.startswith(prefix):
                 seen.add(page)
-                value = self.get(page)
+                value = self.cache.get(page, _ABSENT)
+                if value is _ABSENT:  # unpickled from the scan itself: no second read during it
+                    self.pages_read += 1
+                    self.bytes_read += len(data)
+                    value = pickle.loads(data)
                 if value is not None:
                     yield page, value
         for page, value in list(self.cache.items()):
