@@ -17,6 +17,7 @@ from catalog.iedyn import TRANS, iedyn_catalog
 from catalog.load import load_catalog
 from catalog.schema import CatalogError
 from catalog.tpch import tpch_catalog
+from operators.lowering.stream_columns import columns_read
 from operators.runtime.result_files import rows_table
 from operators.runtime.run_errors import SparkBatchError, WorkDirMismatchError
 from operators.runtime.stream_format import StreamFormatError, open_stream, write_stream
@@ -187,7 +188,10 @@ def cmd_run(args) -> int:
         without_seq = [Rejected(update, update.defect) for update in stream.without_seq]
         if rejects:
             _write_rejects(rejects, without_seq)
-        for number, batch in enumerate(stream.batches(args.batch_size, tables=view.validator.tables)):
+        # only the tables the validator checks, and of those only the columns the run reads
+        read = stream.batches(args.batch_size, tables=view.validator.tables,
+                              columns=columns_read(view.compiled.dataflow, catalog))
+        for number, batch in enumerate(read):
             already = len(view.rejected)
             started = time.perf_counter()
             delta = view.apply(batch)
