@@ -281,10 +281,11 @@ def test_stats_json_reports_updates_times_memory_and_the_result(files, capsys):
     stats = tmp_path / "stats.json"
     assert run(ddl, query, stream(tmp_path, GOOD), "--stats-json", str(stats), "--batch-size", "2") == 0
     report = json.loads(stats.read_text())
-    assert set(report) == {"updates", "process_seconds", "maintenance_seconds", "peak_rss_mb", "result_rows", "engine",
-                           "batch_size"}
+    assert set(report) == {"updates", "process_seconds", "maintenance_seconds", "process_cpu_seconds",
+                           "maintenance_cpu_seconds", "peak_rss_mb", "result_rows", "engine", "batch_size"}
     assert (report["updates"], report["result_rows"], report["engine"], report["batch_size"]) == (5, 1, "local", 2)
     assert 0 < report["maintenance_seconds"] < report["process_seconds"] and report["peak_rss_mb"] > 10
+    assert 0 < report["maintenance_cpu_seconds"] < report["process_cpu_seconds"]
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("5 updates in ") and "updates/s whole process; maintenance " in last and last.endswith(
         "with the local runner; result: 1 rows")
