@@ -371,8 +371,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _NoPandas:
+    """A module finder that has no pandas: ``import pandas`` raises ImportError (see ``main``)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "pandas":
+            raise ModuleNotFoundError("pandas is not used by ivm run --engine local", name=name)
+        return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if argv is None and args.func is cmd_run and args.engine == "local" and "pandas" not in sys.modules:
+        # pyarrow imports pandas on its first array only to recognize pandas objects among its inputs
+        # (0.3 s CPU, more than a second of wall on a loaded machine); the local run converts none. Only
+        # when this process is the command's own (argv None: `ivm` or `python -m planner.cli`): pyarrow
+        # remembers for the process that pandas is missing, which an embedding program must not inherit.
+        sys.meta_path.insert(0, _NoPandas)
     try:
         return args.func(args)
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback

@@ -246,6 +246,20 @@ def test_a_corrupt_stream_file_exits_non_zero_without_a_traceback_in_a_real_proc
     assert process.stderr.count("\n") == 1 and "not a readable Parquet file" in process.stderr
 
 
+def test_a_local_run_imports_no_dataframe_database_or_spark_library(files):
+    """They cost seconds of start-up that `ivm run --engine local` never uses (issue 13)."""
+    tmp_path, ddl, query = files
+    run_then_list = ("import sys; from planner.cli import main; main(); "  # main() reads sys.argv, as `ivm` does
+                     "print(sorted(m for m in ('pandas', 'duckdb', 'pyspark', 'polars') if sys.modules.get(m)))")
+    process = subprocess.run(
+        [sys.executable, "-c", run_then_list, "run", "--query", str(query), "--catalog", str(ddl),
+         "--stream", stream(tmp_path, GOOD)],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, check=True,
+    )
+    lines = process.stdout.strip().splitlines()
+    assert lines[-2].endswith("result: 1 rows") and lines[-1] == "[]"
+
+
 @pytest.mark.parametrize(
     ("sql", "out_row", "delta_names"),
     [
