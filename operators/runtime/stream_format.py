@@ -669,9 +669,7 @@ def open_stream(stream_dir: Path | str, catalog: Catalog) -> OpenStream:
             f"stream directory {stream_dir} holds no stream files (<table>.parquet, or a directory <table>/)"
         )
     sources, seqs = zip(*(_TableSource.open(path, catalog.table(name)) for name, path in entries.items()), strict=True)
-    _check_unique_seqs({source.table.name: table_seqs for source, table_seqs in zip(sources, seqs, strict=True)})
-    table_ids = np.repeat(np.arange(len(sources), dtype=np.int16), [len(table_seqs) for table_seqs in seqs])
-    order = table_ids[np.argsort(np.concatenate(seqs), kind="stable")]
+    order = _check_unique_seqs({source.table.name: table_seqs for source, table_seqs in zip(sources, seqs, strict=True)})
     without_seq = tuple(update for source in sources for update in source.unsequenced_updates())
     return OpenStream(tuple(sources), order, without_seq)
 
@@ -873,19 +871,22 @@ def _one_line(error: Exception) -> str:
     return " ".join(str(error).split())
 
 
-def _check_unique_seqs(seqs_by_table: Mapping[str, np.ndarray]) -> None:
-    """Raise naming the ``_seq`` and its table(s) if one ``_seq`` value occurs twice."""
+def _check_unique_seqs(seqs_by_table: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Raise naming the ``_seq`` and its table(s) if one ``_seq`` value occurs twice; else return, for
+    each ``_seq`` in ascending order, the index of its table in ``seqs_by_table`` (the stream's merge
+    order: one sort serves the check and the merge)."""
     names = list(seqs_by_table)
     if not names:
-        return
+        return np.empty(0, np.int16)
     seqs = np.concatenate([seqs_by_table[name] for name in names])
+    table_ids = np.repeat(np.arange(len(names), dtype=np.int16), [len(seqs_by_table[name]) for name in names])
     if len(seqs) == 0:
-        return
+        return table_ids
     order = np.argsort(seqs, kind="stable")
-    repeats = np.flatnonzero(seqs[order][1:] == seqs[order][:-1])
+    ordered = seqs[order]
+    repeats = np.flatnonzero(ordered[1:] == ordered[:-1])
     if not len(repeats):
-        return
-    table_ids = np.repeat(np.arange(len(names)), [len(seqs_by_table[name]) for name in names])
+        return table_ids[order]
     first, second = (int(order[repeats[0] + k]) for k in (0, 1))
     tables = [names[table_ids[i]] for i in (first, second)]
     where = f"twice in table {tables[0]}" if tables[0] == tables[1] else f"in table {tables[0]} and in table {tables[1]}"
