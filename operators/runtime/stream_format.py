@@ -27,7 +27,7 @@ from decimal import Decimal
 from itertools import islice, repeat
 from operator import attrgetter, lt
 from pathlib import Path
-from typing import ClassVar, overload
+from typing import ClassVar, NamedTuple, overload
 
 import attrs
 import numpy as np
@@ -201,10 +201,10 @@ class TableChanges:
         return cls(table, [u.seq for u in updates], [u.op for u in updates], [u.row for u in updates], defects)
 
 
-@attrs.frozen
-class WrittenRows:
+class WrittenRows(NamedTuple):
     """Rows of a table as written in the stream, kept as Arrow rows (``segments``: a table and a row
-    range in it, in turn) and read into Python values one row at a time, on demand."""
+    range in it, in turn) and read into Python values one row at a time, on demand. (A named tuple:
+    one is sliced per table per batch, and an attrs class's ``__init__`` costs a microsecond.)"""
 
     table: Table
     segments: tuple[tuple[pa.Table, int, int], ...]
