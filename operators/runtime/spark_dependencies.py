@@ -23,7 +23,6 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from pyspark.sql import DataFrame
-from pyspark.sql.functions import col
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import TimerValues
 from pyspark.sql.types import Row as SparkRow
@@ -64,16 +63,12 @@ def dependency_state_name(table: str, index: int) -> str:
 
 def dependency_checked(accepted: DataFrame, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]],
                        policy: str, buckets: int, chunks: int) -> DataFrame:
-    """The key stage's output ``accepted`` through the table's dependency stages: the packed changes
-    routed to the stages reading the table, and the rejects of every validation stage."""
-    rejects = []
+    """The key stage's output ``accepted`` through the table's dependency stages, in a line (each
+    passes the rejects of the stages before it on, so no stage's output is read twice): the packed
+    changes routed to the stages reading the table, and the rejects of every validation stage."""
     for index in range(len(checked_dependencies(table))):
-        rejects.append(accepted.where(col("stage") == REJECTED))
         processor = DependencyProcessor(table, index, routes, policy, buckets, chunks)
-        accepted = (accepted.where(col("stage") == dependency_stage(index)).groupBy(BUCKET_COLUMN)
-                    .transformWithState(processor, PACKED_SCHEMA, "Append", "None"))
-    for reject in rejects:
-        accepted = accepted.unionByName(reject)
+        accepted = accepted.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
     return accepted
 
 
@@ -145,7 +140,11 @@ class ValidationStageProcessor(StatefulProcessor):
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
         by_key: dict[str, list[SeqChange]] = {}
+        passed = []
         for packed in rows:
+            if packed.stage == REJECTED:  # an earlier validation stage's rejects, on their way to the sink
+                passed.append(SparkRow(stage=REJECTED, **{BUCKET_COLUMN: packed[BUCKET_COLUMN]}, changes=packed.changes))
+                continue
             for text, op, row, seq in unpack(packed.changes):
                 by_key.setdefault(text, []).append((seq, op, row))
         accepted: list[SeqChange] = []
@@ -164,7 +163,7 @@ class ValidationStageProcessor(StatefulProcessor):
             elif stored is not None:
                 self.state.removeKey((chunk,))
         entries = rejected_entries(self.table.name, rejected) + self.onward.entries(accepted)
-        return iter([SparkRow(**record) for record in pack(entries, self.buckets)])
+        return iter(passed + [SparkRow(**record) for record in pack(entries, self.buckets)])
 
     def close(self) -> None:
         pass

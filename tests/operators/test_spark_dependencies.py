@@ -16,7 +16,7 @@ from pyspark.sql.types import Row as SparkRow
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.dataflow import SourceRoute, StageNode
 from operators.runtime.spark_dependencies import DependencyProcessor, checked_dependencies
-from operators.runtime.spark_edges import REJECTED, VALIDATION, dependency_stage, key_text, pack, unpack
+from operators.runtime.spark_edges import REJECTED, VALIDATION, key_text, pack, unpack
 from operators.runtime.spark_validation import ValidationProcessor
 from operators.runtime.stream_format import Update
 from operators.runtime.validate import InvalidChangeError, Validator
@@ -42,7 +42,8 @@ class _Sink:
 
 
 class ValidationChain:
-    """One table's validation stages as the Spark query chains them, each a ``TwsTester``."""
+    """One table's validation stages as the Spark query chains them (each stage's whole output is the
+    next one's input), each a ``TwsTester``."""
 
     def __init__(self, table: str, policy: str):
         self.table = CATALOG.table(table)
@@ -56,22 +57,20 @@ class ValidationChain:
     def apply(self, updates: list[Update]) -> tuple[Counter, set]:
         """The routed net change (row → weight) and the rejects (seq, op, row, reason)."""
         rows = pack(((VALIDATION, key_text(self.key_of(u.row)), u.op, u.row, u.seq) for u in updates), BUCKETS)
-        routed: Counter = Counter()
-        rejected = set()
-        for index, tester in enumerate(self.testers):
+        for tester in self.testers:
             by_bucket: dict[int, list[SparkRow]] = {}
             for row in rows:
                 by_bucket.setdefault(row["bucket"], []).append(SparkRow(**row))
-            rows = []
-            for bucket, packed in sorted(by_bucket.items()):
-                for out in tester.test(bucket, packed):
-                    if out.stage == REJECTED:
-                        rejected |= {(seq, op, row, reason) for reason, _, (_, seq, op, row), _ in unpack(out.changes)}
-                    elif out.stage == dependency_stage(index):
-                        rows.append(out.asDict())
-                    else:
-                        for _, _, row, weight in unpack(out.changes):
-                            routed[row] += weight
+            rows = [out.asDict() for bucket, packed in sorted(by_bucket.items()) for out in tester.test(bucket, packed)]
+        routed: Counter = Counter()
+        rejected = set()
+        for out in rows:
+            for key, _, row, weight in unpack(out["changes"]):
+                if out["stage"] == REJECTED:  # key: the reason; row: (table, _seq, _op, row)
+                    _, seq, op, changed = row
+                    rejected.add((seq, op, changed, key))
+                else:
+                    routed[row] += weight
         return +routed, rejected
 
 
