@@ -25,6 +25,7 @@ from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.explain import explain_json, explain_text
 from planner.ir.values import SqlRuntimeError
+from planner.optimizer.context import JOIN_STRATEGIES as FORCEABLE
 from planner.run_stats import peak_rss_mb, process_seconds, progress_bar
 from planner.sql.errors import UnsupportedSqlError
 from planner.view import MaintainedView
@@ -54,7 +55,10 @@ def cmd_explain(args) -> int:
 
 
 #: --join-strategy: the strategies a user may force (OptimizerContext.join_strategy).
-JOIN_STRATEGIES = ("binary",)
+JOIN_STRATEGIES = tuple(s for s in FORCEABLE if s is not None)
+JOIN_STRATEGY_HELP = ("'binary': maintain joins by the materializing fallback instead of a GJT or view tree; "
+                      "'view-tree': on a view tree (Olteanu §4) where another strategy would apply (refused with the "
+                      "reason when the query is not hierarchical after its FD reduct)")
 
 
 def _planner_options(args) -> dict:
@@ -290,8 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
     explain.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
                         "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
-    explain.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
-                     help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
+    explain.add_argument("--join-strategy", choices=JOIN_STRATEGIES, help=JOIN_STRATEGY_HELP)
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -341,8 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")
     run.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
                         "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
-    run.add_argument("--join-strategy", choices=JOIN_STRATEGIES,
-                     help="'binary': maintain inequality joins by the materializing fallback instead of a GJT")
+    run.add_argument("--join-strategy", choices=JOIN_STRATEGIES, help=JOIN_STRATEGY_HELP)
     run.add_argument("--report-lambda", action="store_true",
                      help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
     run.add_argument("--stats-json", help="local engine: write updates, process_seconds, maintenance_seconds, peak_rss_mb, "
