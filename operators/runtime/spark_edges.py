@@ -36,6 +36,14 @@ RESULT = -1
 REJECTED = -2
 #: ``stage`` of a table's changes on their way into its validation stage.
 VALIDATION = -3
+
+
+def dependency_stage(index: int) -> int:
+    """``stage`` of a table's accepted changes on their way into the check of its ``index``-th declared
+    functional dependency (``spark_dependencies``), keyed by the dependency's determinant."""
+    return VALIDATION - 1 - index
+
+
 #: Spark groups per stage: many more than shuffle partitions so the groups spread, few enough that the
 #: per-group toll is paid a few hundred times per batch (see the benchmark).
 DEFAULT_BUCKETS = 256
@@ -62,7 +70,7 @@ def pack(changes: Iterable[tuple[int, str, int, Row, int]], buckets: int = DEFAU
     key); rows for the result or the rejects all go to bucket 0."""
     groups: dict[tuple[int, int], list[tuple[str, int, Row, int]]] = {}
     for stage, key, port, row, weight in changes:
-        bucket = 0 if stage < 0 and stage != VALIDATION else bucket_of(key, buckets)
+        bucket = 0 if stage in (RESULT, REJECTED) else bucket_of(key, buckets)
         groups.setdefault((stage, bucket), []).append((key, port, row, weight))
     return [{"stage": stage, BUCKET_COLUMN: bucket, "changes": pickle.dumps(packed, PICKLE_PROTOCOL)}
             for (stage, bucket), packed in groups.items()]

@@ -7,8 +7,11 @@ The query, from its sources to its sink (ARCHITECTURE.md, "Physical execution"):
    directory (``spark_stream_source``), or DataFrames the caller gives;
 2. per table a validation stage (``spark_validation``): the changes packed by bucket of their primary
    key, then ``groupBy(bucket).transformWithState(ValidationProcessor)``, which checks set semantics
-   against the key's row in the state store and routes accepted changes to the stages reading the
-   table;
+   against the key's row in the state store (and refuses deletes from an ``ivm.insert_only`` table),
+   then, for a table declaring functional dependencies, one stage per dependency keyed by its
+   determinant (``spark_dependencies``); the last routes accepted changes to the stages reading the
+   table. ``ivm.static`` is checked by ``apply`` on the driver (one flag: was a batch loaded);
+   a static table read from a given change stream is refused (``refuse_static_streams``);
 3. every keyed stage as ``groupBy(bucket).transformWithState(...)`` over packed rows, its inputs
    unioned (``spark_stage_processors``; the edge format is ``spark_edges``);
 4. the rows addressed to the result or to the rejects go to ``ResultSink`` (``foreachBatch``), which
@@ -52,14 +55,16 @@ from pyspark.sql.types import StructType
 from catalog.schema import Catalog, Table
 from catalog.types import DataType
 from operators.runtime.dataflow import Dataflow
+from operators.runtime.dependencies import table_defect
 from operators.runtime.run_errors import SparkBatchError
 from operators.runtime.spark_changes import change_schema
+from operators.runtime.spark_dependencies import checked_dependencies, dependency_state_name
 from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, REJECTED, RESULT
 from operators.runtime.spark_session import make_spark_session
 from operators.runtime.spark_sink import BatchOutput, ResultSink
 from operators.runtime.spark_stage_processors import packed_layout, state_name
-from operators.runtime.spark_validation import refuse_unchecked_declarations, validated_changes
 from operators.runtime.spark_validation import state_name as validation_state
+from operators.runtime.spark_validation import validated_changes
 from operators.runtime.stream_format import Update, UpdateBatch, arrow_from_rows
 from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
 from operators.zset import Row, consolidate
@@ -84,7 +89,6 @@ class SparkRunner:
         self.dataflow, self.policy = dataflow, policy
         self.buckets, self.chunks = buckets, chunks  # the state layout: a resumed checkpoint needs the same
         self.tables: dict[str, Table] = {name: catalog.table(name) for name in dataflow.tables()}
-        refuse_unchecked_declarations(list(self.tables.values()))
         self.spark = spark if spark is not None else make_spark_session()
         self._owns_work_dir = work_dir is None
         self.work_dir = Path(tempfile.mkdtemp(prefix="spark-ivm-") if work_dir is None else work_dir)
@@ -96,6 +100,10 @@ class SparkRunner:
         # a table without a given stream reads the inbox (empty unless ``apply`` fills it)
         self._changes = self._inbox_streams([name for name in self.tables if name not in (changes or {})])
         self._changes.update({name: stream for name, stream in (changes or {}).items() if name in self.tables})
+        refuse_static_streams([table for name, table in self.tables.items() if not self._reads_inbox or name in (changes or {})])
+        # whether a batch with an accepted change was committed: a static table takes rows only before
+        self._loaded_marker = self.work_dir / "loaded"
+        self._loaded = self._loaded_marker.exists()
         self._files_written = sum(1 for _ in self.inbox_dir.rglob("batch-*.parquet")) if self._reads_inbox else 0
         try:
             self.query = self._start_query()
@@ -125,6 +133,8 @@ class SparkRunner:
                 reason = "row is not a tuple of column values"
             if reason is None:
                 row, reason = conformed_row(table, row)
+            if reason is None and table.static:
+                reason = table_defect(table, update.op, self._loaded)
             if reason is not None:
                 if self.policy == "error":
                     raise InvalidChangeError(update, reason)
@@ -144,6 +154,9 @@ class SparkRunner:
         changes = consolidate(change for output in outputs for change in output.changes)
         quarantined = [reject for output in outputs for reject in output.rejected]
         rejected += [Rejected(Update(r.seq, r.table, r.op, r.row), r.reason) for r in quarantined]
+        if not self._loaded and sum(map(len, by_table.values())) > len(quarantined):
+            self._loaded_marker.touch()
+            self._loaded = True
         return BatchOutput(outputs[-1].batch_id if outputs else -1, changes, rejected)
 
     def _inbox_streams(self, names: Iterable[str]) -> dict[str, DataFrame]:
@@ -201,14 +214,16 @@ class SparkRunner:
         return self.sink.current_result()
 
     def state_size(self) -> dict[str, int]:
-        """Number of keys held by each stage (and each table's validation stage, ``validate <table>``),
+        """Number of keys held by each stage (and each table's validation stage, ``validate <table>``, and
+        each of its dependency stages, ``validate <table>: <fd>``, in determinant values),
         counted in the checkpoint's state store with batch jobs whose chunks the driver unpickles
         (a diagnostic for tests and small runs). A top-k stage counts its distinct rows."""
         names = {state_name(node.id): node.stage.name for node in self.dataflow.stages}
         names |= {f"{state_name(node.id)}_rows": node.stage.name for node in self.dataflow.stages}
         names |= {validation_state(table): f"validate {table}" for table in self.tables}
-        sizes = dict.fromkeys([*(node.stage.name for node in self.dataflow.stages),
-                               *(f"validate {table}" for table in self.tables)], 0)
+        names |= {dependency_state_name(name, index): f"validate {fd}"
+                  for name, table in self.tables.items() for index, fd in enumerate(checked_dependencies(table))}
+        sizes = dict.fromkeys([*(node.stage.name for node in self.dataflow.stages), *names.values()], 0)
         if not _numbered(self.checkpoint_dir / "commits"):
             return sizes  # no micro-batch has run: no state metadata yet
         counted = set()  # the metadata may list a state variable more than once
@@ -269,6 +284,22 @@ class SparkRunner:
             .option("checkpointLocation", str(self.checkpoint_dir))
             .start()
         )
+
+
+class StaticStreamError(NotImplementedError):
+    """A static table fed by a change stream the caller gives: its first load cannot be told apart."""
+
+
+def refuse_static_streams(tables: Iterable[Table]) -> None:
+    """Refuse an ``ivm.static`` table read from a given change stream. A static table takes rows only
+    in the view's first batch that commits a change (``dependencies.table_defect``); ``apply`` knows its
+    batches and checks that on the driver (one flag, no per-row state), but a stream's micro-batches are
+    Spark's own split of it, so no stage can tell the first load from a later change."""
+    for table in tables:
+        if table.static:
+            raise StaticStreamError(
+                f"table {table.name} is static (ivm.static), which the Spark runner checks only for batches given "
+                "to apply(), not for a change stream it reads; feed it through apply(), or drop the flag")
 
 
 def _numbered(directory: Path) -> list[int]:

@@ -13,58 +13,42 @@ stage reading the table (the source routes' selection and projection), keyed for
 key's net change is what leaves, so an insert and a delete of the same row within one batch cancel.
 A bad change is either quarantined (a ``REJECTED`` row carrying the reason) or, under the ``error``
 policy, raises ``InvalidChangeError``: the micro-batch then fails before its commit and every state
-stays as it was after the previous batch.
+stays as it was after the previous batch. A delete from an ``ivm.insert_only`` table is a bad change.
+
+A table with declared functional dependencies passes its accepted changes, one by one, to a stage
+per dependency keyed by the determinant (``spark_dependencies``), and the last of those routes them.
 """
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator, Sequence
-from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame
-from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
-from pyspark.sql.streaming.stateful_processor import TimerValues
-from pyspark.sql.types import Row as SparkRow
+from pyspark.sql.streaming import StatefulProcessorHandle
 
 from catalog.schema import Table
 from operators.runtime.dataflow import RowRequirement, SourceRoute, StageNode
-from operators.runtime.spark_changes import SNAPSHOT_SEQ
+from operators.runtime.dependencies import table_defect
+from operators.runtime.determinant_check import SeqChange
+from operators.runtime.spark_dependencies import (
+    Onward,
+    ValidationStageProcessor,
+    dependency_checked,
+    invalid_change,
+)
 from operators.runtime.spark_edges import (
     BUCKET_COLUMN,
     PACKED_ARROW_SCHEMA,
     PACKED_SCHEMA,
-    PICKLE_PROTOCOL,
-    REJECTED,
     VALIDATION,
-    chunk_of,
     key_text,
     pack,
-    unpack,
 )
-from operators.runtime.stream_format import Update
-from operators.runtime.validate import ABSENT_COPY, InvalidChangeError, keyed_change_defect
-from operators.zset import Changelog, Row, consolidate
-
-
-class UncheckedDeclarationError(NotImplementedError):
-    """A table the dataflow reads declares what the Spark validation stage does not check yet."""
-
-
-def refuse_unchecked_declarations(tables: Sequence[Table]) -> None:
-    """Refuse a dataflow reading a table with a declared functional dependency, ``ivm.static`` or
-    ``ivm.insert_only``: the local ``Validator`` checks them (``dependencies.py``), this stage does not
-    yet (an FD needs state keyed by its determinant, not by the primary key), and a Σ-reduct plan over
-    an FD the data breaks would be silently wrong."""
-    for table in tables:
-        declared = [f"functional dependency {fd}" for fd in table.functional_dependencies]
-        declared += [f"ivm.{flag}" for flag in ("static", "insert_only") if getattr(table, flag)]
-        if declared:
-            raise UncheckedDeclarationError(
-                f"table {table.name} declares {', '.join(declared)}, which the Spark runner does not check "
-                "yet; run on the local engine, or drop the declaration")
+from operators.runtime.validate import ABSENT_COPY, keyed_change_defect
+from operators.stages.base import key_getter
+from operators.zset import Row
 
 
 def state_name(table: str) -> str:
@@ -74,11 +58,13 @@ def state_name(table: str) -> str:
 
 def validated_changes(changes: DataFrame, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]], policy: str,
                       requirements: Sequence[RowRequirement], buckets: int, chunks: int) -> DataFrame:
-    """A table's changes (``change_schema`` rows) packed by bucket of their key, then validated: the
-    packed changes routed to the stages reading the table, and the rejects."""
+    """A table's changes (``change_schema`` rows) packed by bucket of their key, then validated (set
+    semantics, then each declared dependency): the packed changes routed to the stages reading the
+    table, and the rejects."""
     packed = changes.mapInArrow(ValidationInput(table, buckets), PACKED_SCHEMA)
     processor = ValidationProcessor(table, routes, policy, requirements, buckets, chunks)
-    return packed.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
+    accepted = packed.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
+    return dependency_checked(accepted, table, routes, policy, buckets, chunks)
 
 
 class ValidationInput:
@@ -92,7 +78,7 @@ class ValidationInput:
         self.buckets = buckets
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        key_of = _getter(self.key_positions)
+        key_of = key_getter(self.key_positions)
         for batch in batches:
             columns = [column.to_pylist() for column in batch.columns]
             rows = zip(*columns[: self.width], strict=True)
@@ -103,15 +89,9 @@ class ValidationInput:
                 yield pa.RecordBatch.from_pylist(packed, schema=PACKED_ARROW_SCHEMA)
 
 
-def _getter(positions: tuple[int, ...]):
-    if len(positions) == 1:
-        (only,) = positions
-        return lambda row: (row[only],)
-    return itemgetter(*positions)
-
-
-class ValidationProcessor(StatefulProcessor):
-    """Checks one table's changes per key, then routes the accepted ones to the stages reading it.
+class ValidationProcessor(ValidationStageProcessor):
+    """Checks one table's changes per key, then passes the accepted ones on (``Onward``): to the stages
+    reading the table, or to the check of its first declared dependency.
 
     Grouped by bucket; the bucket's keys are kept by chunk (MapState chunk → pickled dict of key
     text → row, or → number of copies for a keyless table), read and written once per touched chunk.
@@ -120,13 +100,13 @@ class ValidationProcessor(StatefulProcessor):
     def __init__(self, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]], policy: str,
                  requirements: Sequence[RowRequirement], buckets: int, chunks: int):
         self.table = table
-        self.routes = tuple(routes)
+        self.onward = Onward(table, routes, 0)
         self.policy = policy
         self.requirements = tuple(requirements)
         self.buckets, self.chunks = buckets, chunks
         self.keyed = bool(table.primary_key)
         key_names = set(table.primary_key)
-        self.key_of = _getter(tuple(table.column_names.index(name) for name in table.primary_key or table.column_names))
+        self.key_of = key_getter(tuple(table.column_names.index(name) for name in table.primary_key or table.column_names))
         # Spark's types already hold every value to its column's type and range; NULL is what is left
         self.not_null = tuple(
             (i, c.name, "key" if c.name in key_names else "NOT NULL")
@@ -136,51 +116,24 @@ class ValidationProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.state = handle.getMapState(state_name(self.table.name), "chunk int", "rows binary")
-        self.key_functions = [node.stage.key_function(route.port) for route, node in self.routes]
+        self.onward.open()
 
-    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
-        by_key: dict[str, list] = {}
-        for packed in rows:
-            for text, op, row, seq in unpack(packed.changes):
-                by_key.setdefault(text, []).append((seq, op, row))
-        by_chunk: dict[int, list[str]] = {}
-        for text in by_key:
-            by_chunk.setdefault(chunk_of(text, self.buckets, self.chunks), []).append(text)
-        accepted: Changelog = []
-        rejected: list = []
-        for chunk, texts in by_chunk.items():
-            stored = self.state.getValue((chunk,))
-            current: dict[str, Any] = {} if stored is None else pickle.loads(stored[0])
-            for text in texts:
-                changes = sorted(by_key[text], key=_apply_order)
-                check = self._check_keyed if self.keyed else self._check_copies
-                after = check(current.get(text), changes, accepted, rejected)
-                if after:
-                    current[text] = after
-                else:
-                    current.pop(text, None)
-            if current:
-                self.state.updateValue((chunk,), (pickle.dumps(current, PICKLE_PROTOCOL),))
-            elif stored is not None:
-                self.state.removeKey((chunk,))
-        entries = [(REJECTED, reason, 0, (self.table.name, seq, op, row), 0) for seq, op, row, reason in rejected]
-        net = consolidate(accepted)
-        for (route, node), key_of in zip(self.routes, self.key_functions, strict=True):
-            entries.extend((node.id, key_text(key_of(change.row)), change.port, change.row, change.weight)
-                           for change in route.route(net))
-        return iter([SparkRow(**record) for record in pack(entries, self.buckets)])
+    def check_key(self, text: str, value: Any, changes: list[SeqChange], accepted: list[SeqChange],
+                  rejected: list[tuple[SeqChange, str]]) -> Any:
+        check = self._check_keyed if self.keyed else self._check_copies
+        return check(value, changes, accepted, rejected)
 
-    def _check_keyed(self, current: Row | None, changes: list, accepted: Changelog, rejected: list) -> Row | None:
+    def _check_keyed(self, current: Row | None, changes: list, accepted: list, rejected: list) -> Row | None:
         for seq, op, row in changes:
             reason = self._row_defect(row, op) or keyed_change_defect(current, row, op, self.key_of(row))
             if reason is not None:
                 self._reject(seq, op, row, reason, rejected)
                 continue
             current = row if op == 1 else None
-            accepted.append((row, op))
+            accepted.append((seq, op, row))
         return current
 
-    def _check_copies(self, copies: int | None, changes: list, accepted: Changelog, rejected: list) -> int:
+    def _check_copies(self, copies: int | None, changes: list, accepted: list, rejected: list) -> int:
         copies = copies or 0
         for seq, op, row in changes:
             reason = self._row_defect(row, op)
@@ -190,12 +143,14 @@ class ValidationProcessor(StatefulProcessor):
                 self._reject(seq, op, row, reason, rejected)
                 continue
             copies += op
-            accepted.append((row, op))
+            accepted.append((seq, op, row))
         return copies
 
     def _row_defect(self, row: Row, op: int | None) -> str | None:
         if op not in (1, -1):
             return "_op must be +1 or -1, got NULL" if op is None else f"_op must be +1 or -1, got {op}"
+        if op == -1 and self.table.insert_only:
+            return table_defect(self.table, op, loaded=False)
         for position, name, kind in self.not_null:
             if row[position] is None:
                 return f"NULL in {kind} column {name}"
@@ -208,14 +163,5 @@ class ValidationProcessor(StatefulProcessor):
 
     def _reject(self, seq: int | None, op: int | None, row: Row, reason: str, rejected: list) -> None:
         if self.policy == "error":
-            raise InvalidChangeError(Update(None if seq == SNAPSHOT_SEQ else seq, self.table.name, op, row), reason)
-        rejected.append((seq, op, row, reason))
-
-    def close(self) -> None:
-        pass
-
-
-def _apply_order(change: tuple) -> tuple:
-    """``(_seq, _op)``: by position, deletes first where positions are equal or missing."""
-    seq, op, _ = change
-    return (SNAPSHOT_SEQ + 1 if seq is None else seq, op or 0)
+            raise invalid_change(self.table.name, (seq, op, row), reason)
+        rejected.append(((seq, op, row), reason))

@@ -100,15 +100,6 @@ def test_static_table_takes_its_rows_in_the_first_batch_only():
     assert view.result() == [(100, 6)]
 
 
-def test_spark_refuses_tables_whose_declarations_it_does_not_check():
-    from operators.runtime.spark_validation import UncheckedDeclarationError
-
-    with pytest.raises(UncheckedDeclarationError, match=r"table location declares functional dependency location: locn → zip"):
-        MaintainedView(FD_QUERY, catalog_from_ddl(DDL), engine="spark")
-    with pytest.raises(UncheckedDeclarationError, match="table dim declares ivm.static"):
-        MaintainedView("SELECT k, v FROM dim", catalog_from_ddl(FLAGS_DDL), engine="spark")
-
-
 def test_view_tree_static_atom_is_loaded_once_has_no_delta_path_and_explain_says_so():
     """Olteanu §4.5: census static, so the view tree builds no delta path for it (Ex. 4.14)."""
     from planner.explain import explain_json, explain_text

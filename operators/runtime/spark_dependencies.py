@@ -1,0 +1,205 @@
+"""Declared functional dependencies checked inside the Spark query: one stage per dependency, keyed by
+its determinant, after the table's primary-key validation stage (``spark_validation``).
+
+Why a stage of its own: the check needs, per determinant value, the dependent value and how many live
+rows carry it (``dependencies.py``), and rows with one determinant have many primary keys, so the
+state cannot live beside the key's row. The key stage passes its accepted changes on, one by one with
+their ``_seq``, keyed by the first dependency's determinant; each dependency stage judges its
+determinants' changes as the local validator does (``determinant_check``) and passes what it accepts
+to the next dependency's stage, the last one to the stages reading the table (the key's net change,
+as the key stage does for a table with no dependency). So the driver holds no per-row state, and a
+rejection under the ``error`` policy raises in the micro-batch, which then commits nothing.
+
+A dependency whose determinant holds the whole primary key cannot be broken under set semantics
+(one live row per key) and gets no stage. Under ``quarantine`` a table with several dependencies
+differs from the local validator in one corner: a row quarantined by a later dependency was already
+counted by the earlier ones, and stays counted there until it is deleted.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
+from pyspark.sql.streaming.stateful_processor import TimerValues
+from pyspark.sql.types import Row as SparkRow
+
+from catalog.schema import FunctionalDependency, Table
+from operators.runtime.dataflow import SourceRoute, StageNode
+from operators.runtime.dependencies import DependencyState
+from operators.runtime.determinant_check import SeqChange, check_determinant
+from operators.runtime.spark_changes import SNAPSHOT_SEQ
+from operators.runtime.spark_edges import (
+    BUCKET_COLUMN,
+    PACKED_SCHEMA,
+    PICKLE_PROTOCOL,
+    REJECTED,
+    chunk_of,
+    dependency_stage,
+    key_text,
+    pack,
+    unpack,
+)
+from operators.runtime.stream_format import Update
+from operators.runtime.validate import ABSENT_COPY, InvalidChangeError, keyed_change_defect
+from operators.stages.base import key_getter
+from operators.zset import Row, consolidate
+
+
+def checked_dependencies(table: Table) -> tuple[FunctionalDependency, ...]:
+    """The declared dependencies of ``table`` that need a stage: all but those whose determinant holds
+    the whole primary key (set semantics keep them)."""
+    key = set(table.primary_key)
+    return tuple(fd for fd in table.functional_dependencies if not key or not key <= set(fd.determinant))
+
+
+def dependency_state_name(table: str, index: int) -> str:
+    """The MapState of a table's ``index``-th dependency stage (seen in the checkpoint)."""
+    return f"dependency_{table}_{index}"
+
+
+def dependency_checked(accepted: DataFrame, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]],
+                       policy: str, buckets: int, chunks: int) -> DataFrame:
+    """The key stage's output ``accepted`` through the table's dependency stages, in a line (each
+    passes the rejects of the stages before it on, so no stage's output is read twice): the packed
+    changes routed to the stages reading the table, and the rejects of every validation stage."""
+    for index in range(len(checked_dependencies(table))):
+        processor = DependencyProcessor(table, index, routes, policy, buckets, chunks)
+        accepted = accepted.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
+    return accepted
+
+
+def apply_order(change: SeqChange) -> tuple:
+    """``(_seq, _op)``: by position, deletes first where positions are equal or missing."""
+    seq, op, _ = change
+    return (SNAPSHOT_SEQ + 1 if seq is None else seq, op or 0)
+
+
+def invalid_change(table: str, change: SeqChange, reason: str) -> InvalidChangeError:
+    """The error a validation stage raises under the ``error`` policy (a snapshot's rows have no ``_seq``)."""
+    seq, op, row = change
+    return InvalidChangeError(Update(None if seq == SNAPSHOT_SEQ else seq, table, op, row), reason)
+
+
+def rejected_entries(table: str, rejected: Iterable[tuple[SeqChange, str]]) -> list[tuple]:
+    """Quarantined changes as packed entries for the rejects output (``spark_edges``)."""
+    return [(REJECTED, reason, 0, (table, seq, op, row), 0) for (seq, op, row), reason in rejected]
+
+
+def by_chunk(texts: Iterable[str], buckets: int, chunks: int) -> dict[int, list[str]]:
+    """Key texts grouped by their chunk: each chunk's state is read and written once."""
+    grouped: dict[int, list[str]] = {}
+    for text in texts:
+        grouped.setdefault(chunk_of(text, buckets, chunks), []).append(text)
+    return grouped
+
+
+class Onward:
+    """Where a validation stage's accepted changes go: the stage of the table's next dependency, each
+    change keyed by its determinant, or, after the last, the stages reading the table, as the net
+    change keyed for each (the route's selection and projection applied)."""
+
+    def __init__(self, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]], index: int):
+        self.routes = tuple(routes)
+        dependencies = checked_dependencies(table)
+        self.stage = dependency_stage(index) if index < len(dependencies) else None
+        if self.stage is not None:
+            self.determinant_of = key_getter(tuple(table.column_names.index(c) for c in dependencies[index].determinant))
+
+    def open(self) -> None:
+        """On the executor (``init``): the stages' key functions."""
+        self.key_functions = [node.stage.key_function(route.port) for route, node in self.routes]
+
+    def entries(self, accepted: Sequence[SeqChange]) -> list[tuple]:
+        if self.stage is not None:
+            return [(self.stage, key_text(self.determinant_of(row)), op, row, seq) for seq, op, row in accepted]
+        net = consolidate([(row, op) for _, op, row in accepted])
+        return [(node.id, key_text(key_of(change.row)), change.port, change.row, change.weight)
+                for (route, node), key_of in zip(self.routes, self.key_functions, strict=True)
+                for change in route.route(net)]
+
+
+class ValidationStageProcessor(StatefulProcessor):
+    """What the key-validation and dependency stages share: a bucket's changes grouped by key text,
+    each key's changes checked in apply order (``check_key``) against its stored value, the state by
+    chunk (MapState chunk → pickled dict of key text → value) read and written once per touched
+    chunk, and the rejects and the accepted changes (``onward``) packed for the next stages."""
+
+    table: Table
+    onward: Onward
+    buckets: int
+    chunks: int
+
+    def check_key(self, text: str, value: Any, changes: list[SeqChange], accepted: list[SeqChange],
+                  rejected: list[tuple[SeqChange, str]]) -> Any:
+        """The key's value after ``changes`` (falsy: nothing to keep); appends to the two lists."""
+        raise NotImplementedError
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        by_key: dict[str, list[SeqChange]] = {}
+        passed = []
+        for packed in rows:
+            if packed.stage == REJECTED:  # an earlier validation stage's rejects, on their way to the sink
+                passed.append(SparkRow(stage=REJECTED, **{BUCKET_COLUMN: packed[BUCKET_COLUMN]}, changes=packed.changes))
+                continue
+            for text, op, row, seq in unpack(packed.changes):
+                by_key.setdefault(text, []).append((seq, op, row))
+        accepted: list[SeqChange] = []
+        rejected: list[tuple[SeqChange, str]] = []
+        for chunk, texts in by_chunk(by_key, self.buckets, self.chunks).items():
+            stored = self.state.getValue((chunk,))
+            current = {} if stored is None else pickle.loads(stored[0])
+            for text in texts:
+                after = self.check_key(text, current.get(text), sorted(by_key[text], key=apply_order), accepted, rejected)
+                if after:
+                    current[text] = after
+                else:
+                    current.pop(text, None)
+            if current:
+                self.state.updateValue((chunk,), (pickle.dumps(current, PICKLE_PROTOCOL),))
+            elif stored is not None:
+                self.state.removeKey((chunk,))
+        entries = rejected_entries(self.table.name, rejected) + self.onward.entries(accepted)
+        return iter(passed + [SparkRow(**record) for record in pack(entries, self.buckets)])
+
+    def close(self) -> None:
+        pass
+
+
+class DependencyProcessor(ValidationStageProcessor):
+    """Checks one declared dependency of a table over the determinants of a bucket (grouped by bucket
+    of the determinant's text); a determinant's value is (``[dependent value, rows]`` or None, ghosts)."""
+
+    def __init__(self, table: Table, index: int, routes: Sequence[tuple[SourceRoute, StageNode]], policy: str,
+                 buckets: int, chunks: int):
+        self.table, self.index, self.policy = table, index, policy
+        self.fd = checked_dependencies(table)[index]
+        self.determinant_of = key_getter(tuple(table.column_names.index(c) for c in self.fd.determinant))
+        self.onward = Onward(table, routes, index + 1)
+        self.buckets, self.chunks = buckets, chunks
+        self.key_of = key_getter(tuple(table.column_names.index(c) for c in table.primary_key))
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.state = handle.getMapState(dependency_state_name(self.table.name, self.index), "chunk int", "rows binary")
+        self.dependency = DependencyState(self.table, self.fd)
+        self.onward.open()
+
+    def absent(self, row: Row) -> str:
+        """The local validator's reason for a delete of a row it does not hold."""
+        if not self.table.primary_key:
+            return ABSENT_COPY
+        return keyed_change_defect(None, row, -1, self.key_of(row))
+
+    def check_key(self, text: str, value: Any, changes: list[SeqChange], accepted: list[SeqChange],
+                  rejected: list[tuple[SeqChange, str]]) -> Any:
+        held, ghosts = value or (None, {})
+        outcome = check_determinant(self.dependency, self.determinant_of(changes[0][2]), changes, held, ghosts,
+                                    self.absent)
+        if outcome.rejected and self.policy == "error":
+            raise invalid_change(self.table.name, *outcome.rejected[0])
+        accepted += outcome.accepted
+        rejected += outcome.rejected
+        return None if outcome.held is None and not outcome.ghosts else (outcome.held, outcome.ghosts)
