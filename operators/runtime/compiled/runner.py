@@ -80,8 +80,7 @@ class CompiledRunner:
                                   f"({self.broken}): create the view again")
         collecting = gc.isenabled()
         gc.disable()
-        # per batch, not per change: at batches of one change this method's own work is a fourth of the
-        # batch's cost, so the tables' functions are called here and not through ``_inline``
+        # (per batch, not per change: at batches of one change this method's own work is a fourth of the batch)
         tables, result = self._tables, self._result
         steps: list[tuple] = []
         journal = self._journal  # empty between batches
@@ -89,12 +88,7 @@ class CompiledRunner:
             for table, changes in changes_by_table.items():
                 function = tables.get(table)
                 if changes and function is not None:
-                    steps.append(("inline", function, changes, len(changes)))
-                    try:
-                        function(changes)
-                    except BaseException as error:
-                        self._failed(error, steps)
-                        raise
+                    self._inline(function, changes, steps)
             for unit, buffer in self._buffered:
                 if buffer:
                     outputs = self._run_buffered(unit, buffer, journal, steps)
@@ -118,24 +112,18 @@ class CompiledRunner:
             if collecting:
                 gc.enable()
 
-    def _failed(self, error: BaseException, steps: list[tuple]) -> None:
-        """An inline step (the last of ``steps``) raised: before any of its changes reached a stage
-        (its selection, then ``failed_at`` says how many went through) or inside a stage (broken)."""
-        failed_at = self._failed_at
-        if failed_at[0] is None:  # raised inside a stage, half way through a change
-            self.broken = f"{type(error).__name__}: {error}"
-            return
-        _, function, changes, _ = steps[-1]
-        steps[-1] = ("inline", function, changes, failed_at[0])
-        failed_at[0] = None
-
     def _inline(self, function, changes: Changelog, steps: list[tuple]) -> None:
         """Run an inline step, recording how many changes went through for ``_undo``."""
         steps.append(("inline", function, changes, len(changes)))
         try:
             function(changes)
         except BaseException as error:
-            self._failed(error, steps)
+            failed_at = self._failed_at
+            if failed_at[0] is None:  # raised inside a stage, half way through a change
+                self.broken = f"{type(error).__name__}: {error}"
+                raise
+            steps[-1] = ("inline", function, changes, failed_at[0])
+            failed_at[0] = None
             raise
 
     def _run_buffered(self, unit: Unit, buffer: list, journal: Journal, steps: list[tuple]) -> Changelog:
