@@ -165,7 +165,8 @@ class Validator:
                 # readable rows the reader fingerprinted go straight to _store (inlined: at a batch of one
                 # change, each call here is a tenth of the batch's validation)
                 storable, tables, accepted = self._storable, self.tables, validated.accepted
-                for changes in updates.tables:
+                order = updates.order  # a batch of one change has one table to look at, not one per stream table
+                for changes in (updates.tables[order[0]],) if len(order) == 1 else updates.tables:
                     if changes is None or not changes.rows:
                         continue
                     table = changes.table
