@@ -343,9 +343,10 @@ def _store(state: dict, key_of, ops: list, rows: list, fingerprints: list) -> bo
                 break
         elif op == -1:
             stored = pop(key, None)
+            if stored is None:
+                break
             if stored != fingerprint:
-                if stored is not None:
-                    state[key] = stored
+                state[key] = stored
                 break
             size -= 1
         else:
