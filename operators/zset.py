@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from decimal import Decimal
+from typing import Any
 
 Row = tuple
 Changelog = list[tuple[Row, int]]
@@ -68,3 +70,28 @@ def apply_changes(current: Counter, changes: Iterable[tuple[Row, int]]) -> None:
             current[row] = count
         else:
             del current[row]
+
+
+def key_text(key: tuple) -> str:
+    """The canonical text of a key or row: ``repr`` of the tuple after normalising equal values.
+
+    The Spark runner computes buckets and chunks from the text and groups a bucket's changes by it,
+    and a paged GJT state names its pages by it, so equal keys must give equal text. ``repr`` is deterministic for the plain values rows hold
+    (int, str, bool, None, date, Decimal, and float, whose repr is the shortest round-trip form). Two
+    kinds of equal values print differently and are normalised: Decimals with different exponents
+    (``1.0`` vs ``1.00``) and signed zeros. Values of different types that compare equal (``1`` vs
+    ``1.0``) are not merged: a key column holds one type, the column's catalog type. (Pickle is no
+    alternative: its bytes depend on object identity through the memo.)
+
+    >>> key_text((1, "a", Decimal("2.50"), -0.0))
+    "(1, 'a', Decimal('2.5'), 0.0)"
+    """
+    return repr(tuple(_canonical(value) for value in key))
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return (value + 0).normalize()
+    if isinstance(value, float) and value == 0.0:
+        return 0.0
+    return value

@@ -19,17 +19,14 @@ from operators.lowering.codegen import write_program
 from operators.runtime.dataflow import StageNode
 from planner.compiler import CompiledQuery
 from planner.explain_classes import classes_json, classes_text
+from planner.explain_gjt import gjt_json, gjt_of, gjt_text
 from planner.explain_heavy_light import heavy_light_json, heavy_light_of, heavy_light_text
 from planner.explain_view_tree import view_tree_json, view_tree_of, view_tree_text
-from planner.ir.gjt import edges, node_at, render
-from planner.ir.gjt_aggregate import GjtRingAggregate, gjt_ring_aggregate
-from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.maintenance import (
     ChangePropagationJoin,
     ForeignKeyJoin,
     NestedAggregate,
     ParameterizedAggregate,
-    RingAggregate,
 )
 from planner.ir.notation import print_plan
 
@@ -86,70 +83,10 @@ JOIN_SELECT = ("join-select (AJU Theorem 15): the tuples of each key ordered by 
                "join's O(λ) becomes O(λ log n) plus the rows that flip")
 
 
-def _gjt_strategy(node: GeneralizedJoinTree) -> dict:
-    """What EXPLAIN shows of a GJT plan, read off the node (IEDyn §3, §5, §6)."""
-    gjt = node.gjt
-    tree = gjt.tree
-    connex = node.enumerated
-    covered = sorted(frozenset().union(*(node_at(tree, p).label for p in connex)))
-    if gjt.free_connex:
-        shape = f"free-connex: the connex set N (marked *) covers exactly the output {{{', '.join(covered)}}}"
-    else:
-        witness = f" (the reduction guarded by the output leaves {gjt.free_connex_witness})" if gjt.free_connex_witness else ""
-        shape = (f"not free-connex: no sibling-closed connex set covers exactly the output "
-                 f"{{{', '.join(sorted(gjt.reduced.out))}}}{witness}; maintained anyway through the free-connex extension "
-                 f"(IEDyn §6): enumeration walks the connex set marked * (variables {{{', '.join(covered)}}}) and "
-                 "projects with multiplicities")
-    return {
-        "strategy": "gjt",
-        "free_connex": gjt.free_connex,
-        "free_connex_witness": str(gjt.free_connex_witness) if gjt.free_connex_witness else None,
-        "description": f"IEDyn T-representation over a generalized join tree: {shape}",
-        "root": None, "fk_edges": [],
-        "gcq": str(gjt.query),
-        "removed_as_implied": [str(p) for p in gjt.removed],
-        "tree": render(tree, connex),
-        "edge_predicates": [f"{parent.text()} → {edge.child.text()}: {' ∧ '.join(map(str, edge.predicates))}"
-                            for parent, edge in edges(tree) if edge.predicates],
-        "connex": sorted(list(p) for p in connex),
-        "connex_variables": covered,
-        "update_bound": node.update_bound,
-        "delay_bound": node.delay_bound,
-    }
-
-
-def _gjt_aggregate(compiled: CompiledQuery, node: GeneralizedJoinTree) -> dict:
-    """How a ring aggregate over the GJT is computed: off the root's payload, or why by enumeration."""
-    top = next((n for n in compiled.plan.walk() if isinstance(n, RingAggregate) and n.child is node), None)
-    if top is None:
-        return {}
-    ring = gjt_ring_aggregate(top.group_by, top.aggregates, node, compiled.context.catalog)
-    if isinstance(ring, GjtRingAggregate):
-        return {"aggregate": ring.explain, "aggregate_tree": render(ring.plan.tree)}
-    return {"aggregate": f"the join's changes are enumerated into a ring aggregate (O(output changes) per batch): {ring}"}
-
-
-def _gjt_text(strategy: dict) -> list[str]:
-    lines = [f"GCQ: {strategy['gcq']}"]
-    if strategy["removed_as_implied"]:
-        lines.append(f"Removed as implied by the others (Prop. 3.8): {' ∧ '.join(strategy['removed_as_implied'])}")
-    lines += ["Generalized join tree ([edge predicates] above a node, * the connex set):", strategy["tree"]]
-    lines.append("Edge predicates: " + ("; ".join(strategy["edge_predicates"]) or "none"))
-    lines.append(f"Connex set variables: {{{', '.join(strategy['connex_variables'])}}}")
-    lines.append(f"Update: {strategy['update_bound']}")
-    lines.append(f"Enumeration delay: {strategy['delay_bound']}")
-    if "aggregate" in strategy:
-        lines.append(f"Aggregate: {strategy['aggregate']}")
-    if "aggregate_tree" in strategy:
-        lines += ["GJT guarded by the GROUP BY (the ring stage's tree):", strategy["aggregate_tree"]]
-    return lines
-
-
 def strategy_of(compiled: CompiledQuery) -> dict:
     """The strategies chosen and their guarantees."""
-    gjt = _first(compiled, GeneralizedJoinTree)
-    if gjt is not None:
-        return _gjt_strategy(gjt) | _gjt_aggregate(compiled, gjt)
+    if gjt_of(compiled) is not None:
+        return gjt_json(compiled)
     join = _first(compiled, ForeignKeyJoin)
     nested = _first(compiled, NestedAggregate)
     propagation = _first(compiled, ChangePropagationJoin)
@@ -224,7 +161,7 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
         f"Strategy: {strategy.get('description', strategy['strategy'])}",
     ]
     if strategy["strategy"] == "gjt":
-        parts += _gjt_text(strategy)
+        parts += gjt_text(strategy)
     if strategy["fk_edges"]:
         parts.append(f"Foreign-key edges: {', '.join(strategy['fk_edges'])}")
     if strategy.get("assertion_keys"):

@@ -6,7 +6,7 @@ local engine, as the result table in the work directory on Spark), so after each
 equals the query over the current database.
 
 Pull mode (local engine): when the result is enumerated from a stage's state (a generalized join
-tree's T-representation, ``Dataflow.enumerated_by``), no copy of it is kept: ``apply`` still
+tree's T-representation, a view tree's factorized output; ``Dataflow.enumerated_by``), no copy of it is kept: ``apply`` still
 returns each batch's changes, and ``result()``, ``rows()`` and ``current`` enumerate the state.
 With ``push=False`` (IEDyn's pull-based mode) ``apply`` returns no changes at all: the stage only
 keeps its state up to date, which is all a batch then costs.
@@ -44,8 +44,9 @@ class MaintainedView:
 
     Local only: ``compiled=False`` runs the generic stage classes instead of the plan's generated
     program (operators/lowering/codegen.py), for comparison; both give the same output. ``push=False``
-    (pull mode, a result enumerated from a stage's state: a generalized join tree's): ``apply`` keeps
-    the state up to date and returns no changes; read the result with ``result()`` or ``rows()``."""
+    (pull mode, a result enumerated from a stage's state: a generalized join tree's or a view tree's):
+    ``apply`` keeps the state up to date and returns no changes; read the result with ``result()`` or
+    ``rows()``."""
 
     def __init__(self, sql: str | CompiledQuery, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
                  strict: bool = False, spark=None, work_dir: str | None = None, changes=None,

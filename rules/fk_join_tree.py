@@ -189,6 +189,9 @@ class ChooseForeignKeyJoinTree(Rule):
         def choose(node: LogicalPlan) -> LogicalPlan:
             if not isinstance(node, JoinGraph) or not all(isinstance(a, Atom | ViewAtom) for a in node.atoms):
                 return node
+            if ctx.join_strategy == "view-tree" and len(node.atoms) > 1:
+                ctx.refuse(self.name, "join strategy forced to view-tree (to compare)")
+                return node
             nested = [c for c in node.conditions if contains_subquery(c)]
             if nested:
                 ctx.refuse(self.name, "a WHERE condition holds a subquery (IN/EXISTS/scalar) that no decorrelation rule "

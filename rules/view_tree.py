@@ -19,6 +19,8 @@ view tree matches equal values, and SQL never matches NULL; a NULL summand has n
 
 from __future__ import annotations
 
+import attrs
+
 from catalog.schema import Catalog
 from catalog.types import INTEGRAL, DecimalType
 from planner.ir.expressions import AggregateCall, Call, Column
@@ -31,6 +33,7 @@ from planner.ir.notation import print_expr
 from planner.ir.query_classes import QueryClasses, classify_with_dependencies
 from planner.ir.variable_orders import (
     DEFAULT_ROWS,
+    OrderCost,
     candidate_orders,
     components,
     estimate,
@@ -74,7 +77,8 @@ class ChooseViewTree(Rule):
             match node:
                 # γ_{F; ⊕}(R1 ⋈ … ⋈ Rn) = Σ_{bound} Π_i Ri · Π_x lift(x), grouped by F, one view per variable (§4.1)
                 case Aggregate(child=JoinGraph() as graph) if len(graph.atoms) > 1:
-                    why = _unsupported(node, ctx.catalog)
+                    why = ("join strategy forced to binary (the materializing fallback, to compare)"
+                           if ctx.join_strategy == "binary" else _unsupported(node, ctx.catalog))
                     if why is None:
                         return _view_tree(node, ctx)
                     ctx.refuse(self.name, why)
@@ -101,7 +105,7 @@ def _unsupported(node: Aggregate, catalog: Catalog) -> str | None:
     nullable = [f"{c}" for c in _read_columns(node) if catalog.table(_table(graph, c.table)).column(c.name).nullable]
     if nullable:
         return f"{', '.join(sorted(nullable))} may be NULL (declare NOT NULL: a view tree would match NULL join values)"
-    classes = _classes(node, catalog)
+    classes = classes_of(node, catalog)
     if isinstance(classes, NotAJoinQuery):
         return classes.reason
     if "hierarchical" not in classes.maintained.classes:
@@ -110,6 +114,11 @@ def _unsupported(node: Aggregate, catalog: Catalog) -> str | None:
     lifted = {_variable(node, c) for item in node.aggregates for c in summed_columns(item.expr)}
     if free & lifted:
         return "an aggregate sums a GROUP BY column"
+    return shape_problem(classes)
+
+
+def shape_problem(classes: QueryClasses) -> str | None:
+    """Why the atoms of a classified join cannot hang in a view tree (None: they can)."""
     atoms = _atom_variables(classes.original.query)
     if any(len(set(vs)) != len(vs) or not vs for vs in atoms.values()):
         return "an atom equates two of its own columns or reads no column"
@@ -153,7 +162,8 @@ def _free_variables(node: Aggregate) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_variable(node, g.expr) for g in node.group_by))
 
 
-def _classes(node: Aggregate, catalog: Catalog) -> QueryClasses | NotAJoinQuery:
+def classes_of(node: LogicalPlan, catalog: Catalog) -> QueryClasses | NotAJoinQuery:
+    """The classes of the natural join under ``node`` (free: its GROUP BY or projected columns)."""
     found = join_query(node)
     if isinstance(found, NotAJoinQuery):
         return found
@@ -166,11 +176,23 @@ def _atom_variables(query: Gcq) -> dict[str, tuple[str, ...]]:
     return {a.alias: a.variables for a in query.atoms}
 
 
-def _view_tree(node: Aggregate, ctx: OptimizerContext) -> ViewTreeAggregate:
-    classes = _classes(node, ctx.catalog)
+@attrs.frozen
+class OrderChoice:
+    """The variable order a view tree is built on: every candidate with its cost (the chosen first),
+    how it was chosen, the static atoms, and the free variables (those given, then what the
+    Σ-reduct adds: variables they determine, one value per free tuple under the FDs)."""
+
+    costs: tuple[OrderCost, ...]
+    chosen_by: str
+    static: tuple[str, ...]
+    free: tuple[str, ...]
+    fds: tuple[str, ...]
+
+
+def choose_order(classes: QueryClasses, graph: JoinGraph, free: tuple[str, ...], ctx: OptimizerContext) -> OrderChoice:
+    """The order forced by ``ctx.variable_order``, else the cheapest candidate (least update work, then state)."""
     maintained = classes.maintained.query  # the Σ-reduct when it is what holds the class
     own = {a.alias: a.var_set for a in classes.original.query.atoms}
-    graph: JoinGraph = node.child
     rows = {a.alias: ctx.catalog.table(a.table).rows or DEFAULT_ROWS for a in graph.atoms}
     static = frozenset(a.alias for a in graph.atoms if ctx.catalog.table(a.table).static)
     determined = closure_function(classes.original.query, ctx.catalog)
@@ -182,10 +204,14 @@ def _view_tree(node: Aggregate, ctx: OptimizerContext) -> ViewTreeAggregate:
         costs = [estimate(maintained, order, rows, static, own, determined) for order in candidate_orders(maintained)]
         costs.sort(key=lambda c: (c.update, c.state))
         chosen_by = "cost"
-    fds = tuple(map(str, classes.fd_reduct or ()))
-    group = _free_variables(node)
-    # the reduct's free variables add those the GROUP BY determines (one value per group under the FDs)
-    free = group + tuple(sorted(set(maintained.output or ()) - set(group)))
-    return ViewTreeAggregate(node.group_by, node.aggregates, graph.join_classes, costs[0].order, tuple(costs),
-                             free, graph.atoms, fds, chosen_by, tuple(sorted(static)))
+    added = tuple(sorted(set(maintained.output or ()) - set(free)))
+    return OrderChoice(tuple(costs), chosen_by, tuple(sorted(static)), free + added,
+                       tuple(map(str, classes.fd_reduct or ())))
 
+
+def _view_tree(node: Aggregate, ctx: OptimizerContext) -> ViewTreeAggregate:
+    classes = classes_of(node, ctx.catalog)
+    graph: JoinGraph = node.child
+    choice = choose_order(classes, graph, _free_variables(node), ctx)
+    return ViewTreeAggregate(node.group_by, node.aggregates, graph.join_classes, choice.costs[0].order, choice.costs,
+                             choice.free, graph.atoms, choice.fds, choice.chosen_by, choice.static)

@@ -12,8 +12,8 @@ same stream file. The numbers:
 - **ivm whole process**: wall time of the `ivm run` child from its start to its exit (interpreter
   start, reading the stream, maintenance, whatever else it does), measured here the same way as the
   peers'; peak RSS from ``--stats-json``, else from ``wait4`` (the child's ``ru_maxrss``).
-- **peers** (``--peers``): ``flink_q3.py`` (Flink SQL, parallelism 1, in ``/work/flink-venv``) and
-  ``pathway_q3.py`` (Pathway, commits of 1 000 updates, in ``/work/pathway-venv``), each timed as
+- **peers** (``--peers``): ``flink_q3.py`` (Flink SQL, parallelism 1, in ``/work/peers/flink``) and
+  ``pathway_q3.py`` (Pathway, commits of 1 000 updates, in ``/work/peers/pathway``), each timed as
   a whole child process on the same stream file as `ivm run` Q3 (peak RSS: the larger of ``wait4``'s
   and the one the script reports; Flink's JVM is not a waited-for child, ``flink_q3.py`` samples
   its process tree). Ratio = peer wall / ivm wall,
@@ -22,6 +22,9 @@ same stream file. The numbers:
 
 updates/s everywhere is the stream's update count (all tables, as `ivm run` counts them) over the
 time; with ``--repeat N`` each run is made N times and the median time (the largest RSS) is shown.
+CPU seconds (user + system of the whole child, all threads; Flink's JVM as ``flink_q3.py`` samples
+it; maintenance as `ivm run` and the loops measure it with ``time.process_time``) stand beside the
+wall times: on a shared machine they are the ones a ratio can trust.
 
 Modes (``--mode``), the ones the issue's "Done when" needs:
 
@@ -65,22 +68,26 @@ import attrs
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 QUERY_FILES = {"q3": "q03.sql", "q5": "q05.sql", "q10": "q10.sql"}
-FLINK_PYTHON = Path("/work/flink-venv/bin/python")
-PATHWAY_PYTHON = Path("/work/pathway-venv/bin/python")
+# each peer in its own venv: the first of these that exists
+FLINK_PYTHONS = (Path("/work/peers/flink/bin/python"), Path("/work/flink-venv/bin/python"))
+PATHWAY_PYTHONS = (Path("/work/peers/pathway/bin/python"), Path("/work/pathway-venv/bin/python"))
 # the last line `ivm run` prints: "<n> updates (...) in <s> s (<rate> updates/s) with the local runner; result: <k> rows"
 IVM_LINE = re.compile(r"^(\d+) updates .* in ([\d.]+) s \(.*; result: (\d+) rows")
 # the peers' last line: "<n> updates of customer, orders, lineitem in <s> s (...) ... <rss> MiB"
 PEER_LINE = re.compile(r"^(\d+) updates of .*? in ([\d.]+) s")
 PEER_RSS = re.compile(r"(?:process tree \(sampled\)|peak RSS) ([\d,]+) MiB")
+PEER_CPU = re.compile(r"CPU of the tree ([\d.]+) s")
 
 
 @attrs.frozen
 class Child:
-    """What one child process printed, how long it ran (wall) and its peak RSS (``wait4``)."""
+    """What one child process printed, how long it ran (wall), its CPU seconds (user + system, all
+    its threads) and its peak RSS (``wait4``)."""
 
     stdout: str
     wall_seconds: float
     peak_rss_mb: float
+    cpu_seconds: float
 
 
 class ChildFailed(Exception):
@@ -100,30 +107,37 @@ def run_child(command: list[str], python_path: bool = True, root: Path = ROOT) -
         text = out.read()
     if process.returncode:
         raise ChildFailed(f"{' '.join(command)} failed ({process.returncode}):\n{text[-3000:]}")
-    return Child(text, wall, usage.ru_maxrss / 1024)
+    return Child(text, wall, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime)
 
 
 @attrs.frozen
 class Run:
-    """One measured run: updates, maintenance and whole-process seconds, peak RSS, result size."""
+    """One measured run: updates, maintenance and whole-process seconds (wall, then CPU), peak RSS,
+    result size. On a loaded machine the CPU seconds are the ones to compare."""
 
     updates: int
     maintenance_seconds: float
     process_seconds: float
     peak_rss_mb: float
     result_rows: int | None
+    maintenance_cpu_seconds: float
+    process_cpu_seconds: float
 
 
 def median_run(runs: list[Run]) -> Run:
     """Median times over repeats, largest RSS."""
     return Run(runs[0].updates, statistics.median(r.maintenance_seconds for r in runs),
-               statistics.median(r.process_seconds for r in runs), max(r.peak_rss_mb for r in runs), runs[0].result_rows)
+               statistics.median(r.process_seconds for r in runs), max(r.peak_rss_mb for r in runs), runs[0].result_rows,
+               statistics.median(r.maintenance_cpu_seconds for r in runs),
+               statistics.median(r.process_cpu_seconds for r in runs))
 
 
-def loop_run(query: str, stream: Path) -> Run:
-    child = run_child([sys.executable, str(HERE / "hand_loops.py"), "--stream", str(stream), "--query", query])
+def loop_run(query: str, stream: Path, streamed: bool = False) -> Run:
+    child = run_child([sys.executable, str(HERE / "hand_loops.py"), "--stream", str(stream), "--query", query,
+                       *(["--streamed"] if streamed else [])])
     stats = json.loads(child.stdout.strip().splitlines()[-1])
-    return Run(stats["updates"], stats["maintenance_seconds"], child.wall_seconds, child.peak_rss_mb, stats["result_rows"])
+    return Run(stats["updates"], stats["maintenance_seconds"], child.wall_seconds, child.peak_rss_mb, stats["result_rows"],
+               stats["maintenance_cpu_seconds"], child.cpu_seconds)
 
 
 def stats_json_supported() -> bool:
@@ -142,24 +156,27 @@ def ivm_run(query: str, stream: Path, batch_size: int, stats_json: bool, extra: 
         if stats_json:
             stats = json.loads(stats_path.read_text())
             return Run(stats["updates"], stats["maintenance_seconds"], child.wall_seconds, stats["peak_rss_mb"],
-                       stats["result_rows"])
+                       stats["result_rows"], stats.get("maintenance_cpu_seconds", stats["maintenance_seconds"]),
+                       child.cpu_seconds)
     last = child.stdout.strip().splitlines()[-1]
     match = IVM_LINE.match(last)
     if not match:
         raise SystemExit(f"cannot read `ivm run`'s last line: {last!r}")
     updates, seconds, rows = match.groups()
-    return Run(int(updates), float(seconds), child.wall_seconds, child.peak_rss_mb, int(rows))
+    return Run(int(updates), float(seconds), child.wall_seconds, child.peak_rss_mb, int(rows), float(seconds),
+               child.cpu_seconds)
 
 
 def peer_run(name: str, stream: Path) -> Run | str:
     """Run a peer benchmark script as a whole process; why not, if its venv is missing.
 
     ``maintenance_seconds`` holds the job's own time (from its start to its final result, what it
-    prints), ``peak_rss_mb`` the larger of ``wait4``'s and what it reports (Flink's JVM is not a
-    waited-for child, so ``flink_q3.py`` samples its process tree itself)."""
-    python, script = {"flink": (FLINK_PYTHON, "flink_q3.py"), "pathway": (PATHWAY_PYTHON, "pathway_q3.py")}[name]
-    if not python.exists():
-        return f"{python} missing"
+    prints), ``peak_rss_mb`` and ``process_cpu_seconds`` the larger of ``wait4``'s and what it reports
+    (Flink's JVM is not a waited-for child, so ``flink_q3.py`` samples its process tree itself)."""
+    pythons, script = {"flink": (FLINK_PYTHONS, "flink_q3.py"), "pathway": (PATHWAY_PYTHONS, "pathway_q3.py")}[name]
+    python = next((python for python in pythons if python.exists()), None)
+    if python is None:
+        return f"{pythons[0]} missing"
     child = run_child([str(python), str(HERE / script), "--stream", str(stream)], python_path=False)
     summary = child.stdout.strip().splitlines()[-1]
     own = PEER_LINE.search(summary)
@@ -168,7 +185,9 @@ def peer_run(name: str, stream: Path) -> Run | str:
         raise SystemExit(f"cannot read {script}'s last line: {summary!r}")
     rss = max(child.peak_rss_mb, float(reported_rss.group(1).replace(",", "")) if reported_rss else 0)
     rows = sum(1 for line in child.stdout.splitlines() if "\t" in line)
-    return Run(int(own.group(1)), float(own.group(2)), child.wall_seconds, rss, rows)
+    reported_cpu = PEER_CPU.search(summary)
+    cpu = max(child.cpu_seconds, float(reported_cpu.group(1)) if reported_cpu else 0)
+    return Run(int(own.group(1)), float(own.group(2)), child.wall_seconds, rss, rows, float(own.group(2)), cpu)
 
 
 def repeated(measure, repeat: int) -> Run:
@@ -199,27 +218,30 @@ def compare(args, stats_json: bool) -> None:
         rows.append([query.upper(), f"{ivm.updates:,}", rate(loop.updates, loop.maintenance_seconds),
                      rate(ivm.updates, ivm.maintenance_seconds), rate(ivm.updates, ivm.process_seconds),
                      f"{ivm.peak_rss_mb:,.0f}", ivm.result_rows,
-                     f"{loop.maintenance_seconds / ivm.maintenance_seconds:.2f}"])
+                     f"{loop.maintenance_seconds / ivm.maintenance_seconds:.2f}",
+                     f"{loop.maintenance_cpu_seconds / ivm.maintenance_cpu_seconds:.2f}"])
     print(table(["query", "updates", "loop maintenance upd/s", "ivm maintenance upd/s", "ivm whole process upd/s",
-                 "ivm peak RSS MB", "result rows", "ivm maintenance / loop"], rows), flush=True)
+                 "ivm peak RSS MB", "result rows", "ivm maintenance / loop", "same, CPU seconds"], rows), flush=True)
     if args.peers:
         if ivm_q3 is None:
             ivm_q3 = repeated(lambda: ivm_run("q3", args.stream, args.batch_size, stats_json), args.repeat)
-        peer_rows = [["ivm run (local)", f"{ivm_q3.process_seconds:.1f}", rate(ivm_q3.updates, ivm_q3.process_seconds),
-                      f"{ivm_q3.peak_rss_mb:,.0f}", "1", ""]]
+        peer_rows = [["ivm run (local)", f"{ivm_q3.process_seconds:.1f}", f"{ivm_q3.process_cpu_seconds:.1f}",
+                      rate(ivm_q3.updates, ivm_q3.process_seconds), f"{ivm_q3.peak_rss_mb:,.0f}", "1", "1", ""]]
         for name in ("flink", "pathway"):
             runs = [peer_run(name, args.stream) for _ in range(args.repeat)]
             if isinstance(runs[0], str):
-                peer_rows.append([name, "skipped: " + runs[0], "", "", "", ""])
+                peer_rows.append([name, "skipped: " + runs[0], "", "", "", "", "", ""])
                 continue
             peer = median_run(runs)
-            peer_rows.append([name, f"{peer.process_seconds:.1f}", rate(ivm_q3.updates, peer.process_seconds),
-                              f"{peer.peak_rss_mb:,.0f}", f"{peer.process_seconds / ivm_q3.process_seconds:.2f}",
+            peer_rows.append([name, f"{peer.process_seconds:.1f}", f"{peer.process_cpu_seconds:.1f}",
+                              rate(ivm_q3.updates, peer.process_seconds), f"{peer.peak_rss_mb:,.0f}",
+                              f"{peer.process_seconds / ivm_q3.process_seconds:.2f}",
+                              f"{peer.process_cpu_seconds / ivm_q3.process_cpu_seconds:.2f}",
                               f"{peer.maintenance_seconds:.1f} s, {rate(peer.updates, peer.maintenance_seconds)} upd/s "
                               f"of its {peer.updates:,}"])
         print(f"\nQ3, whole process on {args.stream} (updates/s: the stream's {ivm_q3.updates:,} updates over the wall time)")
-        print(table(["run", "wall s", "upd/s", "peak RSS MB", "ivm whole-process speed / peer's", "peer's own report"],
-                    peer_rows))
+        print(table(["run", "wall s", "CPU s", "upd/s", "peak RSS MB", "ivm speed / peer's (wall)",
+                     "ivm / peer (CPU)", "peer's own report"], peer_rows))
 
 
 def batch_sizes(args, stats_json: bool) -> None:
@@ -244,7 +266,14 @@ def failed(failure: ChildFailed) -> str:
     return "failed: " + str(failure).strip().splitlines()[-1][:60]
 
 
+SCALE_HEADER = ["query", "stream", "updates", "loop µs/update (CPU)", "loop vs first", "ivm maintenance µs/update (CPU)",
+                "ivm vs first", "ivm growth / loop growth", "ivm maintenance µs/update (wall)", "ivm whole µs/update (CPU)",
+                "ivm peak RSS MB"]
+
+
 def scale(args, stats_json: bool) -> None:
+    """Per-update maintenance across stream sizes, ivm beside the loop (read batch by batch, so it fits
+    at SF 1), in CPU seconds: on a shared machine the wall time of a long run swings with the load."""
     streams = [Path(stream) for stream in args.streams.split(",")]
     present = [stream for stream in streams if stream.is_dir()]
     for stream in streams:
@@ -252,31 +281,33 @@ def scale(args, stats_json: bool) -> None:
             print(f"skipped {stream}: missing")
     rows = []
     for query in args.queries:
-        first = None
+        first_ivm = first_loop = None
         for stream in present:
-            loop_us = "not run"
+            loop_us, loop_growth = None, ""
             try:
                 if not args.no_loops:
-                    loop = repeated(lambda q=query, s=stream: loop_run(q, s), args.repeat)
-                    loop_us = f"{per_update_us(loop, loop.maintenance_seconds):.2f}"
-            except ChildFailed as failure:  # at SF 1 the whole stream as Python objects may not fit
-                loop_us = failed(failure)
+                    loop = repeated(lambda q=query, s=stream: loop_run(q, s, streamed=True), args.repeat)
+                    loop_us = per_update_us(loop, loop.maintenance_cpu_seconds)
+                    first_loop = first_loop or loop_us
+                    loop_growth = f"{loop_us / first_loop:.2f}"
+            except ChildFailed as failure:
+                loop_growth = failed(failure)
             try:
                 ivm = repeated(lambda q=query, s=stream: ivm_run(q, s, args.batch_size, stats_json), args.repeat)
             except ChildFailed as failure:
-                rows.append([query.upper(), stream.name, "", loop_us, failed(failure), "", "", ""])
+                rows.append([query.upper(), stream.name, "", "", loop_growth, failed(failure), "", "", "", "", ""])
                 print(f"| {' | '.join(rows[-1])} |", flush=True)
                 continue
-            maintenance = per_update_us(ivm, ivm.maintenance_seconds)
-            first = first or maintenance
-            rows.append([query.upper(), stream.name, f"{ivm.updates:,}", loop_us, f"{maintenance:.2f}",
-                         f"{maintenance / first:.2f}", f"{per_update_us(ivm, ivm.process_seconds):.2f}",
-                         f"{ivm.peak_rss_mb:,.0f}"])
-            print(table(["query", "stream", "updates", "loop µs/update", "ivm maintenance µs/update",
-                         "vs first stream", "ivm whole µs/update", "ivm peak RSS MB"], rows[-1:]).splitlines()[-1],
-                  flush=True)  # a long sweep shows each row as it comes
-    print(table(["query", "stream", "updates", "loop µs/update", "ivm maintenance µs/update", "vs first stream",
-                 "ivm whole µs/update", "ivm peak RSS MB"], rows))
+            maintenance = per_update_us(ivm, ivm.maintenance_cpu_seconds)
+            first_ivm = first_ivm or maintenance
+            growth = maintenance / first_ivm
+            rows.append([query.upper(), stream.name, f"{ivm.updates:,}", "" if loop_us is None else f"{loop_us:.2f}",
+                         loop_growth, f"{maintenance:.2f}", f"{growth:.2f}",
+                         "" if loop_us is None else f"{growth / (loop_us / first_loop):.2f}",
+                         f"{per_update_us(ivm, ivm.maintenance_seconds):.2f}",
+                         f"{per_update_us(ivm, ivm.process_cpu_seconds):.2f}", f"{ivm.peak_rss_mb:,.0f}"])
+            print(table(SCALE_HEADER, rows[-1:]).splitlines()[-1], flush=True)  # a long sweep shows each row as it comes
+    print(table(SCALE_HEADER, rows))
 
 
 def join_trees(args, stats_json: bool) -> None:
@@ -306,8 +337,7 @@ def main() -> None:
     parser.add_argument("--batch-sizes", default="1,50,10000", help="batch-sizes: comma list")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement (median shown)")
     parser.add_argument("--peers", action="store_true", help="compare: also Flink SQL and Pathway on Q3")
-    parser.add_argument("--no-loops", action="store_true",
-                        help="scale: measure ivm only (the loops hold the whole stream in memory: 17 GB at SF 1)")
+    parser.add_argument("--no-loops", action="store_true", help="scale: measure ivm only")
     args = parser.parse_args()
     default_queries = "q3" if args.mode == "batch-sizes" else "q3,q5,q10"
     args.queries = (args.queries or default_queries).split(",")

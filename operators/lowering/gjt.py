@@ -7,7 +7,9 @@ rows arrive on), each edge's inequalities into ``Bound``s, the connex set the st
 
 The connex set N and what hangs below it without a better key is one stage in ENUMERATE mode,
 keyed by the variables every one of its leaves holds (partitioning by them is exact); with none
-the key is constant and EXPLAIN says the stage does not scale out. A subtree hanging below N whose
+the key is constant and EXPLAIN says the stage does not scale out (all its state sits in one Spark
+group). On Spark such a stage still touches O(changed) state per batch: its T-representation is kept
+in pages, not pickled whole (``spark_stage_processors.PagedGjtProcessor``, ``stages/gjt_pages.py``). A subtree hanging below N whose
 leaves share more variables than that is a REDUCT-mode stage of its own keyed by them, feeding its
 root's reduct to a leaf of the ENUMERATE stage (one level: such a subtree is not split further).
 

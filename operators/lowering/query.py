@@ -22,9 +22,13 @@ from operators.lowering.gjt_aggregate import lower_gjt_aggregate
 from operators.lowering.heavy_light import lower_heavy_light
 from operators.lowering.nested import lower_nested
 from operators.lowering.view_tree import lower_view_tree
+from operators.lowering.view_tree_output import lower_factorized_view_tree
 from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
 from operators.stages.base import StageDescription
 from operators.stages.distinct import DistinctStage
+from operators.stages.insert_only import insert_only_reason
+from operators.stages.insert_only_aggregate import InsertOnlyAggregateStage
+from operators.stages.insert_only_top_k import InsertOnlyTopKStage
 from operators.stages.join_select import JoinSelectStage
 from operators.stages.map import MapStage
 from operators.stages.product import ProductCombineStage
@@ -49,7 +53,7 @@ from planner.ir.maintenance import (
 )
 from planner.ir.notation import print_expr
 from planner.ir.outputs import output_columns
-from planner.ir.view_tree_plan import ViewTreeAggregate
+from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 
 #: A lowered body: its last stage, its result's columns and its rows over empty input.
 Body = tuple[int, tuple[Column, ...], tuple[Row, ...]]
@@ -169,6 +173,11 @@ def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Colu
             raise LoweringError("NestedAggregate over a GeneralizedJoinTree: the nested-aggregate indexes read the "
                                 "live tuples of a foreign-key join, which a T-representation does not keep")
         return lower_generalized_join_tree(builder, plan)
+    if isinstance(plan, FactorizedViewTree):
+        if nested:
+            raise LoweringError("NestedAggregate over a FactorizedViewTree: the nested-aggregate indexes read the "
+                                "live tuples of a foreign-key join, which a view tree does not keep")
+        return lower_factorized_view_tree(builder, plan)
     raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
 
 
@@ -291,9 +300,13 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
     agg_layout = output_columns(aggregate)
     finish = finish_function(items, having, agg_layout)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
-    stage_class = RingAggregateStage if isinstance(aggregate, RingAggregate) else GroupAggregateStage
-    stage = stage_class(tuple(g.name for g in aggregate.group_by), group_by, tuple(specs), finish,
-                        tuple(map(str, output_layout)), where=where)
+    names, columns_out = tuple(g.name for g in aggregate.group_by), tuple(map(str, output_layout))
+    if isinstance(aggregate, GroupAggregate) and aggregate.insert_only:
+        stage = InsertOnlyAggregateStage(names, group_by, tuple(specs), finish, columns_out, aggregate.insert_only,
+                                         where=where)
+    else:
+        stage_class = RingAggregateStage if isinstance(aggregate, RingAggregate) else GroupAggregateStage
+        stage = stage_class(names, group_by, tuple(specs), finish, columns_out, where=where)
     empty = stage.empty_result()
     return builder.add(stage), output_layout, (() if empty is None else (empty,))
 
@@ -307,12 +320,18 @@ def _lower_distinct(builder: StageBuilder, layout: tuple[Column, ...], upstream:
 def _lower_top_k(builder: StageBuilder, top_k: TopK, layout: tuple[Column, ...], upstream: int) -> int:
     index = {c: i for i, c in enumerate(layout)}
     keys = tuple((compile_expr(_output_column(k.expr, layout), index), k.ascending) for k in top_k.keys)
-    stage = builder.add(TopKStage(
-        f"top {top_k.count}", keys, top_k.count, tuple(c.name for c in layout),
-        StageDescription(
+    name, columns_out = f"top {top_k.count}", tuple(c.name for c in layout)
+    if top_k.insert_only:
+        stage = builder.add(InsertOnlyTopKStage(name, keys, top_k.count, columns_out, StageDescription(
+            operator=f"InsertOnlyTopK (k={top_k.count})", inputs="result changes (inserts only)",
+            state=f"the {top_k.count} best rows only", key="constant (does not scale out)",
+            update_cost="O(1) per insert not among the k best, O(log k + k) per one that enters; O(k) per batch",
+            why=insert_only_reason(top_k.insert_only, "a row out of the k best never returns: only they are kept")),
+            insert_only=top_k.insert_only))
+    else:
+        stage = builder.add(TopKStage(name, keys, top_k.count, columns_out, StageDescription(
             operator=f"TopK (k={top_k.count})", inputs="result changes", state="the whole result as an ordered multiset",
             key="constant (does not scale out)", update_cost="O(log n + k) per batch",
-            why="deleting a top row needs the next one, so all rows are kept in order"),
-    ))
+            why="deleting a top row needs the next one, so all rows are kept in order")))
     builder.downstream[upstream] = (stage, 0)
     return stage

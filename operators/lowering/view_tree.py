@@ -1,23 +1,24 @@
-"""Lower a ``ViewTreeAggregate``: one view-tree stage, then a map from payloads to SQL rows.
+"""Lower a ``ViewTreeAggregate``: keyed view-tree stages, then a map from payloads to SQL rows.
 
-The rule's order (``ViewTreeAggregate.order``) becomes the stage's ``VariableOrder``: each atom
+The rule's order (``ViewTreeAggregate.order``) becomes a ``VariableOrder``: each atom
 hangs under the deepest of its variables, bound variables summed by an aggregate are lifted into
 their ring slot. Each atom's source sends only the columns the view tree reads, in the atom's
 variable order; the atom's pushed selection runs on the source row first.
 
-The stage (``GroupedViewTreeStage``) emits ``(free values..., payload)`` per changed group; the map
+The stages (``view_stages.py``: one per view or fused chain of views, each keyed by the variables
+its inputs share) end in one that emits ``(free values..., payload)`` per changed group; the map
 reads each aggregate off the payload (COUNT is the payload's count, SUM a slot, SUM(x*y) an entry
 of the cofactor ring's Σxxᵀ) through the aggregate stage's own ``aggregate_value``, so empty groups
 and AVG's types are Spark's exactly as for ``RingAggregate``, then applies HAVING and the select
 list. Linear, so −old/+new pass through it as changes.
 
-Not built yet: per-view keyed stages (issue 12 item 7, a view keyed by its variables shared with
-its parent); the whole tree is one stage keyed by a constant, which does not scale out.
+``single_stage=True`` keeps the first version: the whole tree in one stage keyed by a constant.
 """
 
 from __future__ import annotations
 
 from operators.lowering.builder import StageBuilder, finish_function
+from operators.lowering.view_stages import lower_view_stages
 from operators.stages.aggregate import AggregateSpec, aggregate_value
 from operators.stages.base import StageDescription
 from operators.stages.map import MapStage
@@ -65,13 +66,20 @@ def _reader(ring, slots: tuple[int, ...]):
 
 
 def lower_view_tree(builder: StageBuilder, node: ViewTreeAggregate, items: tuple | None,
-                    having: Expr | None) -> tuple[int, tuple[Column, ...], tuple]:
-    """The stages of ``node``; returns (last stage, result layout, rows over empty input)."""
+                    having: Expr | None, single_stage: bool = False) -> tuple[int, tuple[Column, ...], tuple]:
+    """The stages of ``node``; returns (last stage, result layout, rows over empty input).
+
+    ``single_stage`` lowers the whole tree to one ``GroupedViewTreeStage`` keyed by a constant instead
+    of per-view stages: the specification the per-view stages are tested against and the baseline of
+    ``examples/benchmarks/view_tree_scaling.py``."""
     order = variable_order(node)
     ring = _ring(node)
-    stage = builder.add(GroupedViewTreeStage(f"view tree {node.order}", order, ring))
-    for port, atom in enumerate(node.atoms):
-        builder.route(atom, node.atom_columns[atom.alias], stage, port)
+    if single_stage:
+        stage = builder.add(GroupedViewTreeStage(f"view tree {node.order}", order, ring))
+        for port, atom in enumerate(node.atoms):
+            builder.route(atom, node.atom_columns[atom.alias], stage, port)
+    else:
+        stage = lower_view_stages(builder, node, order, ring)
     group_positions = tuple(node.free.index(node.variable(g.expr)) for g in node.group_by)
     specs = tuple(AggregateSpec(func, None) for func, _ in node.payload_reads)
     readers = tuple(_reader(ring, slots) for _, slots in node.payload_reads)

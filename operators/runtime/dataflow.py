@@ -79,7 +79,7 @@ class Dataflow:
     #: result keeps them so it can be sorted when read, and the reader drops them.
     hidden_columns: int = 0
     #: Pull mode: the stage whose ``enumerate(key, state)`` over all its keys, passed through the
-    #: stateless maps after it, is the result (a GJT's T-representation). The view then keeps no
+    #: stateless maps after it, is the result (a GJT's T-representation, a view tree's factorized output). The view then keeps no
     #: copy of the result and reads it from that state (``enumerate_result``). None: it keeps one.
     enumerated_by: int | None = None
 
@@ -114,7 +114,8 @@ class Dataflow:
         is read from the state on request. Only a result enumerated from a stage can be read so."""
         if self.enumerated_by is None:
             raise ValueError("this plan keeps its result from the changes it emits (no stage enumerates it), "
-                             "so it cannot run without them; pull mode needs a generalized join tree's result")
+                             "so it cannot run without them; pull mode needs a result enumerated from a generalized "
+                             "join tree or a view tree")
         stages = tuple(attrs.evolve(node, stage=node.stage.without_changes()) if node.id == self.enumerated_by
                        else node for node in self.stages)
         return attrs.evolve(self, stages=stages)

@@ -20,12 +20,12 @@ from __future__ import annotations
 import pickle
 import zlib
 from collections.abc import Iterable
-from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
 
 from operators.zset import Row
+from operators.zset import key_text as key_text  # re-exported: the runtime names it from here
 
 BUCKET_COLUMN = "bucket"
 PACKED_SCHEMA = f"stage int, {BUCKET_COLUMN} int, changes binary"
@@ -44,31 +44,6 @@ DEFAULT_BUCKETS = 256
 #: suit states of 50 000–800 000 keys. Larger states need more chunks (not adaptive yet).
 DEFAULT_CHUNKS = 64
 PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
-
-
-def key_text(key: tuple) -> str:
-    """The canonical text of a stage key: ``repr`` of the tuple after normalising equal values.
-
-    Buckets and chunks are computed from the text, and the processors group a bucket's changes by
-    it, so equal keys must give equal text. ``repr`` is deterministic for the plain values rows hold
-    (int, str, bool, None, date, Decimal, and float, whose repr is the shortest round-trip form). Two
-    kinds of equal values print differently and are normalised: Decimals with different exponents
-    (``1.0`` vs ``1.00``) and signed zeros. Values of different types that compare equal (``1`` vs
-    ``1.0``) are not merged: a key column holds one type, the column's catalog type. (Pickle is no
-    alternative: its bytes depend on object identity through the memo.)
-
-    >>> key_text((1, "a", Decimal("2.50"), -0.0))
-    "(1, 'a', Decimal('2.5'), 0.0)"
-    """
-    return repr(tuple(_canonical(value) for value in key))
-
-
-def _canonical(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return (value + 0).normalize()
-    if isinstance(value, float) and value == 0.0:
-        return 0.0
-    return value
 
 
 def bucket_of(text: str, buckets: int) -> int:

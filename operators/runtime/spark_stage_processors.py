@@ -7,8 +7,18 @@ key text → state), read and written once per chunk a batch touches. The layout
 examples/benchmarks/spark_state_access.py, with their numbers in RESULTS.md.
 
 Stages keyed by a constant keep one state object for the whole stage, which one chunk would re-pickle
-every batch. ``TopKProcessor`` is the layout for top-k: the multiset of rows in a MapState by chunk of
-rows (written per changed chunk) and a bounded buffer of the best rows (O(k)); see its docstring.
+every batch. Two have layouts of their own:
+
+- ``PagedGjtProcessor`` runs every ``GjtStage`` (IEDyn's T-representation; keyed by a constant when a
+  pure inequality join shares no variable): its state in pages of a MapState, page id → pickled page
+  (``operators/stages/gjt_pages.py``: one page per reduct row, each sorted group a B-tree of pages with
+  per-child sums, a meta page per key). A batch reads the pages it touches through a per-batch cache
+  and writes back the ones it changed: O(|Δ| log_B n) pages plus the leaf pages of the rows its walks
+  yield, where one chunk was O(state) (RESULTS.md, "Inequality joins": the layouts side by side). A
+  constant key still does not scale out: its pages all live in one Spark group.
+- ``TopKProcessor`` is the layout for top-k: the multiset of rows in a MapState by chunk of rows
+  (written per changed chunk) and a bounded buffer of the best rows (O(k)); see its docstring.
+
 The other constant-keyed stages (an RPAI tree, a threshold, the general algorithm, a global MIN/MAX)
 still run as one chunk, O(their state) per batch: their split (a MapState by sub-key: an RPAI tree's
 inner key → its aggregate, a threshold's value → count, with the ordered structure rebuilt from the
@@ -42,7 +52,10 @@ from operators.runtime.spark_edges import (
     unpack,
 )
 from operators.stages.base import Change
+from operators.stages.gjt import GjtStage
+from operators.stages.gjt_pages import PagedGjtState
 from operators.stages.top_k import TopKStage
+from operators.structures.page_store import PageStore
 from operators.zset import Changelog, Row, consolidate
 
 
@@ -57,6 +70,9 @@ def packed_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode
     """The layout of a stage on packed rows: top-k by its buffer, every other stage by chunks."""
     if isinstance(node.stage, TopKStage):
         return run_top_k(stage_input, node, downstream, buckets)
+    if isinstance(node.stage, GjtStage):
+        processor = PagedGjtProcessor(node, downstream, buckets)
+        return stage_input.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
     return run_packed(stage_input, node, downstream, buckets, chunks)
 
 
@@ -93,18 +109,28 @@ class PackedStageProcessor(StatefulProcessor):
         self.downstream_key = downstream_key_text(self.node, self.downstream)
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
-        by_key: dict[str, list[Change]] = {}
-        for packed in rows:
-            for text, port, row, weight in unpack(packed.changes):
-                by_key.setdefault(text, []).append(Change(port, row, weight))
-        emitted = process_chunks(self.node, self.states, by_key, self.buckets, self.chunks)
-        destination, port = self.address
-        downstream_key = self.downstream_key
-        addressed = ((destination, downstream_key(row), port, row, weight) for row, weight in emitted)
-        return iter([SparkRow(**record) for record in pack(addressed, self.buckets)])
+        emitted = process_chunks(self.node, self.states, changes_by_key(rows), self.buckets, self.chunks)
+        return packed_output(emitted, self.address, self.downstream_key, self.buckets)
 
     def close(self) -> None:
         pass
+
+
+def changes_by_key(rows: Iterator[SparkRow]) -> dict[str, list[Change]]:
+    """A bucket's packed changes grouped by the text of their stage key."""
+    by_key: dict[str, list[Change]] = {}
+    for packed in rows:
+        for text, port, row, weight in unpack(packed.changes):
+            by_key.setdefault(text, []).append(Change(port, row, weight))
+    return by_key
+
+
+def packed_output(emitted: Changelog, address: tuple[int, int], downstream_key: Callable[[Row], str],
+                  buckets: int) -> Iterator[SparkRow]:
+    """A stage's output rows packed for the buckets of the stage they go to."""
+    destination, port = address
+    addressed = ((destination, downstream_key(row), port, row, weight) for row, weight in emitted)
+    return iter([SparkRow(**record) for record in pack(addressed, buckets)])
 
 
 def output_address(node: StageNode, downstream: StageNode | None) -> tuple[int, int]:
@@ -147,6 +173,67 @@ def process_chunks(node: StageNode, chunk_states: Any, by_key: dict[str, list[Ch
         elif stored is not None:
             chunk_states.removeKey(user_key)
     return emitted
+
+
+class MapStatePages:
+    """A ``page_store.PageBackend`` over a MapState page id → pickled page."""
+
+    def __init__(self, state: Any) -> None:
+        self.state = state
+
+    def read(self, page: str) -> bytes | None:
+        found = self.state.getValue((page,))
+        return None if found is None else found[0]
+
+    def write(self, page: str, data: bytes) -> None:
+        self.state.updateValue((page,), (data,))
+
+    def remove(self, page: str) -> None:
+        self.state.removeKey((page,))
+
+    def scan(self) -> Iterator[tuple[str, bytes]]:
+        return ((page, data) for (page,), (data,) in self.state.iterator())
+
+
+class PagedGjtProcessor(StatefulProcessor):
+    """A ``GjtStage`` whose batch reads and writes the pages it touches, not its whole T-representation.
+
+    The stage's states live in one MapState per bucket, page id → pickled page (``gjt_pages``: one page
+    per reduct row, B-tree pages per index group, a meta page per stage key; ids start with the key's
+    text). A batch builds a ``PageStore`` over the MapState (its cache starts empty: nothing read in an
+    earlier batch or before a restart is trusted), runs ``stage.process`` per key over a
+    ``PagedGjtState``, and writes back only the pages it changed, after the last key: a stage that
+    raises leaves the stored pages as they were. The batch's page and byte counts stay in ``last_batch``.
+    """
+
+    def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int = DEFAULT_BUCKETS):
+        self.node = node
+        self.downstream = downstream
+        self.buckets = buckets
+        self.last_batch: PageStore | None = None
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        self.pages = handle.getMapState(f"{state_name(self.node.id)}_pages", "page string", "data binary")
+        self.address = output_address(self.node, self.downstream)
+        self.downstream_key = downstream_key_text(self.node, self.downstream)
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        stage = self.node.stage
+        store = PageStore(MapStatePages(self.pages))
+        emitted: Changelog = []
+        for changes in changes_by_key(rows).values():
+            first = changes[0]
+            stage_key = stage.key_of(first.port, first.row)
+            state = PagedGjtState(stage, store, stage_key)
+            _, output = stage.process(stage_key, state, changes)
+            state.save()
+            emitted.extend(output)
+        store.flush()
+        self.last_batch = store
+        return packed_output(emitted, self.address, self.downstream_key, self.buckets)
+
+    def close(self) -> None:
+        pass
 
 
 class TopKProcessor(StatefulProcessor):
@@ -204,9 +291,7 @@ class TopKProcessor(StatefulProcessor):
             bound, complete = trim(buffer, self.REFILL_FACTOR * count), False
         self._store_buffer(buffer, bound, complete)
         emitted = consolidate([*((row, -1) for row in before), *((row, 1) for row in head(buffer, count))])
-        destination, port = self.address
-        addressed = ((destination, self.downstream_key(row), port, row, weight) for row, weight in emitted)
-        return iter([SparkRow(**record) for record in pack(addressed, self.buckets)])
+        return packed_output(emitted, self.address, self.downstream_key, self.buckets)
 
     def _count(self, changes: Changelog) -> None:
         """Add the weighted rows to the multiset ``rows``, one read and one write per touched chunk."""

@@ -24,10 +24,10 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import date
 from decimal import Decimal
-from itertools import islice
+from itertools import islice, repeat
 from operator import attrgetter, lt
 from pathlib import Path
-from typing import ClassVar, overload
+from typing import ClassVar, NamedTuple, overload
 
 import attrs
 import numpy as np
@@ -147,6 +147,10 @@ class TableChanges:
     such a change keeps its values as written. ``fingerprints`` are the rows' fingerprints
     (``row_fingerprints``), which the reader computes on its Arrow columns when every change of a
     chunk was readable; None leaves them to the validator.
+
+    ``written`` is None when ``rows`` hold every column. A reader told to read only some columns
+    (``OpenStream.batches``'s ``columns``) leaves the others None in ``rows`` and keeps the Arrow
+    rows here, so ``update`` still shows a change as it was written (an error message, a rejects file).
     """
 
     table: str
@@ -155,21 +159,25 @@ class TableChanges:
     rows: list[tuple]
     defects: dict[int, str]
     fingerprints: list[bytes] | None = None
+    written: WrittenRows | None = None
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def update(self, position: int) -> Update:
-        """The change at ``position`` as one ``Update`` (an ``UnreadableUpdate`` when it has a defect)."""
-        values = (self.seqs[position], self.table, self.ops[position], self.rows[position])
+        """The change at ``position`` as one ``Update`` (an ``UnreadableUpdate`` when it has a defect),
+        with every column of its row as written."""
+        row = self.rows[position] if self.written is None else self.written.row(position)
+        values = (self.seqs[position], self.table, self.ops[position], row)
         defect = self.defects.get(position)
         return Update(*values) if defect is None else UnreadableUpdate(*values, defect)
 
     def slice(self, start: int, stop: int) -> TableChanges:
         defects = {row - start: reason for row, reason in self.defects.items() if start <= row < stop}
         fingerprints = None if self.fingerprints is None else self.fingerprints[start:stop]
+        written = None if self.written is None else self.written.slice(start, stop)
         return TableChanges(self.table, self.seqs[start:stop], self.ops[start:stop], self.rows[start:stop], defects,
-                            fingerprints)
+                            fingerprints, written)
 
     @classmethod
     def concatenate(cls, parts: Sequence[TableChanges]) -> TableChanges:
@@ -181,13 +189,50 @@ class TableChanges:
             rows += part.rows
         known = all(part.fingerprints is not None for part in parts)
         fingerprints = [f for part in parts for f in part.fingerprints] if known else None
-        return cls(parts[0].table, seqs, ops, rows, defects, fingerprints)
+        partial = [part.written for part in parts if part.written is not None]
+        if partial and len(partial) < len(parts):
+            raise ValueError(f"table {parts[0].table}: cannot join changes read whole with changes read in part")
+        return cls(parts[0].table, seqs, ops, rows, defects, fingerprints, WrittenRows.joined(partial) if partial else None)
 
     @classmethod
     def of_updates(cls, table: str, updates: Sequence[Update]) -> TableChanges:
         """``updates`` of ``table`` (in ``_seq`` order) column by column."""
         defects = {position: u.defect for position, u in enumerate(updates) if u.defect is not None}
         return cls(table, [u.seq for u in updates], [u.op for u in updates], [u.row for u in updates], defects)
+
+
+class WrittenRows(NamedTuple):
+    """Rows of a table as written in the stream, kept as Arrow rows (``segments``: a table and a row
+    range in it, in turn) and read into Python values one row at a time, on demand. (A named tuple:
+    one is sliced per table per batch, and an attrs class's ``__init__`` costs a microsecond.)"""
+
+    table: Table
+    segments: tuple[tuple[pa.Table, int, int], ...]
+
+    def row(self, position: int) -> tuple:
+        for data, start, stop in self.segments:
+            if position < stop - start:
+                rows, _, _ = _rows_and_defects(data.slice(start + position, 1), self.table, "")
+                return rows[0]
+            position -= stop - start
+        raise IndexError(position)
+
+    def slice(self, start: int, stop: int) -> WrittenRows:
+        if len(self.segments) == 1:  # what a cursor slices: one chunk
+            ((data, first, last),) = self.segments
+            return WrittenRows(self.table, ((data, first + start, min(first + stop, last)),))
+        kept, offset = [], 0
+        for data, first, last in self.segments:
+            length = last - first
+            low, high = max(start - offset, 0), min(stop - offset, length)
+            if low < high:
+                kept.append((data, first + low, first + high))
+            offset += length
+        return WrittenRows(self.table, tuple(kept))
+
+    @classmethod
+    def joined(cls, parts: Sequence[WrittenRows]) -> WrittenRows:
+        return cls(parts[0].table, tuple(segment for part in parts for segment in part.segments))
 
 
 @attrs.frozen
@@ -265,27 +310,60 @@ def rows_from_arrow(data: pa.Table, table: Table, source: str) -> list[tuple]:
     be read exactly into its column refuses the whole table, naming the row (these are base tables,
     without a ``_seq``).
     """
-    rows, defects = _rows_and_defects(data, table, source)
+    rows, defects, _ = _rows_and_defects(data, table, source)
     if defects:
         row = min(defects)
         raise StreamFormatError(f"table {table.name} ({source}), row {row}: {defects[row]}")
     return rows
 
 
-def _rows_and_defects(data: pa.Table, table: Table, source: str) -> tuple[list[tuple], dict[int, str]]:
-    """Rows of ``data`` in catalog column order, and why each row that cannot be read is wrong (by row
-    position; the first wrong column of a row names it). A wrong row keeps its values as written."""
+def _rows_and_defects(data: pa.Table, table: Table, source: str, read: Collection[str] | None = None
+                      ) -> tuple[list[tuple], dict[int, str], list[pa.ChunkedArray | pa.Array] | None]:
+    """Rows of ``data`` in catalog column order, why each row that cannot be read is wrong (by row
+    position; the first wrong column of a row names it), and, when no row is wrong, each column cast
+    to its catalog type's Arrow type (what ``arrow_fingerprints`` takes). A wrong row keeps its values
+    as written.
+
+    Given ``read``, only those columns become Python values; the others are None in every row. They
+    are checked all the same, on the Arrow column (``_unread_column``): a column with a value that
+    cannot be its column's is read whole after all, so a wrong row keeps every value as written."""
     missing = [name for name in table.column_names if name not in data.column_names]
     if missing:
         raise StreamFormatError(f"table {table.name} ({source}): missing column(s) {', '.join(missing)}")
     defects: dict[int, str] = {}
-    columns = []
+    columns: list = []
+    casts: list = []
     for column in table.columns:
-        values, column_defects = _read_column(data[column.name], column, column.name in table.primary_key)
+        in_key = column.name in table.primary_key
+        cast = None if read is None or column.name in read else _unread_column(data[column.name], column, in_key)
+        if cast is not None:
+            columns.append(None)
+            casts.append(cast)
+            continue
+        values, column_defects, cast = _read_column(data[column.name], column, in_key)
         columns.append(values)
+        casts.append(cast)
         for row, reason in column_defects.items():
             defects.setdefault(row, reason)
-    return list(zip(*columns, strict=True)), defects
+    if all(values is None for values in columns):  # a table nothing reads a column of (COUNT(*))
+        rows = [(None,) * len(columns)] * len(data)
+    else:
+        # zip stops at the shortest input: the read columns all have len(data) values
+        rows = list(zip(*(repeat(None) if values is None else values for values in columns)))  # noqa: B905
+    return rows, defects, None if defects else casts
+
+
+def _unread_column(data: pa.ChunkedArray, column: Column, in_key: bool) -> pa.ChunkedArray | pa.Array | None:
+    """``data`` cast to ``column``'s Arrow type when every value of it is one of ``column``'s (what
+    ``_read_column`` would find no defect in), else None: then it is read after all."""
+    if not column_reads(column, data.type):
+        return None
+    if data.null_count and value_defect(column, None, in_key) is not None:
+        return None
+    try:
+        return _cast(data, column.type)
+    except _ARROW_CONVERSION_ERRORS:
+        return None
 
 
 # A cast that fails is retried on blocks of this many values, then value by value in a failing block,
@@ -293,15 +371,16 @@ def _rows_and_defects(data: pa.Table, table: Table, source: str) -> tuple[list[t
 _CAST_BLOCK = 4096
 
 
-def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool) -> tuple[list, dict[int, str]]:
-    """One stream column as Python values of ``column``'s type, and the reason for each value that
-    cannot be read exactly (see ``column_types``); such a value stays as written so a rejects file
-    shows what the producer sent."""
+def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool
+                 ) -> tuple[list, dict[int, str], pa.ChunkedArray | pa.Array | None]:
+    """One stream column as Python values of ``column``'s type, the reason for each value that
+    cannot be read exactly (see ``column_types``; such a value stays as written so a rejects file
+    shows what the producer sent), and the column cast to its Arrow type (None if it does not cast)."""
     if not column_reads(column, data.type):
         raw = data.to_pylist()
         # A whole column of the wrong kind: every value is wrong, not only the first.
         refused = (row for row, value in enumerate(raw) if value is not None or value_defect(column, None, in_key))
-        return raw, {row: _wrong_value(column, data.type, raw[row], in_key) for row in refused}
+        return raw, {row: _wrong_value(column, data.type, raw[row], in_key) for row in refused}, None
     defects: dict[int, str] = {}
     try:
         cast = _cast(data, column.type)
@@ -315,8 +394,8 @@ def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool) -> tuple[l
         written = dict(zip(lossy, raw, strict=True))
         read = iter(_python_values(cast, column.type))
         values = [written[row] if row in written else next(read) for row in range(len(data))]
-        return _null_defects(values, column, in_key, defects)
-    return _null_defects(_python_values(cast, column.type), column, in_key, defects, cast.null_count)
+        return (*_null_defects(values, column, in_key, defects), None)
+    return (*_null_defects(_python_values(cast, column.type), column, in_key, defects, cast.null_count), cast)
 
 
 def _null_defects(
@@ -590,9 +669,7 @@ def open_stream(stream_dir: Path | str, catalog: Catalog) -> OpenStream:
             f"stream directory {stream_dir} holds no stream files (<table>.parquet, or a directory <table>/)"
         )
     sources, seqs = zip(*(_TableSource.open(path, catalog.table(name)) for name, path in entries.items()), strict=True)
-    _check_unique_seqs({source.table.name: table_seqs for source, table_seqs in zip(sources, seqs, strict=True)})
-    table_ids = np.repeat(np.arange(len(sources), dtype=np.int16), [len(table_seqs) for table_seqs in seqs])
-    order = table_ids[np.argsort(np.concatenate(seqs), kind="stable")]
+    order = _check_unique_seqs({source.table.name: table_seqs for source, table_seqs in zip(sources, seqs, strict=True)})
     without_seq = tuple(update for source in sources for update in source.unsequenced_updates())
     return OpenStream(tuple(sources), order, without_seq)
 
@@ -614,14 +691,19 @@ class OpenStream:
         """The number of changes that have a ``_seq`` (the rows without one are in ``without_seq``)."""
         return len(self.order)
 
-    def batches(self, size: int, tables: Collection[str] | None = None) -> Iterator[ChangeBatch]:
+    def batches(self, size: int, tables: Collection[str] | None = None,
+                columns: Mapping[str, Collection[str]] | None = None) -> Iterator[ChangeBatch]:
         """Consecutive batches of ``size`` changes (the last one shorter) in ``_seq`` order, read as they
         are made (so in order, once). Given ``tables``, only their changes are read (``ChangeBatch``): a
         query's validator ignores the changes of the tables it does not read, so converting them to
-        Python values would be wasted."""
+        Python values would be wasted. Given ``columns``, a table named there has only those columns
+        read into Python values, the others None in its rows (still checked, and kept as written for
+        ``TableChanges.update``): for a caller whose every reader of the rows needs only those."""
         if size < 1:
             raise ValueError(f"batch size must be at least 1, got {size}")
-        cursors = [_TableCursor(source) if tables is None or source.table.name in tables else None
+        columns = columns or {}
+        cursors = [_TableCursor(source, columns.get(source.table.name))
+                   if tables is None or source.table.name in tables else None
                    for source in self.sources]
         for start in range(0, len(self.order), size):
             order = self.order[start : start + size]
@@ -697,7 +779,7 @@ class _TableSource:
         if not len(self.unsequenced):
             return
         data = pa.concat_tables(self._file_chunks()).take(pa.array(self.unsequenced))
-        rows, _ = _rows_and_defects(data, self.table, str(self.path))
+        rows, _, _ = _rows_and_defects(data, self.table, str(self.path))
         for row_number, row, op in zip(self.unsequenced.tolist(), rows, data[OP_COLUMN].to_pylist(), strict=True):
             yield UnreadableUpdate(
                 None, self.table.name, op, row,
@@ -731,16 +813,19 @@ def _unreadable(where: str, file: Path, error: Exception) -> StreamFormatError:
 
 
 class _TableCursor:
-    """Reads one table's changes in ``_seq`` order and hands them out ``take(n)`` at a time."""
+    """Reads one table's changes in ``_seq`` order and hands them out ``take(n)`` at a time; ``read``:
+    the columns to read into Python values (None: all of them)."""
 
-    def __init__(self, source: _TableSource):
+    def __init__(self, source: _TableSource, read: Collection[str] | None = None):
         self._source = source
+        self._read = None if read is None or set(source.table.column_names) <= set(read) else frozenset(read)
         self._chunks = source.chunks()
         self._chunk = self.empty()  # converted; handed out up to _offset
         self._offset = 0
 
     def empty(self) -> TableChanges:
-        return TableChanges(self._source.table.name, [], [], [], {}, [])
+        written = None if self._read is None else WrittenRows(self._source.table, ())
+        return TableChanges(self._source.table.name, [], [], [], {}, [], written)
 
     def take(self, count: int) -> TableChanges:
         parts: list[TableChanges] = []
@@ -758,7 +843,7 @@ class _TableCursor:
         """One chunk of rows as Python values (see ``_rows_and_defects``), with their ``_seq`` and ``_op``
         and why each change that cannot be read is wrong."""
         table, where = self._source.table, f"table {self._source.table.name} ({self._source.path})"
-        rows, defects = _rows_and_defects(data, table, str(self._source.path))
+        rows, defects, casts = _rows_and_defects(data, table, str(self._source.path), self._read)
         ops = _integer_column(data[OP_COLUMN], OP_COLUMN, where)
         # The change's own _op is the first thing wrong with it, before any column.
         for row in np.flatnonzero(pc.invert(pc.is_in(ops, pa.array([INSERT, DELETE]))).to_numpy(zero_copy_only=False)):
@@ -766,9 +851,10 @@ class _TableCursor:
             defects[int(row)] = ("_op is NULL" if op is None else f"_op is {op}") + ", must be +1 (insert) or -1 (delete)"
         op_values = ops.to_pylist() if ops.null_count else ops.to_numpy().tolist()
         seqs = _integer_column(data[SEQ_COLUMN], SEQ_COLUMN, where).to_numpy().tolist()
-        # every value cast exactly (no defect), so the read casts succeed again, column by column
-        fingerprints = None if defects else arrow_fingerprints([_cast(data[c.name], c.type) for c in table.columns])
-        return TableChanges(table.name, seqs, op_values, rows, defects, fingerprints)
+        # every value cast exactly (no defect): the casts the reading made are the fingerprints' input
+        fingerprints = None if defects else arrow_fingerprints(casts)
+        written = None if self._read is None else WrittenRows(table, ((data, 0, len(data)),))
+        return TableChanges(table.name, seqs, op_values, rows, defects, fingerprints, written)
 
 
 def _integer_column(column: pa.ChunkedArray, name: str, where: str) -> pa.ChunkedArray:
@@ -785,19 +871,22 @@ def _one_line(error: Exception) -> str:
     return " ".join(str(error).split())
 
 
-def _check_unique_seqs(seqs_by_table: Mapping[str, np.ndarray]) -> None:
-    """Raise naming the ``_seq`` and its table(s) if one ``_seq`` value occurs twice."""
+def _check_unique_seqs(seqs_by_table: Mapping[str, np.ndarray]) -> np.ndarray:
+    """Raise naming the ``_seq`` and its table(s) if one ``_seq`` value occurs twice; else return, for
+    each ``_seq`` in ascending order, the index of its table in ``seqs_by_table`` (the stream's merge
+    order: one sort serves the check and the merge)."""
     names = list(seqs_by_table)
     if not names:
-        return
+        return np.empty(0, np.int16)
     seqs = np.concatenate([seqs_by_table[name] for name in names])
+    table_ids = np.repeat(np.arange(len(names), dtype=np.int16), [len(seqs_by_table[name]) for name in names])
     if len(seqs) == 0:
-        return
+        return table_ids
     order = np.argsort(seqs, kind="stable")
-    repeats = np.flatnonzero(seqs[order][1:] == seqs[order][:-1])
+    ordered = seqs[order]
+    repeats = np.flatnonzero(ordered[1:] == ordered[:-1])
     if not len(repeats):
-        return
-    table_ids = np.repeat(np.arange(len(names)), [len(seqs_by_table[name]) for name in names])
+        return table_ids[order]
     first, second = (int(order[repeats[0] + k]) for k in (0, 1))
     tables = [names[table_ids[i]] for i in (first, second)]
     where = f"twice in table {tables[0]}" if tables[0] == tables[1] else f"in table {tables[0]} and in table {tables[1]}"

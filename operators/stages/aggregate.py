@@ -250,10 +250,14 @@ class GroupAggregateStage(KeyedStage):
                 if update == _SUMMED:
                     values[i] = value * weight if values[i] is None else values[i] + value * weight
                 elif update == _KEPT:
-                    if values[i] is None:
-                        values[i] = self.aggregates[i].new_values()
-                    values[i].add(value, weight)
-                    kept_log.append((values[i], value, weight))
+                    self._keep(values, i, value, weight, kept_log)
+
+    def _keep(self, values: list, i: int, value: object, weight: int, kept_log: list | None) -> None:
+        """Add ``weight`` copies of ``value`` to aggregate ``i``'s multiset, logged in ``kept_log``."""
+        if values[i] is None:
+            values[i] = self.aggregates[i].new_values()
+        values[i].add(value, weight)
+        kept_log.append((values[i], value, weight))
 
     def revert(self, key: tuple, old_state: GroupState, new_state: GroupState | None, changes: list[Change]) -> GroupState:
         """The old state's scalars were never touched; only its value multisets take the changes back
@@ -265,7 +269,6 @@ class GroupAggregateStage(KeyedStage):
         return old_state
 
     def describe(self) -> StageDescription:
-        labels = ", ".join(dict.fromkeys(spec.label for spec in self.aggregates))
         ordered = any(s.func in ORDERED_FUNCTIONS for s in self.aggregates)
         distinct = any(s.keeps_values and s.func not in ORDERED_FUNCTIONS for s in self.aggregates)
         state = ["row count, sums, non-NULL counts"]
@@ -279,12 +282,15 @@ class GroupAggregateStage(KeyedStage):
         cost = ("O(log n) per join change, n the distinct MIN/MAX values of the group; O(1) for the others"
                 if ordered else "O(1) per join change")
         ring = "SUM/COUNT form a ring: a delete subtracts its insert"
-        return StageDescription(
-            operator=f"{self.operator} ({labels})", inputs="join result changes",
-            state="per group: " + "; ".join(state),
-            key=", ".join(self.group_names) or "constant (does not scale out)",
-            update_cost=cost, why="; ".join(why or [ring]) + " (AJU Thm 14)",
-        )
+        return self._description("join result changes", "per group: " + "; ".join(state), cost,
+                                 "; ".join(why or [ring]) + " (AJU Thm 14)")
+
+    def _description(self, inputs: str, state: str, update_cost: str, why: str) -> StageDescription:
+        """EXPLAIN's row for this stage: the operator with its aggregates and the key, with the rest given."""
+        labels = ", ".join(dict.fromkeys(spec.label for spec in self.aggregates))
+        return StageDescription(operator=f"{self.operator} ({labels})", inputs=inputs, state=state,
+                                key=", ".join(self.group_names) or "constant (does not scale out)",
+                                update_cost=update_cost, why=why)
 
 
 class RingAggregateStage(GroupAggregateStage):

@@ -342,7 +342,11 @@ def _projector(source: dict[str, int], variables: tuple[str, ...]) -> Callable[[
 
 
 class GjtState:
-    """One key's T-representation: ρ_n per node (``reducts``, by node number) and the indexes."""
+    """One key's T-representation: ρ_n per node (``reducts``, by node number) and the indexes.
+
+    The stage reads a state through these two lists only (a reduct as a dict, an index as a
+    ``SortedGroups``), so a state of the same shape kept elsewhere runs the same algorithms: the Spark
+    runner's ``gjt_pages.PagedGjtState`` holds them in pages of its state store."""
 
     __slots__ = ("reducts", "indexes")
 
@@ -545,6 +549,11 @@ class GjtStage(KeyedStage):
 
     # ---- the keyed-stage contract ------------------------------------------------------------
 
+    @property
+    def state_shape(self) -> tuple[int, int]:
+        """(reducts, indexes) a key's state holds: one reduct per node, one index per distinct spec."""
+        return len(self.nodes), len(self._specs)
+
     def key_function(self, port: int) -> Callable[[Row], tuple]:
         return self._key_functions[port]
 
@@ -556,7 +565,7 @@ class GjtStage(KeyedStage):
 
     def process(self, key: tuple, state: GjtState | None, changes: list[Change]) -> tuple[GjtState | None, Changelog]:
         if state is None:
-            state = GjtState(len(self.nodes), len(self._specs))
+            state = GjtState(*self.state_shape)
         pending: list[dict[Row, int]] = [{} for _ in self.nodes]
         lift = self.lift
         for change in changes:

@@ -21,7 +21,11 @@ def _nulls_first(value):
     return (value is not None, value)
 
 
-class TopKStage(KeyedStage):
+class OrderedRowsStage(KeyedStage):
+    """What the top-k stages share: the order of rows (ties broken by the whole row), a constant key
+    and the description the lowering words. A base of its own, not ``TopKStage``, so a runner that
+    gives ``TopKStage`` a layout of its own (the Spark runner's ``TopKProcessor``) takes only it."""
+
     def __init__(self, name: str, sort_keys: tuple[tuple[Callable[[Row], object], bool], ...], count: int,
                  output_columns: tuple[str, ...], description: StageDescription):
         self.name = name
@@ -40,6 +44,13 @@ class TopKStage(KeyedStage):
     def key_of(self, port: int, row: Row) -> tuple:
         return ()
 
+    def describe(self) -> StageDescription:
+        return self.description
+
+
+class TopKStage(OrderedRowsStage):
+    """The whole result in an ordered multiset; the first k rows are the answer."""
+
     def process(self, key: tuple, state: SortedList | None, changes: list[Change]) -> tuple[SortedList | None, Changelog]:
         state = state if state is not None else SortedList()
         before = [row for _, row in state[: self.count]]
@@ -55,7 +66,4 @@ class TopKStage(KeyedStage):
         after = [row for _, row in state[: self.count]]
         out = [(row, -1) for row in before] + [(row, 1) for row in after]
         return (state if state else None), consolidate(out)
-
-    def describe(self) -> StageDescription:
-        return self.description
 

@@ -28,9 +28,8 @@ nothing: it is read on request, as the survey's lazy-fact). Emitting the flat
 delta of a result with free variables would cost |δQ| per update, O(N) in Ex. 4.4; a GROUP BY query
 uses ``GroupedViewTreeStage`` (``view_tree_groups.py``), which emits the changed groups' payloads.
 
-First version: one stage keyed by a constant holds the whole tree, so it does not scale out;
-per-view keyed stages (a view keyed by its variables shared with its parent, issue 12 item 7) are
-not built yet.
+One stage keyed by a constant holds the whole tree, so it does not scale out; SQL aggregates are
+lowered to per-view keyed stages instead (``view_stages.py``, issue 12 item 7), built on this class.
 """
 
 from __future__ import annotations
@@ -126,7 +125,7 @@ class ViewTreeStage(KeyedStage):
             inputs=atoms,
             state="views " + ", ".join(f"V_{n.variable}({', '.join(n.dep)})" for n in reversed(self.layout.nodes))
                   + f"; expanded V'_X for free {', '.join(self.order.free) or 'none'}; the atoms",
-            key="constant (does not scale out): one stage holds the whole view tree (per-view stages not built yet)",
+            key="constant (does not scale out): one stage holds the whole view tree",
             update_cost=bounds or "no dynamic atoms",
             why="Olteanu §4.1: a delta travels its atom's path to the root; q-hierarchical orders look "
                 "up one entry per sibling view (Thm 4.1)")
@@ -219,8 +218,10 @@ class ViewTreeStage(KeyedStage):
             self._apply(relations, self._propagate(relations, port, counts), negate=False)
         return ViewTreeState(relations)
 
-    def _propagate_all(self, relations: list[RingRelation], deltas: dict[int, dict[Row, int]]) -> None:
-        """Each atom's delta up its path in turn (δ(V1·V2) = δV1·V2 + V1'·δV2); all or nothing."""
+    def _propagate_all(self, relations: list[RingRelation],
+                       deltas: dict[int, dict[Row, int]]) -> list[list[tuple[int, dict]]]:
+        """Each atom's delta up its path in turn (δ(V1·V2) = δV1·V2 + V1'·δV2); all or nothing.
+        Returns the deltas applied, per atom (what a stage holding part of a tree emits from)."""
         applied: list[list[tuple[int, dict]]] = []
         try:
             for port, rows in deltas.items():
@@ -231,12 +232,12 @@ class ViewTreeStage(KeyedStage):
             for updates in reversed(applied):
                 self._apply(relations, updates, negate=True)
             raise
+        return applied
 
     def _propagate(self, relations: list[RingRelation], port: int, rows: dict[Row, int]) -> list[tuple[int, dict]]:
         """The deltas of the atom and of every view on its path, computed before any is applied
         (each view's delta reads its other parts only, which this atom's update leaves alone)."""
-        from_int = self.ring.from_int
-        delta = {row: from_int(weight) for row, weight in rows.items()}
+        delta = self._input_delta(port, rows)
         updates = [(port, delta)]
         nodes = self.layout.nodes
         for plan in self.layout.paths[port]:
@@ -249,6 +250,12 @@ class ViewTreeStage(KeyedStage):
             updates.append((node.view, view_delta))
             delta = view_delta
         return updates
+
+    def _input_delta(self, port: int, rows: dict[Row, Any]) -> dict[Row, Any]:
+        """A port's consolidated rows as ring payloads: an atom's row counts, lifted by ``from_int``
+        (a stage fed by other view stages overrides it: its view ports carry payloads already)."""
+        from_int = self.ring.from_int
+        return {row: from_int(weight) for row, weight in rows.items()}
 
     def _view_delta(self, relations: list[RingRelation], plan: DeltaPlan, lift_slot: int, expanded: bool,
                     delta: dict[tuple, Any]) -> tuple[dict, dict | None]:

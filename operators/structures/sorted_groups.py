@@ -126,7 +126,24 @@ def _add(h: _Entry | None, key, row: Row, weight) -> _Entry | None:
     return h
 
 
-class SortedGroup:
+class IntervalSums:
+    """``between`` from ``total`` and ``below``: shared by the treap and the paged B-tree of groups."""
+
+    __slots__ = ()
+
+    def between(self, low=_UNBOUNDED, low_inclusive: bool = False, high=_UNBOUNDED, high_inclusive: bool = False):
+        """Summed weight of the rows with sort value inside the interval: two prefix sums (none for an
+        empty interval, whose difference of prefix sums would count its overlap negatively)."""
+        if low is not _UNBOUNDED and high is not _UNBOUNDED and (
+                high < low or (high == low and not (low_inclusive and high_inclusive))):
+            return 0
+        acc = self.total() if high is _UNBOUNDED else self.below(high, high_inclusive)
+        if low is not _UNBOUNDED:
+            acc = acc - self.below(low, not low_inclusive)
+        return acc
+
+
+class SortedGroup(IntervalSums):
     """One group: a treap of sort values with bucketed rows and subtree sums (module docstring)."""
 
     __slots__ = ("root",)
@@ -149,17 +166,6 @@ class SortedGroup:
                 h = h.right
             else:
                 h = h.left
-        return acc
-
-    def between(self, low=_UNBOUNDED, low_inclusive: bool = False, high=_UNBOUNDED, high_inclusive: bool = False):
-        """Summed weight of the rows with sort value inside the interval: two prefix sums (none for an
-        empty interval, whose difference of prefix sums would count its overlap negatively)."""
-        if low is not _UNBOUNDED and high is not _UNBOUNDED and (
-                high < low or (high == low and not (low_inclusive and high_inclusive))):
-            return 0
-        acc = self.total() if high is _UNBOUNDED else self.below(high, high_inclusive)
-        if low is not _UNBOUNDED:
-            acc = acc - self.below(low, not low_inclusive)
         return acc
 
     def rows(self, low=_UNBOUNDED, low_inclusive: bool = False, high=_UNBOUNDED,

@@ -13,7 +13,8 @@ for an incremental operator with a known update cost:
 - ``JoinSelect`` (on a ``ForeignKeyJoin``): a comparison between a referencing relation and the
   keyed view it joins, maintained with the view's value as a pointer (AJU Theorem 15).
 - ``RingAggregate``: GROUP BY with SUM/COUNT/AVG maintained as ring aggregates (AJU Thm 14).
-- ``TopK``: ORDER BY ... LIMIT k maintained under deletes from an ordered multiset of the result.
+- ``TopK``: ORDER BY ... LIMIT k maintained under deletes from an ordered multiset of the result
+  (only the k best rows over insert-only input).
 """
 
 from __future__ import annotations
@@ -170,6 +171,9 @@ class TopK(LogicalPlan):
     keys: tuple[SortKey, ...]
     count: int
     child: LogicalPlan
+    #: the insert-only tables (Olteanu §4.6) the child's rows come from, when nothing between them and
+    #: the top-k can retract a row (rules/insert_only.py): then only the k best rows are kept
+    insert_only: tuple[str, ...] = ()
 
 
 @notation_value
@@ -252,12 +256,17 @@ class GroupAggregate(LogicalPlan):
     Per group it keeps each such aggregate's argument values as value → multiplicity; MIN/MAX also
     keep the distinct values sorted, so a change costs O(log n) (n: distinct values in the group),
     the others O(1) (AJU §5 Thm 14, "an ordered structure per group").
+
+    ``insert_only`` (set by rules/insert_only.py): the insert-only tables (Olteanu §4.6) the child's
+    rows come from, when nothing between them and the aggregate can retract a row; then a MIN/MAX
+    only ever improves, and each group keeps just its current extreme.
     """
 
     child_fields = ("child",)
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     child: LogicalPlan
+    insert_only: tuple[str, ...] = ()
 
 
 @attrs.frozen

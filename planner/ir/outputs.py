@@ -35,7 +35,7 @@ from planner.ir.maintenance import (
     TopK,
     ViewAtom,
 )
-from planner.ir.view_tree_plan import ViewTreeAggregate
+from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 
 
 @singledispatch
@@ -136,3 +136,8 @@ def _(plan: SetOperation) -> tuple[Column, ...]:
 @output_columns.register(SubqueryAlias)
 def _(plan: SubqueryAlias) -> tuple[Column, ...]:
     return tuple(Column(plan.alias, c.name) for c in output_columns(plan.child))
+
+
+@output_columns.register(FactorizedViewTree)
+def _(plan: FactorizedViewTree) -> tuple[Column, ...]:
+    return plan.output

@@ -44,8 +44,29 @@ def summed_columns(call: AggregateCall) -> tuple[Column, ...]:
     return () if call.func == "count" else product_columns(call.arg) or ()
 
 
+def class_variables(join_classes: tuple[tuple[Column, ...], ...]) -> dict[Column, str]:
+    """Each joined column's variable: its join class's least column by name (as ``gcq_build`` names them)."""
+    found = {}
+    for cls in join_classes:
+        name = str(min(cls, key=str))
+        found |= dict.fromkeys(cls, name)
+    return found
+
+
+class _AtomVariables:
+    """What every view-tree node derives alike from its ``variable_of`` and ``atom_columns``."""
+
+    __slots__ = ()
+
+    def variable(self, column: Column) -> str:
+        return self.variable_of.get(column, str(column))
+
+    def atom_variables(self, alias: str) -> tuple[str, ...]:
+        return tuple(self.variable(Column(alias, c)) for c in self.atom_columns[alias])
+
+
 @attrs.frozen
-class ViewTreeAggregate(LogicalPlan):
+class ViewTreeAggregate(_AtomVariables, LogicalPlan):
     child_fields = ("atoms",)
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
@@ -66,15 +87,7 @@ class ViewTreeAggregate(LogicalPlan):
 
     @functools.cached_property
     def variable_of(self) -> dict[Column, str]:
-        """Each column's variable: its join class's least column by name (as ``gcq_build`` names them)."""
-        found = {}
-        for cls in self.join_classes:
-            name = str(min(cls, key=str))
-            found |= dict.fromkeys(cls, name)
-        return found
-
-    def variable(self, column: Column) -> str:
-        return self.variable_of.get(column, str(column))
+        return class_variables(self.join_classes)
 
     @functools.cached_property
     def lifted(self) -> tuple[str, ...]:
@@ -105,5 +118,47 @@ class ViewTreeAggregate(LogicalPlan):
         read |= {c for item in self.aggregates for c in product_columns(item.expr.arg) or ()}
         return {a.alias: tuple(c for c in a.columns if Column(a.alias, c) in read) for a in self.atoms}
 
-    def atom_variables(self, alias: str) -> tuple[str, ...]:
-        return tuple(self.variable(Column(alias, c)) for c in self.atom_columns[alias])
+
+@attrs.frozen
+class FactorizedViewTree(_AtomVariables, LogicalPlan):
+    """A natural join whose result stays factorized over a view tree (Olteanu Ex. 4.4): the count
+    ring's views, the free variables on top, the result enumerated from them with constant delay.
+
+    ``output`` are the atoms' columns the plan above reads (a select list, or under a forced view
+    tree an aggregate's group and arguments); their variables are the query's free variables, to
+    which a Σ-reduct adds those they determine (``free``). A free tuple's payload is the number of
+    join rows it stands for: SQL's bag multiplicity of the projected row. ``once_each``: the
+    ``SELECT DISTINCT`` above was absorbed, each free tuple counts once (the select list is then
+    exactly ``output``, one row per free tuple). Atoms carry ``IS NOT NULL`` on their nullable join
+    columns (SQL never matches NULL). Lowering: ``operators/lowering/view_tree_output.py``.
+    """
+
+    child_fields = ("atoms",)
+    atoms: tuple[Atom, ...]
+    join_classes: tuple[tuple[Column, ...], ...]
+    output: tuple[Column, ...]
+    #: the chosen variable order, ``A(B, C(D, E))``, and every candidate with its cost (chosen first)
+    order: str
+    candidates: tuple[OrderCost, ...]
+    #: the variables of ``output``, then those a Σ-reduct adds (determined by them)
+    free: tuple[str, ...]
+    fd_reduct: tuple[str, ...] = ()
+    chosen_by: str = "cost"
+    static: tuple[str, ...] = ()
+    once_each: bool = False
+
+    #: every join condition is a variable of the order: nothing is left for a selection above
+    residual = None
+    #: what a view-tree lowering and EXPLAIN read of any view tree: the count ring, nothing lifted
+    ring_kind = "count"
+    lifted = ()
+
+    @functools.cached_property
+    def variable_of(self) -> dict[Column, str]:
+        return class_variables(self.join_classes)
+
+    @functools.cached_property
+    def atom_columns(self) -> dict[str, tuple[str, ...]]:
+        """Per atom alias, the columns the view tree reads: join and output columns."""
+        read = {c for cls in self.join_classes for c in cls} | set(self.output)
+        return {a.alias: tuple(c for c in a.columns if Column(a.alias, c) in read) for a in self.atoms}

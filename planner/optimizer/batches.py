@@ -18,6 +18,7 @@ from rules.change_propagation import ChooseChangePropagationJoin
 from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
+from rules.factorized_output import ChooseFactorizedViewTree
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.generalized_join_tree import ChooseGeneralizedJoinTree
 from rules.heavy_light import ChooseHeavyLightTriangle
@@ -26,6 +27,7 @@ from rules.inline_views import (
     MaintainDerivedAggregateAsView,
     MergeProjectionIntoDerivedTable,
 )
+from rules.insert_only import KeepExtremaOfInsertOnlyInput, KeepTopRowsOfInsertOnlyInput
 from rules.join_select import MaintainJoinSelect
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
 from rules.normalize import (
@@ -60,7 +62,9 @@ BATCHES = (
     Batch("Nested aggregates in views", Once(), (DecomposeCrossProductAggregate(), RecognizeCorrelatedNestedAggregate())),
     Batch("Foreign-key join trees", Once(), (ChooseForeignKeyJoinTree(),)),
     # What the live-tuple strategy refused, when hierarchical (Olteanu §4); before the binary fallback.
-    Batch("View trees", Once(), (ChooseViewTree(),)),
+    # Aggregates first (their payload is read off the tree); then projections of q-hierarchical joins,
+    # whose result stays factorized (Ex. 4.4), taking the DISTINCT above them in the same pass.
+    Batch("View trees", Once(), (ChooseViewTree(), ChooseFactorizedViewTree())),
     # The triangle count the view tree refused (cyclic): IVM^ε (Olteanu §3.3); before the binary fallback.
     Batch("Heavy/light partitioning", Once(), (ChooseHeavyLightTriangle(),)),
     # What is not along foreign keys but joined by inequalities: before the fallback, which takes
@@ -71,7 +75,9 @@ BATCHES = (
     # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column
     # pruning, which must see the join-select's compared column.
     Batch("Join-select", Once(), (MaintainJoinSelect(), JoinEachViewOnce())),
-    Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainGroupAggregate(), MaintainDistinct(), MaintainTopK())),
+    # The insert-only variants last: they look below the aggregates and top-k the rules before built.
+    Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainGroupAggregate(), MaintainDistinct(), MaintainTopK(),
+                                            KeepExtremaOfInsertOnlyInput(), KeepTopRowsOfInsertOnlyInput())),
     Batch("Prune columns", Once(), (PruneAtomColumns(),)),
 )
 

@@ -6,6 +6,9 @@ import attrs
 
 from catalog.schema import Catalog
 
+#: The join strategies a user may force (``join_strategy``; ``--join-strategy`` on the command line).
+JOIN_STRATEGIES = (None, "binary", "view-tree")
+
 
 @attrs.define
 class OptimizerContext:
@@ -25,9 +28,11 @@ class OptimizerContext:
     variable_order: tuple[str, ...] | None = None
     #: ε of the heavy/light triangle count (rules/heavy_light.py): threshold M^ε; 1 = plain delta queries.
     heavy_light_epsilon: float = attrs.field(default=0.5, validator=[attrs.validators.ge(0), attrs.validators.le(1)])
-    #: "binary" forces the materializing fallback (binary joins with their views) for joins that a
-    #: generalized join tree would maintain (IEDyn), to compare the two; None chooses.
-    join_strategy: str | None = attrs.field(default=None, validator=attrs.validators.in_((None, "binary")))
+    #: To compare, None chooses: "binary" forces the materializing fallback (binary joins with their
+    #: views) for joins a generalized join tree or a view tree would maintain; "view-tree" forces a view
+    #: tree (Olteanu §4) on joins other strategies would take (foreign keys), refused with the reason
+    #: when the query is not hierarchical after its Σ-reduct (planner/compiler.py checks).
+    join_strategy: str | None = attrs.field(default=None, validator=attrs.validators.in_(JOIN_STRATEGIES))
     decisions: dict[str, str] = attrs.field(factory=dict)
     refusals: dict[str, str] = attrs.field(factory=dict)
 

@@ -8,6 +8,7 @@ a join that is hierarchical only through a declared FD (Olteanu Ex. 4.10's shape
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
@@ -50,8 +51,10 @@ def _row(table: str, g: random.Random) -> tuple:
     return row
 
 
-def stream(tables: tuple[str, ...], seed: int, updates: int = 500) -> list[Update]:
-    """Inserts and deletes (of a present copy, never an absent row) over bag tables."""
+def stream(tables: tuple[str, ...], seed: int, updates: int = 500,
+           draw: Callable[[str, random.Random], tuple] = _row) -> list[Update]:
+    """Inserts and deletes (of a present copy, never an absent row) over bag tables; ``draw(table, g)``
+    gives a new row."""
     g = random.Random(seed)
     present: dict[str, list[tuple]] = {t: [] for t in tables}
     out = []
@@ -60,7 +63,7 @@ def stream(tables: tuple[str, ...], seed: int, updates: int = 500) -> list[Updat
         if present[table] and g.random() < 0.35:
             out.append(Update(seq, table, -1, present[table].pop(g.randrange(len(present[table])))))
         else:
-            row = _row(table, g)
+            row = draw(table, g)
             present[table].append(row)
             out.append(Update(seq, table, 1, row))
     return out

@@ -23,9 +23,10 @@ from operators.runtime.local_runner import LocalRunner
 from operators.runtime.spark_edges import pack, unpack
 from operators.runtime.spark_runner import SparkRunner
 from operators.runtime.spark_session import make_spark_session
-from operators.runtime.spark_stage_processors import TopKProcessor
+from operators.runtime.spark_stage_processors import PagedGjtProcessor, TopKProcessor
 from operators.stages.base import Change, StageDescription
 from operators.stages.top_k import TopKStage
+from tests.operators.test_gjt_stage import Q3, R, S, Stream, T, rows3, stage_of
 from tests.operators.test_spark_runner import TOY_CATALOG, as_updates, batches
 from tests.operators.toy_stages import toy_dataflow
 
@@ -117,3 +118,30 @@ def test_the_top_k_processor_keeps_a_bounded_buffer_and_emits_the_stages_changes
         assert buffered <= TopKProcessor.TRIM_FACTOR * stage.count or best[2]
         trimmed = trimmed or (best is not None and not best[2])
     assert trimmed and refills, "the run never trimmed or never refilled the buffer: it tested too little"
+
+
+def test_the_paged_gjt_processor_emits_the_stages_changes_and_stores_only_pages():
+    """Without a JVM (TwsTester): a constant-key GJT (Q3 of IEDyn, a pure inequality join) through the
+    paged processor over 25 batches with NULLs and deletes equals ``GjtStage.process`` in memory; the
+    MapState holds small pages (no entry near the state's size), and is empty once every row is deleted."""
+    rng = random.Random(5)
+    stage = stage_of(Q3, output=tuple("abcdefghi"))
+    tester = TwsTester(PagedGjtProcessor(StageNode(0, stage, downstream=None), None))
+    stream, state, nonempty = Stream(rng, {R: rows3, S: rows3, T: rows3}), None, 0
+    for number in range(26):
+        if number < 25:
+            changes = stream.batch(16)
+        else:  # delete everything left
+            changes = [Change(port, row, -n) for port, rows in stream.db.items() for row, n in rows.items()]
+        state, expected = stage.process((), state, list(changes))
+        rows = [SparkRow(**packed) for packed in pack((0, "()", c.port, c.row, c.weight) for c in changes)]
+        emitted = Counter()
+        for packed in tester.test(0, rows):
+            for _, _, row, weight in unpack(packed.changes):
+                emitted[row] += weight
+        assert {row: w for row, w in emitted.items() if w} == dict(expected), f"batch {number}"
+        nonempty += bool(expected)
+        pages = tester.peekMapState("stage_0_pages", 0)
+        whole = 0 if state is None else len(pickle.dumps(state))
+        assert all(len(data) < max(whole / 4, 2000) for (data,) in pages.values()), f"batch {number}"
+    assert nonempty > 12 and state is None and not tester.peekMapState("stage_0_pages", 0)

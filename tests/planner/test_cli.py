@@ -246,6 +246,20 @@ def test_a_corrupt_stream_file_exits_non_zero_without_a_traceback_in_a_real_proc
     assert process.stderr.count("\n") == 1 and "not a readable Parquet file" in process.stderr
 
 
+def test_a_local_run_imports_no_dataframe_database_or_spark_library(files):
+    """They cost seconds of start-up that `ivm run --engine local` never uses (issue 13)."""
+    tmp_path, ddl, query = files
+    run_then_list = ("import sys; from planner.cli import main; main(); "  # main() reads sys.argv, as `ivm` does
+                     "print(sorted(m for m in ('pandas', 'duckdb', 'pyspark', 'polars') if sys.modules.get(m)))")
+    process = subprocess.run(
+        [sys.executable, "-c", run_then_list, "run", "--query", str(query), "--catalog", str(ddl),
+         "--stream", stream(tmp_path, GOOD)],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, check=True,
+    )
+    lines = process.stdout.strip().splitlines()
+    assert lines[-2].endswith("result: 1 rows") and lines[-1] == "[]"
+
+
 @pytest.mark.parametrize(
     ("sql", "out_row", "delta_names"),
     [
@@ -281,10 +295,11 @@ def test_stats_json_reports_updates_times_memory_and_the_result(files, capsys):
     stats = tmp_path / "stats.json"
     assert run(ddl, query, stream(tmp_path, GOOD), "--stats-json", str(stats), "--batch-size", "2") == 0
     report = json.loads(stats.read_text())
-    assert set(report) == {"updates", "process_seconds", "maintenance_seconds", "peak_rss_mb", "result_rows", "engine",
-                           "batch_size"}
+    assert set(report) == {"updates", "process_seconds", "maintenance_seconds", "process_cpu_seconds",
+                           "maintenance_cpu_seconds", "peak_rss_mb", "result_rows", "engine", "batch_size"}
     assert (report["updates"], report["result_rows"], report["engine"], report["batch_size"]) == (5, 1, "local", 2)
     assert 0 < report["maintenance_seconds"] < report["process_seconds"] and report["peak_rss_mb"] > 10
+    assert 0 < report["maintenance_cpu_seconds"] < report["process_cpu_seconds"]
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("5 updates in ") and "updates/s whole process; maintenance " in last and last.endswith(
         "with the local runner; result: 1 rows")
