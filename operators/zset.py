@@ -7,7 +7,7 @@ zeros, which is how a stage turns "delete old, insert new" of an unchanged row i
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
@@ -15,6 +15,38 @@ Row = tuple
 Changelog = list[tuple[Row, int]]
 #: An expression compiled at lowering time into a function of a row (selections, keys, aggregate arguments).
 Compiled = Callable[[Row], object]
+
+
+class ChangeColumns(Sequence):
+    """A changelog kept as its two columns, rows and weights: what the validator hands a runner for a
+    table whose changes all passed, without a ``(row, weight)`` tuple made per change (a tenth of the
+    compiled runner's time at SF 0.1). It reads as the changelog it stands for: iterating yields the
+    pairs (at C speed, through ``zip``), indexing and slicing give pairs and lists of pairs, and it
+    equals a list of the same pairs."""
+
+    __slots__ = ("rows", "weights")
+
+    def __init__(self, rows: list[Row], weights: list[int]):
+        self.rows, self.weights = rows, weights
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[tuple[Row, int]]:
+        return zip(self.rows, self.weights)  # noqa: B905 (one length, and the keyword costs per batch)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return list(zip(self.rows[index], self.weights[index]))  # noqa: B905
+        return self.rows[index], self.weights[index]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  (a list of pairs is not hashable either)
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 def consolidate(changes: Iterable[tuple[Row, int]]) -> Changelog:

@@ -124,22 +124,28 @@ class MaintainedView:
         return delta
 
     def _apply_locally(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> Changelog:
-        validated = self.validator.validate(updates)
+        validator = self.validator
+        validated = validator.validate(updates)
         # The batch is atomic: the runner undoes its own stages on an error, and the validator forgets
         # the batch, so the validator's rows, the result and the rejected list change only once the
         # runner succeeded, and the same batch can be sent again after fixing the cause.
-        try:
-            delta = self.runner.apply(validated.accepted) if validated.accepted else []
-            try:  # O(delta log result): only rows the batch touched are checked and moved
-                if self.ordered is not None:
-                    self.ordered.apply(delta)
-            except NegativeCountError as error:
-                raise RuntimeError(f"internal error: {error}") from None
-        except BaseException:
-            self.validator.abort(validated)
-            raise
-        self.validator.commit(validated)
-        self.rejected.extend(validated.rejected)
+        # (Each step is skipped when it has nothing to do: at batches of one change, the calls are
+        # most of the batch's cost.)
+        delta: Changelog = []
+        if validated.accepted:
+            try:
+                delta = self.runner.apply(validated.accepted)
+                if delta and self.ordered is not None:  # O(delta log result): only rows the batch touched
+                    try:
+                        self.ordered.apply(delta)
+                    except NegativeCountError as error:
+                        raise RuntimeError(f"internal error: {error}") from None
+            except BaseException:
+                validator.abort(validated)
+                raise
+        validator.commit(validated)
+        if validated.rejected:
+            self.rejected.extend(validated.rejected)
         return delta
 
     def result(self) -> list[Row]:

@@ -94,12 +94,12 @@ class ChildFailed(Exception):
     """A measured child process exited with an error; the message has the end of its output."""
 
 
-def run_child(command: list[str], python_path: bool = True) -> Child:
-    """Run ``command`` to its end; raise with its output if it fails."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT)) if python_path else dict(os.environ)
+def run_child(command: list[str], python_path: bool = True, root: Path = ROOT) -> Child:
+    """Run ``command`` to its end in checkout ``root`` (its code first on the path); raise with its output if it fails."""
+    env = dict(os.environ, PYTHONPATH=str(root)) if python_path else dict(os.environ)
     with tempfile.TemporaryFile("w+") as out:
         started = time.perf_counter()
-        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=root, env=env)
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - started
         process.returncode = os.waitstatus_to_exitcode(status)

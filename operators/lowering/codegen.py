@@ -166,9 +166,12 @@ class ProgramWriter:
                 lines += [f"n{u} = {parents}.get({row}, 0) + {w}", f"if n{u} > 0:", f"    {parents}[{row}] = n{u}",
                           f"elif n{u} == 0:", f"    del {parents}[{row}]",
                           "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
-            else:
-                lines += [f"if {w} == 1 and {row} not in {parents}:", f"    {parents}.add({row})",
-                          f"elif {w} == -1 and {row} in {parents}:", f"    {parents}.remove({row})",
+            else:  # one probe of the set per change: an add that does not grow it, a remove that misses, is wrong
+                size = f"n{u}"
+                lines += [f"if {w} == 1:", f"    {size} = len({parents})", f"    {parents}.add({row})",
+                          f"    if len({parents}) == {size}:", f"        _invariant({stage.name!r}, {row}, {w})",
+                          f"elif {w} == -1:", "    try:", f"        {parents}.remove({row})",
+                          "    except KeyError:", f"        _invariant({stage.name!r}, {row}, {w})",
                           "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
             lines += [f"m{u} = {self.partner(stage, f'st{u}[1]')}", f"if m{u} is not None:",
                       *indented(self.emit(unit, f"{row} + m{u}", w, hot=True))]
@@ -287,12 +290,15 @@ class ProgramWriter:
         return f"def {name}({signature}):\n" + "\n".join(indented(body)) + "\n"
 
     def _table_function(self, table: str, routes: list[SourceRoute]) -> str:
+        """Every selection of the table's routes is evaluated first (one can raise: then no stage saw the
+        change, and ``_FAILED`` says how many did), then the change goes down each route it passed.
+        Routes without a selection take every change: no test, and no count when none has one."""
         checks, pushes = [], []
         fused = self._fused_routes(routes)
         taken = {j for lookups in fused.values() for j in lookups}
         for i, route in enumerate(routes):
-            keep = "True" if route.predicate is None else self.expressions.keeps(route.predicate, "row")
-            checks.append(f"keep{i} = {keep}")
+            if route.predicate is not None:
+                checks.append(f"keep{i} = {self.expressions.keeps(route.predicate, 'row')}")
             if i in taken:
                 continue
             unit = self.units[self.entry[route.stage]]
@@ -300,7 +306,9 @@ class ProgramWriter:
                 push = self._fused_live(routes, i, fused[i])
             else:
                 push = [f"s{i} = {tuple_source('row', route.columns)}", *self._push_or_buffer(unit, route.port, f"s{i}")]
-            pushes += [f"if keep{i}:", *indented(push)]
+            pushes += push if route.predicate is None else [f"if keep{i}:", *indented(push)]
+        if not checks:
+            return self._function(f"_table_{table}", "changes", ["for row, w in changes:", *indented(pushes)])
         body = ["done = 0", "for row, w in changes:", "    try:", *indented(checks, 2),
                 "    except BaseException:", "        _FAILED[0] = done", "        raise",
                 *indented(pushes), "    done += 1"]

@@ -97,14 +97,15 @@ def relation_change(writer: ProgramWriter, relation: Relation, live_row: str, li
     keys = [f"fk{u}_{j}" for j in range(1, len(relation.lookups) + 1)]
     lines = [f"kr{u} = {live_key}"]
     lines += [f"{key} = {source}" for key, source in zip(keys, lookup_keys, strict=True)]
-    insert = []
+    # the tuple is made first and set into each entry in one probe: a new list is in no entry, so an
+    # entry that keeps another under R's key (a duplicate) is the one whose setdefault returns that
+    insert = [f"t{u} = [{live_row}{', None' * len(relation.lookups)}]"]
     for j, (key, lookup) in enumerate(zip(keys, relation.lookups, strict=True), start=1):
         entry = f"e{u}_{j}"
         insert += [f"{entry} = _S{lookup.id}_get({key})", f"if {entry} is None:", f"    {entry} = _S{lookup.id}[{key}] = [{{}}, None]",
-                   f"elif kr{u} in {entry}[0]:", f"    _invariant({name}, {live_row}, w)"]
-    entries = [f"e{u}_{j}" for j in range(1, len(relation.lookups) + 1)]
-    insert += [f"t{u} = [{live_row}, {', '.join(entries)}]", *(f"{entry}[0][kr{u}] = t{u}" for entry in entries),
-               f"after{u} = {_live(writer, relation, f't{u}')}", f"if after{u} is not None:",
+                   f"if {entry}[0].setdefault(kr{u}, t{u}) is not t{u}:", f"    _invariant({name}, {live_row}, w)",
+                   f"t{u}[{j}] = {entry}"]
+    insert += [f"after{u} = {_live(writer, relation, f't{u}')}", f"if after{u} is not None:",
                *indented(writer.emit(live, f"after{u}", "1", hot=True))]
     first = relation.lookups[0]
     delete = [f"e{u}_1 = _S{first.id}_get({keys[0]})", f"t{u} = None if e{u}_1 is None else e{u}_1[0].get(kr{u})",

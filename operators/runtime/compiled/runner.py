@@ -43,6 +43,8 @@ class CompiledRunner:
         self.broken: str | None = None
         # the units that apply a buffer after the inline code, in topological order, with their buffers
         self._buffered = [(unit, program.buffers[unit.id]) for unit in program.units if not unit.inline]
+        self._tables, self._failed_at, self._result = program.tables, program.failed_at, program.buffers[RESULT]
+        self._journal = Journal()  # the generic units' keys a batch processed (``Journal.undo`` empties it)
         # A map reaching the result through maps only applies them all in one pass: maps are linear
         # and the result is consolidated once per batch (an IEDyn push run ends in two maps over
         # millions of rows: the GJT's columns of variables, the select list)
@@ -71,26 +73,20 @@ class CompiledRunner:
 
         The cyclic collector is paused during the batch: stage states and changelogs hold no cycles,
         and with millions of result changes alive its full passes rescanned them again and again
-        (a third of an IEDyn push run at 720 inserts); ``_apply`` freezes what survives.
+        (a third of an IEDyn push run at 720 inserts); what survives the batch is frozen.
         """
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            return self._apply(changes_by_table)
-        finally:
-            if collecting:
-                gc.enable()
-
-    def _apply(self, changes_by_table: Mapping[str, Changelog]) -> Changelog:
         if self.broken:
             raise BrokenViewError(f"an earlier batch failed half way through a stage and could not be undone "
                                   f"({self.broken}): create the view again")
-        program = self.program
+        collecting = gc.isenabled()
+        gc.disable()
+        # (per batch, not per change: at batches of one change this method's own work is a fourth of the batch)
+        tables, result = self._tables, self._result
         steps: list[tuple] = []
-        journal = Journal()
+        journal = self._journal  # empty between batches
         try:
             for table, changes in changes_by_table.items():
-                function = program.tables.get(table)
+                function = tables.get(table)
                 if changes and function is not None:
                     self._inline(function, changes, steps)
             for unit, buffer in self._buffered:
@@ -98,25 +94,31 @@ class CompiledRunner:
                     outputs = self._run_buffered(unit, buffer, journal, steps)
                     buffer.clear()
                     self._forward(unit, outputs, steps)
+            delta: Changelog = []
+            if result:
+                delta = consolidate(result)
+                result.clear()
+            if journal.entries:
+                journal.entries.clear()
+            # Long-lived state tuples: see LocalRunner.apply for why they are frozen out of the cyclic GC.
+            gc.freeze()
+            return delta
         except BaseException:
             if not self.broken:
                 self._undo(steps, journal)
             self._clear_buffers()
             raise
-        result = program.buffers[RESULT]
-        delta = consolidate(result)
-        result.clear()
-        # Long-lived state tuples: see LocalRunner.apply for why they are frozen out of the cyclic GC.
-        gc.freeze()
-        return delta
+        finally:
+            if collecting:
+                gc.enable()
 
     def _inline(self, function, changes: Changelog, steps: list[tuple]) -> None:
         """Run an inline step, recording how many changes went through for ``_undo``."""
-        failed_at = self.program.failed_at
         steps.append(("inline", function, changes, len(changes)))
         try:
             function(changes)
         except BaseException as error:
+            failed_at = self._failed_at
             if failed_at[0] is None:  # raised inside a stage, half way through a change
                 self.broken = f"{type(error).__name__}: {error}"
                 raise
