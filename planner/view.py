@@ -24,7 +24,7 @@ from operators.lowering.codegen import write_program
 from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream_format import ChangeBatch, Update, UpdateBatch
-from operators.runtime.validate import Rejected, Validator
+from operators.runtime.validate import NOTHING, OneChange, Rejected, Validator
 from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
 from operators.zset import Changelog, Row, consolidate
 from planner.compiler import CompiledQuery, compile_query
@@ -125,6 +125,10 @@ class MaintainedView:
 
     def _apply_locally(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> Changelog:
         validator = self.validator
+        if type(updates) is ChangeBatch and len(updates.order) == 1:
+            one = validator.store_one(updates)
+            if one is not None:
+                return self._apply_one(one)
         validated = validator.validate(updates)
         # The batch is atomic: the runner undoes its own stages on an error, and the validator forgets
         # the batch, so the validator's rows, the result and the rejected list change only once the
@@ -135,11 +139,7 @@ class MaintainedView:
         if validated.accepted:
             try:
                 delta = self.runner.apply(validated.accepted)
-                if delta and self.ordered is not None:  # O(delta log result): only rows the batch touched
-                    try:
-                        self.ordered.apply(delta)
-                    except NegativeCountError as error:
-                        raise RuntimeError(f"internal error: {error}") from None
+                self._keep(delta)
             except BaseException:
                 validator.abort(validated)
                 raise
@@ -147,6 +147,30 @@ class MaintainedView:
         if validated.rejected:
             self.rejected.extend(validated.rejected)
         return delta
+
+    def _apply_one(self, one: OneChange) -> Changelog:
+        """``_apply_locally`` of a batch of one change the validator accepted and wrote (``store_one``):
+        the same steps, atomic the same way, without the per-batch objects of ``validate``, which at
+        batches of one change cost more than the change."""
+        if one is NOTHING:
+            return []
+        try:
+            delta = self.runner.apply_one(one.table, (one.row, one.op))
+            self._keep(delta)
+        except BaseException:
+            self.validator.unstore_one(one)
+            raise
+        self.validator.commit_one()
+        return delta
+
+    def _keep(self, delta: Changelog) -> None:
+        """Apply a batch's result changes to the ordered result, O(delta log result): only the rows the
+        batch touched (nothing when it touched none, or in pull mode)."""
+        if delta and self.ordered is not None:
+            try:
+                self.ordered.apply(delta)
+            except NegativeCountError as error:
+                raise RuntimeError(f"internal error: {error}") from None
 
     def result(self) -> list[Row]:
         """The current result, in the query's ORDER BY (else in a stable row order)."""

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from operator import itemgetter
+from typing import NamedTuple
 
 import attrs
 
@@ -85,6 +86,22 @@ def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
         if reason is not None:
             return row, reason
     return tuple(conformed), None
+
+
+class OneChange(NamedTuple):
+    """A change ``Validator.store_one`` accepted and wrote: its table, row and ``_op``, and where it
+    wrote (the table's state, the key, the row's fingerprint) for ``unstore_one``."""
+
+    table: str
+    row: Row
+    op: int
+    state: dict
+    key: object
+    fingerprint: bytes
+
+
+#: ``store_one``'s answer for a change no validated table has: nothing to check, run or commit.
+NOTHING = OneChange("", (), 0, {}, None, b"")
 
 
 class Validator:
@@ -192,6 +209,45 @@ class Validator:
         if len(validated.rejected) > 1:  # checked table by table; reported in _seq order
             validated.rejected.sort(key=lambda r: r.update.seq)
         return validated
+
+    def store_one(self, batch: ChangeBatch) -> OneChange | None:
+        """The fast path of a batch of one change (``len(batch) == 1``), which at small batches costs
+        more in ``validate``'s per-batch objects than in checking: the change written straight into its
+        table's state, or ``NOTHING`` when no validated table has it; None, with nothing written, when
+        the change needs ``validate`` (a table not ``_storable``, a defect, a change that breaks set
+        semantics: ``validate`` words the reason and applies the policy). ``unstore_one`` takes the
+        write back (the batch failed downstream), ``commit_one`` keeps it."""
+        changes = batch.tables[batch.order[0]]
+        if changes is None:  # a table the reader skipped: no validated table changes
+            return NOTHING
+        written = self._storable.get(changes.table)
+        fingerprints = changes.fingerprints
+        if written is None or changes.defects or fingerprints is None:
+            return None if changes.table in self.tables else NOTHING
+        state, key_of = written
+        row, op, fingerprint = changes.rows[0], changes.ops[0], fingerprints[0]
+        key = key_of(row)
+        if op == 1:
+            if key in state:
+                return None
+            state[key] = fingerprint
+        elif op == -1 and state.get(key) == fingerprint:
+            del state[key]
+        else:
+            return None
+        return OneChange(changes.table, row, op, state, key, fingerprint)
+
+    @staticmethod
+    def unstore_one(one: OneChange) -> None:
+        """Put back the state ``store_one`` wrote."""
+        if one.op == 1:
+            del one.state[one.key]
+        else:
+            one.state[one.key] = one.fingerprint
+
+    def commit_one(self) -> None:
+        """``commit`` of a ``store_one`` change: its state is written already; the view is loaded."""
+        self.loaded = True
 
     def _check_table(self, changes: TableChanges, validated: ValidatedBatch, checked: bool) -> None:
         """Check one table's changes into ``validated``: straight into the stored state when every

@@ -78,31 +78,46 @@ class CompiledRunner:
         if self.broken:
             raise BrokenViewError(f"an earlier batch failed half way through a stage and could not be undone "
                                   f"({self.broken}): create the view again")
+        return self._run([], changes_by_table)
+
+    def apply_one(self, table: str, change: tuple[Row, int]) -> Changelog:
+        """``apply({table: [change]})`` for a batch of one change, as ``MaintainedView`` sends it at small
+        batches: the table's function runs on the change, and only if it left work for the buffered
+        units (or the result) does the rest of ``apply`` run; most changes end in the inline stages (a
+        lineitem row whose order is not in the view), and then the batch needs no steps, journal or
+        paused collector. Atomic as ``apply``: the one change either went all the way through the
+        table's function or, failing in its selection, touched nothing."""
+        function = self._tables.get(table)
+        if function is None or self.broken:
+            return self.apply({table: [change]})
+        steps: list[tuple] = []
+        try:
+            self._inline(function, [change], steps)
+        except BaseException:  # the change touched no state, or the view is broken (``_inline``)
+            self._clear_buffers()
+            raise
+        for _, buffer in self._buffered:
+            if buffer:
+                return self._run(steps, None)
+        if self._result:
+            return self._run(steps, None)
+        return []
+
+    def _run(self, steps: list[tuple], changes_by_table: Mapping[str, Changelog] | None) -> Changelog:
+        """A batch with the collector paused: each table's function on its changes (none when the
+        caller ran the batch's one inline step, ``steps``, itself), then ``_finish``; undone on an error."""
         collecting = gc.isenabled()
         gc.disable()
         # (per batch, not per change: at batches of one change this method's own work is a fourth of the batch)
-        tables, result = self._tables, self._result
-        steps: list[tuple] = []
         journal = self._journal  # empty between batches
         try:
-            for table, changes in changes_by_table.items():
-                function = tables.get(table)
-                if changes and function is not None:
-                    self._inline(function, changes, steps)
-            for unit, buffer in self._buffered:
-                if buffer:
-                    outputs = self._run_buffered(unit, buffer, journal, steps)
-                    buffer.clear()
-                    self._forward(unit, outputs, steps)
-            delta: Changelog = []
-            if result:
-                delta = consolidate(result)
-                result.clear()
-            if journal.entries:
-                journal.entries.clear()
-            # Long-lived state tuples: see LocalRunner.apply for why they are frozen out of the cyclic GC.
-            gc.freeze()
-            return delta
+            if changes_by_table is not None:
+                tables = self._tables
+                for table, changes in changes_by_table.items():
+                    function = tables.get(table)
+                    if changes and function is not None:
+                        self._inline(function, changes, steps)
+            return self._finish(steps, journal)
         except BaseException:
             if not self.broken:
                 self._undo(steps, journal)
@@ -111,6 +126,25 @@ class CompiledRunner:
         finally:
             if collecting:
                 gc.enable()
+
+    def _finish(self, steps: list[tuple], journal: Journal) -> Changelog:
+        """The rest of a batch once the table functions ran: each buffered unit in topological order,
+        then the result consolidated (the caller undoes ``steps`` and ``journal`` on an error)."""
+        result = self._result
+        for unit, buffer in self._buffered:
+            if buffer:
+                outputs = self._run_buffered(unit, buffer, journal, steps)
+                buffer.clear()
+                self._forward(unit, outputs, steps)
+        delta: Changelog = []
+        if result:
+            delta = consolidate(result)
+            result.clear()
+        if journal.entries:
+            journal.entries.clear()
+        # Long-lived state tuples: see LocalRunner.apply for why they are frozen out of the cyclic GC.
+        gc.freeze()
+        return delta
 
     def _inline(self, function, changes: Changelog, steps: list[tuple]) -> None:
         """Run an inline step, recording how many changes went through for ``_undo``."""
