@@ -24,7 +24,7 @@ from operators.lowering.codegen import write_program
 from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream_format import ChangeBatch, Update, UpdateBatch
-from operators.runtime.validate import NOTHING, OneChange, Rejected, Validator
+from operators.runtime.validate import OneChange, Rejected, Validator
 from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
 from operators.zset import Changelog, Row, consolidate
 from planner.compiler import CompiledQuery, compile_query
@@ -152,11 +152,12 @@ class MaintainedView:
         """``_apply_locally`` of a batch of one change the validator accepted and wrote (``store_one``):
         the same steps, atomic the same way, without the per-batch objects of ``validate``, which at
         batches of one change cost more than the change."""
-        if one is NOTHING:
+        if not one:  # NOTHING
             return []
         try:
-            delta = self.runner.apply_one(one.table, (one.row, one.op))
-            self._keep(delta)
+            delta = self.runner.apply_one(one[0], (one[1], one[2]))
+            if delta:
+                self._keep(delta)
         except BaseException:
             self.validator.unstore_one(one)
             raise
