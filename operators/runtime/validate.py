@@ -13,6 +13,9 @@ batch, or one a stage failed on, leaves the stored state as it was. A table's ch
 valid (nearly always) are written straight into the state and undone on ``abort``; the others go
 through a scratch overlay that ``commit`` writes. With the ``quarantine`` policy invalid changes are set
 aside with their reason and the rest of the batch goes on.
+A stream batch of one change that is plainly valid takes ``store_one`` instead (written at once,
+no ``ValidatedBatch``; ``unstore_one`` takes it back), since at such batches the per-batch objects
+cost more than the check.
 Declared functional dependencies, ``ivm.static`` and ``ivm.insert_only`` are checked too
 (``dependencies.py``): a static table takes rows only in the first batch that commits any change
 (the view's initial load), an insert-only table no deletes.

@@ -16,6 +16,9 @@ Atomic batches, as on the generic runner (operators/stages/base.py), at O(what t
 What cannot be undone: an inline stage raising half way through a change, which validated input
 never makes it do (a change that does not fit a stage's state, an out-of-memory or an interrupt).
 The runner then refuses further batches rather than run on a state it cannot vouch for.
+
+A batch of one change (``apply_one``) runs the table's function first and builds the steps, journal
+and paused collector of a batch only when the change reached a buffered unit or the result.
 """
 
 from __future__ import annotations
