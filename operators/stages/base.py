@@ -126,6 +126,17 @@ class KeyedStage(ABC):
         return StageDescription(self.name)
 
 
+class ConstantKey:
+    """Mixin of stages keyed by a constant (a global aggregate, a whole view tree, a triangle count):
+    every row goes to the one key ``()``, so the stage does not scale out (EXPLAIN says so)."""
+
+    def key_of(self, port: int, row: Row) -> tuple:
+        return ()
+
+    def key_function(self, port: int) -> Callable[[Row], tuple]:
+        return key_getter(())
+
+
 class UnchangedOldState:
     """Mixin of stages whose ``process`` never mutates the state it is given (it builds a new one), so
     the old state is still the exact state before the batch: ``revert`` returns it."""

@@ -42,7 +42,7 @@ puts in the initial result.
 
 from __future__ import annotations
 
-from operators.stages.base import Change, KeyedStage, StageDescription, key_getter
+from operators.stages.base import Change, ConstantKey, KeyedStage, StageDescription
 from operators.zset import Changelog, Row
 
 RELATIONS = ("R(A,B)", "S(B,C)", "T(C,A)")
@@ -81,7 +81,7 @@ class TriangleState:
         self.capacity = 1  # M
 
 
-class TriangleCountStage(KeyedStage):
+class TriangleCountStage(ConstantKey, KeyedStage):
     """IVM^ε for the triangle count (module docstring); state: ``TriangleState``."""
 
     def __init__(self, name: str, epsilon: float = 0.5):
@@ -89,12 +89,6 @@ class TriangleCountStage(KeyedStage):
             raise ValueError(f"{name}: epsilon must be in [0, 1], got {epsilon}")
         self.name, self.epsilon = name, epsilon
         self.output_columns = ("count",)
-
-    def key_of(self, port: int, row: Row) -> tuple:
-        return ()
-
-    def key_function(self, port: int):
-        return key_getter(())
 
     def process(self, key: tuple, state: TriangleState | None,
                 changes: list[Change]) -> tuple[TriangleState, Changelog]:

@@ -32,7 +32,14 @@ from typing import Any
 
 import attrs
 
-from operators.stages.base import Change, KeyedStage, StageDescription, UnchangedOldState, key_getter
+from operators.stages.base import (
+    Change,
+    ConstantKey,
+    KeyedStage,
+    StageDescription,
+    UnchangedOldState,
+    key_getter,
+)
 from operators.stages.view_tree import ViewTreeStage, ViewTreeState
 from operators.stages.view_tree_groups import GroupedViewTreeStage
 from operators.structures.ring_relation import RingRelation
@@ -208,19 +215,13 @@ class GroupViewStage(_KeyedFragment, GroupedViewTreeStage):
                             inputs=self._inputs_text(), key=self._key_text())
 
 
-class TotalStage(UnchangedOldState, KeyedStage):
+class TotalStage(ConstantKey, UnchangedOldState, KeyedStage):
     """A global aggregate's payload: the sum of the root stage's contributions ``(payload,)``, emitted
     −old/+new; the one group is present also when the payload is zero (COUNT 0, SUM NULL)."""
 
     def __init__(self, name: str, ring: Ring):
         self.name, self.ring = name, ring
         self.output_columns = ("payload",)
-
-    def key_of(self, port: int, row: Row) -> tuple:
-        return ()
-
-    def key_function(self, port: int):
-        return key_getter(())
 
     def process(self, key: tuple, state: Any | None, changes: list[Change]) -> tuple[Any | None, Changelog]:
         ring = self.ring

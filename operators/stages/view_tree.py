@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from operators.stages.base import Change, KeyedStage, StageDescription, key_getter
+from operators.stages.base import Change, ConstantKey, KeyedStage, StageDescription
 from operators.structures.ring_relation import RingRelation
 from operators.structures.rings import Ring
 from operators.structures.variable_order import DeltaPlan, Step, VariableOrder, build_layout
@@ -68,7 +68,7 @@ class ViewTreeState:
         self.relations, self.pending = state
 
 
-class ViewTreeStage(KeyedStage):
+class ViewTreeStage(ConstantKey, KeyedStage):
     """One stage holding a whole view tree (state: ``ViewTreeState``).
 
     ``lazy`` (the survey's lazy-fact, Fig. 4): a batch only adds its net changes to ``pending`` and
@@ -89,12 +89,6 @@ class ViewTreeStage(KeyedStage):
         self._enumeration, self._output_positions = self._enumeration_plan()
 
     # --- KeyedStage -------------------------------------------------------------------------
-
-    def key_of(self, port: int, row: Row) -> tuple:
-        return ()
-
-    def key_function(self, port: int):
-        return key_getter(())
 
     def process(self, key: tuple, state: ViewTreeState | None,
                 changes: list[Change]) -> tuple[ViewTreeState, Changelog]:
