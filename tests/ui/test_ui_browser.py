@@ -85,6 +85,7 @@ def page(server: str):
         script_errors: list[str] = []
         page.on("pageerror", lambda error: script_errors.append(str(error)))
         page.goto(server)
+        _wait_until_ready(page)
         yield page
         browser.close()
     assert not script_errors, f"the page's scripts failed: {script_errors}"
@@ -93,6 +94,11 @@ def page(server: str):
 def _table(page) -> list[list[str]]:
     return page.eval_on_selector_all("[data-testid=result-table] tr.current",
                                      "rows => rows.map(r => Array.from(r.cells, c => c.textContent))")
+
+
+def _wait_until_ready(page) -> None:
+    """The page fills its inputs from the server after it loads: typing earlier races with that."""
+    page.wait_for_selector("body[data-ready=true]", timeout=15_000)
 
 
 def _wait_for_batch(page, number: int) -> None:
@@ -157,6 +163,7 @@ def test_the_page_maintains_q3_as_the_view_does_checks_it_and_shows_refusals(pag
     page.screenshot(path=str(ARTIFACTS / "q3-finished.png"), full_page=True)
 
     page.reload()  # a page opened later shows the run as it stands, inputs included
+    _wait_until_ready(page)
     _wait_for_batch(page, len(stream))
     assert _table(page) == final
     assert page.input_value("[data-testid=sql-input]") == Q3_SQL

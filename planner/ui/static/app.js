@@ -215,6 +215,9 @@ async function start() {
   if (state.loaded) dirty = false;
   const events = new EventSource(`/api/events?after=${state.sequence}`);
   events.onmessage = onEvent;
+  // Until here the page may still overwrite the inputs (the example, a loaded run's inputs) and
+  // its buttons do nothing: tests and scripts wait for this mark before they type.
+  document.body.dataset.ready = "true";
 }
 
 start();
