@@ -3,8 +3,9 @@
 The query, from its sources to its sink (ARCHITECTURE.md, "Physical execution"):
 
 1. per base table a streaming DataFrame of changes (``spark_changes``: the table's columns, ``_op``,
-   ``_seq``), from any Spark source: the runner's own inbox (files ``apply`` writes), the stream
-   directory (``spark_stream_source``), or DataFrames the caller gives;
+   ``_seq``), from any Spark source: the runner's own inbox (``spark_inbox``: one file per ``apply``
+   holding every table's changes, read by one file source, so one ``apply`` is one micro-batch), the
+   stream directory (``spark_stream_source``), or DataFrames the caller gives;
 2. per table a validation stage (``spark_validation``): the changes packed by bucket of their primary
    key, then ``groupBy(bucket).transformWithState(ValidationProcessor)``, which checks set semantics
    against the key's row in the state store (and refuses deletes from an ``ivm.insert_only`` table),
@@ -44,28 +45,25 @@ from collections.abc import Iterable, Mapping, Sequence
 from functools import reduce
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.functions import col
 from pyspark.sql.streaming import StreamingQuery
-from pyspark.sql.types import StructType
 
 from catalog.schema import Catalog, Table
 from catalog.types import DataType
 from operators.runtime.dataflow import Dataflow
 from operators.runtime.dependencies import table_defect
 from operators.runtime.run_errors import SparkBatchError
-from operators.runtime.spark_changes import change_schema
 from operators.runtime.spark_dependencies import checked_dependencies, dependency_state_name
 from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, REJECTED, RESULT
+from operators.runtime.spark_inbox import inbox_changes, next_file_number, write_inbox_file
 from operators.runtime.spark_session import make_spark_session
 from operators.runtime.spark_sink import BatchOutput, ResultSink
 from operators.runtime.spark_stage_processors import packed_layout, state_name
 from operators.runtime.spark_validation import state_name as validation_state
 from operators.runtime.spark_validation import validated_changes
-from operators.runtime.stream_format import Update, UpdateBatch, arrow_from_rows
+from operators.runtime.stream_format import Update, UpdateBatch
 from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
 from operators.zset import Row, consolidate
 
@@ -98,13 +96,14 @@ class SparkRunner:
                                dataflow.initial_result, keep_outputs, dataflow.visible_width)
         self._reads_inbox = changes is None
         # a table without a given stream reads the inbox (empty unless ``apply`` fills it)
-        self._changes = self._inbox_streams([name for name in self.tables if name not in (changes or {})])
+        inbox_tables = [table for name, table in self.tables.items() if name not in (changes or {})]
+        self._changes = inbox_changes(self.spark, self.inbox_dir, inbox_tables) if inbox_tables else {}
         self._changes.update({name: stream for name, stream in (changes or {}).items() if name in self.tables})
         refuse_static_streams([table for name, table in self.tables.items() if not self._reads_inbox or name in (changes or {})])
         # whether a batch with an accepted change was committed: a static table takes rows only before
         self._loaded_marker = self.work_dir / "loaded"
         self._loaded = self._loaded_marker.exists()
-        self._files_written = sum(1 for _ in self.inbox_dir.rglob("batch-*.parquet")) if self._reads_inbox else 0
+        self._next_file = next_file_number(self.inbox_dir) if self._reads_inbox else 0
         try:
             self.query = self._start_query()
         except Exception:
@@ -143,14 +142,16 @@ class SparkRunner:
             by_table.setdefault(update.table, []).append(Update(update.seq, update.table, update.op, row))
         if not by_table:
             return BatchOutput(-1, [], [])
-        written = self._write_inbox(by_table)
+        written = write_inbox_file(self.inbox_dir, self._next_file, list(self.tables.values()), by_table)
+        self._next_file += 1
         try:
             self.run_available()
         except SparkBatchError:
             self._withdraw(written)
             raise
+        # the batch's one micro-batch; after a resume also the one a crashed apply left planned, which
+        # the restarted query re-ran before this batch
         outputs = self.sink.take_outputs()
-        # Spark may have split the batch into micro-batches (a trigger between two tables' files)
         changes = consolidate(change for output in outputs for change in output.changes)
         quarantined = [reject for output in outputs for reject in output.rejected]
         rejected += [Rejected(Update(r.seq, r.table, r.op, r.row), r.reason) for r in quarantined]
@@ -159,35 +160,10 @@ class SparkRunner:
             self._loaded = True
         return BatchOutput(outputs[-1].batch_id if outputs else -1, changes, rejected)
 
-    def _inbox_streams(self, names: Iterable[str]) -> dict[str, DataFrame]:
-        streams = {}
-        for name in names:
-            table = self.tables[name]
-            directory = self.inbox_dir / name
-            directory.mkdir(parents=True, exist_ok=True)
-            streams[name] = self.spark.readStream.schema(StructType.fromDDL(change_schema(table))).parquet(str(directory))
-        return streams
-
-    def _write_inbox(self, by_table: Mapping[str, list[Update]]) -> list[Path]:
-        """One file per table, staged and renamed into place so Spark never reads half a file."""
-        written = []
-        for name, updates in by_table.items():
-            table = arrow_from_rows([u.row for u in updates], self.tables[name], f"batch for table {name}")
-            table = table.append_column("_op", pa.array([u.op for u in updates], pa.int32()))
-            table = table.append_column("_seq", pa.array([u.seq for u in updates], pa.int64()))
-            path = self.inbox_dir / name / f"batch-{self._files_written:09d}.parquet"
-            staged = self.inbox_dir / f".{name}-{path.name}"
-            pq.write_table(table, staged)
-            staged.rename(path)
-            written.append(path)
-        self._files_written += 1
-        return written
-
-    def _withdraw(self, files: list[Path]) -> None:
-        """Take a failed batch back: its files, and the offsets planned for it but not committed, so
+    def _withdraw(self, file: Path) -> None:
+        """Take a failed batch back: its inbox file, and the offsets planned for it but not committed, so
         the restarted query plans the next batch afresh instead of re-running the failed one."""
-        for path in files:
-            path.unlink(missing_ok=True)
+        file.unlink(missing_ok=True)
         committed = _numbered(self.checkpoint_dir / "commits")
         last = max(committed) if committed else -1
         for log in [self.checkpoint_dir / "offsets", *(self.checkpoint_dir / "sources").glob("*")]:

@@ -34,7 +34,6 @@ def numbered(changes: list[tuple[str, int, tuple]], first_seq: int) -> list[Upda
     return [Update(seq, table, op, row) for seq, (table, op, row) in enumerate(changes, start=first_seq)]
 
 
-@pytest.mark.xfail(strict=True, reason="apply writes one inbox file per table: a trigger between them splits the batch")
 def test_a_trigger_between_the_files_of_a_failing_batch_commits_none_of_it(tpch_tables, tmp_path, monkeypatch):
     catalog = tpch_catalog()
     customers = tpch_tables["customer"][:40]

@@ -101,6 +101,8 @@ def test_spark_and_local_runners_emit_the_same_changes_after_every_batch(spark):
             updates = as_updates(batch, seq)
             seq += len(updates)
             assert sorted(on_spark.apply(updates).changes) == sorted(expected), f"batch {number}"
+        # the five tables' inbox streams are branches of one source: one offset per apply (spark_inbox)
+        assert [source["numInputRows"] > 0 for source in on_spark.query.lastProgress["sources"]] == [True]
         stage_sizes = {name: size for name, size in on_spark.state_size().items() if not name.startswith("validate ")}
         assert stage_sizes == local.state_size()
 
