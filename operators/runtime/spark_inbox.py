@@ -12,10 +12,11 @@ latest offset in turn, and a seal written between two of those calls is seen by 
 
 So the tables are branches of one streaming DataFrame (``inbox_changes``): Spark maps the one
 streaming relation of the analysed plan to one source (``MicroBatchExecution`` keys sources by the
-relation), however many branches read it. Measured on a view of five tables: ``lastProgress`` lists
-one source and the checkpoint holds one source log, ``sources/0``. Each branch scans the file for its
-own table; the file has one row group per table, whose ``_table`` statistics let a branch skip the
-others' row groups, and a branch reads only its own table's struct column.
+relation), however many branches read it. Measured: a two-table probe's checkpoint holds one source
+log, ``sources/0``, and the five-table toy view's ``lastProgress`` lists one source
+(tests/operators/test_spark_runner.py asserts it). Each branch scans the file for its own table:
+each row group holds one table's rows, so Parquet filter pushdown on ``_table`` can skip the others',
+and a branch reads only its own table's struct column.
 
 The file's columns: ``_table`` (the table's name), ``_op``, ``_seq``, and per table a struct column
 named after the table holding its columns (NULL in the other tables' rows). A file is staged under a
