@@ -139,7 +139,7 @@ class SparkRunner:
                     raise InvalidChangeError(update, reason)
                 rejected.append(Rejected(update, reason))
                 continue
-            by_table.setdefault(update.table, []).append(Update(update.seq, update.table, update.op, row))
+            by_table.setdefault(table.name, []).append(Update(update.seq, update.table, update.op, row))
         if not by_table:
             return BatchOutput(-1, [], [])
         written = write_inbox_file(self.inbox_dir, self._next_file, list(self.tables.values()), by_table)
