@@ -77,27 +77,32 @@ def next_file_number(directory: Path) -> int:
 
 def write_inbox_file(directory: Path, number: int, tables: Sequence[Table],
                      by_table: Mapping[str, Sequence[Update]]) -> Path:
-    """One ``apply``'s changes as the inbox file ``number``: one row group per table, staged under a
-    hidden name and renamed into place, so the file source lists the whole batch or none of it."""
+    """One ``apply``'s changes (``by_table``: by table name) as the inbox file ``number``, row groups of
+    one table each, staged under a hidden name and renamed into place, so the file source lists the
+    whole batch or none of it."""
     # nullable fields: a struct NULL in another table's rows has NULL fields (validation checks NOT NULL)
     structs = {table.name: pa.struct([f.with_nullable(True) for f in arrow_schema(table)]) for table in tables}
     schema = pa.schema([(TABLE, pa.string()), (OP, pa.int32()), (SEQ, pa.int64()), *structs.items()])
+    parts = []
+    for table in tables:
+        updates = by_table.get(table.name)
+        if not updates:
+            continue
+        rows = arrow_from_rows([u.row for u in updates], table, f"batch for table {table.name}")
+        count = len(updates)
+        columns = {
+            TABLE: pa.array([table.name] * count, pa.string()),
+            OP: pa.array([u.op for u in updates], pa.int32()),
+            SEQ: pa.array([u.seq for u in updates], pa.int64()),
+            **{name: pa.nulls(count, struct) for name, struct in structs.items()},
+        }
+        columns[table.name] = pa.StructArray.from_arrays([column.combine_chunks() for column in rows.columns],
+                                                         fields=list(structs[table.name]))
+        parts.append(pa.table(columns, schema=schema))
     path = directory / _FILE.format(number)
     staged = directory / f".{path.name}"
     with pq.ParquetWriter(staged, schema) as writer:
-        for table in tables:
-            updates = by_table.get(table.name)
-            if not updates:
-                continue
-            rows = arrow_from_rows([u.row for u in updates], table, f"batch for table {table.name}")
-            count = len(updates)
-            columns = {
-                TABLE: pa.array([table.name] * count, pa.string()),
-                OP: pa.array([u.op for u in updates], pa.int32()),
-                SEQ: pa.array([u.seq for u in updates], pa.int64()),
-                **{name: pa.nulls(count, struct) for name, struct in structs.items()},
-                table.name: pa.StructArray.from_arrays([c.combine_chunks() for c in rows.columns], fields=list(structs[table.name])),
-            }
-            writer.write_table(pa.table(columns, schema=schema))
+        for part in parts:
+            writer.write_table(part)
     staged.rename(path)
     return path
