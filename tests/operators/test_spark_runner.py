@@ -124,3 +124,17 @@ def test_a_stage_without_input_is_refused(spark):
     )
     with pytest.raises(ValueError, match=r"stage 1 \(orphan\) has no input"):
         SparkRunner(orphaned, TOY_CATALOG, spark=spark)
+
+
+def test_a_runner_started_on_the_work_dir_of_a_closed_one_goes_on_from_its_state(spark, tmp_path):
+    flow = toy_dataflow()
+    local = LocalRunner(flow)
+    seq = 0
+    for number, batch in enumerate(batches(seed=11, count=3, inserts_per_table=10)):
+        expected = local.apply(batch)
+        assert expected, "the comparison needs result changes"
+        updates = as_updates(batch, seq)
+        seq += len(updates)
+        with SparkRunner(flow, TOY_CATALOG, spark=spark, work_dir=tmp_path) as on_spark:
+            assert sorted(on_spark.apply(updates).changes) == sorted(expected), f"batch {number}"
+    assert sorted(p.name for p in (tmp_path / "inbox").iterdir()) == [f"batch-{n:09d}.parquet" for n in range(3)]
