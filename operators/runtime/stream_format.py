@@ -437,6 +437,37 @@ def _uncastable(data: pa.ChunkedArray, column_type: types.DataType) -> list[int]
 
 
 def _python_values(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> list:
+    if _repeats(column, column_type):
+        # Python values dear to make: when a column repeats them (a discount, a date, a market
+        # segment), each distinct one is made once and its rows share it (the values are immutable),
+        # a list index a row instead of an object.
+        encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+        if len(encoded.dictionary) < _DISTINCT_SHARE * len(encoded):
+            distinct = _each_value(encoded.dictionary, column_type)
+            indices = encoded.indices
+            if encoded.null_count:
+                distinct.append(None)
+                indices = indices.fill_null(len(distinct) - 1)
+            return list(map(distinct.__getitem__, indices.to_numpy().tolist()))
+    return _each_value(column, column_type)
+
+
+#: the share of distinct values below which a column's values are made once per distinct value; the
+#: first values of a column sampled to see whether it repeats any (encoding a column of values that
+#: are all distinct costs as much as making a third of its objects)
+_DISTINCT_SHARE, _SAMPLE, _SAMPLE_SHARE = 0.5, 2048, 0.9
+
+
+def _repeats(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> bool:
+    """Whether ``column`` is of a type whose Python values are dear to make (DECIMAL, DATE, STRING)
+    and its first values repeat."""
+    if not (isinstance(column_type, types.DecimalType) or column_type in (types.DATE, types.STRING)):
+        return False
+    return len(column) >= 2 * _SAMPLE and len(pc.unique(column.slice(0, _SAMPLE))) < _SAMPLE_SHARE * _SAMPLE
+
+
+def _each_value(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> list:
+    """``column``'s values as Python values of ``column_type``, one made per value."""
     if isinstance(column_type, types.DecimalType):
         # decimal128 → decimal.Decimal with the column's scale, exactly: from Arrow's string of each
         # value (same digits, same exponent) in 0.45 µs a value, where to_pylist takes 1.1 µs
