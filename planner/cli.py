@@ -24,7 +24,6 @@ from operators.runtime.stream_format import StreamFormatError, open_stream, writ
 from operators.runtime.validate import InvalidChangeError, Rejected
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import UnsupportedQueryError, compile_query
-from planner.explain import explain_json, explain_text
 from planner.ir.values import SqlRuntimeError
 from planner.optimizer.context import JOIN_STRATEGIES as FORCEABLE
 from planner.run_stats import peak_rss_mb, process_seconds, progress_bar
@@ -33,7 +32,6 @@ from planner.view import MaintainedView
 from planner.workloads.enclosureness import StreamLifespanError, stream_enclosureness
 from planner.workloads.iedyn_streams import ORDERS, make_iedyn_stream, make_trans_stream
 from planner.workloads.lambda_streams import make_lambda_stream
-from planner.workloads.tpch_data import generate_tpch, load_tables
 from planner.workloads.tpch_streams import default_window, make_stream
 
 DEFAULT_DATA = Path("data")
@@ -50,6 +48,8 @@ def _read_query(text: str) -> str:
 
 
 def cmd_explain(args) -> int:
+    from planner.explain import explain_json, explain_text  # here: `ivm run` does without tabulate
+
     compiled = compile_query(_read_query(args.query), load_catalog(args.catalog), **_planner_options(args))
     print(explain_json(compiled) if args.format == "json" else explain_text(compiled, verbose=args.verbose))
     return 0
@@ -87,12 +87,16 @@ def _epsilon(text: str) -> float:
 
 
 def cmd_tpch_gen(args) -> int:
+    from planner.workloads.tpch_data import generate_tpch
+
     out = generate_tpch(args.sf, args.out or DEFAULT_DATA / f"tpch-sf{args.sf}")
     print(f"TPC-H SF {args.sf} written to {out}")
     return 0
 
 
 def cmd_tpch_stream(args) -> int:
+    from planner.workloads.tpch_data import generate_tpch, load_tables
+
     catalog = tpch_catalog()
     data = generate_tpch(args.sf, args.data or DEFAULT_DATA / f"tpch-sf{args.sf}")
     tables = load_tables(data, catalog)
