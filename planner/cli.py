@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Iterable
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TextIO
+from typing import NoReturn, TextIO
 
 import pyarrow.parquet as pq
 
@@ -390,23 +391,38 @@ class _NoPandas:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    if argv is None and args.func is cmd_run and args.engine == "local" and "pandas" not in sys.modules:
+    # this process is the local run's own (argv None: `ivm` or `python -m planner.cli`), not an embedding program's
+    own_local_run = argv is None and args.func is cmd_run and args.engine == "local"
+    if own_local_run and "pandas" not in sys.modules:
         # pyarrow imports pandas on its first array only to recognize pandas objects among its inputs
         # (0.3 s CPU, more than a second of wall on a loaded machine); the local run converts none. Only
-        # when this process is the command's own (argv None: `ivm` or `python -m planner.cli`): pyarrow
-        # remembers for the process that pandas is missing, which an embedding program must not inherit.
+        # in the command's own process: pyarrow remembers for the process that pandas is missing,
+        # which an embedding program must not inherit.
         sys.meta_path.insert(0, _NoPandas)
     try:
-        return args.func(args)
+        code = args.func(args)
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
                  SqlRuntimeError, ScalarSubqueryTooManyRowsError, CommandLineError, FileNotFoundError,
                  SparkBatchError, WorkDirMismatchError)
-        if isinstance(err, known):
-            print(f"ivm: error: {err}", file=sys.stderr)
-            return 2
-        raise
+        if not isinstance(err, known):
+            raise
+        print(f"ivm: error: {err}", file=sys.stderr)
+        code = 2
+    if own_local_run:
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the process without tearing the interpreter down: a run leaves millions of objects (the
+    maintained state, the validator's fingerprints) that the interpreter would free one by one at exit
+    (0.3 s CPU, 0.5 s wall on TPC-H Q3 SF 0.1), where the operating system takes the memory back at
+    once. Every file the run writes is closed by then; the standard streams are flushed here."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

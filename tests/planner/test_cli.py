@@ -248,19 +248,25 @@ def test_a_corrupt_stream_file_exits_non_zero_without_a_traceback_in_a_real_proc
 
 def test_a_local_run_imports_no_dataframe_database_or_spark_library(files):
     """They cost seconds of start-up that `ivm run --engine local` never uses (issue 13); nor does it
-    import EXPLAIN's table printer, the TPC-H generator or tqdm's command line."""
+    import EXPLAIN's table printer, the TPC-H generator or tqdm. The run's own process ends without
+    tearing the interpreter down (``os._exit``), everything written and flushed first; the child
+    lists its modules as it exits."""
     tmp_path, ddl, query = files
     unused = ("pandas", "duckdb", "pyspark", "polars", "tabulate", "planner.explain", "planner.workloads.tpch_data",
-              "tqdm.cli")
-    run_then_list = ("import sys; from planner.cli import main; main(); "  # main() reads sys.argv, as `ivm` does
-                     f"print(sorted(m for m in {unused!r} if sys.modules.get(m)))")
+              "tqdm")
+    run_then_list = ("import os, sys; from planner.cli import main; exit_now = os._exit\n"
+                     "def listing(code):\n"
+                     f"    print(sorted(m for m in {unused!r} if sys.modules.get(m))); sys.stdout.flush(); exit_now(code)\n"
+                     "os._exit = listing; main(); print('returned from main')")  # main() reads sys.argv, as `ivm` does
+    out = tmp_path / "out.parquet"
     process = subprocess.run(
         [sys.executable, "-c", run_then_list, "run", "--query", str(query), "--catalog", str(ddl),
-         "--stream", stream(tmp_path, GOOD)],
+         "--stream", stream(tmp_path, GOOD), "--out", str(out)],
         capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, check=True,
     )
     lines = process.stdout.strip().splitlines()
-    assert lines[-2].endswith("result: 1 rows") and lines[-1] == "[]"
+    assert lines[-2].endswith(f"result: 1 rows written to {out}") and lines[-1] == "[]"
+    assert pq.read_table(out).num_rows == 1
 
 
 @pytest.mark.parametrize(
