@@ -13,7 +13,10 @@ invalid-input policy; only what makes the stream unreadable as a whole is raised
 file. No value is cast lossily: ``column_types`` says which Arrow types each column type reads.
 
 Conversion goes column by column through Arrow and numpy: the per-cell Python work is only building
-the final tuples, so about a million updates read or write in a few seconds.
+the final tuples (and a value of a column that repeats its values is made once, ``_python_values``),
+so about a million updates read or write in a few seconds. ``OpenStream.batches`` reads ahead: each
+table's next chunk is decoded, cast and fingerprinted on a thread of its own (``_prefetched``) while
+the caller works on the batch before.
 """
 
 from __future__ import annotations
