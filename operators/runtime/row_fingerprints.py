@@ -108,7 +108,7 @@ def arrow_fingerprints(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[by
             column = column.combine_chunks()
         valid = column.is_valid().to_numpy(zero_copy_only=False) if column.null_count else None
         validity[:, index // 32] |= np.uint32(1 << index % 32) if valid is None else valid.astype(np.uint32) << index % 32
-        if pa.types.is_string(column.type) or pa.types.is_binary(column.type):
+        if _is_text(column.type):
             text = pc.fill_null(column, "") if column.null_count else column
             blocks.append(_words(pc.binary_length(text)))
             _add_bytes(sums, text, 1 + index)
@@ -131,6 +131,11 @@ def arrow_fingerprints(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[by
     sums += words @ _MULTIPLIERS.of(0, words.shape[1])
     lanes = ((sums + _MULTIPLIERS.offsets) >> np.uint64(32)).astype(np.uint32)
     return lanes.view(f"V{4 * _LANES}").ravel().tolist()
+
+
+def _is_text(arrow_type: pa.DataType) -> bool:
+    return any(is_kind(arrow_type) for is_kind in (pa.types.is_string, pa.types.is_binary, pa.types.is_large_string,
+                                                   pa.types.is_large_binary))
 
 
 def _words(column: pa.Array) -> np.ndarray:

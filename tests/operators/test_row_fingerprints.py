@@ -108,3 +108,10 @@ def test_the_fingerprint_is_keyed_per_process(monkeypatch):
     monkeypatch.setattr(row_fingerprints, "_MULTIPLIERS", row_fingerprints._Multipliers())
     again = row_fingerprints.row_fingerprints(rows, ITEM)
     assert not set(again) & set(first)
+
+
+def test_a_string_is_one_value_whatever_its_arrow_string_layout():
+    values = ["", "a", None, "x" * (LONG + 3), "é€"]
+    layouts = [pa.array(values, kind) for kind in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())]
+    fingerprints = [arrow_fingerprints([layout]) for layout in layouts]
+    assert all(f == fingerprints[0] for f in fingerprints) and len(set(fingerprints[0])) == len(values)
