@@ -389,7 +389,9 @@ def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool, ready: pa.
         raw = data.to_pylist()
         # A whole column of the wrong kind: every value is wrong, not only the first.
         refused = (row for row, value in enumerate(raw) if value is not None or value_defect(column, None, in_key))
-        return raw, {row: _wrong_value(column, data.type, raw[row], in_key) for row in refused}, None
+        defects = {row: _wrong_value(column, data.type, raw[row], in_key) for row in refused}
+        # a column written as NULLs of another type (Parquet's null type) is all NULL: that reads
+        return raw, defects, None if defects else pa.nulls(len(data), arrow_type(column.type))
     defects: dict[int, str] = {}
     try:
         cast = _cast(data, column.type) if ready is None else ready

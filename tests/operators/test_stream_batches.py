@@ -214,3 +214,19 @@ def test_a_chunk_whose_columns_do_not_all_cast_is_read_the_general_way_and_finge
     [batch] = open_stream(tmp_path, CATALOG).batches(10)
     shop = batch.tables[0]
     assert shop.fingerprints is None and list(shop.defects) == [1]
+
+
+@pytest.mark.parametrize("read", [None, ("id",)])
+def test_a_nullable_column_written_as_parquet_nulls_reads_as_nulls_and_is_fingerprinted(tmp_path, read):
+    """A producer with nothing in a nullable column may write it with Arrow's null type: every value
+    is a NULL the column allows, so the rows read (whether or not the query reads the column), are
+    fingerprinted as the same Python rows are, and a delete of such a row matches its insert."""
+    pq.write_table(pa.table({"id": pa.array([1, 2, 1], pa.int32()), "name": pa.nulls(3),
+                             "_seq": pa.array([1, 2, 3], pa.int64()), "_op": pa.array([1, 1, -1], pa.int8())}),
+                   tmp_path / "shop.parquet")
+    [batch] = open_stream(tmp_path, CATALOG).batches(10, columns={"shop": read} if read else None)
+    [shop] = batch.tables
+    assert not shop.defects
+    assert shop.fingerprints == row_fingerprints([(1, None), (2, None), (1, None)], CATALOG.table("shop"))
+    accepted, rejected = Validator(CATALOG, ["shop"], "error").check(batch)
+    assert not rejected and sorted(weight for _, weight in accepted["shop"]) == [-1, 1, 1]
