@@ -33,7 +33,7 @@ from operator import itemgetter
 import attrs
 
 from catalog.schema import Catalog, Table
-from catalog.types import DecimalType
+from catalog.types import DOUBLE, DecimalType
 from operators.runtime.column_types import conformed_value
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.dependencies import DependencyState, table_defect
@@ -347,8 +347,9 @@ class Validator:
         table = self.tables[changes.table]
         valid = self._valid_signatures[table.name]
         width = len(table.columns)
-        # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
-        has_decimals = any(isinstance(c.type, DecimalType) for c in table.columns)
+        # a DECIMAL value's digits matter, not only its type, and a DOUBLE may be a NaN to make the
+        # one NaN (operators/doubles.py): such rows are conformed one by one
+        one_by_one = any(isinstance(c.type, DecimalType) or c.type == DOUBLE for c in table.columns)
         rows, reasons = list(changes.rows), dict(changes.defects)
         for position, row in enumerate(changes.rows):
             if position in reasons:
@@ -359,9 +360,9 @@ class Validator:
                 reason = None
                 if len(row) != width:
                     rows[position], reason = conformed_row(table, row)
-            elif has_decimals or tuple(map(type, row)) not in valid:
+            elif one_by_one or tuple(map(type, row)) not in valid:
                 rows[position], reason = conformed_row(table, row)
-                if reason is None and not has_decimals:
+                if reason is None and not one_by_one:
                     valid.add(tuple(map(type, row)))
             else:
                 reason = None

@@ -23,6 +23,7 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedList
 
+from operators.doubles import NAN
 from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row, consolidate
@@ -154,13 +155,17 @@ class GroupState:
 
 
 def aggregate_value(spec: AggregateSpec, value: object, count: int) -> object:
+    """The aggregate's value in a result row; a NaN sum or average is the one NaN (operators/doubles.py),
+    so the row retracted later is equal to the row emitted now."""
     if count == 0:
         return 0 if spec.func == "count" else None
     if spec.keeps_values:
-        return value.result(spec.func)
-    if spec.func == "count":
+        result = value.result(spec.func)
+    elif spec.func == "count":
         return count
-    return average(value, count) if spec.func == "avg" else value
+    else:
+        result = average(value, count) if spec.func == "avg" else value
+    return NAN if result != result else result
 
 
 class GroupAggregateStage(KeyedStage):
