@@ -23,6 +23,7 @@ Spark compares them.
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any
 
@@ -30,7 +31,13 @@ _NUMBERS = (int, float, Decimal)
 
 
 class SparkNaN(float):
-    """The type of ``NAN`` (one instance): a NaN with Spark's equality and order."""
+    """The type of ``NAN`` (one instance): a NaN with Spark's equality and order.
+
+    >>> NAN == NAN, NAN > float("inf"), 1.0 < NAN, max([1.0, NAN, 2.0]), sorted([NAN, 2.0, -0.0])
+    (True, True, True, nan, [-0.0, 2.0, nan])
+    >>> canonical(float("-nan")) is NAN, {NAN: "one group"}[canonical(float("nan"))]
+    (True, 'one group')
+    """
 
     __slots__ = ()
 
@@ -128,3 +135,77 @@ class _BelowAll:
 
 BELOW_ALL = _BelowAll()
 
+
+
+class DoubleSum:
+    """A running DOUBLE sum whose NaN and infinite terms are counted, not added: what a SUM kept under
+    deletes needs, where ``NaN - NaN`` and ``inf - inf`` are NaN for ever after the row is gone.
+
+    Immutable; ``+``, ``-`` and negation with a number or another ``DoubleSum`` and ``*`` by an integer
+    weight (a delete multiplies by -1) are all a ring aggregate, a ``SumRing`` payload or a prefix sum
+    does to a sum, so they need no other change: a term enters as ``non_finite(value)`` when it is NaN or infinite, and a sum whose counts
+    all return to zero is a plain float again. ``total()`` is what IEEE addition of the present terms
+    gives: NaN with a NaN or with both infinities, else the infinity, else the finite sum (its overflow
+    to infinity is not modelled: a finite sum is kept as floats always are).
+
+    >>> running = 1.5 + non_finite(NAN) + non_finite(float("inf"))
+    >>> running.total(), (running + non_finite(NAN) * -1).total(), running - non_finite(NAN) - non_finite(float("inf"))
+    (nan, inf, 1.5)
+    """
+
+    __slots__ = ("finite", "nan", "positive", "negative")
+
+    def __init__(self, finite: float, nan: int, positive: int, negative: int):
+        self.finite, self.nan, self.positive, self.negative = finite, nan, positive, negative
+
+    def __add__(self, other: object) -> DoubleSum | float:
+        if isinstance(other, DoubleSum):
+            return _settled(self.finite + other.finite, self.nan + other.nan, self.positive + other.positive,
+                            self.negative + other.negative)
+        if isinstance(other, (int, float)):
+            return DoubleSum(self.finite + other, self.nan, self.positive, self.negative)
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __mul__(self, weight: object) -> DoubleSum | float:
+        if not isinstance(weight, int):
+            return NotImplemented
+        return _settled(self.finite * weight, self.nan * weight, self.positive * weight, self.negative * weight)
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> DoubleSum:
+        return DoubleSum(-self.finite, -self.nan, -self.positive, -self.negative)
+
+    def __sub__(self, other: object) -> DoubleSum | float:
+        return self + -other
+
+    def __rsub__(self, other: object) -> DoubleSum | float:
+        return -self + other
+
+    def total(self) -> float:
+        if self.nan or (self.positive and self.negative):
+            return NAN
+        if self.positive or self.negative:
+            return float("inf") if self.positive else float("-inf")
+        return self.finite
+
+    def __repr__(self) -> str:
+        return f"DoubleSum({self.finite!r}, nan={self.nan}, +inf={self.positive}, -inf={self.negative})"
+
+
+def _settled(finite: float, nan: int, positive: int, negative: int) -> DoubleSum | float:
+    return DoubleSum(finite, nan, positive, negative) if nan or positive or negative else finite
+
+
+def non_finite(value: float) -> DoubleSum:
+    """A NaN or infinite term of a sum, counted (``DoubleSum``)."""
+    if math.isnan(value):  # not ``value != value``: NAN equals itself
+        return DoubleSum(0.0, 1, 0, 0)
+    return DoubleSum(0.0, 0, 1, 0) if value > 0 else DoubleSum(0.0, 0, 0, 1)
+
+
+def summand(value: object) -> object:
+    """``value`` as a term of a running sum: itself, or ``non_finite(value)`` when a NaN or infinite float."""
+    return non_finite(value) if isinstance(value, float) and value - value != 0.0 else value

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedList
 
-from operators.doubles import NAN
+from operators.doubles import NAN, DoubleSum, non_finite, summand
 from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row, consolidate
@@ -107,19 +107,20 @@ class DistinctValues(ValueCounts):
     def _appeared(self, value: object) -> None:
         self.present += 1
         if self.summed:
-            self.total += value
+            self.total += summand(value)
 
     def _vanished(self, value: object) -> None:
         self.present -= 1
         if self.summed:
-            self.total = self.total - value if self.present else 0  # no float residue once empty
+            self.total = self.total + summand(value) * -1 if self.present else 0  # no float residue once empty
 
     def result(self, func: str) -> object:
         if func == "count":
             return self.present
         if not self.present:
             return None
-        return average(self.total, self.present) if func == "avg" else self.total
+        total = self.total.total() if self.total.__class__ is DoubleSum else self.total
+        return average(total, self.present) if func == "avg" else total
 
 
 class OrderedValues(ValueCounts):
@@ -164,7 +165,8 @@ def aggregate_value(spec: AggregateSpec, value: object, count: int) -> object:
     elif spec.func == "count":
         return count
     else:
-        result = average(value, count) if spec.func == "avg" else value
+        total = value.total() if value.__class__ is DoubleSum else value
+        result = average(total, count) if spec.func == "avg" else total
     return NAN if result != result else result
 
 
@@ -253,6 +255,8 @@ class GroupAggregateStage(KeyedStage):
                     continue
                 counts[i] += weight
                 if update == _SUMMED:
+                    if isinstance(value, float) and value - value != 0.0:  # NaN or ±Infinity: counted
+                        value = non_finite(value)
                     values[i] = value * weight if values[i] is None else values[i] + value * weight
                 elif update == _KEPT:
                     self._keep(values, i, value, weight, kept_log)

@@ -32,9 +32,17 @@ COMPARISONS: dict[str, Callable[[object, object], bool]] = {
 }
 
 
+class InexactKeyError(ValueError):
+    """A NaN or infinite double met an RPAI aggregate index, whose keys must be exact numbers."""
+
+
 def exact(value):
-    """An index key that survives relative-key arithmetic: ints stay, floats become int or Fraction."""
+    """An index key that survives relative-key arithmetic: ints stay, floats become int or Fraction.
+    NaN and ±Infinity have no exact value: the batch is refused with ``InexactKeyError``."""
     if isinstance(value, float):
+        if value - value != 0.0:
+            raise InexactKeyError(f"an RPAI aggregate index (a correlated nested aggregate) keys its rows by exact "
+                                  f"numbers, and {value!r} is not one: NaN and Infinity are not supported there")
         return int(value) if value.is_integer() else Fraction(value)
     return value
 
