@@ -33,12 +33,10 @@ paths over the same streams and require identical output.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
-from catalog.types import DOUBLE
 from operators.doubles import non_finite
 from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
-from operators.lowering.expr_eval import source_of
 from operators.lowering.expr_source import SourceWriter
 from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import RESULT, Program, Unit
@@ -49,7 +47,6 @@ from operators.stages.binary_join import BinaryJoinStage
 from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
 from operators.stages.fused import FusedStage
 from operators.stages.map import MapStage
-from planner.ir.expressions import type_of
 
 
 def _kind(stage: KeyedStage) -> str:
@@ -371,7 +368,7 @@ class ProgramWriter:
                 continue
             loop += [f"if a{i} is not None:", f"    st[{count}] += w"]
             if spec.func != "count":
-                if _may_be_double(spec.argument):  # a NaN or infinite term is counted (operators/doubles.py)
+                if spec.double:  # a NaN or infinite term is counted apart (operators/doubles.py)
                     counted = self.expressions.constant(non_finite, "non_finite")
                     loop += [f"    if isinstance(a{i}, float) and a{i} - a{i} != 0.0:", f"        a{i} = {counted}(a{i})"]
                 loop += [f"    v = st[{value}]", f"    st[{value}] = a{i} * w if v is None else v + a{i} * w"]
@@ -412,12 +409,6 @@ class ProgramWriter:
             written.add((target, port))
             body = self._push(self.units[target], port, "row", "w")
             yield self._function(f"_push{target}_{port}", "row, w", body)
-
-
-def _may_be_double(argument: Callable) -> bool:
-    """Whether an aggregate's argument can be a DOUBLE (unknown: a bare column's getter carries no type)."""
-    source = source_of(argument)
-    return source is None or type_of(source.expr) in (DOUBLE, None)
 
 
 def write_program(dataflow: Dataflow) -> Program:

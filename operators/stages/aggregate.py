@@ -29,17 +29,20 @@ from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row, consolidate
 
 ORDERED_FUNCTIONS = ("min", "max")
-_COUNTED, _SUMMED, _KEPT = "counted", "summed", "kept"
+_COUNTED, _SUMMED, _SUMMED_DOUBLE, _KEPT = "counted", "summed", "summed double", "kept"
 
 
 @attrs.frozen
 class AggregateSpec:
     """One aggregate: ``func`` in sum/count/avg/min/max; ``argument`` None for COUNT(*);
-    ``distinct`` aggregates each distinct non-NULL argument value once."""
+    ``distinct`` aggregates each distinct non-NULL argument value once; ``double``: the argument may be
+    a DOUBLE (unless its type says otherwise), whose NaN and infinite terms a sum counts apart
+    (``DoubleSum``) so that deleting them leaves the finite sum."""
 
     func: str
     argument: Callable[[Row], object] | None = attrs.field(eq=False)
     distinct: bool = False
+    double: bool = True
 
     @property
     def keeps_values(self) -> bool:
@@ -187,7 +190,8 @@ class GroupAggregateStage(KeyedStage):
         self.output_columns = output_columns
         # per aggregate (argument, how a change updates it), read once per change: the hot loop
         self._updates = tuple(
-            (spec.argument, _KEPT if spec.keeps_values else _COUNTED if spec.func == "count" else _SUMMED)
+            (spec.argument, _KEPT if spec.keeps_values else _COUNTED if spec.func == "count"
+             else _SUMMED_DOUBLE if spec.double else _SUMMED)
             for spec in aggregates
         )
         self._keeps_values = any(spec.keeps_values for spec in aggregates)
@@ -254,9 +258,9 @@ class GroupAggregateStage(KeyedStage):
                 if value is None:
                     continue
                 counts[i] += weight
-                if update == _SUMMED:
-                    if isinstance(value, float) and value - value != 0.0:  # NaN or ±Infinity: counted
-                        value = non_finite(value)
+                if update == _SUMMED or update == _SUMMED_DOUBLE:
+                    if update == _SUMMED_DOUBLE and isinstance(value, float) and value - value != 0.0:
+                        value = non_finite(value)  # NaN or ±Infinity: counted apart (operators/doubles.py)
                     values[i] = value * weight if values[i] is None else values[i] + value * weight
                 elif update == _KEPT:
                     self._keep(values, i, value, weight, kept_log)

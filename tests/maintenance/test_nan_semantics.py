@@ -159,7 +159,7 @@ def test_nan_queries_equal_spark_after_every_batch(spark, name, tmp_path):
 @pytest.mark.spark
 def test_spark_runner_follows_nan_semantics(spark, tmp_path):
     """The Python stages inside transformWithState: rows and state cross pickles and Arrow."""
-    check_against_spark("select g, max(x) as hi, count(distinct x) as n from t group by g", CATALOG,
+    check_against_spark("select g, max(x) as hi, count(distinct x) as n, sum(x) as s from t group by g", CATALOG,
                         nan_stream(6, size=80), 40, spark, str(tmp_path), engine="spark", informative_at_least=0.5)
 
 
