@@ -34,6 +34,7 @@ import attrs
 
 from catalog.schema import Catalog, Table
 from catalog.types import DOUBLE, DecimalType
+from operators.doubles import canonical
 from operators.runtime.column_types import conformed_value
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.dependencies import DependencyState, table_defect
@@ -347,9 +348,11 @@ class Validator:
         table = self.tables[changes.table]
         valid = self._valid_signatures[table.name]
         width = len(table.columns)
-        # a DECIMAL value's digits matter, not only its type, and a DOUBLE may be a NaN to make the
-        # one NaN (operators/doubles.py): such rows are conformed one by one
-        one_by_one = any(isinstance(c.type, DecimalType) or c.type == DOUBLE for c in table.columns)
+        # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
+        one_by_one = any(isinstance(c.type, DecimalType) for c in table.columns)
+        # a DOUBLE NaN is made the one NaN (operators/doubles.py; conformed rows get it from conformed_row,
+        # rows read from Parquet from the reader)
+        doubles = () if checked else tuple(i for i, c in enumerate(table.columns) if c.type == DOUBLE)
         rows, reasons = list(changes.rows), dict(changes.defects)
         for position, row in enumerate(changes.rows):
             if position in reasons:
@@ -366,6 +369,8 @@ class Validator:
                     valid.add(tuple(map(type, row)))
             else:
                 reason = None
+                if doubles and any(row[i] != row[i] for i in doubles):
+                    rows[position] = tuple(canonical(value) if i in doubles else value for i, value in enumerate(row))
             if reason is not None:
                 reasons[position] = reason
         return rows, reasons
