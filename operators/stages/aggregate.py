@@ -115,7 +115,7 @@ class DistinctValues(ValueCounts):
     def _vanished(self, value: object) -> None:
         self.present -= 1
         if self.summed:
-            self.total = self.total + summand(value) * -1 if self.present else 0  # no float residue once empty
+            self.total = self.total - summand(value) if self.present else 0  # no float residue once empty
 
     def result(self, func: str) -> object:
         if func == "count":
