@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from operators.doubles import non_finite
 from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
 from operators.lowering.expr_source import SourceWriter
 from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
@@ -367,6 +368,9 @@ class ProgramWriter:
                 continue
             loop += [f"if a{i} is not None:", f"    st[{count}] += w"]
             if spec.func != "count":
+                if spec.double:  # a NaN or infinite term is counted apart (operators/doubles.py)
+                    counted = self.expressions.constant(non_finite, "non_finite")
+                    loop += [f"    if isinstance(a{i}, float) and a{i} - a{i} != 0.0:", f"        a{i} = {counted}(a{i})"]
                 loop += [f"    v = st[{value}]", f"    st[{value}] = a{i} * w if v is None else v + a{i} * w"]
         body += indented(loop)
         return self._function(f"_ring{u}", "buffer, touched", body)

@@ -6,12 +6,13 @@ numpy on whole columns of the catalog columns' Arrow types, with no Python work 
 **Encoding.** A row is a vector of 32-bit words: first a fixed part, the same length for every row of
 a table: the validity bits of all columns (bit ``c`` of word ``c // 32``), then per column its value's
 words (an integer or date zero-extended to whole words, a DECIMAL's unscaled integer in two's
-complement, a double after adding 0.0 so that -0.0 and 0.0 are one value, a boolean as 0/1; zeros
+complement, a double after adding 0.0 so that -0.0 and 0.0 are one value and with every NaN the one
+NaN, a boolean as 0/1; zeros
 for NULL) or, for a string, its length in bytes; then, per string column, the string's bytes as
 little-endian words, the last one zero-padded. The fixed part has the lengths, so the encoding is
 self-delimiting, and each column type's words are one-to-one on its values (a DECIMAL column has
-one scale): two rows have one encoding exactly when they are equal (NaN equal to NaN when their
-bits are, as Arrow and Python make them). Padded with zero words to a common length, two different
+one scale): two rows have one encoding exactly when they are equal (every NaN equal to every NaN,
+as in Spark). Padded with zero words to a common length, two different
 encodings still differ in some word.
 
 **Hash.** Four independent lanes of vector multiply-shift (Dietzfelbinger 1996; Thorup, "High Speed
@@ -117,6 +118,8 @@ def arrow_fingerprints(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[by
             column = column.cast(pa.uint8())
         elif pa.types.is_floating(column.type):
             column = pc.add(column, 0.0)  # -0.0 + 0.0 is 0.0: equal values, one encoding
+            if pc.any(pc.is_nan(column)).as_py():  # every NaN one value (Spark's NaN = NaN), one encoding
+                column = pc.if_else(pc.is_nan(column), pa.scalar(float("nan"), column.type), column)
         values = _words(column)
         if pa.types.is_decimal128(column.type) and column.type.precision <= 18:
             values = values[:, :2]  # |value| < 10**18 < 2**63: the high 64 bits only repeat the sign

@@ -41,6 +41,7 @@ import pyarrow.parquet as pq
 
 from catalog import types
 from catalog.schema import Catalog, Column, Table
+from operators.doubles import canonical_values
 from operators.runtime.column_types import arrow_type, column_reads, value_defect
 from operators.runtime.row_fingerprints import arrow_fingerprints
 
@@ -484,6 +485,8 @@ def _each_value(column: pa.ChunkedArray | pa.Array, column_type: types.DataType)
         # value (same digits, same exponent) in 0.45 µs a value, where to_pylist takes 1.1 µs
         texts = pc.cast(column, pa.string()).to_pylist()
         return [None if text is None else Decimal(text) for text in texts] if column.null_count else list(map(Decimal, texts))
+    if column_type == types.DOUBLE and pc.any(pc.is_nan(column)).as_py():
+        return canonical_values(column.to_pylist())  # every NaN the one NaN (operators/doubles.py)
     if column.null_count or column_type == types.STRING:
         return column.to_pylist()
     if column_type == types.DATE:

@@ -33,7 +33,8 @@ from operator import itemgetter
 import attrs
 
 from catalog.schema import Catalog, Table
-from catalog.types import DecimalType
+from catalog.types import DOUBLE, DecimalType
+from operators.doubles import canonical
 from operators.runtime.column_types import conformed_value
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.dependencies import DependencyState, table_defect
@@ -348,7 +349,10 @@ class Validator:
         valid = self._valid_signatures[table.name]
         width = len(table.columns)
         # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
-        has_decimals = any(isinstance(c.type, DecimalType) for c in table.columns)
+        one_by_one = any(isinstance(c.type, DecimalType) for c in table.columns)
+        # a DOUBLE NaN is made the one NaN (operators/doubles.py; conformed rows get it from conformed_row,
+        # rows read from Parquet from the reader)
+        doubles = () if checked else tuple(i for i, c in enumerate(table.columns) if c.type == DOUBLE)
         rows, reasons = list(changes.rows), dict(changes.defects)
         for position, row in enumerate(changes.rows):
             if position in reasons:
@@ -359,12 +363,14 @@ class Validator:
                 reason = None
                 if len(row) != width:
                     rows[position], reason = conformed_row(table, row)
-            elif has_decimals or tuple(map(type, row)) not in valid:
+            elif one_by_one or tuple(map(type, row)) not in valid:
                 rows[position], reason = conformed_row(table, row)
-                if reason is None and not has_decimals:
+                if reason is None and not one_by_one:
                     valid.add(tuple(map(type, row)))
             else:
                 reason = None
+                if doubles and any(row[i] != row[i] for i in doubles):
+                    rows[position] = tuple(canonical(value) if i in doubles else value for i, value in enumerate(row))
             if reason is not None:
                 reasons[position] = reason
         return rows, reasons
