@@ -12,8 +12,11 @@ import resource
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
 
 _IMPORTED = time.monotonic()
 
@@ -34,8 +37,25 @@ def peak_rss_mb() -> float:
     return peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
 
 
-def progress_bar(total: int) -> tqdm:
+class _NoProgress:
+    """What ``progress_bar`` hands out when stderr is not a terminal: counts nothing, shows nothing."""
+
+    def __enter__(self) -> _NoProgress:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        return None
+
+    def update(self, count: int) -> None:
+        """Nothing to show."""
+
+
+def progress_bar(total: int) -> tqdm | _NoProgress:
     """Updates done, rate and ETA on stderr when it is a terminal, shown only once a run has taken two
-    seconds; nothing when stderr is not a terminal (a log or a pipe gets the final line only)."""
-    return tqdm(total=total, unit=" updates", unit_scale=True, delay=2, file=sys.stderr, disable=not sys.stderr.isatty(),
-                leave=False)
+    seconds; nothing when stderr is not a terminal (a log or a pipe gets the final line only, and the
+    run does not import tqdm, whose package loads its command line and GUI modules too)."""
+    if not sys.stderr.isatty():
+        return _NoProgress()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit=" updates", unit_scale=True, delay=2, file=sys.stderr, leave=False)

@@ -11,10 +11,17 @@ of a stream directory:
 3. ``tuples``: 2, then every row turned into a Python tuple of Python values (``Decimal``, ``date``,
    ``int``, ``str``) with the cheapest conversions we know (numpy ``tolist``, Decimal from Arrow's
    text): the least any Python engine that computes on Python values pays to get the rows;
-4. ``reader``: 1, then the project's reader (``open_stream(...).batches``, batches of 10 000, the
+4. ``all-columns``: 1, then every column of the three tables decoded and cast to its catalog type
+   (what the reader decodes: the validator's fingerprint covers the whole row);
+5. ``fingerprints``: 4, then the rows' fingerprints (``arrow_fingerprints``, as the reader makes them);
+6. ``reader``: 1, then the project's reader (``open_stream(...).batches``, batches of 10 000, the
    columns the plan reads, ``_seq`` merge, type checks, row fingerprints for the validator) as
    `ivm run` uses it;
-5. ``run``: `ivm run --engine local` itself (the child's CPU).
+7. ``run``: `ivm run --engine local` itself (the child's CPU), and its maintenance CPU (validation
+   and the stages, the main thread's) from ``--stats-json``.
+
+Since the reader decodes, casts and fingerprints on a thread of its own, the process CPU of
+``reader`` and ``run`` counts that thread too.
 
     python examples/benchmarks/read_cost.py --stream /work/streams/sf0.1-window
 
@@ -28,11 +35,15 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+from local_speed import child_env  # a sibling script
+
 ROOT = Path(__file__).resolve().parents[2]
 QUERIES = {"q3": "q03.sql", "q5": "q05.sql", "q10": "q10.sql"}
+STATS = Path(tempfile.gettempdir()) / "read_cost_stats.json"
 
 
 def step(name: str, stream: Path, query: str) -> None:
@@ -40,7 +51,7 @@ def step(name: str, stream: Path, query: str) -> None:
     import planner.cli  # every step pays what `ivm run` imports, and goes without pandas as it does
 
     sys.meta_path.insert(0, planner.cli._NoPandas)
-    if name in ("decode", "tuples", "reader"):
+    if name in ("decode", "tuples", "all-columns", "fingerprints", "reader"):
         _read(name, stream, query)
     times = os.times()
     print(json.dumps({"step": name, "cpu_seconds": round(times.user + times.system, 3)}))
@@ -51,6 +62,8 @@ def _read(name: str, stream: Path, query: str) -> None:
 
     from catalog.tpch import tpch_catalog
     from operators.lowering.stream_columns import columns_read
+    from operators.runtime.column_types import arrow_type
+    from operators.runtime.row_fingerprints import arrow_fingerprints
     from operators.runtime.stream_format import _python_values, open_stream
     from planner.compiler import compile_query
 
@@ -60,6 +73,13 @@ def _read(name: str, stream: Path, query: str) -> None:
     if name == "reader":
         for _ in open_stream(stream, catalog).batches(10_000, tables=columns, columns=columns):
             pass
+        return
+    if name in ("all-columns", "fingerprints"):
+        for table in columns:
+            for batch in pq.ParquetFile(stream / f"{table}.parquet").iter_batches(65_536):
+                casts = [batch.column(c.name).cast(arrow_type(c.type)) for c in catalog.table(table).columns]
+                if name == "fingerprints":
+                    arrow_fingerprints(casts)
         return
     for table, names in columns.items():
         wanted = [column.name for column in catalog.table(table).columns if column.name in names]
@@ -83,14 +103,16 @@ def main() -> None:
         return
     with open("/proc/loadavg") as load:
         print(f"load average {' '.join(load.read().split()[:3])}; {args.stream}, {args.query}")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    for name in ("start", "decode", "tuples", "reader", "run"):
+    env = child_env()  # with bytecode cached, as an installed `ivm` has it (see local_speed.child_env)
+    warm = [sys.executable, __file__, "--stream", str(args.stream), "--query", args.query, "--step", "start"]
+    subprocess.run(warm, env=env, cwd=ROOT, check=True, capture_output=True)  # fills the bytecode cache
+    for name in ("start", "decode", "tuples", "all-columns", "fingerprints", "reader", "run"):
         for _ in range(args.repeat):
             started = time.perf_counter()
             if name == "run":
                 command = [sys.executable, "-m", "planner.cli", "run", "--engine", "local", "--query",
                            str(ROOT / "examples" / "tpch" / QUERIES[args.query]), "--stream", str(args.stream),
-                           "--batch-size", "10000"]
+                           "--batch-size", "10000", "--stats-json", str(STATS)]
             else:
                 command = [sys.executable, __file__, "--stream", str(args.stream), "--query", args.query, "--step", name]
             before = os.times()
@@ -99,7 +121,10 @@ def main() -> None:
             wall = time.perf_counter() - started
             cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
             last = output.strip().splitlines()[-1]
-            print(f"{name:8s} cpu {cpu:6.2f} s  wall {wall:6.2f} s   {last[:150] if name == 'run' else ''}", flush=True)
+            maintenance = f"maintenance cpu {json.loads(STATS.read_text())['maintenance_cpu_seconds']:.2f} s; " \
+                if name == "run" else ""
+            print(f"{name:12s} cpu {cpu:6.2f} s  wall {wall:6.2f} s   {maintenance}{last[:150] if name == 'run' else ''}",
+                  flush=True)
 
 
 if __name__ == "__main__":

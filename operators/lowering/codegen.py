@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from operators.doubles import non_finite
 from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
 from operators.lowering.expr_source import SourceWriter
 from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
@@ -60,6 +61,18 @@ def _kind(stage: KeyedStage) -> str:
     if isinstance(stage, MapStage):
         return "map"
     return "generic"
+
+
+def _tuples_key(stage: ForeignKeyLookupStage) -> tuple[int, ...] | None:
+    """The positions a lookup's compiled state keys R's tuples of one foreign key by: R's primary key
+    without the foreign key's columns (equal within the group), when R's rows hold it; None: a set of
+    the tuples, as the stage keeps them. Why not the set: adding or removing a tuple hashes all of it,
+    and a DECIMAL's hash is computed anew for every row read (a few hundred ns each; a Q3 lineitem
+    tuple carries two), where the key is an int or two and the tuple only compared on a delete.
+    On validated input the two hold the same tuples: one per primary key."""
+    if stage.bag or stage.row_key is None:
+        return None
+    return tuple(p for p in stage.row_key if p not in stage.parent_key)
 
 
 def _expanded(stage: KeyedStage) -> list[tuple[KeyedStage, int]]:
@@ -154,7 +167,8 @@ class ProgramWriter:
         u = unit.id
         if port == stage.CHILD and u in self.fused_lookups:
             return child_change(self, self.fused_lookups[u], unit, row, w)
-        empty = "[{}, None]" if stage.bag else "[set(), None]"
+        keyed = _tuples_key(stage)
+        empty = "[set(), None]" if keyed is None and not stage.bag else "[{}, None]"
         nulls = self.expressions.constant((None,) * stage.padding, "nulls") if stage.padding is not None else None
         parents = f"p{u}"
         if port == stage.PARENT:
@@ -165,6 +179,13 @@ class ProgramWriter:
             if stage.bag:
                 lines += [f"n{u} = {parents}.get({row}, 0) + {w}", f"if n{u} > 0:", f"    {parents}[{row}] = n{u}",
                           f"elif n{u} == 0:", f"    del {parents}[{row}]",
+                          "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
+            elif keyed is not None:  # one probe per change: a key already taken, or a key of another row, is wrong
+                tuple_key = key_source(row, keyed) if keyed else "()"
+                lines += [f"if {w} == 1:", f"    if {parents}.setdefault({tuple_key}, {row}) is not {row}:",
+                          f"        _invariant({stage.name!r}, {row}, {w})",
+                          f"elif {w} == -1:", f"    if {parents}.pop({tuple_key}, None) != {row}:",
+                          f"        _invariant({stage.name!r}, {row}, {w})",
                           "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
             else:  # one probe of the set per change: an add that does not grow it, a remove that misses, is wrong
                 size = f"n{u}"
@@ -191,7 +212,7 @@ class ProgramWriter:
                     f"    if before{u} is not None:", *indented(self.emit(unit, f"q{u} + before{u}", f"-n{u}", False), 2),
                     f"    if after{u} is not None:", *indented(self.emit(unit, f"q{u} + after{u}", f"n{u}", False), 2)]
         else:
-            body = [f"for q{u} in {parents}:",
+            body = [f"for q{u} in {parents}{'' if keyed is None else '.values()'}:",
                     f"    if before{u} is not None:", *indented(self.emit(unit, f"q{u} + before{u}", "-1", False), 2),
                     f"    if after{u} is not None:", *indented(self.emit(unit, f"q{u} + after{u}", "1", False), 2)]
         lines += indented([f"{parents} = st{u}[0]", *body])
@@ -367,6 +388,9 @@ class ProgramWriter:
                 continue
             loop += [f"if a{i} is not None:", f"    st[{count}] += w"]
             if spec.func != "count":
+                if spec.double:  # a NaN or infinite term is counted apart (operators/doubles.py)
+                    counted = self.expressions.constant(non_finite, "non_finite")
+                    loop += [f"    if isinstance(a{i}, float) and a{i} - a{i} != 0.0:", f"        a{i} = {counted}(a{i})"]
                 loop += [f"    v = st[{value}]", f"    st[{value}] = a{i} * w if v is None else v + a{i} * w"]
         body += indented(loop)
         return self._function(f"_ring{u}", "buffer, touched", body)

@@ -22,6 +22,7 @@ from types import FunctionType
 import attrs
 
 from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, STRING, DataType, DecimalType
+from operators.doubles import NAN, canonical
 from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Compiled, Row
 from planner.ir import values
@@ -158,6 +159,7 @@ def _compile(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
         case Literal(value=(amount, unit), type=type_) if str(type_).startswith("interval"):
             raise ExpressionError(f"interval {amount} {unit} is only supported added to or subtracted from a date")
         case Literal(value=value):
+            value = canonical(value) if isinstance(value, float) else value
             return lambda row: value
         case Call(op=("and" | "or") as op, args=args):
             return _three_valued([_compile(a, layout) for a in args], dominant=op == "or")
@@ -166,7 +168,8 @@ def _compile(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
         case Call(op=("+" | "-") as op, args=(left, right)) if type_of(expr) == DATE or isinstance(right, Literal) and str(right.type).startswith("interval"):
             return _date_shift(op, left, right, layout)
         case Call(op=("+" | "-" | "*" | "/" | "%" | "div") as op, args=(left, right)):
-            return _strict(values.arithmetic(op, expr.dtype), _compile(left, layout), _compile(right, layout))
+            return _strict(_nan_made_one(values.arithmetic(op, expr.dtype), expr.dtype), _compile(left, layout),
+                           _compile(right, layout))
         case Call(op=op, args=(left, right)) if op in _COMPARE:
             return _strict(_COMPARE[op], _compile(left, layout), _compile(right, layout))
         case Call(op="neg", args=(arg,)):
@@ -241,8 +244,22 @@ def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:
 
 def _cast(target: DataType, source: DataType | None, operand: Compiled) -> Compiled:
     if source is None:
-        return _strict(lambda v: values.cast_value(v, _value_type(v), target), operand)
-    return _strict(lambda v: values.cast_value(v, source, target), operand)
+        return _strict(_nan_made_one(lambda v: values.cast_value(v, _value_type(v), target), target), operand)
+    return _strict(_nan_made_one(lambda v: values.cast_value(v, source, target), target), operand)
+
+
+def _nan_made_one(function: Callable, dtype: DataType | None) -> Callable:
+    """``function`` whose NaN results are the one NaN (``inf - inf``, ``'NaN'`` cast to double, NaN + 1
+    make new ones), when its result is a DOUBLE: then comparisons, groups and joins follow Spark's
+    NaN semantics (operators/doubles.py)."""
+    if dtype != DOUBLE:
+        return function
+
+    def one_nan(*args):
+        result = function(*args)
+        return NAN if result != result else result
+
+    return one_nan
 
 
 def _in_list(subject: Compiled, members: list[Compiled], negate: bool) -> Compiled:

@@ -15,7 +15,7 @@ differently:
 - DECIMAL ``+ - *`` are inlined only when the result type is the natural one (no precision cap at
   38): the exact result then always fits and needs no rounding (planner/ir/values.py rounds to a
   scale it already has), computed in the 100-digit context as ``values`` does; integer ``+ - *``
-  with the range check; DOUBLE ``+ - *`` of doubles; comparisons of any two values;
+  with the range check; DOUBLE ``+ - *`` of doubles (a NaN result made the one NaN); comparisons of any two values;
 - in predicate position (keep a row when the predicate is exactly true) AND and OR short-circuit,
   and comparisons, BETWEEN, IN of constants, LIKE with a constant pattern and IS [NOT] NULL are
   written out; a NULL is falsy there, which is all a filter needs.
@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from operator import itemgetter
 
 from catalog.types import DECIMAL_CONTEXT, DOUBLE, INT, INTEGRAL, DataType, DecimalType, integral_range
+from operators.doubles import NAN
 from operators.lowering.expr_eval import _compile, _like_regex, source_of
 from planner.ir import values
 from planner.ir.expressions import Call, Column, Expr, Literal, columns, type_of
@@ -172,7 +173,10 @@ class SourceWriter:
             v = self._temporary()
             return lambda a, b: f"({v} if {low} <= ({v} := {a} {op} {b}) <= {high} else {check}({v}, {kind}))"
         if result == DOUBLE and left_type == DOUBLE and right_type == DOUBLE:
-            return lambda a, b: f"{a} {op} {b}"
+            # a NaN result is made the one NaN, as expr_eval's closure makes it (operators/doubles.py)
+            nan = self.constant(NAN, "nan")
+            v = self._temporary()
+            return lambda a, b: f"({v} if ({v} := {a} {op} {b}) == {v} else {nan})"
         return None
 
     def _folded(self, expr: Expr, layout: Mapping[Column, int], row: str) -> str:

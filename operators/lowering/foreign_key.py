@@ -116,6 +116,7 @@ def _lower_one_child(builder: StageBuilder, join: ForeignKeyJoin, atom: Atom, ch
         optional_width=len(child.appended) if emitter.optional or atom.alias in join.preserved else None,
         child_columns=child.kept,
         bag=not builder.catalog.table(atom.table).primary_key,
+        row_key=_row_key(atom.output, atom, builder),
     ))
     builder.route(atom, atom.columns, stage, ForeignKeyLookupStage.PARENT)
     emitter.connect(builder, stage, ForeignKeyLookupStage.CHILD)
@@ -158,10 +159,20 @@ def _child_index(builder: StageBuilder, atom: Atom, child: _Child, projected: tu
         projected + tuple(map(str, child.appended)), _index_description(atom, edge, emitter.anti),
         anti=emitter.anti,
         optional_width=len(child.appended) if emitter.optional else None, child_columns=child.kept,
+        row_key=_row_key(tuple(Column(atom.alias, c) for c in projected), atom, builder),
     ))
     builder.route(atom, projected, index, ForeignKeyLookupStage.PARENT)
     emitter.connect(builder, index, ForeignKeyLookupStage.CHILD)
     return index
+
+
+def _row_key(rows: tuple[Column, ...], atom: Atom, builder: StageBuilder) -> tuple[int, ...] | None:
+    """The positions of the atom's table's primary key in ``rows``, None when it has none or ``rows``
+    lack one of its columns (``ForeignKeyLookupStage.row_key``)."""
+    key = builder.catalog.table(atom.table).primary_key
+    if not key or any(Column(atom.alias, c) not in rows for c in key):
+        return None
+    return tuple(rows.index(Column(atom.alias, c)) for c in key)
 
 
 def _join_select_stage(atom: Atom, rows: tuple[Column, ...], edge: FkEdge, child: Emitter,

@@ -96,7 +96,7 @@ def _prefix_index(builder: StageBuilder, table: str, layout: dict[Column, int], 
 
 
 def _positive(layout: dict[Column, int], where: Expr | None, argument: Expr):
-    """What is wrong with a row passing ``where`` whose ``argument`` is not positive (None: nothing)."""
+    """What is wrong with a row passing ``where`` whose ``argument`` is not positive and finite (None: nothing)."""
     amount, passes = compile_expr(argument, layout), compile_predicate(where, layout)
     shown = transform(argument, lambda e: Column(None, e.name) if isinstance(e, Column) else e)
 
@@ -104,10 +104,10 @@ def _positive(layout: dict[Column, int], where: Expr | None, argument: Expr):
         if passes is not None and not passes(row):
             return None
         value = amount(row)
-        if value is not None and value > 0:
+        if value is not None and value > 0 and value - value == 0:  # not NaN, not Infinity (above every number)
             return None
         return (f"{shown} is {value!r}, but the RPAI tree maintaining this query sums it by prefix "
-                "and needs it positive on every row (RPAI §3)")
+                "and needs it positive and finite on every row (RPAI §3)")
 
     return violation
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import attrs
 
+from catalog.types import DOUBLE
 from operators.lowering.builder import Emitter, LoweredQuery, LoweringError, StageBuilder, finish_function
 from operators.lowering.change_propagation import lower_change_propagation
 from operators.lowering.expr_eval import compile_expr, compile_predicate
@@ -35,7 +36,7 @@ from operators.stages.product import ProductCombineStage
 from operators.stages.set_operation import SetOperationStage
 from operators.stages.top_k import TopKStage
 from operators.zset import Row
-from planner.ir.expressions import AggregateCall, Column, Expr, columns
+from planner.ir.expressions import AggregateCall, Column, Expr, columns, type_of
 from planner.ir.gjt_aggregate import GjtRingAggregate, gjt_ring_aggregate
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.heavy_light_plan import HeavyLightTriangleCount
@@ -296,7 +297,9 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
     specs = []
     for item in aggregate.aggregates:
         call: AggregateCall = item.expr
-        specs.append(AggregateSpec(call.func, None if call.arg is None else compile_expr(call.arg, index), call.distinct))
+        argument = None if call.arg is None else compile_expr(call.arg, index)
+        double = call.arg is not None and type_of(call.arg) in (DOUBLE, None)
+        specs.append(AggregateSpec(call.func, argument, call.distinct, double))
     agg_layout = output_columns(aggregate)
     finish = finish_function(items, having, agg_layout)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from catalog import types
 from catalog.schema import Column
+from operators.doubles import NAN
 
 
 def _is_string(arrow_type: pa.DataType) -> bool:
@@ -97,6 +98,8 @@ def conformed_value(column: Column, value: object, in_key: bool = False) -> tupl
         if reason:
             return value, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}: {reason}"
         return scaled, None
+    if value != value:  # a NaN: the one NaN, equal to itself and above every number (operators/doubles.py)
+        return NAN, None
     return value, None
 
 

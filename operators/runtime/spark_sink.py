@@ -32,10 +32,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame
 
 from catalog.types import DataType
+from operators.doubles import canonical_values
 from operators.runtime.result_files import rows_table
 from operators.runtime.spark_edges import REJECTED, RESULT, unpack
 from operators.zset import Changelog, Row, apply_changes, consolidate
@@ -150,8 +152,11 @@ class ResultSink:
 
 
 def _read_rows(path: Path) -> list[Row]:
+    """A result version's rows, every NaN the one NaN (operators/doubles.py): the changes applied to
+    them retract rows holding it."""
     table = pq.read_table(path)
-    columns = [column.to_pylist() for column in table.columns]
+    columns = [canonical_values(column.to_pylist()) if pa.types.is_floating(column.type) else column.to_pylist()
+               for column in table.columns]
     return list(zip(*columns, strict=True)) if columns else []
 
 

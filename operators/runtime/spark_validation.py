@@ -29,6 +29,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StatefulProcessorHandle
 
 from catalog.schema import Table
+from operators.doubles import canonical_values
 from operators.runtime.dataflow import RowRequirement, SourceRoute, StageNode
 from operators.runtime.dependencies import table_defect
 from operators.runtime.determinant_check import SeqChange
@@ -80,7 +81,9 @@ class ValidationInput:
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         key_of = key_getter(self.key_positions)
         for batch in batches:
-            columns = [column.to_pylist() for column in batch.columns]
+            # every NaN the one NaN (operators/doubles.py), as the local stream reader makes it
+            columns = [canonical_values(column.to_pylist()) if pa.types.is_floating(column.type) else column.to_pylist()
+                       for column in batch.columns]
             rows = zip(*columns[: self.width], strict=True)
             entries = ((VALIDATION, key_text(key_of(row)), op, row, seq)
                        for row, op, seq in zip(rows, columns[self.width], columns[self.width + 1], strict=True))

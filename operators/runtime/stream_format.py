@@ -13,7 +13,10 @@ invalid-input policy; only what makes the stream unreadable as a whole is raised
 file. No value is cast lossily: ``column_types`` says which Arrow types each column type reads.
 
 Conversion goes column by column through Arrow and numpy: the per-cell Python work is only building
-the final tuples, so about a million updates read or write in a few seconds.
+the final tuples (and a value of a column that repeats its values is made once, ``_python_values``),
+so about a million updates read or write in a few seconds. ``OpenStream.batches`` reads ahead: each
+table's next chunk is decoded, cast and fingerprinted on a thread of its own (``_prefetched``) while
+the caller works on the batch before.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from __future__ import annotations
 import gc
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import date
 from decimal import Decimal
 from itertools import islice, repeat
 from operator import attrgetter, lt
 from pathlib import Path
-from typing import ClassVar, NamedTuple, overload
+from typing import ClassVar, NamedTuple, TypeVar, overload
 
 import attrs
 import numpy as np
@@ -37,8 +41,11 @@ import pyarrow.parquet as pq
 
 from catalog import types
 from catalog.schema import Catalog, Column, Table
+from operators.doubles import canonical_values
 from operators.runtime.column_types import arrow_type, column_reads, value_defect
 from operators.runtime.row_fingerprints import arrow_fingerprints
+
+_T = TypeVar("_T")
 
 SEQ_COLUMN = "_seq"
 OP_COLUMN = "_op"
@@ -317,12 +324,13 @@ def rows_from_arrow(data: pa.Table, table: Table, source: str) -> list[tuple]:
     return rows
 
 
-def _rows_and_defects(data: pa.Table, table: Table, source: str, read: Collection[str] | None = None
+def _rows_and_defects(data: pa.Table, table: Table, source: str, read: Collection[str] | None = None,
+                      casts: Sequence[pa.ChunkedArray | pa.Array] | None = None
                       ) -> tuple[list[tuple], dict[int, str], list[pa.ChunkedArray | pa.Array] | None]:
     """Rows of ``data`` in catalog column order, why each row that cannot be read is wrong (by row
     position; the first wrong column of a row names it), and, when no row is wrong, each column cast
     to its catalog type's Arrow type (what ``arrow_fingerprints`` takes). A wrong row keeps its values
-    as written.
+    as written. ``casts``: the columns already cast so (``_arrow_ready``), used instead of casting again.
 
     Given ``read``, only those columns become Python values; the others are None in every row. They
     are checked all the same, on the Arrow column (``_unread_column``): a column with a value that
@@ -332,15 +340,16 @@ def _rows_and_defects(data: pa.Table, table: Table, source: str, read: Collectio
         raise StreamFormatError(f"table {table.name} ({source}): missing column(s) {', '.join(missing)}")
     defects: dict[int, str] = {}
     columns: list = []
-    casts: list = []
-    for column in table.columns:
+    prepared = casts or [None] * len(table.columns)
+    casts = []
+    for column, ready in zip(table.columns, prepared, strict=True):
         in_key = column.name in table.primary_key
-        cast = None if read is None or column.name in read else _unread_column(data[column.name], column, in_key)
+        cast = None if read is None or column.name in read else _unread_column(data[column.name], column, in_key, ready)
         if cast is not None:
             columns.append(None)
             casts.append(cast)
             continue
-        values, column_defects, cast = _read_column(data[column.name], column, in_key)
+        values, column_defects, cast = _read_column(data[column.name], column, in_key, ready)
         columns.append(values)
         casts.append(cast)
         for row, reason in column_defects.items():
@@ -353,7 +362,8 @@ def _rows_and_defects(data: pa.Table, table: Table, source: str, read: Collectio
     return rows, defects, None if defects else casts
 
 
-def _unread_column(data: pa.ChunkedArray, column: Column, in_key: bool) -> pa.ChunkedArray | pa.Array | None:
+def _unread_column(data: pa.ChunkedArray, column: Column, in_key: bool, ready: pa.ChunkedArray | pa.Array | None = None
+                   ) -> pa.ChunkedArray | pa.Array | None:
     """``data`` cast to ``column``'s Arrow type when every value of it is one of ``column``'s (what
     ``_read_column`` would find no defect in), else None: then it is read after all."""
     if not column_reads(column, data.type):
@@ -361,7 +371,7 @@ def _unread_column(data: pa.ChunkedArray, column: Column, in_key: bool) -> pa.Ch
     if data.null_count and value_defect(column, None, in_key) is not None:
         return None
     try:
-        return _cast(data, column.type)
+        return _cast(data, column.type) if ready is None else ready
     except _ARROW_CONVERSION_ERRORS:
         return None
 
@@ -371,7 +381,7 @@ def _unread_column(data: pa.ChunkedArray, column: Column, in_key: bool) -> pa.Ch
 _CAST_BLOCK = 4096
 
 
-def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool
+def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool, ready: pa.ChunkedArray | pa.Array | None = None
                  ) -> tuple[list, dict[int, str], pa.ChunkedArray | pa.Array | None]:
     """One stream column as Python values of ``column``'s type, the reason for each value that
     cannot be read exactly (see ``column_types``; such a value stays as written so a rejects file
@@ -380,10 +390,12 @@ def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool
         raw = data.to_pylist()
         # A whole column of the wrong kind: every value is wrong, not only the first.
         refused = (row for row, value in enumerate(raw) if value is not None or value_defect(column, None, in_key))
-        return raw, {row: _wrong_value(column, data.type, raw[row], in_key) for row in refused}, None
+        defects = {row: _wrong_value(column, data.type, raw[row], in_key) for row in refused}
+        # a column written as NULLs of another type (Parquet's null type) is all NULL: that reads
+        return raw, defects, None if defects else pa.nulls(len(data), arrow_type(column.type))
     defects: dict[int, str] = {}
     try:
-        cast = _cast(data, column.type)
+        cast = _cast(data, column.type) if ready is None else ready
     except _ARROW_CONVERSION_ERRORS:
         lossy = _uncastable(data, column.type)
         raw = [data[row].as_py() for row in lossy]
@@ -437,11 +449,44 @@ def _uncastable(data: pa.ChunkedArray, column_type: types.DataType) -> list[int]
 
 
 def _python_values(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> list:
+    if _repeats(column, column_type):
+        # Python values dear to make: when a column repeats them (a discount, a date, a market
+        # segment), each distinct one is made once and its rows share it (the values are immutable),
+        # a list index a row instead of an object.
+        encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+        if len(encoded.dictionary) < _DISTINCT_SHARE * len(encoded):
+            distinct = _each_value(encoded.dictionary, column_type)
+            indices = encoded.indices
+            if encoded.null_count:
+                distinct.append(None)
+                indices = indices.fill_null(len(distinct) - 1)
+            return list(map(distinct.__getitem__, indices.to_numpy().tolist()))
+    return _each_value(column, column_type)
+
+
+#: the share of distinct values below which a column's values are made once per distinct value; the
+#: first values of a column sampled to see whether it repeats any (encoding a column of values that
+#: are all distinct costs as much as making a third of its objects)
+_DISTINCT_SHARE, _SAMPLE, _SAMPLE_SHARE = 0.5, 2048, 0.9
+
+
+def _repeats(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> bool:
+    """Whether ``column`` is of a type whose Python values are dear to make (DECIMAL, DATE, STRING)
+    and its first values repeat."""
+    if not (isinstance(column_type, types.DecimalType) or column_type in (types.DATE, types.STRING)):
+        return False
+    return len(column) >= 2 * _SAMPLE and len(pc.unique(column.slice(0, _SAMPLE))) < _SAMPLE_SHARE * _SAMPLE
+
+
+def _each_value(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> list:
+    """``column``'s values as Python values of ``column_type``, one made per value."""
     if isinstance(column_type, types.DecimalType):
         # decimal128 → decimal.Decimal with the column's scale, exactly: from Arrow's string of each
         # value (same digits, same exponent) in 0.45 µs a value, where to_pylist takes 1.1 µs
         texts = pc.cast(column, pa.string()).to_pylist()
         return [None if text is None else Decimal(text) for text in texts] if column.null_count else list(map(Decimal, texts))
+    if column_type == types.DOUBLE and pc.any(pc.is_nan(column)).as_py():
+        return canonical_values(column.to_pylist())  # every NaN the one NaN (operators/doubles.py)
     if column.null_count or column_type == types.STRING:
         return column.to_pylist()
     if column_type == types.DATE:
@@ -812,6 +857,41 @@ def _unreadable(where: str, file: Path, error: Exception) -> StreamFormatError:
     return StreamFormatError(f"{where}: not a readable Parquet file: {file}: {_one_line(error)}")
 
 
+class ArrowReady(NamedTuple):
+    """A chunk of a table's stream rows as read (``data``), and what can be done with it without
+    Python objects, off the main thread: its columns cast to their catalog types and the rows'
+    fingerprints, both None when a column does not cast (the reader then finds the defects)."""
+
+    data: pa.Table
+    casts: list[pa.ChunkedArray] | None
+    fingerprints: list[bytes] | None
+
+
+def _arrow_ready(data: pa.Table, table: Table) -> ArrowReady:
+    casts = []
+    for column in table.columns:
+        if column.name not in data.column_names or not column_reads(column, data[column.name].type):
+            return ArrowReady(data, None, None)
+        try:
+            casts.append(_cast(data[column.name], column.type))
+        except _ARROW_CONVERSION_ERRORS:
+            return ArrowReady(data, None, None)
+    return ArrowReady(data, casts, arrow_fingerprints(casts))
+
+
+def _prefetched(items: Iterator[_T]) -> Iterator[_T]:
+    """``items`` in order, each computed on a worker thread while the caller uses the one before.
+
+    Decoding Parquet, casting and fingerprinting are Arrow and numpy work that releases the GIL, so
+    on a second core it overlaps the maintenance of the previous chunk (pure Python). An error
+    raised computing an item is raised here, when the caller asks for that item."""
+    with ThreadPoolExecutor(1, thread_name_prefix="stream-reader") as pool:
+        pending = pool.submit(next, items, None)
+        while (item := pending.result()) is not None:
+            pending = pool.submit(next, items, None)
+            yield item
+
+
 class _TableCursor:
     """Reads one table's changes in ``_seq`` order and hands them out ``take(n)`` at a time; ``read``:
     the columns to read into Python values (None: all of them)."""
@@ -819,7 +899,8 @@ class _TableCursor:
     def __init__(self, source: _TableSource, read: Collection[str] | None = None):
         self._source = source
         self._read = None if read is None or set(source.table.column_names) <= set(read) else frozenset(read)
-        self._chunks = source.chunks()
+        # decoded, cast and fingerprinted on a thread while the caller maintains the chunk before
+        self._chunks = _prefetched(_arrow_ready(data, source.table) for data in source.chunks())
         self._chunk = self.empty()  # converted; handed out up to _offset
         self._offset = 0
 
@@ -839,11 +920,12 @@ class _TableCursor:
         return parts[0] if len(parts) == 1 else TableChanges.concatenate(parts)
 
     @gc_paused()
-    def _convert(self, data: pa.Table) -> TableChanges:
+    def _convert(self, ready: ArrowReady) -> TableChanges:
         """One chunk of rows as Python values (see ``_rows_and_defects``), with their ``_seq`` and ``_op``
         and why each change that cannot be read is wrong."""
+        data = ready.data
         table, where = self._source.table, f"table {self._source.table.name} ({self._source.path})"
-        rows, defects, casts = _rows_and_defects(data, table, str(self._source.path), self._read)
+        rows, defects, casts = _rows_and_defects(data, table, str(self._source.path), self._read, ready.casts)
         ops = _integer_column(data[OP_COLUMN], OP_COLUMN, where)
         # The change's own _op is the first thing wrong with it, before any column.
         for row in np.flatnonzero(pc.invert(pc.is_in(ops, pa.array([INSERT, DELETE]))).to_numpy(zero_copy_only=False)):
@@ -852,7 +934,7 @@ class _TableCursor:
         op_values = ops.to_pylist() if ops.null_count else ops.to_numpy().tolist()
         seqs = _integer_column(data[SEQ_COLUMN], SEQ_COLUMN, where).to_numpy().tolist()
         # every value cast exactly (no defect): the casts the reading made are the fingerprints' input
-        fingerprints = None if defects else arrow_fingerprints(casts)
+        fingerprints = None if defects else ready.fingerprints or arrow_fingerprints(casts)
         written = None if self._read is None else WrittenRows(table, ((data, 0, len(data)),))
         return TableChanges(table.name, seqs, op_values, rows, defects, fingerprints, written)
 

@@ -23,20 +23,23 @@ Declared functional dependencies, ``ivm.static`` and ``ivm.insert_only`` are che
 Why a fingerprint and not the row: the stages keep what they need of each row, so a copy of every
 row here was a second copy of the database (a TPC-H lineitem row is about 1 KB as Python objects, its
 fingerprint a 49-byte ``bytes``). ``row_fingerprints`` says why two different rows never pass for equal.
+A primary key of two integer columns (lineitem's) is stored packed into one int, which keeps a window
+stream's locality in the dict (``packed_keys.py``); ``state()`` shows every key as the key's values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from operator import itemgetter
 
 import attrs
 
 from catalog.schema import Catalog, Table
-from catalog.types import DecimalType
+from catalog.types import DOUBLE, DecimalType
+from operators.doubles import canonical
 from operators.runtime.column_types import conformed_value
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.dependencies import DependencyState, table_defect
+from operators.runtime.packed_keys import PackedRowKey, RowKey, key_for
 from operators.runtime.row_fingerprints import row_fingerprints
 from operators.runtime.stream_format import ChangeBatch, TableChanges, Update, UpdateBatch
 from operators.zset import ChangeColumns, Changelog, Row
@@ -71,7 +74,7 @@ class ValidatedBatch:
     accepted: dict[str, Changelog | ChangeColumns]
     rejected: list[Rejected]
     overlays: dict[str, dict]
-    #: (state, key_of, ops, rows, fingerprints) of each table ``_store`` wrote
+    #: (state, RowKey, ops, rows, fingerprints) of each table ``_store`` wrote
     stored: list[tuple]
     #: (DependencyState, its writes) of each checked functional dependency, for ``commit``
     dependency_writes: list[tuple]
@@ -111,11 +114,8 @@ class Validator:
         self.requirements: dict[str, list[RowRequirement]] = {}
         for requirement in requirements:
             self.requirements.setdefault(requirement.table, []).append(requirement)
-        self._key_of = {
-            name: itemgetter(*(t.column_names.index(k) for k in t.primary_key))
-            for name, t in self.tables.items()
-            if t.primary_key
-        }
+        # each keyed table's key as stored (two integer columns packed into one int: packed_keys.py)
+        self._key_of: dict[str, RowKey] = {name: key_for(t) for name, t in self.tables.items() if t.primary_key}
         # Rows of one table nearly always have the same column types: a type signature seen valid
         # once is valid again, so the per-column check runs only for new signatures.
         self._valid_signatures: dict[str, set[tuple[type, ...]]] = {name: set() for name in self.tables}
@@ -130,6 +130,13 @@ class Validator:
         self._storable = {name: (self.fingerprints[name], key_of) for name, key_of in self._key_of.items()
                           if name not in self.requirements and name not in self.dependencies
                           and not self.tables[name].static and not self.tables[name].insert_only}
+
+    def state(self) -> dict[str, dict]:
+        """Each table's state keyed by its primary key's values (a scalar for one column, else a tuple),
+        whatever representation ``fingerprints`` stores the keys in (packed_keys.py): for comparing two
+        validators, or one before and after a batch."""
+        return {table: {self._key_of[table].unpacked(key): value for key, value in stored.items()}
+                if table in self._key_of else dict(stored) for table, stored in self.fingerprints.items()}
 
     def check(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> tuple[dict[str, Changelog], list[Rejected]]:
         """``validate`` then ``commit``: (accepted changes by table, rejected changes)."""
@@ -156,8 +163,8 @@ class Validator:
     def abort(self, validated: ValidatedBatch) -> None:
         """Forget a validated batch that will not be committed (a stage failed on it): the state is
         again what it was before ``validate``."""
-        for state, key_of, ops, rows, fingerprints in reversed(validated.stored):
-            _unstore(state, key_of, ops, rows, fingerprints, len(ops))
+        for state, key, ops, rows, fingerprints in reversed(validated.stored):
+            _unstore(state, key, ops, rows, fingerprints, len(ops))
         validated.stored.clear()
 
     def validate(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> ValidatedBatch:
@@ -218,9 +225,9 @@ class Validator:
         fingerprints = changes.fingerprints
         if written is None or changes.defects or fingerprints is None:
             return None if changes.table in self.tables else NOTHING
-        state, key_of = written
+        state, row_key = written
         row, op, fingerprint = changes.rows[0], changes.ops[0], fingerprints[0]
-        key = key_of(row)
+        key = row_key.one(row, state)
         # one probe of the (large, cache-missing) dict per change, as in ``_store``
         if op == 1:
             size = len(state)
@@ -285,6 +292,9 @@ class Validator:
         row, say, then fails too), until no dependency is broken."""
         table = self.tables[changes.table]
         dependencies = self.dependencies.get(table.name, ())
+        row_key = self._key_of.get(table.name)
+        if row_key is not None:  # before any key of the batch is computed (it may re-key the state)
+            row_key.fit([row for position, row in enumerate(rows) if position not in reasons], self.fingerprints[table.name])
         while True:
             overlay, accepted, rejected = self._check_changes(changes, rows, reasons, fingerprints)
             broken: dict[int, str] = {}
@@ -310,7 +320,7 @@ class Validator:
         """One pass of ``_check_each`` over a table's changes: the overlay, the accepted changes as
         (position, row, op) and the rejected ones; raises at the first invalid change under 'error'."""
         table = self.tables[changes.table]
-        key_of, stored = self._key_of.get(table.name), self.fingerprints[table.name]
+        row_key, stored = self._key_of.get(table.name), self.fingerprints[table.name]
         requirements = self.requirements.get(table.name, ())
         flagged = table.static or table.insert_only
         rejected: list[Rejected] = []
@@ -321,14 +331,14 @@ class Validator:
             if reason is None and flagged:
                 reason = table_defect(table, op, self.loaded)
             if reason is None:
-                if key_of is None:
+                if row_key is None:
                     key = fingerprint
                     reason, value = _bag_change(overlay[key] if key in overlay else stored.get(key, 0), op)
                 else:
-                    key, value = key_of(row), fingerprint if op == 1 else None
+                    key, value = row_key.of(row), fingerprint if op == 1 else None
                     current = overlay[key] if key in overlay else stored.get(key)
-                    reason = set_semantics_defect(op, key, current is not None, current == fingerprint,
-                                                  "the stored row with this key")
+                    reason = set_semantics_defect(op, row_key.shown(key), current is not None,
+                                                  current == fingerprint, "the stored row with this key")
             if reason is None and op == 1:
                 for requirement in requirements:
                     reason = reason or requirement.violation(row)
@@ -348,7 +358,10 @@ class Validator:
         valid = self._valid_signatures[table.name]
         width = len(table.columns)
         # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
-        has_decimals = any(isinstance(c.type, DecimalType) for c in table.columns)
+        one_by_one = any(isinstance(c.type, DecimalType) for c in table.columns)
+        # a DOUBLE NaN is made the one NaN (operators/doubles.py; conformed rows get it from conformed_row,
+        # rows read from Parquet from the reader)
+        doubles = () if checked else tuple(i for i, c in enumerate(table.columns) if c.type == DOUBLE)
         rows, reasons = list(changes.rows), dict(changes.defects)
         for position, row in enumerate(changes.rows):
             if position in reasons:
@@ -359,18 +372,20 @@ class Validator:
                 reason = None
                 if len(row) != width:
                     rows[position], reason = conformed_row(table, row)
-            elif has_decimals or tuple(map(type, row)) not in valid:
+            elif one_by_one or tuple(map(type, row)) not in valid:
                 rows[position], reason = conformed_row(table, row)
-                if reason is None and not has_decimals:
+                if reason is None and not one_by_one:
                     valid.add(tuple(map(type, row)))
             else:
                 reason = None
+                if doubles and any(row[i] != row[i] for i in doubles):
+                    rows[position] = tuple(canonical(value) if i in doubles else value for i, value in enumerate(row))
             if reason is not None:
                 reasons[position] = reason
         return rows, reasons
 
 
-def _store(state: dict, key_of, ops: list, rows: list, fingerprints: list) -> bool:
+def _store(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list) -> bool:
     """The common case of checking a table's changes, in one tight loop: a keyed table, rows that were
     read fine, no requirement on them. Writes each change's fingerprint straight into the table's
     ``state`` (no overlay to build, look through and copy over at commit: one or two dict operations
@@ -378,7 +393,7 @@ def _store(state: dict, key_of, ops: list, rows: list, fingerprints: list) -> bo
     other than ±1), puts back what it wrote and returns False; the caller then checks the table's
     changes again the general way, which words the reason and applies the policy."""
     if len(ops) == 1:  # a batch of one change (the common case at small batches): no iterators to build
-        op, key, fingerprint = ops[0], key_of(rows[0]), fingerprints[0]
+        op, key, fingerprint = ops[0], row_key.one(rows[0], state), fingerprints[0]
         if op == 1 and key not in state:
             state[key] = fingerprint
             return True
@@ -386,12 +401,14 @@ def _store(state: dict, key_of, ops: list, rows: list, fingerprints: list) -> bo
             del state[key]
             return True
         return False
+    if type(row_key) is PackedRowKey:
+        return _store_packed(state, row_key, ops, rows, fingerprints)
     # one probe of the dict per change (a probe of a large dict is a cache miss or two): an insert's
     # setdefault wrote its fingerprint exactly when the dict grew; a delete's pop put back if it was wrong
     setdefault, pop = state.setdefault, state.pop
     size = len(state)
     done = 0
-    for op, key, fingerprint in zip(ops, map(key_of, rows), fingerprints):  # noqa: B905 (see _stored_all)
+    for op, key, fingerprint in zip(ops, map(row_key.of, rows), fingerprints):  # noqa: B905 (see _stored_all)
         if op == 1:
             setdefault(key, fingerprint)
             size += 1
@@ -410,19 +427,75 @@ def _store(state: dict, key_of, ops: list, rows: list, fingerprints: list) -> bo
         done += 1
     else:
         return True
-    _unstore(state, key_of, ops, rows, fingerprints, done)
+    _unstore(state, row_key, ops, rows, fingerprints, done)
     return False
 
 
-def _unstore(state: dict, key_of, ops: list, rows: list, fingerprints: list, done: int) -> None:
+def _store_packed(state: dict, row_key: PackedRowKey, ops: list, rows: list, fingerprints: list) -> bool:
+    """``_store`` of a table whose key packs (packed_keys.py), each key computed in the loop itself: in
+    one pass over the rows, since reading a batch's rows is itself a cache miss per row. A ``b`` out of
+    the packing's range sends the batch round again once the key is widened to it (``fit``); a value
+    that is not an int, to the general path."""
+    done, stored_all = _packed_pass(state, row_key, ops, rows, fingerprints, True)
+    if stored_all is None:
+        _unstore(state, row_key, ops, rows, fingerprints, done)
+        row_key.fit(rows, state)
+        done, stored_all = _packed_pass(state, row_key, ops, rows, fingerprints, False)
+    if stored_all:
+        return True
+    _unstore(state, row_key, ops, rows, fingerprints, done)
+    return False
+
+
+def _packed_pass(state: dict, row_key: PackedRowKey, ops: list, rows: list, fingerprints: list,
+                 stop_out_of_range: bool) -> tuple[int, bool | None]:
+    """``_store``'s loop with ``PackedRowKey.of`` inlined: how many changes it wrote, and whether that
+    was all of them (None: it stopped at a ``b`` out of range, as asked)."""
+    first, second = row_key.positions
+    width, of = row_key.width, row_key.of
+    limit = 1 << width
+    setdefault, pop = state.setdefault, state.pop
+    size = len(state)
+    done = 0
+    try:
+        for op, row, fingerprint in zip(ops, rows, fingerprints):  # noqa: B905 (see _stored_all)
+            b = row[second]
+            if 0 <= b < limit:
+                key = (row[first] << width) | b
+            elif stop_out_of_range:
+                return done, None
+            else:
+                key = of(row)
+            if op == 1:
+                setdefault(key, fingerprint)
+                size += 1
+                if len(state) != size:
+                    return done, False
+            elif op == -1:
+                stored = pop(key, None)
+                if stored is None:
+                    return done, False
+                if stored != fingerprint:
+                    state[key] = stored
+                    return done, False
+                size -= 1
+            else:
+                return done, False
+            done += 1
+    except TypeError:  # a key value that is not an int (raised before the change touched the state)
+        return done, False
+    return done, True
+
+
+def _unstore(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list, done: int) -> None:
     """Put back the ``state`` the first ``done`` changes wrote (``_store``): replayed newest first and
     inverted, they restore every key exactly (an insert found its key absent, a delete found its own
     row's fingerprint)."""
     for position in reversed(range(done)):
         if ops[position] == 1:
-            del state[key_of(rows[position])]
+            del state[row_key.of(rows[position])]
         else:
-            state[key_of(rows[position])] = fingerprints[position]
+            state[row_key.of(rows[position])] = fingerprints[position]
 
 
 def _by_table(batch: UpdateBatch, tables: dict[str, Table]) -> list[TableChanges]:

@@ -23,22 +23,26 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedList
 
+from operators.doubles import NAN, DoubleSum, non_finite, summand
 from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.zset import Changelog, Row, consolidate
 
 ORDERED_FUNCTIONS = ("min", "max")
-_COUNTED, _SUMMED, _KEPT = "counted", "summed", "kept"
+_COUNTED, _SUMMED, _SUMMED_DOUBLE, _KEPT = "counted", "summed", "summed double", "kept"
 
 
 @attrs.frozen
 class AggregateSpec:
     """One aggregate: ``func`` in sum/count/avg/min/max; ``argument`` None for COUNT(*);
-    ``distinct`` aggregates each distinct non-NULL argument value once."""
+    ``distinct`` aggregates each distinct non-NULL argument value once; ``double``: the argument may be
+    a DOUBLE (unless its type says otherwise), whose NaN and infinite terms a sum counts apart
+    (``DoubleSum``) so that deleting them leaves the finite sum."""
 
     func: str
     argument: Callable[[Row], object] | None = attrs.field(eq=False)
     distinct: bool = False
+    double: bool = True
 
     @property
     def keeps_values(self) -> bool:
@@ -106,19 +110,20 @@ class DistinctValues(ValueCounts):
     def _appeared(self, value: object) -> None:
         self.present += 1
         if self.summed:
-            self.total += value
+            self.total += summand(value)
 
     def _vanished(self, value: object) -> None:
         self.present -= 1
         if self.summed:
-            self.total = self.total - value if self.present else 0  # no float residue once empty
+            self.total = self.total - summand(value) if self.present else 0  # no float residue once empty
 
     def result(self, func: str) -> object:
         if func == "count":
             return self.present
         if not self.present:
             return None
-        return average(self.total, self.present) if func == "avg" else self.total
+        total = self.total.total() if self.total.__class__ is DoubleSum else self.total
+        return average(total, self.present) if func == "avg" else total
 
 
 class OrderedValues(ValueCounts):
@@ -154,13 +159,18 @@ class GroupState:
 
 
 def aggregate_value(spec: AggregateSpec, value: object, count: int) -> object:
+    """The aggregate's value in a result row; a NaN sum or average is the one NaN (operators/doubles.py),
+    so the row retracted later is equal to the row emitted now."""
     if count == 0:
         return 0 if spec.func == "count" else None
     if spec.keeps_values:
-        return value.result(spec.func)
-    if spec.func == "count":
+        result = value.result(spec.func)
+    elif spec.func == "count":
         return count
-    return average(value, count) if spec.func == "avg" else value
+    else:
+        total = value.total() if value.__class__ is DoubleSum else value
+        result = average(total, count) if spec.func == "avg" else total
+    return NAN if result != result else result
 
 
 class GroupAggregateStage(KeyedStage):
@@ -180,7 +190,8 @@ class GroupAggregateStage(KeyedStage):
         self.output_columns = output_columns
         # per aggregate (argument, how a change updates it), read once per change: the hot loop
         self._updates = tuple(
-            (spec.argument, _KEPT if spec.keeps_values else _COUNTED if spec.func == "count" else _SUMMED)
+            (spec.argument, _KEPT if spec.keeps_values else _COUNTED if spec.func == "count"
+             else _SUMMED_DOUBLE if spec.double else _SUMMED)
             for spec in aggregates
         )
         self._keeps_values = any(spec.keeps_values for spec in aggregates)
@@ -247,7 +258,9 @@ class GroupAggregateStage(KeyedStage):
                 if value is None:
                     continue
                 counts[i] += weight
-                if update == _SUMMED:
+                if update == _SUMMED or update == _SUMMED_DOUBLE:
+                    if update == _SUMMED_DOUBLE and isinstance(value, float) and value - value != 0.0:
+                        value = non_finite(value)  # NaN or ±Infinity: counted apart (operators/doubles.py)
                     values[i] = value * weight if values[i] is None else values[i] + value * weight
                 elif update == _KEPT:
                     self._keep(values, i, value, weight, kept_log)

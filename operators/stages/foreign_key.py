@@ -74,10 +74,14 @@ class ForeignKeyLookupStage(KeyedStage):
     def __init__(self, name: str, parent_key: tuple[int, ...], child_key: tuple[int, ...],
                  output_columns: tuple[str, ...], description: StageDescription, anti: bool = False,
                  preserve_child_padding: int | None = None, optional_width: int | None = None,
-                 child_columns: tuple[int, ...] | None = None, bag: bool = False):
+                 child_columns: tuple[int, ...] | None = None, bag: bool = False,
+                 row_key: tuple[int, ...] | None = None):
         self.name = name
         # bag: R has no primary key, so its tuples are counted copies (see _apply_to_bag)
         self.bag = bag
+        # the positions of R's primary key in R's rows (None: not all in them, or no key): this stage keeps
+        # R's tuples as a set; the compiled program keys them by it instead (codegen.py says why)
+        self.row_key = row_key
         self.child_columns = child_columns
         # optional: the parent is alive with or without a child, extended by NULLs without one
         self.optional_width = optional_width

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from math import prod
 
+from operators.doubles import canonical
 from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription, apply_then_read
 from operators.zset import Changelog, Row, apply_changes, consolidate
@@ -64,7 +65,7 @@ class ProductCombineStage(KeyedStage):
                 continue
             total = sum(coefficient * prod(current[i][self.positions[i][name]] or 0 for i, name in factors)
                         for coefficient, factors in terms)
-            values.append(average(total, pairs) if func == "avg" else total)
+            values.append(canonical(average(total, pairs) if func == "avg" else total))  # the one NaN
         return self.finish(group + tuple(values))
 
     def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list, Changelog]:

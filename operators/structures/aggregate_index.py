@@ -15,6 +15,7 @@ the RPAI tree stores keys relative to their parents and float subtraction would 
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 from fractions import Fraction
@@ -32,9 +33,17 @@ COMPARISONS: dict[str, Callable[[object, object], bool]] = {
 }
 
 
+#: Beyond every double (the largest is below 2**1024): where NaN and ±Infinity go among exact keys.
+_BEYOND_DOUBLES = 2 ** 1100
+
+
 def exact(value):
-    """An index key that survives relative-key arithmetic: ints stay, floats become int or Fraction."""
+    """An index key that survives relative-key arithmetic: ints stay, floats become int or Fraction;
+    -Infinity, Infinity and NaN become integers beyond every double in Spark's order (NaN above
+    Infinity, one NaN: operators/doubles.py), so comparisons with them are Spark's."""
     if isinstance(value, float):
+        if value - value != 0.0:  # NaN or ±Infinity
+            return _BEYOND_DOUBLES + 1 if math.isnan(value) else _BEYOND_DOUBLES if value > 0 else -_BEYOND_DOUBLES
         return int(value) if value.is_integer() else Fraction(value)
     return value
 
@@ -85,8 +94,8 @@ class PrefixAggregateIndex:
     def apply(self, state: PrefixIndexState, row: Row, weight: int, vector: Sequence, group: tuple = ()) -> None:
         """Insert (``weight`` 1) or delete (-1) one row carrying ``vector`` in ``group``."""
         amount = 1 if self.argument is None else self.argument(row)
-        if amount is None or amount <= 0:
-            raise ValueError(f"table {self.table}: the RPAI tree strategy needs positive aggregated values, "
+        if amount is None or amount <= 0 or amount - amount != 0:  # not NaN, not Infinity: keys are its sums
+            raise ValueError(f"table {self.table}: the RPAI tree strategy needs positive finite aggregated values, "
                              f"got {amount!r} in row {row!r}")
         x = exact(self.column(row))
         x = -x if self.mirror else x

@@ -6,7 +6,8 @@ sortedcontainers ``SortedKeyList`` (a well-kept library: O(log n) insert and del
 counts, so a batch costs O(|Δ| log n) and enumeration walks the list with constant delay.
 
 The order is the one ``spark.sql`` gives an ORDER BY: the ORDER BY positions in their directions,
-NULLs first ascending and last descending (Spark's default), and, for a deterministic result, ties
+NULLs first ascending and last descending (Spark's default), NaN above every number (the one
+NaN of operators/doubles.py compares so), and, for a deterministic result, ties
 broken by the whole row ascending with NULLs first.
 """
 
@@ -20,6 +21,7 @@ from itertools import repeat
 
 from sortedcontainers import SortedKeyList
 
+from operators.doubles import BELOW_ALL, NAN
 from operators.zset import Row
 
 #: ORDER BY as (column position, ascending) pairs, most significant first.
@@ -52,7 +54,10 @@ _NEGATABLE = (int, float, Decimal)
 
 
 def _inverted(value):
-    return -value if isinstance(value, _NEGATABLE) else Descending(value)
+    """NaN sorts above every number (operators/doubles.py), so descending it goes first: not -NaN (NaN)."""
+    if isinstance(value, _NEGATABLE):
+        return BELOW_ALL if value is NAN else -value
+    return Descending(value)
 
 
 def order_key(order: Order) -> Callable[[Row], tuple]:

@@ -39,6 +39,8 @@ from typing import Any, Protocol
 
 import numpy
 
+from operators.doubles import summand
+
 
 class Ring(Protocol):
     """A commutative ring of payloads (zero, one, +, ·, −) with ``lift``, F-IVM's per-variable map
@@ -130,13 +132,13 @@ class SumRing:
 
     def lift(self, slot: int, value: Any) -> tuple:
         sums = [0] * self.width
-        sums[slot] = value
+        sums[slot] = summand(value)  # a NaN or infinite double counted, so deleting it leaves no NaN
         return (1, tuple(sums))
 
     def mul_lift(self, a: tuple, slot: int, value: Any) -> tuple:
         count, sums = a
         changed = list(sums)
-        changed[slot] += count * value
+        changed[slot] += count * summand(value)
         return (count, tuple(changed))
 
     def from_int(self, n: int) -> tuple:

@@ -32,6 +32,7 @@ from sqlglot import exp
 
 from catalog.schema import Catalog, Table
 from catalog.types import parse_type
+from operators.doubles import canonical
 from operators.runtime.column_types import arrow_type as column_arrow_type
 from operators.runtime.stream_format import OP_COLUMN, SEQ_COLUMN, Update, arrow_from_rows
 
@@ -173,7 +174,8 @@ class OrderedQuery:
 
     def reference(self, rows: Iterable[tuple]) -> Reference:
         """The reference's rows (in its ORDER BY order) cut into tie groups by the sort-key values."""
-        rows = [tuple(row) for row in rows]
+        # every NaN the one NaN (Spark's NaN = NaN), so tie groups and the multiset comparison see one value
+        rows = [tuple(canonical(value) if isinstance(value, float) else value for value in row) for row in rows]
         groups: list[int] = []
         previous = object()
         for row in rows:
@@ -291,6 +293,8 @@ def values_agree(actual: object, expected: object) -> bool:
     if isinstance(actual, float) or isinstance(expected, float):
         if not isinstance(actual, int | float) or not isinstance(expected, int | float):
             return False
+        if math.isnan(actual) or math.isnan(expected):  # Spark's NaN = NaN; never close to a number
+            return math.isnan(actual) and math.isnan(expected)
         return math.isclose(actual, expected, rel_tol=1e-9, abs_tol=1e-6)
     return actual == expected
 
@@ -305,7 +309,8 @@ def _canonical(row: tuple) -> tuple:
         if value is None:
             return (0, 0)
         if isinstance(value, int | float | Decimal) and not isinstance(value, bool):
-            return (1, float(value))
+            number = float(value)
+            return (1, 1, 0.0) if math.isnan(number) else (1, 0, number)  # NaN above every number, as in Spark
         return (2, str(type(value)), value)
     return tuple(key(v) for v in row)
 

@@ -34,7 +34,7 @@ CASES = {
 
 
 def _state(view: MaintainedView) -> tuple:
-    return copy.deepcopy((view.runner.states, view.validator.fingerprints, view.current, view.rejected))
+    return copy.deepcopy((view.runner.states, view.validator.state(), view.current, view.rejected))
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])

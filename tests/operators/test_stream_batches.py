@@ -181,3 +181,52 @@ def test_change_columns_read_as_the_changelog_they_stand_for():
     assert changes[1] == ((2, "b"), -1) and changes[:2] == pairs[:2] and list(reversed(changes[:2])) == pairs[1::-1]
     assert changes != pairs[:2] and not ChangeColumns([], [])
     assert repr(changes) == repr(pairs)
+
+
+def test_chunks_read_ahead_on_a_thread_come_in_order_and_an_error_comes_with_its_chunk():
+    def chunks():
+        yield from (1, 2)
+        raise stream_format.StreamFormatError("chunk 3 is corrupt")
+
+    read = stream_format._prefetched(chunks())
+    assert [next(read), next(read)] == [1, 2]
+    with pytest.raises(stream_format.StreamFormatError, match="chunk 3"):
+        next(read)
+    assert list(stream_format._prefetched(iter(range(1, 5)))) == [1, 2, 3, 4]
+
+
+def test_a_chunk_whose_columns_do_not_all_cast_is_read_the_general_way_and_fingerprinted_when_readable(tmp_path):
+    """The read-ahead thread casts and fingerprints only chunks whose every column casts; a chunk it
+    leaves alone is read as before: defects found on the main thread, readable rows fingerprinted."""
+    pq.write_table(pa.table({"id": pa.array([1.0, 2.0], pa.float64()), "name": ["a", None],
+                             "_seq": pa.array([1, 2], pa.int64()), "_op": pa.array([1, 1], pa.int8())}),
+                   tmp_path / "shop.parquet")
+    source = stream_format._TableSource.open(tmp_path / "shop.parquet", CATALOG.table("shop"))[0]
+    ready = stream_format._arrow_ready(next(source.chunks()), CATALOG.table("shop"))
+    assert ready.casts is not None and ready.fingerprints == row_fingerprints([(1, "a"), (2, None)], CATALOG.table("shop"))
+    [batch] = open_stream(tmp_path, CATALOG).batches(10)
+    assert batch.tables[0].fingerprints == ready.fingerprints
+    pq.write_table(pa.table({"id": pa.array([1.0, 2.5], pa.float64()), "name": ["a", None],
+                             "_seq": pa.array([1, 2], pa.int64()), "_op": pa.array([1, 1], pa.int8())}),
+                   tmp_path / "shop.parquet")
+    source = stream_format._TableSource.open(tmp_path / "shop.parquet", CATALOG.table("shop"))[0]
+    assert stream_format._arrow_ready(next(source.chunks()), CATALOG.table("shop"))[1:] == (None, None)
+    [batch] = open_stream(tmp_path, CATALOG).batches(10)
+    shop = batch.tables[0]
+    assert shop.fingerprints is None and list(shop.defects) == [1]
+
+
+@pytest.mark.parametrize("read", [None, ("id",)])
+def test_a_nullable_column_written_as_parquet_nulls_reads_as_nulls_and_is_fingerprinted(tmp_path, read):
+    """A producer with nothing in a nullable column may write it with Arrow's null type: every value
+    is a NULL the column allows, so the rows read (whether or not the query reads the column), are
+    fingerprinted as the same Python rows are, and a delete of such a row matches its insert."""
+    pq.write_table(pa.table({"id": pa.array([1, 2, 1], pa.int32()), "name": pa.nulls(3),
+                             "_seq": pa.array([1, 2, 3], pa.int64()), "_op": pa.array([1, 1, -1], pa.int8())}),
+                   tmp_path / "shop.parquet")
+    [batch] = open_stream(tmp_path, CATALOG).batches(10, columns={"shop": read} if read else None)
+    [shop] = batch.tables
+    assert not shop.defects
+    assert shop.fingerprints == row_fingerprints([(1, None), (2, None), (1, None)], CATALOG.table("shop"))
+    accepted, rejected = Validator(CATALOG, ["shop"], "error").check(batch)
+    assert not rejected and sorted(weight for _, weight in accepted["shop"]) == [-1, 1, 1]

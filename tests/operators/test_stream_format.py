@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import random
 import re
 from decimal import Decimal
 
@@ -11,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
+from operators.runtime import stream_format
 from operators.runtime.stream_format import (
     StreamFormatError,
     Update,
@@ -144,6 +146,30 @@ def test_decimals_of_any_precision_are_read_exactly_at_the_column_scale_and_keep
         },
     )
     assert [u.row[2] for u in read_stream(tmp_path, CATALOG)] == prices
+
+
+@pytest.mark.parametrize("repeats", [True, False], ids=["few distinct values", "all distinct"])
+def test_columns_of_repeated_values_read_as_the_same_values_each_made_once(tmp_path, repeats):
+    """A column that repeats its values (made once per distinct value, then shared by the rows) reads
+    exactly as one whose values are all distinct (made one per row), NULLs included."""
+    count = 3 * stream_format._SAMPLE
+    rng = random.Random(5)
+
+    def column(pool: list, distinct) -> list:
+        return [None if rng.random() < 0.1 else rng.choice(pool) for _ in range(count)] if repeats else \
+            [distinct(i) for i in range(count)]
+
+    names = column(["a", "", "b\x00", "é"], lambda i: f"n{i}")
+    prices = column([Decimal("0.07"), Decimal("-1.00"), Decimal("24386.67")], lambda i: Decimal(i).scaleb(-2))
+    days = column([DAY, datetime.date(1, 1, 1)], lambda i: DAY + datetime.timedelta(days=i))
+    updates = [Update(i, "shop", 1, (i, names[i], prices[i], days[i], True)) for i in range(count)]
+    write_stream(tmp_path, CATALOG, updates)
+    read = read_stream(tmp_path, CATALOG)
+    assert [u.row for u in read] == [u.row for u in updates]
+    assert {type(v) for u in read for v in u.row[1:4]} == ({str, Decimal, datetime.date, type(None)} if repeats
+                                                            else {str, Decimal, datetime.date})
+    assert all(str(u.row[2]) == str(w.row[2]) for u, w in zip(read, updates, strict=True) if u.row[2] is not None)
+    assert len({id(u.row[2]) for u in read}) == (4 if repeats else count)  # 3 values and None, or one per row
 
 
 @pytest.mark.parametrize(("file_name", "columns", "message"), READ_ERRORS.values(), ids=READ_ERRORS.keys())

@@ -247,17 +247,26 @@ def test_a_corrupt_stream_file_exits_non_zero_without_a_traceback_in_a_real_proc
 
 
 def test_a_local_run_imports_no_dataframe_database_or_spark_library(files):
-    """They cost seconds of start-up that `ivm run --engine local` never uses (issue 13)."""
+    """They cost seconds of start-up that `ivm run --engine local` never uses (issue 13); nor does it
+    import EXPLAIN's table printer, the TPC-H generator or tqdm. The run's own process ends without
+    tearing the interpreter down (``os._exit``), everything written and flushed first; the child
+    lists its modules as it exits."""
     tmp_path, ddl, query = files
-    run_then_list = ("import sys; from planner.cli import main; main(); "  # main() reads sys.argv, as `ivm` does
-                     "print(sorted(m for m in ('pandas', 'duckdb', 'pyspark', 'polars') if sys.modules.get(m)))")
+    unused = ("pandas", "duckdb", "pyspark", "polars", "tabulate", "planner.explain", "planner.workloads.tpch_data",
+              "tqdm")
+    run_then_list = ("import os, sys; from planner.cli import main; exit_now = os._exit\n"
+                     "def listing(code):\n"
+                     f"    print(sorted(m for m in {unused!r} if sys.modules.get(m))); sys.stdout.flush(); exit_now(code)\n"
+                     "os._exit = listing; main(); print('returned from main')")  # main() reads sys.argv, as `ivm` does
+    out = tmp_path / "out.parquet"
     process = subprocess.run(
         [sys.executable, "-c", run_then_list, "run", "--query", str(query), "--catalog", str(ddl),
-         "--stream", stream(tmp_path, GOOD)],
+         "--stream", stream(tmp_path, GOOD), "--out", str(out)],
         capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)}, check=True,
     )
     lines = process.stdout.strip().splitlines()
-    assert lines[-2].endswith("result: 1 rows") and lines[-1] == "[]"
+    assert lines[-2].endswith(f"result: 1 rows written to {out}") and lines[-1] == "[]"
+    assert pq.read_table(out).num_rows == 1
 
 
 @pytest.mark.parametrize(
@@ -311,3 +320,24 @@ def test_report_lambda_prints_the_streams_enclosureness_only_when_asked(files, c
     assert "enclosureness λ of the stream = 1.000" in capsys.readouterr().out
     assert run(ddl, query, stream(tmp_path, GOOD), "--report-lambda", "--engine", "spark") == 2
     assert "--report-lambda reads the whole stream on the driver" in capsys.readouterr().err
+
+
+def test_the_progress_bar_shows_on_a_terminal_only(monkeypatch):
+    import io
+
+    from planner.run_stats import progress_bar
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with progress_bar(10) as bar:
+        bar.update(10)
+        assert type(bar).__name__ == "tqdm" and bar.n == 10
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    with progress_bar(10) as bar:
+        bar.update(10)
+        assert not hasattr(bar, "n")
+    assert sys.stderr.getvalue() == ""

@@ -77,18 +77,24 @@ def server(tpch_sf001_dir: Path, tmp_path: Path):
 
 
 @pytest.fixture
-def page(server: str):
+def blank_page():
+    """A browser tab that has not opened the page yet."""
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         script_errors: list[str] = []
         page.on("pageerror", lambda error: script_errors.append(str(error)))
-        page.goto(server)
-        _wait_until_ready(page)
         yield page
         browser.close()
     assert not script_errors, f"the page's scripts failed: {script_errors}"
+
+
+@pytest.fixture
+def page(blank_page, server: str):
+    blank_page.goto(server)
+    _wait_until_ready(blank_page)
+    return blank_page
 
 
 def _table(page) -> list[list[str]]:
@@ -186,3 +192,19 @@ def test_quarantined_rows_show_in_the_error_box_with_their_reason(page, tmp_path
     assert "bids _seq 2" in quarantine.text_content()
     assert _table(page) == [["0"]]  # inserted, the duplicate set aside, deleted
     page.screenshot(path=str(ARTIFACTS / "quarantine.png"))
+
+
+def test_what_is_typed_before_the_page_is_ready_is_kept(blank_page, server):
+    """The page fills its inputs with an example once ``/api/options`` answers; somebody who typed
+    before that (here the answer is held back until they did) keeps what they typed."""
+    held = []  # the request for /api/options, answered only after the typing
+    blank_page.route("**/api/options", lambda route: held.append(route))
+    blank_page.goto(server, wait_until="domcontentloaded")
+    blank_page.fill("[data-testid=sql-input]", "select count(*) as n from bids")
+    blank_page.select_option("[data-testid=catalog]", "orderbook")
+    while not held:
+        blank_page.wait_for_timeout(50)
+    held[0].continue_()
+    _wait_until_ready(blank_page)
+    assert blank_page.input_value("[data-testid=sql-input]") == "select count(*) as n from bids"
+    assert blank_page.input_value("[data-testid=catalog]") == "orderbook"

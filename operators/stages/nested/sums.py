@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import attrs
 
+from operators.doubles import canonical
 from operators.stages.average import average
 from operators.zset import Changelog, Compiled, Row, consolidate
 
@@ -43,7 +44,7 @@ class RequiredSums:
             elif count == 0:
                 out.append(None)
             else:
-                out.append(average(total, count) if func == "avg" else total)
+                out.append(canonical(average(total, count) if func == "avg" else total))  # the one NaN
         return tuple(out)
 
 
@@ -71,7 +72,7 @@ class ScalarAggregate:
         elif count == 0:
             aggregate = None
         else:
-            aggregate = average(total, count) if self.func == "avg" else total
+            aggregate = canonical(average(total, count) if self.func == "avg" else total)  # the one NaN
         return self.value((aggregate,))
 
 

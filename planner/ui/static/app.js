@@ -187,15 +187,17 @@ function pickExample() {
 }
 
 async function start() {
+  // Listening first: what somebody types while the options load is theirs, not overwritten below.
+  let typed = false;
+  for (const id of ["sql", "catalog", "ddl", "stream", "sf", "window", "lambda", "events", "path", "batch-size", "on-invalid", "engine"]) {
+    $(id).addEventListener("input", () => { typed = true; dirty = true; showStreamInputs(); });
+  }
   const options = await (await fetch("/api/options")).json();
   examples = options.examples;
   $("example").innerHTML = examples.map((e, i) => `<option value="${i}">${escape(e.name)}</option>`).join("");
   const q3 = examples.findIndex(e => e.name === "TPC-H Q03");
   $("example").value = String(Math.max(q3, 0));
-  pickExample();
-  for (const id of ["sql", "catalog", "ddl", "stream", "sf", "window", "lambda", "events", "path", "batch-size", "on-invalid", "engine"]) {
-    $(id).addEventListener("input", () => { dirty = true; showStreamInputs(); });
-  }
+  if (!typed) pickExample();
   $("example").addEventListener("change", pickExample);
   $("explain").onclick = () => { dirty = true; ensureLoaded(); };
   $("start").onclick = async () => { if (await ensureLoaded()) await call("/api/start"); };
@@ -210,9 +212,9 @@ async function start() {
   };
   const response = await fetch("/api/state");
   const state = await response.json();
-  if (state.loaded) showInputs(state.inputs);
+  if (state.loaded && !typed) showInputs(state.inputs);
   renderState(state);
-  if (state.loaded) dirty = false;
+  if (state.loaded && !typed) dirty = false;
   const events = new EventSource(`/api/events?after=${state.sequence}`);
   events.onmessage = onEvent;
   // Until here the page may still overwrite the inputs (the example, a loaded run's inputs) and
