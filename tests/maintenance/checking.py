@@ -8,8 +8,8 @@ batches whose reference result must hold a non-NULL value (``informative_at_leas
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections import Counter, OrderedDict
+from collections.abc import Iterable, Sequence
 
 from catalog.schema import Catalog
 from operators.runtime.stream_format import Update, batches
@@ -81,3 +81,16 @@ def compare_every_batch(view: MaintainedView, reference, sql: str, updates: Sequ
         f"{name}: only {informative} of {compared} compared batches had a result with a non-NULL value "
         f"(the test asks for {informative_at_least:.0%}): comparing empty results cannot fail")
     return fraction
+
+
+def count_equal_changes(reference: MaintainedView, candidate: MaintainedView, batch_pairs: Iterable[tuple]) -> int:
+    """Apply each pair's first batch to ``reference`` and its second to ``candidate``, assert both
+    views make the same result changes every time and end with the same result; return how many
+    batches changed the result (a comparison proves nothing when none does)."""
+    informative = 0
+    for number, (for_reference, for_candidate) in enumerate(batch_pairs):
+        expected = Counter(dict(reference.apply(for_reference)))
+        assert Counter(dict(candidate.apply(for_candidate))) == expected, f"the result's changes differ at batch {number}"
+        informative += bool(expected)
+    assert candidate.result() == reference.result()
+    return informative
