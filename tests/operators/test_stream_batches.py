@@ -210,7 +210,8 @@ def test_a_chunk_whose_columns_do_not_all_cast_is_read_the_general_way_and_finge
                              "_seq": pa.array([1, 2], pa.int64()), "_op": pa.array([1, 1], pa.int8())}),
                    tmp_path / "shop.parquet")
     source = stream_format._TableSource.open(tmp_path / "shop.parquet", CATALOG.table("shop"))[0]
-    assert stream_format._arrow_ready(next(source.chunks()), CATALOG.table("shop"))[1:] == (None, None)
+    ready = stream_format._arrow_ready(next(source.chunks()), CATALOG.table("shop"))
+    assert (ready.casts, ready.fingerprints, ready.makers) == (None, None, None)
     [batch] = open_stream(tmp_path, CATALOG).batches(10)
     shop = batch.tables[0]
     assert shop.fingerprints is None and list(shop.defects) == [1]
