@@ -152,8 +152,8 @@ class TableChanges:
 
     ``defects`` says, by position, why the reader could not read a change (see ``UnreadableUpdate``);
     such a change keeps its values as written. ``fingerprints`` are the rows' fingerprints
-    (``row_fingerprints``), which the reader computes on its Arrow columns when every change of a
-    chunk was readable; None leaves them to the validator.
+    (``row_fingerprints``), which the reader computes on its Arrow columns for every readable change
+    (None at a defective one); None (for changes not read from a stream) leaves them to the validator.
 
     ``seqs``: a list, or (as the stream reader makes them) an int64 numpy array, read only to build an
     ``Update``: no Python int per change is made for them.
@@ -987,10 +987,30 @@ class _TableCursor:
             op = ops[row].as_py()
             defects[row] = ("_op is NULL" if op is None else f"_op is {op}") + ", must be +1 (insert) or -1 (delete)"
         op_values = ops.to_pylist() if ops.null_count else ops.to_numpy().tolist()
-        # every value cast exactly (no defect): the casts the reading made are the fingerprints' input
-        fingerprints = None if defects else ready.fingerprints or arrow_fingerprints(casts)
+        fingerprints = _fingerprints(ready, casts, table, defects)
         written = None if self._read is None else WrittenRows(table, ((data, 0, len(data)),))
         return TableChanges(table.name, ready.seqs, op_values, rows, defects, fingerprints, written)
+
+
+def _fingerprints(ready: ArrowReady, casts: list | None, table: Table, defects: Mapping[int, str]) -> list[bytes | None]:
+    """The fingerprints of a chunk's changes, None at each defective one. They are made here, never
+    left to the validator, whose fingerprints of rows read in part (``OpenStream.batches``'s
+    ``columns``) would not be those of the whole rows: a row inserted in a chunk with a wrong change
+    would not match its delete in a later chunk."""
+    if not defects:  # every value cast exactly: the casts the reading made are the fingerprints' input
+        return ready.fingerprints or arrow_fingerprints(casts)
+    if ready.fingerprints is not None:  # every column cast (the defects are _op's or NULLs'): keep them
+        fingerprints: list[bytes | None] = list(ready.fingerprints)
+        for position in defects:
+            fingerprints[position] = None
+        return fingerprints
+    readable = np.ones(len(ready.data), dtype=bool)
+    readable[list(defects)] = False
+    data = ready.data.filter(pa.array(readable))
+    # a change without a defect has every value castable, and NULL in a column written as another type
+    made = iter(arrow_fingerprints([_cast(data[c.name], c.type) if column_reads(c, data[c.name].type)
+                                    else pa.nulls(len(data), arrow_type(c.type)) for c in table.columns]))
+    return [None if position in defects else next(made) for position in range(len(ready.data))]
 
 
 def _integer_column(column: pa.ChunkedArray, name: str, where: str) -> pa.ChunkedArray:
