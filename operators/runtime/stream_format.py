@@ -487,9 +487,10 @@ def _value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.DataType
 
             def shared() -> list:
                 distinct = make_distinct()
-                if nulls:
-                    distinct.append(None)
-                return list(map(distinct.__getitem__, indices.tolist()))
+                # an object array's take and tolist: half the time of a list lookup per row
+                values = np.empty(len(distinct) + nulls, dtype=object)  # a trailing None for NULL
+                values[: len(distinct)] = distinct
+                return values.take(indices).tolist()
 
             return shared
     return _each_value_maker(column, column_type)
