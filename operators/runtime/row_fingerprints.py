@@ -125,12 +125,16 @@ def arrow_fingerprints(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[by
         if valid is not None:  # what a NULL's slot holds is undefined
             values = np.where(valid[:, None], values, np.uint32(0))
         blocks.append(values)
-    words = np.empty((rows, sum(block.shape[1] for block in blocks)), np.uint64)
-    start = 0
+    # the fixed part one word position at a time, lane by lane (each lane's sums one contiguous
+    # vector): a third less than copying the words into one matrix for numpy's integer matrix
+    # product (no BLAS for integers)
+    multipliers, position = _MULTIPLIERS.of(0, sum(block.shape[1] for block in blocks)), 0
+    fixed = np.zeros((_LANES, rows), np.uint64)
     for block in blocks:
-        words[:, start : start + block.shape[1]] = block
-        start += block.shape[1]
-    sums += words @ _MULTIPLIERS.of(0, words.shape[1])
+        for word in range(block.shape[1]):
+            fixed += multipliers[position][:, None] * block[:, word]
+            position += 1
+    sums += fixed.T
     lanes = ((sums + _MULTIPLIERS.offsets) >> np.uint64(32)).astype(np.uint32)
     return lanes.view(f"V{4 * _LANES}").ravel().tolist()
 
