@@ -23,10 +23,10 @@ position (per position in the fixed part, and per position in each string column
 32-bit words and a 64-bit sum, the family is strongly universal onto 32 bits: for any two different
 encodings, a lane gives both the same value with probability exactly 2**-32 over the draw, and
 the four lanes together with probability 2**-128. The sums are numpy ``uint64`` arithmetic (which is
-mod 2**64): one matrix product of the fixed words with their multipliers, one per string column of
-its bytes laid out as a zero-padded matrix (a string longer than ``_LONG`` bytes is summed on its
-own, so that a single long value does not widen the whole matrix; zero words add nothing, so a row's
-hash does not depend on the other rows of its chunk).
+mod 2**64): a vector multiply-add per word position of the fixed part, and one matrix product per
+string column of its bytes laid out as a zero-padded matrix (Arrow pads them; a string longer than
+``_LONG`` bytes is summed on its own, so that a single long value does not widen the whole matrix;
+zero words add nothing, so a row's hash does not depend on the other rows of its chunk).
 
 **Guarantee.** A wrong delete passes only if its row's fingerprint equals the stored row's: one
 chance in 2**128 per delete (about 3e-27 for a trillion deletes). The bound holds for every pair of
