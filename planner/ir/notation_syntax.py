@@ -18,7 +18,6 @@ from collections.abc import Iterator
 
 import attrs
 import lark
-import lark.load_grammar
 from lark import Token, Tree
 
 AGGREGATE_FUNCTIONS = ("sum", "count", "avg", "min", "max")
@@ -188,19 +187,18 @@ def unquoted(token: str) -> str:
 
 def load_grammar(file_name: str, start: str, postlex: lark.lark.PostLex | None = None) -> lark.Lark:
     """An LALR parser for a grammar file of this package; ``%import`` finds sibling grammar files."""
+
+    def sibling(_base_path: str | None, grammar_path: str) -> tuple[str, str]:
+        return grammar_path, _grammar_text(grammar_path)  # FileNotFoundError sends lark to its own
+
     return lark.Lark(
         _grammar_text(file_name),
         parser="lalr",
         start=start,
         maybe_placeholders=True,
-        import_paths=[_sibling],
+        import_paths=[sibling],
         postlex=postlex,
     )
-
-
-def _sibling(_base_path: str | None, grammar_path: str) -> tuple[str, str]:
-    """A grammar file ``%import`` names, found beside the others (FileNotFoundError sends lark to its own)."""
-    return grammar_path, _grammar_text(grammar_path)
 
 
 class _BreaksInsideBrackets(lark.lark.PostLex):
@@ -252,13 +250,12 @@ def expr_parser() -> lark.Lark:
 
 @functools.cache
 def keywords() -> frozenset[str]:
-    """Words the grammar reserves; a name spelled like one is quoted when printed. From the grammar's
-    terminals, without building the parser's LALR tables: printing a plan (every ``ivm run`` prints
-    its source predicates) then costs a tenth of what building the parser does."""
-    grammar, _ = lark.load_grammar.load_grammar(_grammar_text("plan_notation.lark"), "plan_notation.lark", [_sibling],
-                                                False)
-    terminals, _, _ = grammar.compile(["start"], set())
-    return frozenset(t.pattern.value for t in terminals if t.pattern.type == "str" and IDENTIFIER.fullmatch(t.pattern.value))
+    """Words the grammar reserves; a name spelled like one is quoted when printed: the grammar's
+    string literals that are identifiers (the terminals of the built parser, a test checks). Read
+    from its text, since building the parser (or even lark's grammar loader) costs tens of
+    milliseconds, and every ``ivm run`` prints its source predicates."""
+    return frozenset(word for word in re.findall(r'"([^"\\]*)"', _grammar_text("plan_notation.lark"))
+                     if IDENTIFIER.fullmatch(word))
 
 
 def _syntax_error(error: lark.UnexpectedInput, text: str) -> str:
