@@ -782,7 +782,7 @@ class OpenStream:
         if size < 1:
             raise ValueError(f"batch size must be at least 1, got {size}")
         columns = columns or {}
-        cursors = [_TableCursor(source, columns.get(source.table.name), size)
+        cursors = [_TableCursor(source, columns.get(source.table.name))
                    if tables is None or source.table.name in tables else None
                    for source in self.sources]
         for start in range(0, len(self.order), size):
@@ -829,11 +829,8 @@ class _TableSource:
         values = seqs.to_numpy()
         return cls(path, table, files, unsequenced, bool(np.all(values[1:] > values[:-1]))), values
 
-    def chunks(self, first_rows: int = _READ_ROWS) -> Iterator[pa.Table]:
-        """The rows that have a ``_seq``, in ``_seq`` order, as Arrow tables of at most ``_READ_ROWS``,
-        the first of at most ``first_rows``: the most a table has in the first batch of a run, which
-        then waits for that much decoding and fingerprinting only, not for ``_READ_ROWS`` rows of each
-        table (a Q3 stream's first batch of 10 000 waited 0.2-0.45 s for its three tables' first chunks).
+    def chunks(self) -> Iterator[pa.Table]:
+        """The rows that have a ``_seq``, in ``_seq`` order, as Arrow tables of at most ``_READ_ROWS``.
 
         A file written by ``write_stream`` is in ``_seq`` order and is streamed; a table whose rows
         are not is read whole and sorted, so its memory is that of the table (never of the stream).
@@ -845,25 +842,14 @@ class _TableSource:
             for start in range(0, len(data), _READ_ROWS):
                 yield data.slice(start, _READ_ROWS)
             return
-        for data in self._file_chunks(first_rows):
+        for data in self._file_chunks():
             yield data.filter(data[SEQ_COLUMN].is_valid()) if data[SEQ_COLUMN].null_count else data
 
-    def _file_chunks(self, first_rows: int = _READ_ROWS) -> Iterator[pa.Table]:
-        """The files' rows in chunks of ``_READ_ROWS``, the first file's first ``first_rows`` (when
-        fewer) first as a chunk of their own (decoded twice: a few milliseconds)."""
+    def _file_chunks(self) -> Iterator[pa.Table]:
         where = f"table {self.table.name} ({self.path})"
         for file in self.files:
             try:
-                skip = 0
-                if first_rows < _READ_ROWS:
-                    first = next(pq.ParquetFile(file).iter_batches(batch_size=first_rows), None)
-                    if first is not None:
-                        skip = len(first)
-                        yield pa.Table.from_batches([first])
-                first_rows = _READ_ROWS
                 for batch in pq.ParquetFile(file).iter_batches(batch_size=_READ_ROWS):
-                    if skip:  # the rows of the head (fewer than a batch) are in the first batch
-                        batch, skip = batch.slice(skip), 0
                     yield pa.Table.from_batches([batch])
             except (*_ARROW_CONVERSION_ERRORS, OSError) as error:
                 raise _unreadable(where, file, error) from None
@@ -963,16 +949,15 @@ def _handed_out(pool: ThreadPoolExecutor, pending: Future, items: Iterator[_T]) 
 
 class _TableCursor:
     """Reads one table's changes in ``_seq`` order and hands them out ``take(n)`` at a time; ``read``:
-    the columns to read into Python values (None: all of them); ``first_rows``: the size of its first
-    chunk (see ``_TableSource.chunks``)."""
+    the columns to read into Python values (None: all of them)."""
 
-    def __init__(self, source: _TableSource, read: Collection[str] | None = None, first_rows: int = _READ_ROWS):
+    def __init__(self, source: _TableSource, read: Collection[str] | None = None):
         self._source = source
         self._read = None if read is None or set(source.table.column_names) <= set(read) else frozenset(read)
         # decoded, cast and fingerprinted on a thread while the caller maintains the chunk before
         # (of locals only: a generator holding the cursor could drop the last reference to it on its thread)
         where, read = f"table {source.table.name} ({source.path})", self._read
-        self._chunks = _prefetched(_arrow_ready(data, source.table, where, read) for data in source.chunks(first_rows))
+        self._chunks = _prefetched(_arrow_ready(data, source.table, where, read) for data in source.chunks())
         self._chunk = self.empty()  # converted; handed out up to _offset
         self._offset = 0
 

@@ -65,8 +65,7 @@ def _as_tuple(update: Update) -> tuple:
 @pytest.mark.parametrize("read_rows", [1, 2, 65_536])
 @pytest.mark.parametrize("size", [1, 2, 4, 100])
 def test_batches_are_consecutive_slices_of_the_stream_in_seq_order_with_their_defects(tmp_path, monkeypatch, size, read_rows):
-    # chunk boundaries inside and across batches (a table's first chunk has at most ``size`` rows)
-    monkeypatch.setattr(stream_format, "_READ_ROWS", read_rows)
+    monkeypatch.setattr(stream_format, "_READ_ROWS", read_rows)  # chunk boundaries inside and across batches
     write_stream_files(tmp_path)
     stream = open_stream(tmp_path, CATALOG)
     batches = [list(batch) for batch in stream.batches(size)]
@@ -252,21 +251,3 @@ def test_a_nullable_column_written_as_parquet_nulls_reads_as_nulls_and_is_finger
     assert shop.fingerprints == row_fingerprints([(1, None), (2, None), (1, None)], CATALOG.table("shop"))
     accepted, rejected = Validator(CATALOG, ["shop"], "error").check(batch)
     assert not rejected and sorted(weight for _, weight in accepted["shop"]) == [-1, 1, 1]
-
-
-def test_a_tables_first_chunk_is_small_and_the_chunks_after_it_take_every_row_once(tmp_path, monkeypatch):
-    """The first chunk (as large as a batch) lets a run's first batch wait for little decoding; its rows
-    are not read again (the first file's first batch starts after them), and a second file has no head."""
-    monkeypatch.setattr(stream_format, "_READ_ROWS", 6)
-    (tmp_path / "shop").mkdir()
-    for part, seqs in enumerate((range(1, 11), range(11, 19))):
-        pq.write_table(pa.table({"id": pa.array(seqs, pa.int32()), "name": [str(s) for s in seqs],
-                                 "_seq": pa.array(seqs, pa.int64()), "_op": pa.array([1] * len(seqs), pa.int8())}),
-                       tmp_path / "shop" / f"part-{part}.parquet")
-    source = stream_format._TableSource.open(tmp_path / "shop", CATALOG.table("shop"))[0]
-    chunks = list(source.chunks(4))
-    assert [len(chunk) for chunk in chunks] == [4, 2, 4, 6, 2]
-    assert [seq for chunk in chunks for seq in chunk["_seq"].to_pylist()] == list(range(1, 19))
-    assert [len(chunk) for chunk in source.chunks()] == [6, 4, 6, 2]
-    rows = [u.row for batch in open_stream(tmp_path, CATALOG).batches(5) for u in batch]
-    assert rows == [(s, str(s)) for s in range(1, 19)]
