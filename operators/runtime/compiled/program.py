@@ -39,6 +39,9 @@ class Relation:
 
     live: Unit
     lookups: tuple[Unit, ...]
+    #: per index, in port order: the positions in R's row (as the live-tuple stage sees it) of the
+    #: index's foreign key, and of the rest of R's primary key, by which its entries keep R's tuples
+    keys: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
 
 
 @attrs.frozen
