@@ -8,6 +8,7 @@ import os
 import sys
 import time
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
 from typing import NoReturn, TextIO
@@ -21,7 +22,7 @@ from catalog.tpch import tpch_catalog
 from operators.lowering.stream_columns import columns_read
 from operators.runtime.result_files import rows_table
 from operators.runtime.run_errors import SparkBatchError, WorkDirMismatchError
-from operators.runtime.stream_format import StreamFormatError, open_stream, write_stream
+from operators.runtime.stream_format import OpenStream, StreamFormatError, open_stream, write_stream
 from operators.runtime.validate import InvalidChangeError, Rejected
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import UnsupportedQueryError, compile_query
@@ -178,12 +179,17 @@ def cmd_run(args) -> int:
     catalog = load_catalog(args.catalog)
     if args.engine == "spark":
         return _run_on_spark(args, catalog)
-    # Read batch by batch as the run goes: the stream is never in memory as a whole (open_stream).
-    stream = open_stream(args.stream, catalog)
-    if stream.without_seq and args.on_invalid == "error":
-        first = stream.without_seq[0]
-        raise InvalidChangeError(first, first.defect)
-    compiled = compile_query(_read_query(args.query), catalog, **_planner_options(args))
+    # Read batch by batch as the run goes: the stream is never in memory as a whole (open_stream). It is
+    # opened (its _seq and _op read: Arrow work, the GIL released) while the query compiles (Python);
+    # a stream that cannot be read is still the error reported, before any error of the query.
+    with ThreadPoolExecutor(1, thread_name_prefix="stream-open") as pool:
+        opening = pool.submit(_opened_stream, args, catalog)
+        try:
+            compiled = compile_query(_read_query(args.query), catalog, **_planner_options(args))
+        except Exception:
+            opening.result()
+            raise
+        stream = opening.result()
     # Without --deltas no batch's changes are read: a result read from a stage's state (a generalized
     # join tree's) is then maintained without producing them (IEDyn's pull-based mode)
     push = bool(args.deltas) or compiled.dataflow.enumerated_by is None
@@ -239,6 +245,15 @@ def cmd_run(args) -> int:
           f"{maintenance:.2f} s, {_rate(updates, maintenance)} updates/s) with the {args.engine} runner; "
           f"result: {len(result)} rows" + (f" written to {args.out}" if args.out else ""))
     return 0
+
+
+def _opened_stream(args, catalog) -> OpenStream:
+    """``args.stream`` opened, refused when a change has no ``_seq`` and invalid input is an error."""
+    stream = open_stream(args.stream, catalog)
+    if stream.without_seq and args.on_invalid == "error":
+        first = stream.without_seq[0]
+        raise InvalidChangeError(first, first.defect)
+    return stream
 
 
 def _rate(updates: int, seconds: float) -> str:

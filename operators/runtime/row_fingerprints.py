@@ -23,10 +23,10 @@ position (per position in the fixed part, and per position in each string column
 32-bit words and a 64-bit sum, the family is strongly universal onto 32 bits: for any two different
 encodings, a lane gives both the same value with probability exactly 2**-32 over the draw, and
 the four lanes together with probability 2**-128. The sums are numpy ``uint64`` arithmetic (which is
-mod 2**64): one matrix product of the fixed words with their multipliers, one per string column of
-its bytes laid out as a zero-padded matrix (a string longer than ``_LONG`` bytes is summed on its
-own, so that a single long value does not widen the whole matrix; zero words add nothing, so a row's
-hash does not depend on the other rows of its chunk).
+mod 2**64): a vector multiply-add per word position of the fixed part, and one matrix product per
+string column of its bytes laid out as a zero-padded matrix (Arrow pads them; a string longer than
+``_LONG`` bytes is summed on its own, so that a single long value does not widen the whole matrix;
+zero words add nothing, so a row's hash does not depend on the other rows of its chunk).
 
 **Guarantee.** A wrong delete passes only if its row's fingerprint equals the stored row's: one
 chance in 2**128 per delete (about 3e-27 for a trillion deletes). The bound holds for every pair of
@@ -53,7 +53,6 @@ from hashlib import blake2b
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from numpy.lib.stride_tricks import sliding_window_view
 
 from catalog.schema import Table
 from operators.runtime.column_types import arrow_type
@@ -126,12 +125,16 @@ def arrow_fingerprints(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[by
         if valid is not None:  # what a NULL's slot holds is undefined
             values = np.where(valid[:, None], values, np.uint32(0))
         blocks.append(values)
-    words = np.empty((rows, sum(block.shape[1] for block in blocks)), np.uint64)
-    start = 0
+    # the fixed part one word position at a time, lane by lane (each lane's sums one contiguous
+    # vector): a third less than copying the words into one matrix for numpy's integer matrix
+    # product (no BLAS for integers)
+    multipliers, position = _MULTIPLIERS.of(0, sum(block.shape[1] for block in blocks)), 0
+    fixed = np.zeros((_LANES, rows), np.uint64)
     for block in blocks:
-        words[:, start : start + block.shape[1]] = block
-        start += block.shape[1]
-    sums += words @ _MULTIPLIERS.of(0, words.shape[1])
+        for word in range(block.shape[1]):
+            fixed += multipliers[position][:, None] * block[:, word]
+            position += 1
+    sums += fixed.T
     lanes = ((sums + _MULTIPLIERS.offsets) >> np.uint64(32)).astype(np.uint32)
     return lanes.view(f"V{4 * _LANES}").ravel().tolist()
 
@@ -155,33 +158,35 @@ def _add_bytes(sums: np.ndarray, text: pa.Array, segment: int) -> None:
     """Add each string's bytes, as zero-padded little-endian words times ``segment``'s multipliers, to
     its row of ``sums`` (mod 2**64)."""
     rows = len(text)
-    offset_type = np.int64 if pa.types.is_large_string(text.type) or pa.types.is_large_binary(text.type) else np.int32
-    _, offset_buffer, data_buffer = text.buffers()
-    offsets = np.frombuffer(offset_buffer, offset_type)[text.offset : text.offset + rows + 1].astype(np.int64)
-    data = np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.empty(0, np.uint8)
+    large = pa.types.is_large_string(text.type) or pa.types.is_large_binary(text.type)
+    offsets, data = _offsets_and_data(text, large)
     lengths = np.diff(offsets)
-    long = np.flatnonzero(lengths > _LONG)
-    for row in long.tolist():  # rare: a long value costs its own product, not a wider matrix
+    long = lengths > _LONG
+    for row in np.flatnonzero(long).tolist():  # rare: a long value costs its own product, not a wider matrix
         value = data[offsets[row] : offsets[row + 1]]
         words = np.concatenate([value, np.zeros(-len(value) % 4, np.uint8)]).view("<u4").astype(np.uint64)
         sums[row] += words @ _MULTIPLIERS.of(segment, len(words))
-    data = data[offsets[0] : offsets[-1]]
-    if len(long):
-        lengths = np.where(lengths > _LONG, 0, lengths)
-    width = -(-int(lengths.max()) // 4) * 4
+    width = -(-int(np.max(lengths, where=~long, initial=0)) // 4) * 4
     if not width:
         return
-    # each row's window of the bytes from its string's start, masked to its length (row copies, not
-    # per-byte work): the strings zero-padded to ``width``
-    padded = np.concatenate([data, np.zeros(width, np.uint8)])
-    matrix = sliding_window_view(padded, width)[offsets[:-1] - offsets[0]]
-    matrix &= _prefix_masks(width)[lengths]
+    # The strings zero-padded to ``width`` bytes by Arrow (its ASCII padding counts bytes, whatever the
+    # bytes are; binary read as text for it, unchecked): a buffer that is the rows × width matrix.
+    as_text = pa.Array.from_buffers(pa.large_string() if large else pa.string(), rows, text.buffers()[:3], 0, text.offset)
+    if long.any():
+        as_text = pc.if_else(pa.array(long), pa.scalar("", as_text.type), as_text)
+    padded_offsets, padded = _offsets_and_data(pc.ascii_rpad(as_text, width=width, padding="\0"), large)
+    if padded_offsets[-1] - padded_offsets[0] != rows * width:
+        raise AssertionError("pyarrow's ascii_rpad did not pad every string to the same number of bytes")
+    matrix = padded[padded_offsets[0] : padded_offsets[-1]].reshape(rows, width)
     sums += matrix.view("<u4").astype(np.uint64) @ _MULTIPLIERS.of(segment, width // 4)
 
 
-def _prefix_masks(width: int) -> np.ndarray:
-    """Row ``n``: ``n`` bytes 0xFF, then zeros, ``width`` bytes in all (``n`` from 0 to ``width``)."""
-    return np.where(np.arange(width) < np.arange(width + 1)[:, None], np.uint8(0xFF), np.uint8(0))
+def _offsets_and_data(text: pa.Array, large: bool) -> tuple[np.ndarray, np.ndarray]:
+    """A string or binary array's ``len + 1`` offsets (int64) and its whole data buffer (bytes)."""
+    _, offset_buffer, data_buffer = text.buffers()
+    offsets = np.frombuffer(offset_buffer, np.int64 if large else np.int32)[text.offset : text.offset + len(text) + 1]
+    data = np.frombuffer(data_buffer, np.uint8) if data_buffer is not None else np.empty(0, np.uint8)
+    return offsets.astype(np.int64), data
 
 
 def row_fingerprints(rows: Sequence[tuple], table: Table) -> list[bytes]:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import gc
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import date
 from decimal import Decimal
@@ -152,8 +152,11 @@ class TableChanges:
 
     ``defects`` says, by position, why the reader could not read a change (see ``UnreadableUpdate``);
     such a change keeps its values as written. ``fingerprints`` are the rows' fingerprints
-    (``row_fingerprints``), which the reader computes on its Arrow columns when every change of a
-    chunk was readable; None leaves them to the validator.
+    (``row_fingerprints``), which the reader computes on its Arrow columns for every readable change
+    (None at a defective one); None (for changes not read from a stream) leaves them to the validator.
+
+    ``seqs``: a list, or (as the stream reader makes them) an int64 numpy array, read only to build an
+    ``Update``: no Python int per change is made for them.
 
     ``written`` is None when ``rows`` hold every column. A reader told to read only some columns
     (``OpenStream.batches``'s ``columns``) leaves the others None in ``rows`` and keeps the Arrow
@@ -161,7 +164,7 @@ class TableChanges:
     """
 
     table: str
-    seqs: list[int]
+    seqs: Sequence[int]
     ops: list[int | None]
     rows: list[tuple]
     defects: dict[int, str]
@@ -175,7 +178,8 @@ class TableChanges:
         """The change at ``position`` as one ``Update`` (an ``UnreadableUpdate`` when it has a defect),
         with every column of its row as written."""
         row = self.rows[position] if self.written is None else self.written.row(position)
-        values = (self.seqs[position], self.table, self.ops[position], row)
+        seq = self.seqs[position]
+        values = (int(seq) if isinstance(seq, np.integer) else seq, self.table, self.ops[position], row)
         defect = self.defects.get(position)
         return Update(*values) if defect is None else UnreadableUpdate(*values, defect)
 
@@ -188,12 +192,15 @@ class TableChanges:
 
     @classmethod
     def concatenate(cls, parts: Sequence[TableChanges]) -> TableChanges:
-        seqs, ops, rows, defects = [], [], [], {}
+        ops, rows, defects = [], [], {}
         for part in parts:
             defects.update({len(rows) + row: reason for row, reason in part.defects.items()})
-            seqs += part.seqs
             ops += part.ops
             rows += part.rows
+        if all(isinstance(part.seqs, np.ndarray) or not part.seqs for part in parts):
+            seqs = np.concatenate([np.asarray(part.seqs, np.int64) for part in parts])
+        else:
+            seqs = [seq for part in parts for seq in part.seqs]
         known = all(part.fingerprints is not None for part in parts)
         fingerprints = [f for part in parts for f in part.fingerprints] if known else None
         partial = [part.written for part in parts if part.written is not None]
@@ -325,12 +332,15 @@ def rows_from_arrow(data: pa.Table, table: Table, source: str) -> list[tuple]:
 
 
 def _rows_and_defects(data: pa.Table, table: Table, source: str, read: Collection[str] | None = None,
-                      casts: Sequence[pa.ChunkedArray | pa.Array] | None = None
+                      casts: Sequence[pa.ChunkedArray | pa.Array] | None = None,
+                      makers: Sequence[ValueMaker | None] | None = None,
                       ) -> tuple[list[tuple], dict[int, str], list[pa.ChunkedArray | pa.Array] | None]:
     """Rows of ``data`` in catalog column order, why each row that cannot be read is wrong (by row
     position; the first wrong column of a row names it), and, when no row is wrong, each column cast
     to its catalog type's Arrow type (what ``arrow_fingerprints`` takes). A wrong row keeps its values
-    as written. ``casts``: the columns already cast so (``_arrow_ready``), used instead of casting again.
+    as written. ``casts``: the columns already cast so (``_arrow_ready``), used instead of casting again;
+    ``makers``: with them, the makers of the read columns' Python values (``_value_maker``, None for
+    a column not read).
 
     Given ``read``, only those columns become Python values; the others are None in every row. They
     are checked all the same, on the Arrow column (``_unread_column``): a column with a value that
@@ -341,15 +351,16 @@ def _rows_and_defects(data: pa.Table, table: Table, source: str, read: Collectio
     defects: dict[int, str] = {}
     columns: list = []
     prepared = casts or [None] * len(table.columns)
+    makers = makers or [None] * len(table.columns)
     casts = []
-    for column, ready in zip(table.columns, prepared, strict=True):
+    for column, ready, maker in zip(table.columns, prepared, makers, strict=True):
         in_key = column.name in table.primary_key
         cast = None if read is None or column.name in read else _unread_column(data[column.name], column, in_key, ready)
         if cast is not None:
             columns.append(None)
             casts.append(cast)
             continue
-        values, column_defects, cast = _read_column(data[column.name], column, in_key, ready)
+        values, column_defects, cast = _read_column(data[column.name], column, in_key, ready, maker)
         columns.append(values)
         casts.append(cast)
         for row, reason in column_defects.items():
@@ -381,11 +392,12 @@ def _unread_column(data: pa.ChunkedArray, column: Column, in_key: bool, ready: p
 _CAST_BLOCK = 4096
 
 
-def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool, ready: pa.ChunkedArray | pa.Array | None = None
-                 ) -> tuple[list, dict[int, str], pa.ChunkedArray | pa.Array | None]:
+def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool, ready: pa.ChunkedArray | pa.Array | None = None,
+                 maker: ValueMaker | None = None) -> tuple[list, dict[int, str], pa.ChunkedArray | pa.Array | None]:
     """One stream column as Python values of ``column``'s type, the reason for each value that
     cannot be read exactly (see ``column_types``; such a value stays as written so a rejects file
-    shows what the producer sent), and the column cast to its Arrow type (None if it does not cast)."""
+    shows what the producer sent), and the column cast to its Arrow type (None if it does not cast).
+    ``ready``: the column already cast; ``maker``: with it, the maker of its values (``_value_maker``)."""
     if not column_reads(column, data.type):
         raw = data.to_pylist()
         # A whole column of the wrong kind: every value is wrong, not only the first.
@@ -407,7 +419,8 @@ def _read_column(data: pa.ChunkedArray, column: Column, in_key: bool, ready: pa.
         read = iter(_python_values(cast, column.type))
         values = [written[row] if row in written else next(read) for row in range(len(data))]
         return (*_null_defects(values, column, in_key, defects), None)
-    return (*_null_defects(_python_values(cast, column.type), column, in_key, defects, cast.null_count), cast)
+    values = _python_values(cast, column.type) if maker is None else maker()
+    return (*_null_defects(values, column, in_key, defects, cast.null_count), cast)
 
 
 def _null_defects(
@@ -449,19 +462,38 @@ def _uncastable(data: pa.ChunkedArray, column_type: types.DataType) -> list[int]
 
 
 def _python_values(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> list:
+    """``column``'s values as Python values of ``column_type`` (``_value_maker`` and its maker at once)."""
+    return _value_maker(column, column_type)()
+
+
+#: what ``_value_maker`` returns: makes a column's Python values (the work that needs the GIL)
+ValueMaker = Callable[[], list]
+
+
+def _value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> ValueMaker:
+    """Do now the Arrow and numpy half of making ``column``'s Python values (casts, dictionary
+    encoding: no Python object per value, the GIL released), and return what makes the values
+    themselves. The stream reader calls this on its read-ahead thread and the maker on the main
+    thread, which then does only the work that needs Python objects."""
     if _repeats(column, column_type):
         # Python values dear to make: when a column repeats them (a discount, a date, a market
         # segment), each distinct one is made once and its rows share it (the values are immutable),
         # a list index a row instead of an object.
         encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
         if len(encoded.dictionary) < _DISTINCT_SHARE * len(encoded):
-            distinct = _each_value(encoded.dictionary, column_type)
-            indices = encoded.indices
-            if encoded.null_count:
-                distinct.append(None)
-                indices = indices.fill_null(len(distinct) - 1)
-            return list(map(distinct.__getitem__, indices.to_numpy().tolist()))
-    return _each_value(column, column_type)
+            make_distinct = _each_value_maker(encoded.dictionary, column_type)
+            nulls = bool(encoded.null_count)
+            indices = (encoded.indices.fill_null(len(encoded.dictionary)) if nulls else encoded.indices).to_numpy()
+
+            def shared() -> list:
+                distinct = make_distinct()
+                # an object array's take and tolist: half the time of a list lookup per row
+                values = np.empty(len(distinct) + nulls, dtype=object)  # a trailing None for NULL
+                values[: len(distinct)] = distinct
+                return values.take(indices).tolist()
+
+            return shared
+    return _each_value_maker(column, column_type)
 
 
 #: the share of distinct values below which a column's values are made once per distinct value; the
@@ -478,22 +510,25 @@ def _repeats(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) ->
     return len(column) >= 2 * _SAMPLE and len(pc.unique(column.slice(0, _SAMPLE))) < _SAMPLE_SHARE * _SAMPLE
 
 
-def _each_value(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> list:
-    """``column``'s values as Python values of ``column_type``, one made per value."""
+def _each_value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> ValueMaker:
+    """The maker of ``column``'s values as Python values of ``column_type``, one made per value (its
+    Arrow and numpy half done now, see ``_value_maker``)."""
     if isinstance(column_type, types.DecimalType):
         # decimal128 → decimal.Decimal with the column's scale, exactly: from Arrow's string of each
         # value (same digits, same exponent) in 0.45 µs a value, where to_pylist takes 1.1 µs
-        texts = pc.cast(column, pa.string()).to_pylist()
-        return [None if text is None else Decimal(text) for text in texts] if column.null_count else list(map(Decimal, texts))
+        texts = pc.cast(column, pa.string())
+        if column.null_count:
+            return lambda: [None if text is None else Decimal(text) for text in texts.to_pylist()]
+        return lambda: list(map(Decimal, texts.to_pylist()))
     if column_type == types.DOUBLE and pc.any(pc.is_nan(column)).as_py():
-        return canonical_values(column.to_pylist())  # every NaN the one NaN (operators/doubles.py)
+        return lambda: canonical_values(column.to_pylist())  # every NaN the one NaN (operators/doubles.py)
     if column.null_count or column_type == types.STRING:
-        return column.to_pylist()
+        return column.to_pylist
     if column_type == types.DATE:
         # numpy turns datetime64 into dates in microseconds a value; from the day number, 0.2 µs
         days = column.cast(pa.int32()).to_numpy() + _EPOCH_ORDINAL
-        return list(map(date.fromordinal, days.tolist()))
-    return column.to_numpy().tolist()
+        return lambda: list(map(date.fromordinal, days.tolist()))
+    return column.to_numpy().tolist
 
 
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
@@ -859,34 +894,54 @@ def _unreadable(where: str, file: Path, error: Exception) -> StreamFormatError:
 
 class ArrowReady(NamedTuple):
     """A chunk of a table's stream rows as read (``data``), and what can be done with it without
-    Python objects, off the main thread: its columns cast to their catalog types and the rows'
-    fingerprints, both None when a column does not cast (the reader then finds the defects)."""
+    Python objects, off the main thread: its columns cast to their catalog types, the rows'
+    fingerprints and the makers of the read columns' Python values (``_value_maker``; None for a
+    column not read), all three None when a column does not cast (the reader then finds the
+    defects); its ``_seq`` (numpy) and ``_op`` (int64, NULLs kept) and where ``_op`` is neither +1
+    nor -1 (``bad_ops``, positions)."""
 
     data: pa.Table
     casts: list[pa.ChunkedArray] | None
     fingerprints: list[bytes] | None
+    makers: list[ValueMaker | None] | None
+    seqs: np.ndarray
+    ops: pa.ChunkedArray
+    bad_ops: np.ndarray
 
 
-def _arrow_ready(data: pa.Table, table: Table) -> ArrowReady:
+def _arrow_ready(data: pa.Table, table: Table, where: str = "", read: Collection[str] | None = None) -> ArrowReady:
+    """``data`` made ready (``ArrowReady``) for the rows of ``table``, of which ``read`` are read into
+    Python values (None: all); ``where`` names the input in an error."""
+    seqs = _integer_column(data[SEQ_COLUMN], SEQ_COLUMN, where).to_numpy()
+    ops = _integer_column(data[OP_COLUMN], OP_COLUMN, where)
+    bad_ops = np.flatnonzero(pc.invert(pc.is_in(ops, pa.array([INSERT, DELETE]))).to_numpy(zero_copy_only=False))
     casts = []
     for column in table.columns:
         if column.name not in data.column_names or not column_reads(column, data[column.name].type):
-            return ArrowReady(data, None, None)
+            return ArrowReady(data, None, None, None, seqs, ops, bad_ops)
         try:
             casts.append(_cast(data[column.name], column.type))
         except _ARROW_CONVERSION_ERRORS:
-            return ArrowReady(data, None, None)
-    return ArrowReady(data, casts, arrow_fingerprints(casts))
+            return ArrowReady(data, None, None, None, seqs, ops, bad_ops)
+    makers = [_value_maker(cast, column.type) if read is None or column.name in read else None
+              for column, cast in zip(table.columns, casts, strict=True)]
+    return ArrowReady(data, casts, arrow_fingerprints(casts), makers, seqs, ops, bad_ops)
 
 
 def _prefetched(items: Iterator[_T]) -> Iterator[_T]:
-    """``items`` in order, each computed on a worker thread while the caller uses the one before.
+    """``items`` in order, each computed on a worker thread while the caller uses the one before; the
+    first is started now, not when it is asked for (so every table of a stream reads its first chunk
+    at once, where they were read one after the other while the caller waited).
 
     Decoding Parquet, casting and fingerprinting are Arrow and numpy work that releases the GIL, so
     on a second core it overlaps the maintenance of the previous chunk (pure Python). An error
     raised computing an item is raised here, when the caller asks for that item."""
-    with ThreadPoolExecutor(1, thread_name_prefix="stream-reader") as pool:
-        pending = pool.submit(next, items, None)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="stream-reader")
+    return _handed_out(pool, pool.submit(next, items, None), items)
+
+
+def _handed_out(pool: ThreadPoolExecutor, pending: Future, items: Iterator[_T]) -> Iterator[_T]:
+    with pool:
         while (item := pending.result()) is not None:
             pending = pool.submit(next, items, None)
             yield item
@@ -900,7 +955,9 @@ class _TableCursor:
         self._source = source
         self._read = None if read is None or set(source.table.column_names) <= set(read) else frozenset(read)
         # decoded, cast and fingerprinted on a thread while the caller maintains the chunk before
-        self._chunks = _prefetched(_arrow_ready(data, source.table) for data in source.chunks())
+        # (of locals only: a generator holding the cursor could drop the last reference to it on its thread)
+        where, read = f"table {source.table.name} ({source.path})", self._read
+        self._chunks = _prefetched(_arrow_ready(data, source.table, where, read) for data in source.chunks())
         self._chunk = self.empty()  # converted; handed out up to _offset
         self._offset = 0
 
@@ -923,20 +980,38 @@ class _TableCursor:
     def _convert(self, ready: ArrowReady) -> TableChanges:
         """One chunk of rows as Python values (see ``_rows_and_defects``), with their ``_seq`` and ``_op``
         and why each change that cannot be read is wrong."""
-        data = ready.data
-        table, where = self._source.table, f"table {self._source.table.name} ({self._source.path})"
-        rows, defects, casts = _rows_and_defects(data, table, str(self._source.path), self._read, ready.casts)
-        ops = _integer_column(data[OP_COLUMN], OP_COLUMN, where)
+        data, table, ops = ready.data, self._source.table, ready.ops
+        rows, defects, casts = _rows_and_defects(data, table, str(self._source.path), self._read, ready.casts,
+                                                 ready.makers)
         # The change's own _op is the first thing wrong with it, before any column.
-        for row in np.flatnonzero(pc.invert(pc.is_in(ops, pa.array([INSERT, DELETE]))).to_numpy(zero_copy_only=False)):
-            op = ops[int(row)].as_py()
-            defects[int(row)] = ("_op is NULL" if op is None else f"_op is {op}") + ", must be +1 (insert) or -1 (delete)"
+        for row in ready.bad_ops.tolist():
+            op = ops[row].as_py()
+            defects[row] = ("_op is NULL" if op is None else f"_op is {op}") + ", must be +1 (insert) or -1 (delete)"
         op_values = ops.to_pylist() if ops.null_count else ops.to_numpy().tolist()
-        seqs = _integer_column(data[SEQ_COLUMN], SEQ_COLUMN, where).to_numpy().tolist()
-        # every value cast exactly (no defect): the casts the reading made are the fingerprints' input
-        fingerprints = None if defects else ready.fingerprints or arrow_fingerprints(casts)
+        fingerprints = _fingerprints(ready, casts, table, defects)
         written = None if self._read is None else WrittenRows(table, ((data, 0, len(data)),))
-        return TableChanges(table.name, seqs, op_values, rows, defects, fingerprints, written)
+        return TableChanges(table.name, ready.seqs, op_values, rows, defects, fingerprints, written)
+
+
+def _fingerprints(ready: ArrowReady, casts: list | None, table: Table, defects: Mapping[int, str]) -> list[bytes | None]:
+    """The fingerprints of a chunk's changes, None at each defective one. They are made here, never
+    left to the validator, whose fingerprints of rows read in part (``OpenStream.batches``'s
+    ``columns``) would not be those of the whole rows: a row inserted in a chunk with a wrong change
+    would not match its delete in a later chunk."""
+    if not defects:  # every value cast exactly: the casts the reading made are the fingerprints' input
+        return ready.fingerprints or arrow_fingerprints(casts)
+    if ready.fingerprints is not None:  # every column cast (the defects are _op's or NULLs'): keep them
+        fingerprints: list[bytes | None] = list(ready.fingerprints)
+        for position in defects:
+            fingerprints[position] = None
+        return fingerprints
+    readable = np.ones(len(ready.data), dtype=bool)
+    readable[list(defects)] = False
+    data = ready.data.filter(pa.array(readable))
+    # a change without a defect has every value castable, and NULL in a column written as another type
+    made = iter(arrow_fingerprints([_cast(data[c.name], c.type) if column_reads(c, data[c.name].type)
+                                    else pa.nulls(len(data), arrow_type(c.type)) for c in table.columns]))
+    return [None if position in defects else next(made) for position in range(len(ready.data))]
 
 
 def _integer_column(column: pa.ChunkedArray, name: str, where: str) -> pa.ChunkedArray:

@@ -250,12 +250,12 @@ def expr_parser() -> lark.Lark:
 
 @functools.cache
 def keywords() -> frozenset[str]:
-    """Words the grammar reserves; a name spelled like one is quoted when printed."""
-    return frozenset(
-        t.pattern.value
-        for t in plan_parser().terminals
-        if t.pattern.type == "str" and IDENTIFIER.fullmatch(t.pattern.value)
-    )
+    """Words the grammar reserves; a name spelled like one is quoted when printed: the grammar's
+    string literals that are identifiers (the terminals of the built parser, a test checks). Read
+    from its text, since building the parser (or even lark's grammar loader) costs tens of
+    milliseconds, and every ``ivm run`` prints its source predicates."""
+    return frozenset(word for word in re.findall(r'"([^"\\]*)"', _grammar_text("plan_notation.lark"))
+                     if IDENTIFIER.fullmatch(word))
 
 
 def _syntax_error(error: lark.UnexpectedInput, text: str) -> str:

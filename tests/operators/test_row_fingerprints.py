@@ -7,6 +7,7 @@ import datetime
 import random
 from decimal import Decimal
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -115,3 +116,21 @@ def test_a_string_is_one_value_whatever_its_arrow_string_layout():
     layouts = [pa.array(values, kind) for kind in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())]
     fingerprints = [arrow_fingerprints([layout]) for layout in layouts]
     assert all(f == fingerprints[0] for f in fingerprints) and len(set(fingerprints[0])) == len(values)
+
+
+@pytest.mark.parametrize("kind", [pa.string(), pa.large_string(), pa.binary(), pa.large_binary()])
+def test_a_strings_bytes_are_summed_as_its_zero_padded_words_times_their_multipliers(kind):
+    """``_add_bytes`` (Arrow pads the strings into one matrix) against the definition, string by string:
+    the bytes as little-endian 32-bit words, zero-padded, each times its position's multipliers, mod 2**64."""
+    binary = kind in (pa.binary(), pa.large_binary())
+    texts = [b"skipped", b"", b"a", b"abcd", b"abcde", "é€😀".encode(), b"x" * (LONG + 5), b"y" * LONG, b"zz"]
+    texts += [b"\xff\xfe\x00"] if binary else []  # bytes that are no UTF-8
+    column = pa.array(texts if binary else [t.decode() for t in texts], kind).slice(1)  # not at its buffers' start
+    sums = np.zeros((len(column), row_fingerprints._LANES), np.uint64)
+    row_fingerprints._add_bytes(sums, column, 3)
+    for row, data in enumerate(texts[1:]):
+        words = [int.from_bytes(data[i : i + 4].ljust(4, b"\0"), "little") for i in range(0, len(data), 4)]
+        multipliers = row_fingerprints._MULTIPLIERS.of(3, len(words)).tolist()
+        expected = [sum(w * m[lane] for w, m in zip(words, multipliers, strict=True)) % 2**64
+                    for lane in range(row_fingerprints._LANES)]
+        assert sums[row].tolist() == expected, data

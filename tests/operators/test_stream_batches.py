@@ -210,10 +210,31 @@ def test_a_chunk_whose_columns_do_not_all_cast_is_read_the_general_way_and_finge
                              "_seq": pa.array([1, 2], pa.int64()), "_op": pa.array([1, 1], pa.int8())}),
                    tmp_path / "shop.parquet")
     source = stream_format._TableSource.open(tmp_path / "shop.parquet", CATALOG.table("shop"))[0]
-    assert stream_format._arrow_ready(next(source.chunks()), CATALOG.table("shop"))[1:] == (None, None)
+    ready = stream_format._arrow_ready(next(source.chunks()), CATALOG.table("shop"))
+    assert (ready.casts, ready.fingerprints, ready.makers) == (None, None, None)
     [batch] = open_stream(tmp_path, CATALOG).batches(10)
     shop = batch.tables[0]
-    assert shop.fingerprints is None and list(shop.defects) == [1]
+    assert list(shop.defects) == [1] and shop.fingerprints == [*row_fingerprints([(1, "a")], CATALOG.table("shop")), None]
+
+
+@pytest.mark.parametrize("ids", [pa.array([1, 3, 5, 1, 5, 6], pa.int32()), pa.array([1.0, 2.5, 5.0, 1.0, 5.0, 6.0])])
+@pytest.mark.parametrize("read", [None, ("id",)])
+def test_rows_of_a_chunk_with_a_wrong_change_match_their_deletes_in_a_later_chunk(tmp_path, monkeypatch, ids, read):
+    """The reader fingerprints the readable changes of a chunk that has a wrong one (an _op of 2, or an
+    id of 2.5 that makes the id column not cast): fingerprints the validator made of rows read in
+    part (``columns``) would not match the whole rows' of the later chunk, and refuse its deletes."""
+    monkeypatch.setattr(stream_format, "_READ_ROWS", 3)  # the wrong change's chunk, then the deletes'
+    pq.write_table(pa.table({"id": ids, "name": ["a", "b", "e", "a", "e", "f"], "_seq": pa.array(range(1, 7), pa.int64()),
+                             "_op": pa.array([1, 2, 1, -1, -1, 1], pa.int8())}), tmp_path / "shop.parquet")
+    validator = Validator(CATALOG, ["shop"], "quarantine")
+    accepted, rejected = [], []
+    for batch in open_stream(tmp_path, CATALOG).batches(3, columns={"shop": read} if read else None):
+        changes, refused = validator.check(batch)
+        accepted += [(row[0], weight) for row, weight in changes.get("shop", [])]
+        rejected += [(r.update.seq, r.reason) for r in refused]
+    assert accepted == [(1, 1), (5, 1), (1, -1), (5, -1), (6, 1)]
+    assert [seq for seq, _ in rejected] == [2] and ("2.5" in rejected[0][1] or OP_TWO in rejected[0][1])
+    assert validator.fingerprints["shop"] == {6: row_fingerprints([(6, "f")], CATALOG.table("shop"))[0]}
 
 
 @pytest.mark.parametrize("read", [None, ("id",)])

@@ -179,6 +179,20 @@ def test_a_change_without_seq_is_quarantined_or_stops_the_run(files, capsys):
     assert line["seq"] is None and line["row"] == ["11", "1", "7.0"] and "_seq is NULL" in line["reason"]
 
 
+def test_a_stream_that_cannot_be_read_is_the_error_reported_before_the_querys(files, capsys):
+    """The stream is opened while the query compiles; its error still comes first, as when it was
+    opened first, and a query error comes with a stream that opens."""
+    tmp_path, ddl, _ = files
+    unsupported = "select c_nation, o_total, count(*) from customer, orders group by c_nation, o_total"
+    customer_file(tmp_path / "s")
+    orders_file(tmp_path / "s", _seq=pa.array([5, None]))
+    for stream_dir, expected in ((tmp_path / "missing", "does not exist"), (tmp_path / "s", "without a _seq"),
+                                 (stream(tmp_path, GOOD), "cross product")):
+        assert run(ddl, unsupported, stream_dir) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and expected in err
+
+
 def test_the_rejects_file_of_an_earlier_run_is_replaced(files, capsys):
     tmp_path, ddl, query = files
     customer_file(tmp_path / "s")

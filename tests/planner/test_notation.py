@@ -656,3 +656,11 @@ def test_assert_unchanged_fails_when_the_rule_fires() -> None:
 def test_assert_unchanged_fails_when_the_rule_returns_an_equal_copy() -> None:
     with pytest.raises(AssertionError, match="CopyEverything returned an equal but new plan"):
         assert_unchanged(CopyEverything(), AFTER, ctx=None)
+
+
+def test_the_keywords_are_the_word_terminals_of_the_built_parser() -> None:
+    """``keywords`` reads them from the grammar without building the LALR tables; the parser's own."""
+    from planner.ir.notation_syntax import IDENTIFIER, keywords, plan_parser
+
+    built = {t.pattern.value for t in plan_parser().terminals if t.pattern.type == "str" and IDENTIFIER.fullmatch(t.pattern.value)}
+    assert keywords() == built and {"end"} <= built
