@@ -15,6 +15,7 @@ import pytest
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.stream_format import Update, write_stream
 from planner.cli import main
+from planner.run_stats import thread_clock_cost
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -319,13 +320,21 @@ def test_stats_json_reports_updates_times_memory_and_the_result(files, capsys):
     assert run(ddl, query, stream(tmp_path, GOOD), "--stats-json", str(stats), "--batch-size", "2") == 0
     report = json.loads(stats.read_text())
     assert set(report) == {"updates", "process_seconds", "maintenance_seconds", "process_cpu_seconds",
-                           "maintenance_cpu_seconds", "peak_rss_mb", "result_rows", "engine", "batch_size"}
+                           "maintenance_cpu_seconds", "clock_cpu_seconds", "peak_rss_mb", "result_rows", "engine",
+                           "batch_size"}
     assert (report["updates"], report["result_rows"], report["engine"], report["batch_size"]) == (5, 1, "local", 2)
     assert 0 < report["maintenance_seconds"] < report["process_seconds"] and report["peak_rss_mb"] > 10
     assert 0 < report["maintenance_cpu_seconds"] < report["process_cpu_seconds"]
+    # three batches' clock reads: each pair a system call's time, not more than the maintenance it measured
+    assert 0 < report["clock_cpu_seconds"] < report["maintenance_cpu_seconds"]
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("5 updates in ") and "updates/s whole process; maintenance " in last and last.endswith(
         "with the local runner; result: 1 rows")
+
+
+def test_the_thread_clock_cost_is_what_an_empty_interval_measures():
+    cost = thread_clock_cost(pairs=501)
+    assert 0 < cost < 1e-4  # a system call's time: more than nothing, far less than a scheduling slice
 
 
 def test_report_lambda_prints_the_streams_enclosureness_only_when_asked(files, capsys):
