@@ -61,3 +61,7 @@ class Program:
     buffers: dict[int, list]
     #: live-tuple unit id → its relation fused with its indexes
     relations: dict[int, Relation]
+    #: table name → function(rows, ops, fingerprints, validator state, key width) checking the table's
+    #: changes against the validator's state as it runs them (``CompiledRunner.apply_checked``); how many
+    #: went through before the first one that is not plainly valid
+    checked: dict[str, object]
