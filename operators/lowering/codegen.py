@@ -26,6 +26,11 @@ a base table is valid against the tables as changed so far (the validator checks
 order), so every stage's state after each change is the state of a real database, and the result's
 changes telescope to the batch's. operators/runtime/compiled/runner.py says how a failed batch is undone.
 
+Each table the validator writes at once (``write_program``'s ``checked``) also gets a *checked*
+function: the validator's key and set-semantics probe of every change of a stream batch, then the
+table's function's loop (``_checked_function``), so the runner validates and runs a batch with one
+call per table (``CompiledRunner.apply_checked``).
+
 The generic stage classes stay the specification (and the Spark runner's code): the tests run both
 paths over the same streams and require identical output.
 """
