@@ -423,12 +423,8 @@ class ProgramWriter:
     def _fused_live(self, routes: list[SourceRoute], live_route: int, lookups: list[int]) -> list[str]:
         """One change of R through its fused relation: each index and the live tuple in one step."""
         relation = self.relations[self.entry[routes[live_route].stage]]
-        columns = routes[live_route].columns
-        live_key = key_source("row", tuple(columns[p] for p in relation.live.stage.row_key))
-        lookup_keys = [key_source("row", tuple(routes[j].columns[p] for p in lookup.stage.parent_key))
-                       for j, lookup in zip(lookups, relation.lookups, strict=True)]
-        return [f"s{live_route} = {tuple_source('row', columns)}",
-                *relation_change(self, relation, f"s{live_route}", live_key, lookup_keys)]
+        return [f"s{live_route} = {tuple_source('row', routes[live_route].columns)}",
+                *relation_change(self, relation, f"s{live_route}")]
 
     def _push_or_buffer(self, unit: Unit, port: int, row: str) -> list[str]:
         """A change entering ``unit`` from outside the inline code (a table, a buffered unit's output)."""

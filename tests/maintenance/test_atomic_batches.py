@@ -87,19 +87,9 @@ def canonical(value):
         return {key: canonical(v) for key, v in value.items()}
     if isinstance(value, set | frozenset):
         return frozenset(value)
-    if _is_compiled_live_tuple(value):
-        # [R's row, its index entries]: each entry holds this tuple again, so the entries stand as
-        # their partners (what the tuple reads from them), not as themselves (a cycle)
-        return ("live tuple", canonical(value[0]), *(canonical(entry[1]) for entry in value[1:]))
     if isinstance(value, list | tuple):
         return type(value)(canonical(v) for v in value)
     return value
-
-
-def _is_compiled_live_tuple(value) -> bool:
-    """A tuple of a relation the compiled runner fused with its indexes (operators/lowering/codegen_relations.py)."""
-    return (type(value) is list and len(value) > 1 and isinstance(value[0], tuple)
-            and all(type(e) is list and len(e) == 2 and type(e[0]) is dict for e in value[1:]))
 
 
 def snapshot(view: MaintainedView) -> dict:
@@ -553,7 +543,7 @@ def _raise(row):
     "union select c_custkey from customer where c_nationkey = 3",
     "select o_custkey, sum(o_totalprice) from orders group by o_custkey "
     "having sum(o_totalprice) > (select sum(o_totalprice) / 1000 from orders)",
-    # lineitem's indexes and live tuple fused into one relation (compiled/relations.py), then top-k
+    # lineitem's indexes and live tuple fused into one relation (codegen_relations.py), then top-k
     "select l_orderkey, l_linenumber, p_name, o_orderdate from lineitem, orders, part "
     "where l_orderkey = o_orderkey and l_partkey = p_partkey order by o_orderdate, l_orderkey, l_linenumber limit 20",
 ], ids=["q3", "top_k", "distinct", "union", "join_select", "live_tuple"])

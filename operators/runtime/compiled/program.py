@@ -39,6 +39,9 @@ class Relation:
 
     live: Unit
     lookups: tuple[Unit, ...]
+    #: per index, in port order: the positions in R's row (as the live-tuple stage sees it) of the
+    #: index's foreign key, and of the rest of R's primary key, by which its entries keep R's tuples
+    keys: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
 
 
 @attrs.frozen
@@ -62,6 +65,7 @@ class Program:
     #: live-tuple unit id → its relation fused with its indexes
     relations: dict[int, Relation]
     #: table name → function(rows, ops, fingerprints, validator state, key width) checking the table's
-    #: changes against the validator's state as it runs them (``CompiledRunner.apply_checked``); how many
-    #: went through before the first one that is not plainly valid
+    #: changes against the validator's state, then running them (``CompiledRunner.apply_checked``): how
+    #: many it wrote in the validator's state, all of them (then all ran) or up to the first change that
+    #: is not plainly valid (then none ran)
     checked: dict[str, object]
