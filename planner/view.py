@@ -6,8 +6,8 @@ local engine, as the result table in the work directory on Spark), so after each
 equals the query over the current database.
 
 On the local engine's compiled runner a stream batch (``ChangeBatch``, the reader's) is validated
-and run in one pass: ``CompiledRunner.apply_checked`` runs each table's generated function fused with
-the validator's check, and hands back a batch with a change that is not plainly valid (or a table it
+and run with one call per table: ``CompiledRunner.apply_checked`` runs each table's generated
+function with the validator's check, and hands back a batch with a change that is not plainly valid (or a table it
 cannot check) to the general path, ``Validator.validate`` then ``runner.apply``, which words the
 reasons and applies the policy. A batch of one change then passes view.apply → ``_apply_locally`` →
 ``apply_checked`` → the checked function.
@@ -139,7 +139,7 @@ class MaintainedView:
     def _apply_locally(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> Changelog:
         validator = self.validator
         if type(updates) is ChangeBatch:
-            # the stream reader's batches: the compiled runner checks and runs them in one pass, or says
+            # the stream reader's batches: the compiled runner checks and runs them at once, or says
             # None (an invalid change, a table it cannot check: the general path below); the generic
             # runner takes a batch of one change the validator wrote at once (store_one)
             if self.compiled_checks:

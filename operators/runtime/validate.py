@@ -14,7 +14,7 @@ valid (nearly always) are written straight into the state and undone on ``abort`
 through a scratch overlay that ``commit`` writes. With the ``quarantine`` policy invalid changes are set
 aside with their reason and the rest of the batch goes on.
 On the compiled local runner a stream batch is not checked here first: each ``storable`` table's
-generated function makes ``_store``'s probe of a change in the loop that runs the change
+generated function makes ``_store``'s probes of the changes and then runs them
 (``CompiledRunner.apply_checked``, issue 13), and hands a batch with a change that is not plainly
 valid back to ``validate`` once ``unstore`` took back what it wrote, so the reasons and the policy
 are this module's alone. On the generic runner a stream batch of one change that is plainly valid

@@ -17,12 +17,12 @@ What cannot be undone: an inline stage raising half way through a change, which 
 never makes it do (a change that does not fit a stage's state, an out-of-memory or an interrupt).
 The runner then refuses further batches rather than run on a state it cannot vouch for.
 
-A stream batch (``apply_checked``, issue 13) is validated and run in one pass per table: the
+A stream batch (``apply_checked``, issue 13) is validated and run with one call per table: the
 table's *checked* function (``Program.checked``) makes the validator's set-semantics probe of each
-change (``Validator.storable``'s state and key) and runs the change at once, instead of the validator
-looping over the batch and the table's function looping over it again. It stops at the first change
-that is not plainly valid; the batch is then taken back (the stages as above, the validator's writes
-by ``validate.unstore``) and goes the general way, ``Validator.validate`` then ``apply``, which words
+change (``Validator.storable``'s state and key), then runs the changes through the stages, with no
+``ValidatedBatch`` and, for a batch of one change, no loop. It stops at the first change that is not
+plainly valid, before any stage ran; the batch is then taken back (the validator's writes by
+``validate.unstore``, an earlier table's stages as above) and goes the general way, ``Validator.validate`` then ``apply``, which words
 the reason and applies the policy, so reasons, quarantine and atomicity have one code. A batch of
 one change builds the steps, journal and paused collector of a batch only when the change reached a
 buffered unit or the result.
@@ -103,8 +103,8 @@ class CompiledRunner:
                                   f"({self.broken}): create the view again")
 
     def apply_checked(self, batch: ChangeBatch, keep: Callable[[Changelog], None]) -> Changelog | None:
-        """Validate and apply a stream batch in one pass per table: each table's checked function
-        (``Program.checked``) checks a change against the validator's state and runs it on the spot;
+        """Validate and apply a stream batch with one call per table: each table's checked function
+        (``Program.checked``) checks its changes against the validator's state, then runs them;
         ``keep`` takes the result's changes (the view's ordered result). None, with every state as it
         was, when the batch needs the general path (``Validator.validate`` then ``apply``): a table the
         validator cannot store at once, a reader's defect, a change that is not plainly valid (the
