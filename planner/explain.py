@@ -17,6 +17,7 @@ from tabulate import tabulate
 
 from operators.lowering.codegen import write_program
 from operators.runtime.dataflow import StageNode
+from operators.runtime.validate import Validator
 from planner.compiler import CompiledQuery
 from planner.explain_classes import classes_json, classes_text
 from planner.explain_gjt import gjt_json, gjt_of, gjt_text
@@ -183,8 +184,16 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
         runs = [(r.batch, r.iteration, r.rule, "yes" if r.effective else "", f"{r.elapsed_s * 1000:.2f}") for r in compiled.trace.runs]
         parts += ["", "Rule trace", tabulate(runs, headers=("batch", "iteration", "rule", "effective", "ms"), tablefmt="simple")]
         parts += ["", "Generated program (the local runner's compiled path, operators/lowering/codegen.py)", "",
-                  write_program(compiled.dataflow).source]
+                  program_source(compiled)]
     return "\n".join(parts)
+
+
+def program_source(compiled: CompiledQuery) -> str:
+    """The local runner's generated program as ``MaintainedView`` compiles it: with the checked
+    function of each table the validator stores at once (codegen.py's ``_checked_function``)."""
+    dataflow = compiled.dataflow
+    validator = Validator(compiled.context.catalog, dataflow.tables(), requirements=dataflow.requirements)
+    return write_program(dataflow, validator.storable_keys()).source
 
 
 def explain_json(compiled: CompiledQuery) -> str:

@@ -5,6 +5,13 @@ runs them through the chosen runner and keeps the current result (a multiset of 
 local engine, as the result table in the work directory on Spark), so after each batch ``result()``
 equals the query over the current database.
 
+On the local engine's compiled runner a stream batch (``ChangeBatch``, the reader's) is validated
+and run with one call per table: ``CompiledRunner.apply_checked`` runs each table's generated
+function with the validator's check, and hands back a batch with a change that is not plainly valid (or a table it
+cannot check) to the general path, ``Validator.validate`` then ``runner.apply``, which words the
+reasons and applies the policy. A batch of one change then passes view.apply → ``_apply_locally`` →
+``apply_checked`` → the checked function.
+
 Pull mode (local engine): when the result is enumerated from a stage's state (a generalized join
 tree's T-representation, a view tree's factorized output; ``Dataflow.enumerated_by``), no copy of it is kept: ``apply`` still
 returns each batch's changes, and ``result()``, ``rows()`` and ``current`` enumerate the state.
@@ -67,9 +74,15 @@ class MaintainedView:
                 raise ValueError("push=False (pull mode) runs on the local engine; Spark keeps its result table")
             dataflow = dataflow.without_changes()
         if engine == "local":
-            self.validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
-            # the compiled program by default; the generic stages are its specification (the tests compare)
-            self.runner = CompiledRunner(dataflow, write_program(dataflow)) if compiled else LocalRunner(dataflow)
+            self.validator = validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
+            # the compiled program by default, checking the validator's storable tables as it runs them
+            # (CompiledRunner.apply_checked); the generic stages are its specification (the tests compare)
+            if compiled:
+                program = write_program(dataflow, validator.storable_keys())
+                self.runner = CompiledRunner(dataflow, program, validator)
+            else:
+                self.runner = LocalRunner(dataflow)
+            self.compiled_checks = compiled
             # the result as counts, and in ORDER BY from the first read on, kept per batch: reads sort nothing;
             # none in pull mode, where the state enumerates it
             self.ordered = (None if dataflow.enumerated_by is not None
@@ -125,10 +138,18 @@ class MaintainedView:
 
     def _apply_locally(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> Changelog:
         validator = self.validator
-        if type(updates) is ChangeBatch and len(updates.order) == 1:
-            one = validator.store_one(updates)
-            if one is not None:
-                return self._apply_one(one)
+        if type(updates) is ChangeBatch:
+            # the stream reader's batches: the compiled runner checks and runs them at once, or says
+            # None (an invalid change, a table it cannot check: the general path below); the generic
+            # runner takes a batch of one change the validator wrote at once (store_one)
+            if self.compiled_checks:
+                delta = self.runner.apply_checked(updates, self._keep)
+                if delta is not None:
+                    return delta
+            elif len(updates.order) == 1:
+                one = validator.store_one(updates)
+                if one is not None:
+                    return self._apply_one(one)
         validated = validator.validate(updates)
         # The batch is atomic: the runner undoes its own stages on an error, and the validator forgets
         # the batch, so the validator's rows, the result and the rejected list change only once the

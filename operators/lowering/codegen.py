@@ -26,6 +26,11 @@ a base table is valid against the tables as changed so far (the validator checks
 order), so every stage's state after each change is the state of a real database, and the result's
 changes telescope to the batch's. operators/runtime/compiled/runner.py says how a failed batch is undone.
 
+Each table the validator writes at once (``write_program``'s ``checked``) also gets a *checked*
+function: the validator's key and set-semantics probe of every change of a stream batch, then the
+table's function's loop (``_checked_function``), so the runner validates and runs a batch with one
+call per table (``CompiledRunner.apply_checked``).
+
 The generic stage classes stay the specification (and the Spark runner's code): the tests run both
 paths over the same streams and require identical output.
 """
@@ -33,7 +38,7 @@ paths over the same streams and require identical output.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from operators.doubles import non_finite
 from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
@@ -41,6 +46,7 @@ from operators.lowering.expr_source import SourceWriter
 from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow, SourceRoute
+from operators.runtime.packed_keys import MAX_WIDTH, PackedRowKey, RowKey
 from operators.stages.aggregate import GroupAggregateStage, RingAggregateStage
 from operators.stages.base import Change, KeyedStage
 from operators.stages.binary_join import BinaryJoinStage
@@ -105,6 +111,41 @@ def units_of(dataflow: Dataflow) -> tuple[tuple[Unit, ...], dict[int, int]]:
     return tuple(units), entry
 
 
+def _table_loop(loop: str, checks: list[str], pushes: list[str]) -> list[str]:
+    """A table function's loop (``loop``: its ``for`` line) over validated changes: a selection that
+    raises does so before its change touched any stage, and ``_FAILED`` says how many did (no count
+    when no route has a selection)."""
+    if not checks:
+        return [loop, *indented(pushes)]
+    return ["done = 0", loop, "    try:", *indented(checks, 2), "    except BaseException:", "        _FAILED[0] = done",
+            "        raise", *indented(pushes), "    done += 1"]
+
+
+def _probe(stop: str) -> list[str]:
+    """``_store``'s one probe of the validator's ``state`` for the change (``w``, ``key``, ``fingerprint``),
+    ``stop`` (a statement) at a change that is not plainly valid, with nothing written."""
+    return ["if w == 1:", "    setdefault(key, fingerprint)", "    size += 1", "    if _len(state) != size:",
+            f"        {stop}",
+            "elif w == -1:", "    stored = pop(key, None)", "    if stored != fingerprint:",
+            "        if stored is not None:", "            state[key] = stored", f"        {stop}",
+            "    size -= 1",
+            "else:", f"    {stop}"]
+
+
+def validator_key(row_key: RowKey, stop: str) -> list[str]:
+    """Lines setting ``key`` to ``row_key.of(row)``, the key the validator stores ``row`` under, with a
+    packed key's packing inline as ``validate._packed_pass`` has it (``width``, ``limit``: the packing's
+    current width and ``1 << width``), or ``stop`` (a statement) at a ``b`` the key would pack once
+    widened (``PackedRowKey.fit``, which the general path runs); a ``b`` no widening packs (negative, or
+    past ``MAX_WIDTH`` bits) stays the tuple, as in ``PackedRowKey.of``. A value that is not an int
+    raises TypeError before anything is written."""
+    if not isinstance(row_key, PackedRowKey):
+        return [f"key = {key_source('row', row_key.positions)}"]
+    first, second = row_key.positions
+    return [f"b = row[{second}]", "if 0 <= b < limit:", f"    key = (row[{first}] << width) | b",
+            f"elif 0 <= b < {1 << MAX_WIDTH}:", f"    {stop}", "else:", f"    key = (row[{first}], b)"]
+
+
 def _invariant(stage: str, row: tuple, weight: int) -> None:
     """What a compiled inline stage raises when a change does not fit its state (never after validation)."""
     raise RuntimeError(f"{stage}: change {row!r} (weight {weight:+d}) does not fit the stage's state "
@@ -114,14 +155,16 @@ def _invariant(stage: str, row: tuple, weight: int) -> None:
 class ProgramWriter:
     """Writes the program of one dataflow (``write``); see the module docstring for its shape."""
 
-    def __init__(self, dataflow: Dataflow):
+    def __init__(self, dataflow: Dataflow, checked: Mapping[str, RowKey]):
         self.dataflow = dataflow
+        self.checked = checked
         self.units, self.entry = units_of(dataflow)
         self.namespace: dict[str, object] = {
             "_Change": Change, "_invariant": _invariant,
             # a table's selection that raises writes here how many of the table's changes went through
             # every inline stage (the runner undoes exactly those): the failing one went through none
             "_FAILED": [None],
+            "_len": len, "_zip": zip,
         }
         self.expressions = SourceWriter(self.namespace)
         self.states = {unit.id: {} for unit in self.units}
@@ -310,10 +353,10 @@ class ProgramWriter:
         signature = ", ".join([parameters, *bound])
         return f"def {name}({signature}):\n" + "\n".join(indented(body)) + "\n"
 
-    def _table_function(self, table: str, routes: list[SourceRoute]) -> str:
-        """Every selection of the table's routes is evaluated first (one can raise: then no stage saw the
-        change, and ``_FAILED`` says how many did), then the change goes down each route it passed.
-        Routes without a selection take every change: no test, and no count when none has one."""
+    def _table_steps(self, routes: list[SourceRoute]) -> tuple[list[str], list[str]]:
+        """A change's lines in the table's function: every selection of the table's routes (``keep<i>``),
+        evaluated first, then the change pushed down each route it passed. Routes without a selection
+        take every change, untested."""
         checks, pushes = [], []
         fused = self._fused_routes(routes)
         taken = {j for lookups in fused.values() for j in lookups}
@@ -328,12 +371,41 @@ class ProgramWriter:
             else:
                 push = [f"s{i} = {tuple_source('row', route.columns)}", *self._push_or_buffer(unit, route.port, f"s{i}")]
             pushes += push if route.predicate is None else [f"if keep{i}:", *indented(push)]
-        if not checks:
-            return self._function(f"_table_{table}", "changes", ["for row, w in changes:", *indented(pushes)])
-        body = ["done = 0", "for row, w in changes:", "    try:", *indented(checks, 2),
-                "    except BaseException:", "        _FAILED[0] = done", "        raise",
-                *indented(pushes), "    done += 1"]
-        return self._function(f"_table_{table}", "changes", body)
+        return checks, pushes
+
+    def _table_function(self, table: str, checks: list[str], pushes: list[str]) -> str:
+        """The table's function over validated changes (``_table_loop``)."""
+        return self._function(f"_table_{table}", "changes", _table_loop("for row, w in changes:", checks, pushes))
+
+    def _checked_function(self, table: str, checks: list[str], pushes: list[str], row_key: RowKey) -> str:
+        """The table's function with the validator's check of its changes (issue 13): first one pass over
+        the batch's columns that computes each change's validator key (``validator_key``) and makes
+        ``_store``'s one probe of the validator's ``state`` (set semantics: an insert's key absent, a
+        delete's stored fingerprint its own), then the table's function's loop. The first pass stops at
+        the first change that is not plainly valid, whose probe wrote nothing, and returns how many
+        changes it wrote; no stage saw any. Two loops, not one: a tight loop of probes overlaps their
+        cache misses, and one loop doing both was measured slower (RESULTS.md, issue 13). A batch of
+        one change runs as straight-line code, no loop at all. A selection that raises leaves every
+        probe written and says in ``_FAILED`` how many changes went through the stages. The caller
+        (``CompiledRunner.apply_checked``) takes back what was written, and lets the general path word
+        the reason, so reasons and policies stay ``Validator.validate``'s."""
+        header = ["setdefault, pop, size, done = state.setdefault, state.pop, _len(state), 0"]
+        if isinstance(row_key, PackedRowKey):
+            header.append("limit = 1 << width")
+        # a key value that cannot be hashed or packed raises TypeError before the probe wrote anything
+        one = ["row, w, fingerprint = rows[0], ops[0], fingerprints[0]",
+               "try:", *indented(validator_key(row_key, "return 0") + _probe("return 0")), "except TypeError:",
+               "    return 0"]
+        if checks:
+            one += ["try:", *indented(checks), "except BaseException:", "    _FAILED[0] = 0", "    raise"]
+        one += [*pushes, "return 1"]
+        check = ["for row, w, fingerprint in _zip(rows, ops, fingerprints):",
+                 *indented(["try:", *indented(validator_key(row_key, "break") + _probe("break")), "except TypeError:",
+                            "    break", "done += 1"]),
+                 "if done != _len(rows):", "    return done"]
+        run = _table_loop("for row, w in _zip(rows, ops):", checks, pushes)
+        body = [*header, "if _len(rows) == 1:", *indented(one), *check, *run, "return _len(rows)"]
+        return self._function(f"_checked_{table}", "rows, ops, fingerprints, state, width", body)
 
     def _fused_routes(self, routes: list[SourceRoute]) -> dict[int, list[int]]:
         """The table's routes into a fused relation (codegen_relations.py): its live-tuple route → its index
@@ -397,7 +469,12 @@ class ProgramWriter:
         for route in self.dataflow.sources:
             by_table.setdefault(route.table, []).append(route)
         tables = {table: f"_table_{table}" for table in by_table}
-        functions += [self._table_function(table, routes) for table, routes in by_table.items()]
+        checked = {table: f"_checked_{table}" for table in by_table if table in self.checked}
+        for table, routes in by_table.items():
+            checks, pushes = self._table_steps(routes)
+            functions.append(self._table_function(table, checks, pushes))
+            if table in checked:
+                functions.append(self._checked_function(table, checks, pushes, self.checked[table]))
         rings = {unit.id: f"_ring{unit.id}" for unit in self.units if unit.kind == "ring"}
         functions += [self._ring_function(self.units[uid]) for uid in rings]
         entries = {}
@@ -414,7 +491,8 @@ class ProgramWriter:
         name = self.namespace.__getitem__
         return Program(source, self.units, {t: name(f) for t, f in tables.items()},
                        {k: name(f) for k, f in entries.items()}, {u: name(f) for u, f in rings.items()},
-                       self.namespace["_FAILED"], self.states, self.buffers, self.relations)
+                       self.namespace["_FAILED"], self.states, self.buffers, self.relations,
+                       {t: name(f) for t, f in checked.items()})
 
     def _called_functions(self) -> Iterator[str]:
         """The functions of inline units that other code calls (the cold emissions), each written once;
@@ -427,6 +505,8 @@ class ProgramWriter:
             yield self._function(f"_push{target}_{port}", "row, w", body)
 
 
-def write_program(dataflow: Dataflow) -> Program:
-    """The dataflow's program, compiled and ready to run (``CompiledRunner`` runs it)."""
-    return ProgramWriter(dataflow).write()
+def write_program(dataflow: Dataflow, checked: Mapping[str, RowKey] | None = None) -> Program:
+    """The dataflow's program, compiled and ready to run (``CompiledRunner`` runs it). ``checked``: the
+    tables the validator stores at once (``Validator.storable``) with their validator keys; each also
+    gets a function fused with the validator's check (``ProgramWriter._checked_function``)."""
+    return ProgramWriter(dataflow, checked or {}).write()

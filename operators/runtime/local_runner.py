@@ -56,7 +56,7 @@ class LocalRunner:
         return consolidate(result)
 
     def apply_one(self, table: str, change: tuple[Row, int]) -> Changelog:
-        """A batch of one change (``CompiledRunner.apply_one``'s counterpart; nothing to save here)."""
+        """A batch of one change (``MaintainedView._apply_one``, the generic runner's; nothing to save here)."""
         return self.apply({table: [change]})
 
     def stage_states(self, stage_id: int) -> dict[tuple, Any]:

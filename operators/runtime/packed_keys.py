@@ -36,6 +36,9 @@ MAX_WIDTH = 16
 class RowKey:
     """A table's primary key as the validator stores it: ``of(row)``, ``shown(key)``, ``unpacked(key)``."""
 
+    #: the bits of a packed key's second column (``PackedRowKey``); no packing here
+    width = 0
+
     def __init__(self, table: Table):
         self.positions = tuple(table.column_names.index(k) for k in table.primary_key)
         self.of = itemgetter(*self.positions)

@@ -13,9 +13,13 @@ batch, or one a stage failed on, leaves the stored state as it was. A table's ch
 valid (nearly always) are written straight into the state and undone on ``abort``; the others go
 through a scratch overlay that ``commit`` writes. With the ``quarantine`` policy invalid changes are set
 aside with their reason and the rest of the batch goes on.
-A stream batch of one change that is plainly valid takes ``store_one`` instead (written at once,
-no ``ValidatedBatch``; ``unstore_one`` takes it back), since at such batches the per-batch objects
-cost more than the check.
+On the compiled local runner a stream batch is not checked here first: each ``storable`` table's
+generated function makes ``_store``'s probes of the changes and then runs them
+(``CompiledRunner.apply_checked``, issue 13), and hands a batch with a change that is not plainly
+valid back to ``validate`` once ``unstore`` took back what it wrote, so the reasons and the policy
+are this module's alone. On the generic runner a stream batch of one change that is plainly valid
+takes ``store_one`` (written at once, no ``ValidatedBatch``; ``unstore_one`` takes it back), since at
+such batches the per-batch objects cost more than the check.
 Declared functional dependencies, ``ivm.static`` and ``ivm.insert_only`` are checked too
 (``dependencies.py``): a static table takes rows only in the first batch that commits any change
 (the view's initial load), an insert-only table no deletes.
@@ -131,6 +135,16 @@ class Validator:
                           if name not in self.requirements and name not in self.dependencies
                           and not self.tables[name].static and not self.tables[name].insert_only}
 
+    def storable(self) -> dict[str, tuple[dict, RowKey]]:
+        """The tables whose all-valid changes are written straight into their state (keyed, no
+        requirement, no declared dependency, not static or insert-only), each with its state and key:
+        the ones a compiled runner checks inside its table functions (``CompiledRunner.apply_checked``)."""
+        return dict(self._storable)
+
+    def storable_keys(self) -> dict[str, RowKey]:
+        """``storable``'s tables and their keys: what the code generator writes checked functions for."""
+        return {table: key for table, (_, key) in self._storable.items()}
+
     def state(self) -> dict[str, dict]:
         """Each table's state keyed by its primary key's values (a scalar for one column, else a tuple),
         whatever representation ``fingerprints`` stores the keys in (packed_keys.py): for comparing two
@@ -164,7 +178,7 @@ class Validator:
         """Forget a validated batch that will not be committed (a stage failed on it): the state is
         again what it was before ``validate``."""
         for state, key, ops, rows, fingerprints in reversed(validated.stored):
-            _unstore(state, key, ops, rows, fingerprints, len(ops))
+            unstore(state, key, ops, rows, fingerprints, len(ops))
         validated.stored.clear()
 
     def validate(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> ValidatedBatch:
@@ -427,7 +441,7 @@ def _store(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: li
         done += 1
     else:
         return True
-    _unstore(state, row_key, ops, rows, fingerprints, done)
+    unstore(state, row_key, ops, rows, fingerprints, done)
     return False
 
 
@@ -438,12 +452,12 @@ def _store_packed(state: dict, row_key: PackedRowKey, ops: list, rows: list, fin
     that is not an int, to the general path."""
     done, stored_all = _packed_pass(state, row_key, ops, rows, fingerprints, True)
     if stored_all is None:
-        _unstore(state, row_key, ops, rows, fingerprints, done)
+        unstore(state, row_key, ops, rows, fingerprints, done)
         row_key.fit(rows, state)
         done, stored_all = _packed_pass(state, row_key, ops, rows, fingerprints, False)
     if stored_all:
         return True
-    _unstore(state, row_key, ops, rows, fingerprints, done)
+    unstore(state, row_key, ops, rows, fingerprints, done)
     return False
 
 
@@ -487,8 +501,9 @@ def _packed_pass(state: dict, row_key: PackedRowKey, ops: list, rows: list, fing
     return done, True
 
 
-def _unstore(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list, done: int) -> None:
-    """Put back the ``state`` the first ``done`` changes wrote (``_store``): replayed newest first and
+def unstore(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list, done: int) -> None:
+    """Put back the ``state`` the first ``done`` changes wrote (``_store``, or a compiled runner's
+    checked function, which computes the same keys): replayed newest first and
     inverted, they restore every key exactly (an insert found its key absent, a delete found its own
     row's fingerprint)."""
     for position in reversed(range(done)):

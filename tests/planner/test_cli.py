@@ -66,6 +66,9 @@ def test_explain_text_shows_the_maintenance_table_and_verbose_trace(files, capsy
     out = capsys.readouterr().out
     for heading in ("operator", "state kept", "update cost", "why", "Rule trace", "ForeignKeyJoin"):
         assert heading in out
+    # the generated program, each table's function with its checked variant (the validator's check inside)
+    for function in ("def _table_orders(", "def _checked_orders(", "def _table_customer(", "def _checked_customer("):
+        assert function in out
 
 
 def test_run_writes_the_result_and_the_changelog(files, capsys):

@@ -17,21 +17,30 @@ What cannot be undone: an inline stage raising half way through a change, which 
 never makes it do (a change that does not fit a stage's state, an out-of-memory or an interrupt).
 The runner then refuses further batches rather than run on a state it cannot vouch for.
 
-A batch of one change (``apply_one``) runs the table's function first and builds the steps, journal
-and paused collector of a batch only when the change reached a buffered unit or the result.
+A stream batch (``apply_checked``, issue 13) is validated and run with one call per table: the
+table's *checked* function (``Program.checked``) makes the validator's set-semantics probe of each
+change (``Validator.storable``'s state and key), then runs the changes through the stages, with no
+``ValidatedBatch`` and, for a batch of one change, no loop. It stops at the first change that is not
+plainly valid, before any stage ran; the batch is then taken back (the validator's writes by
+``validate.unstore``, an earlier table's stages as above) and goes the general way, ``Validator.validate`` then ``apply``, which words
+the reason and applies the policy, so reasons, quarantine and atomicity have one code. A batch of
+one change builds the steps, journal and paused collector of a batch only when the change reached a
+buffered unit or the result.
 """
 
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow
+from operators.runtime.stream_format import ChangeBatch
+from operators.runtime.validate import Validator, unstore
 from operators.stages.aggregate import GroupAggregateStage, aggregate_value
 from operators.stages.base import Change, Journal, run_keyed
-from operators.zset import Changelog, Row, consolidate
+from operators.zset import ChangeColumns, Changelog, Row, consolidate
 
 
 class BrokenViewError(RuntimeError):
@@ -39,10 +48,17 @@ class BrokenViewError(RuntimeError):
 
 
 class CompiledRunner:
-    def __init__(self, dataflow: Dataflow, program: Program):
-        """``program`` is ``dataflow`` written out by operators/lowering/codegen.py (``write_program``)."""
+    def __init__(self, dataflow: Dataflow, program: Program, validator: Validator | None = None):
+        """``program`` is ``dataflow`` written out by operators/lowering/codegen.py (``write_program``),
+        with checked functions for ``validator``'s storable tables (``apply_checked``), if given."""
         self.dataflow = dataflow
         self.program = program
+        self._validator = validator
+        storable = validator.storable() if validator is not None else {}
+        #: table → (checked function, plain table function, the validator's state and key of the table)
+        self._checked = {table: (function, program.tables[table], *storable[table])
+                         for table, function in program.checked.items() if table in storable}
+        self._validated = validator.tables if validator is not None else {}
         self.broken: str | None = None
         # the units that apply a buffer after the inline code, in topological order, with their buffers
         self._buffered = [(unit, program.buffers[unit.id]) for unit in program.units if not unit.inline]
@@ -78,36 +94,142 @@ class CompiledRunner:
         and with millions of result changes alive its full passes rescanned them again and again
         (a third of an IEDyn push run at 720 inserts); what survives the batch is frozen.
         """
+        self._refuse_if_broken()
+        return self._run([], changes_by_table)
+
+    def _refuse_if_broken(self) -> None:
         if self.broken:
             raise BrokenViewError(f"an earlier batch failed half way through a stage and could not be undone "
                                   f"({self.broken}): create the view again")
-        return self._run([], changes_by_table)
 
-    def apply_one(self, table: str, change: tuple[Row, int]) -> Changelog:
-        """``apply({table: [change]})`` for a batch of one change, as ``MaintainedView`` sends it at small
-        batches: the table's function runs on the change, and only if it left work for the buffered
-        units (or the result) does the rest of ``apply`` run; most changes end in the inline stages (a
-        lineitem row whose order is not in the view), and then the batch needs no steps, journal or
-        paused collector. Atomic as ``apply``: the one change either went all the way through the
-        table's function or, failing in its selection, touched nothing."""
-        function = self._tables.get(table)
-        if function is None or self.broken:
-            return self.apply({table: [change]})
-        steps: list[tuple] = []
+    def apply_checked(self, batch: ChangeBatch, keep: Callable[[Changelog], None]) -> Changelog | None:
+        """Validate and apply a stream batch with one call per table: each table's checked function
+        (``Program.checked``) checks its changes against the validator's state, then runs them;
+        ``keep`` takes the result's changes (the view's ordered result). None, with every state as it
+        was, when the batch needs the general path (``Validator.validate`` then ``apply``): a table the
+        validator cannot store at once, a reader's defect, a change that is not plainly valid (the
+        general path words the reason and applies the policy) or a selection that raised (the general
+        path raises it, or the reason of an earlier invalid change). Atomic as ``apply``: a failure
+        after the checks (a buffered unit, the result) puts back the stages and the validator's state.
+        Raises ``BrokenViewError`` as ``apply`` does.
+
+        A batch of one change that ends in the inline stages (most do) needs no steps, journal or
+        paused collector: at such batches, they and the calls cost more than the change."""
+        order = batch.order
+        if len(order) != 1 or self.broken:
+            return self._apply_checked(batch, keep)
+        changes = batch.tables[order[0]]
+        if changes is None:  # a table the reader skipped: no validated table changes
+            return []
+        entry = self._checked.get(changes.table)
+        if entry is None or changes.defects or changes.fingerprints is None:
+            return None if changes.table in self._validated else []
+        checked, plain, state, row_key = entry
+        rows, ops, fingerprints = changes.rows, changes.ops, changes.fingerprints
         try:
-            self._inline(function, [change], steps)
-        except BaseException:  # the change touched no state, or the view is broken (``_inline``)
+            if not checked(rows, ops, fingerprints, state, row_key.width):
+                return None  # nothing written
+        except BaseException as error:
             self._clear_buffers()
-            raise
+            if self._failed_at[0] is None:  # raised inside a stage, half way through the change
+                self.broken = f"{type(error).__name__}: {error}"
+                raise
+            self._failed_at[0] = None  # the selection raised, before any stage: take back the check
+            unstore(state, row_key, ops, rows, fingerprints, 1)
+            return None
         for _, buffer in self._buffered:
             if buffer:
-                return self._run(steps, None)
-        if self._result:
-            return self._run(steps, None)
-        # what survives the batch is frozen, as in ``apply``: unfrozen, the states a stream of one-change
-        # batches builds were rescanned by every full collection (3× the batch's cost in ``ivm run``)
-        gc.freeze()
-        return []
+                break
+        else:
+            if not self._result:
+                self._validator.loaded = True
+                # what survives the batch is frozen, as in ``apply``: unfrozen, the states a stream of
+                # one-change batches builds were rescanned by every full collection
+                gc.freeze()
+                return []
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._finish_checked([("inline", plain, ChangeColumns(rows, ops), 1)],
+                                        [(state, row_key, ops, rows, fingerprints, 1)], keep)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _apply_checked(self, batch: ChangeBatch, keep: Callable[[Changelog], None]) -> Changelog | None:
+        """``apply_checked`` of a batch of several changes (or tables), the collector paused."""
+        self._refuse_if_broken()
+        checked, validated = self._checked, self._validated
+        tables = [changes for changes in batch.tables if changes is not None and changes.rows]
+        for changes in tables:
+            if changes.table in validated and (changes.table not in checked or changes.defects
+                                               or changes.fingerprints is None):
+                return None
+        steps: list[tuple] = []
+        written: list[tuple] = []
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            try:
+                for changes in tables:
+                    entry = checked.get(changes.table)
+                    if entry is not None and not self._checked_step(entry, changes, steps, written):
+                        self._undo_checked(steps, written, self._journal)
+                        self._clear_buffers()
+                        return None
+            except BaseException:
+                self._clear_buffers()
+                if self.broken:
+                    raise
+                self._undo_checked(steps, written, self._journal)  # a selection raised: the general path raises it
+                return None
+            return self._finish_checked(steps, written, keep) if written else []
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _checked_step(self, entry: tuple, changes, steps: list[tuple], written: list[tuple]) -> bool:
+        """Run one table's checked function, recording the validator's writes and the stages' step
+        (none when a change was not plainly valid: then no stage ran); whether every change was."""
+        checked, plain, state, row_key = entry
+        rows, ops, fingerprints = changes.rows, changes.ops, changes.fingerprints
+        try:
+            done = checked(rows, ops, fingerprints, state, row_key.width)
+        except BaseException as error:
+            ran = self._failed_at[0]
+            if ran is None:  # raised inside a stage, half way through a change
+                self.broken = f"{type(error).__name__}: {error}"
+                raise
+            self._failed_at[0] = None  # a selection raised: every change was checked, ``ran`` went through
+            written.append((state, row_key, ops, rows, fingerprints, len(rows)))
+            steps.append(("inline", plain, ChangeColumns(rows, ops), ran))
+            raise
+        written.append((state, row_key, ops, rows, fingerprints, done))
+        if done != len(rows):
+            return False
+        steps.append(("inline", plain, ChangeColumns(rows, ops), done))
+        return True
+
+    def _finish_checked(self, steps: list[tuple], written: list[tuple], keep: Callable[[Changelog], None]) -> Changelog:
+        """``_finish`` of a checked batch and the result's changes kept; on an error the stages and the
+        validator's state are put back."""
+        journal = self._journal
+        try:
+            delta = self._finish(steps, journal, keep)
+        except BaseException:
+            if not self.broken:
+                self._undo_checked(steps, written, journal)
+            self._clear_buffers()
+            raise
+        self._validator.loaded = True
+        return delta
+
+    def _undo_checked(self, steps: list[tuple], written: list[tuple], journal: Journal) -> None:
+        """Put back the stages (``_undo``: the plain table functions replay their changes negated) and
+        the validator's state the checked functions wrote."""
+        self._undo(steps, journal)
+        for state, row_key, ops, rows, fingerprints, done in reversed(written):
+            unstore(state, row_key, ops, rows, fingerprints, done)
 
     def _run(self, steps: list[tuple], changes_by_table: Mapping[str, Changelog] | None) -> Changelog:
         """A batch with the collector paused: each table's function on its changes (none when the
@@ -133,9 +255,10 @@ class CompiledRunner:
             if collecting:
                 gc.enable()
 
-    def _finish(self, steps: list[tuple], journal: Journal) -> Changelog:
+    def _finish(self, steps: list[tuple], journal: Journal, keep: Callable[[Changelog], None] | None = None) -> Changelog:
         """The rest of a batch once the table functions ran: each buffered unit in topological order,
-        then the result consolidated (the caller undoes ``steps`` and ``journal`` on an error)."""
+        then the result consolidated and given to ``keep`` (the caller undoes ``steps`` and ``journal``
+        on an error)."""
         result = self._result
         for unit, buffer in self._buffered:
             if buffer:
@@ -146,6 +269,8 @@ class CompiledRunner:
         if result:
             delta = consolidate(result)
             result.clear()
+            if keep is not None and delta:
+                keep(delta)
         if journal.entries:
             journal.entries.clear()
         # Long-lived state tuples: see LocalRunner.apply for why they are frozen out of the cyclic GC.
