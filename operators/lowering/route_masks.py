@@ -46,7 +46,6 @@ Possible = Callable[[CastColumns], np.ndarray]
 _COMPARE = {"=": pc.equal, "<>": pc.not_equal, "<": pc.less, "<=": pc.less_equal, ">": pc.greater,
             ">=": pc.greater_equal}
 _MIRRORED = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}  # l op r ⇔ r mirrored(op) l
-_UNKNOWN = pa.scalar(None, pa.bool_())
 
 
 def row_masks(dataflow: Dataflow, catalog: Catalog) -> dict[str, RowMask]:
@@ -169,13 +168,13 @@ def _membership(subject: Column, members: Sequence[Expr], negated: bool, columns
     if any(value is None for value in known):
         return None
     value_set = pa.array([value.as_py() for value in known], arrow_type(columns.table.columns[position].type))
-    null_member = len(known) < len(members)
+    null_member, unknown_value = len(known) < len(members), pa.scalar(None, pa.bool_())
 
     def member_of(casts: CastColumns) -> pa.Array | pa.ChunkedArray:
         column = casts[position]
         found = pc.is_in(column, value_set=value_set)  # False at a NULL subject: the set holds no NULL
         unknown = pc.or_(pc.is_null(column), pc.invert(found)) if null_member else pc.is_null(column)
-        truth = pc.if_else(unknown, _UNKNOWN, found)
+        truth = pc.if_else(unknown, unknown_value, found)
         return pc.invert(truth) if negated else truth
 
     return member_of
