@@ -471,11 +471,14 @@ def _python_values(column: pa.ChunkedArray | pa.Array, column_type: types.DataTy
 ValueMaker = Callable[[], list]
 
 
-def _value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> ValueMaker:
+def _value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.DataType,
+                 kept: np.ndarray | None = None) -> ValueMaker:
     """Do now the Arrow and numpy half of making ``column``'s Python values (casts, dictionary
     encoding: no Python object per value, the GIL released), and return what makes the values
     themselves. The stream reader calls this on its read-ahead thread and the maker on the main
-    thread, which then does only the work that needs Python objects."""
+    thread, which then does only the work that needs Python objects. Given ``kept`` (positions),
+    the values are made only there, None elsewhere (``row_masks``), unless they repeat: then each
+    distinct one is made once anyway, and a row costs less than leaving it out would."""
     if _repeats(column, column_type):
         # Python values dear to make: when a column repeats them (a discount, a date, a market
         # segment), each distinct one is made once and its rows share it (the values are immutable),
@@ -494,6 +497,8 @@ def _value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.DataType
                 return values.take(indices).tolist()
 
             return shared
+    if kept is not None:
+        return made_at(_each_value_maker(column.take(kept), column_type), kept, len(column))
     return _each_value_maker(column, column_type)
 
 
@@ -929,10 +934,8 @@ def _arrow_ready(data: pa.Table, table: Table, where: str = "", read: Collection
         except _ARROW_CONVERSION_ERRORS:
             return ArrowReady(data, None, None, None, seqs, ops, bad_ops)
     kept, thin = (mask and mask.thinning(table, casts)) or (None, ())
-    makers = [None if read is not None and column.name not in read
-              else made_at(_value_maker(cast.take(kept), column.type), kept, len(data)) if column.name in thin
-              else _value_maker(cast, column.type)
-              for column, cast in zip(table.columns, casts, strict=True)]
+    makers = [_value_maker(cast, column.type, kept if column.name in thin else None)
+              if read is None or column.name in read else None for column, cast in zip(table.columns, casts, strict=True)]
     return ArrowReady(data, casts, arrow_fingerprints(casts), makers, seqs, ops, bad_ops)
 
 
