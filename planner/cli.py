@@ -213,7 +213,7 @@ def cmd_run(args) -> int:
         for number, batch in enumerate(read):
             batches += 1
             already = len(view.rejected)
-            # the main thread's CPU: the stream reader's thread works on the next chunk meanwhile
+            # the main thread's CPU during apply (reading the next batch is outside it)
             started, started_cpu = time.perf_counter(), time.thread_time()
             delta = view.apply(batch)
             maintenance += time.perf_counter() - started
