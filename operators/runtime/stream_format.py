@@ -187,10 +187,10 @@ class TableChanges:
         """The change at ``position`` alone: ``slice(position, position + 1)`` at a batch of one change,
         where the slice's generic steps (a dict comprehension over the defects, a range of the Arrow rows)
         were most of what the reader did per batch."""
-        defects = self.defects
+        defects, written, fingerprints = self.defects, self.written, self.fingerprints
         defect = defects.get(position) if defects else None
-        written = None if self.written is None else self.written.slice(position, position + 1)
-        fingerprints = self.fingerprints
+        if written is not None:
+            written = written.one(position)
         return TableChanges(self.table, self.seqs[position : position + 1], [self.ops[position]], [self.rows[position]],
                             {} if defect is None else {0: defect},
                             None if fingerprints is None else [fingerprints[position]], written)
@@ -243,6 +243,14 @@ class WrittenRows(NamedTuple):
             position -= stop - start
         raise IndexError(position)
 
+    def one(self, position: int) -> WrittenRows:
+        """``slice(position, position + 1)``, for ``TableChanges.one``."""
+        segments = self.segments
+        if len(segments) != 1:
+            return self.slice(position, position + 1)
+        ((data, first, _),) = segments  # what a cursor hands out one by one: one chunk
+        return _written_rows(self.table, ((data, first + position, first + position + 1),))
+
     def slice(self, start: int, stop: int) -> WrittenRows:
         if len(self.segments) == 1:  # what a cursor slices: one chunk
             ((data, first, last),) = self.segments
@@ -259,6 +267,12 @@ class WrittenRows(NamedTuple):
     @classmethod
     def joined(cls, parts: Sequence[WrittenRows]) -> WrittenRows:
         return cls(parts[0].table, tuple(segment for part in parts for segment in part.segments))
+
+
+def _written_rows(table: Table, segments: tuple) -> WrittenRows:
+    """``WrittenRows(table, segments)`` without the named tuple's keyword-taking ``__new__`` (a third of
+    ``TableChanges.one``)."""
+    return tuple.__new__(WrittenRows, (table, segments))
 
 
 @attrs.define  # not frozen: the reader makes one per batch (see TableChanges)
@@ -1011,11 +1025,12 @@ class _TableCursor:
 
     def take_one(self) -> TableChanges:
         """``take(1)``, without the list of parts."""
-        offset = self._offset
-        while offset == len(self._chunk):  # (a chunk can be empty)
-            self._chunk, offset = self._convert(next(self._chunks)), 0
+        offset, chunk = self._offset, self._chunk
+        while offset == len(chunk.rows):  # (a chunk can be empty)
+            self._chunk = chunk = self._convert(next(self._chunks))
+            offset = 0
         self._offset = offset + 1
-        return self._chunk.one(offset)
+        return chunk.one(offset)
 
     @gc_paused()
     def _convert(self, ready: ArrowReady) -> TableChanges:
