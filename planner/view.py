@@ -6,9 +6,9 @@ local engine, as the result table in the work directory on Spark), so after each
 equals the query over the current database.
 
 On the local engine's compiled runner a stream batch (``ChangeBatch``, the reader's) is validated
-and run with one call per table: ``CompiledRunner.apply_checked`` runs each table's generated
-function with the validator's check, and hands back a batch with a change that is not plainly valid (or a table it
-cannot check) to the general path, ``Validator.validate`` then ``runner.apply``, which words the
+and run at once: ``CompiledRunner.apply_checked`` makes the validator's check of each table's changes
+and runs them through the generated table functions, and hands back a batch with a change that is
+not plainly valid (or a table it cannot check) to the general path, ``Validator.validate`` then ``runner.apply``, which words the
 reasons and applies the policy. A batch of one change then passes view.apply → ``apply_checked`` →
 the table's generated one-change function.
 

@@ -129,11 +129,11 @@ class Validator:
     def storable(self) -> dict[str, tuple[dict, RowKey]]:
         """The tables whose all-valid changes are written straight into their state (keyed, no
         requirement, no declared dependency, not static or insert-only), each with its state and key:
-        the ones a compiled runner checks inside its table functions (``CompiledRunner.apply_checked``)."""
+        the ones a compiled runner checks itself (``CompiledRunner.apply_checked``)."""
         return dict(self._storable)
 
     def storable_keys(self) -> dict[str, RowKey]:
-        """``storable``'s tables and their keys: what the code generator writes checked functions for."""
+        """``storable``'s tables and their keys: what the code generator writes one-change checked functions for."""
         return {table: key for table, (_, key) in self._storable.items()}
 
     def state(self) -> dict[str, dict]:
