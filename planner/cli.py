@@ -19,6 +19,7 @@ from catalog.iedyn import TRANS, iedyn_catalog
 from catalog.load import load_catalog
 from catalog.schema import CatalogError
 from catalog.tpch import tpch_catalog
+from operators.lowering.route_masks import row_masks
 from operators.lowering.stream_columns import columns_read
 from operators.runtime.result_files import rows_table
 from operators.runtime.run_errors import SparkBatchError, WorkDirMismatchError
@@ -203,9 +204,11 @@ def cmd_run(args) -> int:
         without_seq = [Rejected(update, update.defect) for update in stream.without_seq]
         if rejects:
             _write_rejects(rejects, without_seq)
-        # only the tables the validator checks, and of those only the columns the run reads
+        # only the tables the validator checks, of those only the columns the run reads, and of the
+        # columns only the selections and keys at the rows no route can keep
+        dataflow = view.compiled.dataflow
         read = stream.batches(args.batch_size, tables=view.validator.tables,
-                              columns=columns_read(view.compiled.dataflow, catalog))
+                              columns=columns_read(dataflow, catalog), masks=row_masks(dataflow, catalog))
         batches, cpu_clock = 0, bool(args.stats_json)
         for number, batch in enumerate(read):
             batches += 1

@@ -15,8 +15,8 @@ of a stream directory:
    (what the reader decodes: the validator's fingerprint covers the whole row);
 5. ``fingerprints``: 4, then the rows' fingerprints (``arrow_fingerprints``, as the reader makes them);
 6. ``reader``: 1, then the project's reader (``open_stream(...).batches``, batches of 10 000, the
-   columns the plan reads, ``_seq`` merge, type checks, row fingerprints for the validator) as
-   `ivm run` uses it;
+   columns the plan reads, of them only the selections' and keys' at the rows no route keeps
+   (``row_masks``), ``_seq`` merge, type checks, row fingerprints for the validator) as `ivm run` uses it;
 7. ``run``: `ivm run --engine local` itself (the child's CPU), and its maintenance CPU (validation
    and the stages, the main thread's) from ``--stats-json``.
 
@@ -61,6 +61,7 @@ def _read(name: str, stream: Path, query: str) -> None:
     import pyarrow.parquet as pq
 
     from catalog.tpch import tpch_catalog
+    from operators.lowering.route_masks import row_masks
     from operators.lowering.stream_columns import columns_read
     from operators.runtime.column_types import arrow_type
     from operators.runtime.row_fingerprints import arrow_fingerprints
@@ -71,7 +72,8 @@ def _read(name: str, stream: Path, query: str) -> None:
     dataflow = compile_query((ROOT / "examples" / "tpch" / QUERIES[query]).read_text(), catalog).dataflow
     columns = columns_read(dataflow, catalog)
     if name == "reader":
-        for _ in open_stream(stream, catalog).batches(10_000, tables=columns, columns=columns):
+        for _ in open_stream(stream, catalog).batches(10_000, tables=columns, columns=columns,
+                                                      masks=row_masks(dataflow, catalog)):
             pass
         return
     if name in ("all-columns", "fingerprints"):

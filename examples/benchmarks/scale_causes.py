@@ -38,6 +38,7 @@ QUERIES = {"q3": "q03.sql", "q5": "q05.sql", "q10": "q10.sql"}
 def parts(query: str, stream: Path) -> dict[str, float]:
     """Per-update CPU µs of each part of ``MaintainedView.apply``, and the validator's state sizes."""
     from catalog.tpch import tpch_catalog
+    from operators.lowering.route_masks import row_masks
     from operators.lowering.stream_columns import columns_read
     from operators.runtime.stream_format import open_stream
     from planner.view import MaintainedView
@@ -48,7 +49,8 @@ def parts(query: str, stream: Path) -> dict[str, float]:
     with MaintainedView((ROOT / "examples" / "tpch" / QUERIES[query]).read_text(), catalog) as view:
         opened = open_stream(stream, catalog)
         columns = columns_read(view.compiled.dataflow, catalog)
-        for batch in opened.batches(10_000, tables=view.validator.tables, columns=columns):
+        masks = row_masks(view.compiled.dataflow, catalog)
+        for batch in opened.batches(10_000, tables=view.validator.tables, columns=columns, masks=masks):
             started = clock()
             validated = view.validator.validate(batch)
             checked = clock()

@@ -33,7 +33,7 @@ def columns_read(dataflow: Dataflow, catalog: Catalog) -> dict[str, frozenset[st
             continue
         names.update(table.column_names[position] for position in route.columns)
         if route.predicate is not None:
-            predicate = _predicate_columns(route.predicate, table.column_names)
+            predicate = predicate_columns(route.predicate, table.column_names)
             if predicate is None:
                 read[route.table] = None
                 continue
@@ -42,7 +42,7 @@ def columns_read(dataflow: Dataflow, catalog: Catalog) -> dict[str, frozenset[st
             for name, names in read.items()}
 
 
-def _predicate_columns(predicate, column_names: tuple[str, ...]) -> set[str] | None:
+def predicate_columns(predicate, column_names: tuple[str, ...]) -> set[str] | None:
     """The names of the table columns a route's compiled predicate reads; None when that cannot be told."""
     source = source_of(predicate)
     if source is None:

@@ -44,6 +44,7 @@ from catalog.schema import Catalog, Column, Table
 from operators.doubles import canonical_values
 from operators.runtime.column_types import arrow_type, column_reads, value_defect
 from operators.runtime.row_fingerprints import arrow_fingerprints
+from operators.runtime.row_masks import RowMask, made_at
 
 _T = TypeVar("_T")
 
@@ -499,11 +500,14 @@ def _python_values(column: pa.ChunkedArray | pa.Array, column_type: types.DataTy
 ValueMaker = Callable[[], list]
 
 
-def _value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.DataType) -> ValueMaker:
+def _value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.DataType,
+                 kept: np.ndarray | None = None) -> ValueMaker:
     """Do now the Arrow and numpy half of making ``column``'s Python values (casts, dictionary
     encoding: no Python object per value, the GIL released), and return what makes the values
     themselves. The stream reader calls this on its read-ahead thread and the maker on the main
-    thread, which then does only the work that needs Python objects."""
+    thread, which then does only the work that needs Python objects. Given ``kept`` (positions),
+    the values are made only there, None elsewhere (``row_masks``), unless they repeat: then each
+    distinct one is made once anyway, and a row costs less than leaving it out would."""
     if _repeats(column, column_type):
         # Python values dear to make: when a column repeats them (a discount, a date, a market
         # segment), each distinct one is made once and its rows share it (the values are immutable),
@@ -522,6 +526,8 @@ def _value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.DataType
                 return values.take(indices).tolist()
 
             return shared
+    if kept is not None:
+        return made_at(_each_value_maker(column.take(kept), column_type), kept, len(column))
     return _each_value_maker(column, column_type)
 
 
@@ -801,17 +807,20 @@ class OpenStream:
         return len(self.order)
 
     def batches(self, size: int, tables: Collection[str] | None = None,
-                columns: Mapping[str, Collection[str]] | None = None) -> Iterator[ChangeBatch]:
+                columns: Mapping[str, Collection[str]] | None = None,
+                masks: Mapping[str, RowMask] | None = None) -> Iterator[ChangeBatch]:
         """Consecutive batches of ``size`` changes (the last one shorter) in ``_seq`` order, read as they
         are made (so in order, once). Given ``tables``, only their changes are read (``ChangeBatch``): a
         query's validator ignores the changes of the tables it does not read, so converting them to
         Python values would be wasted. Given ``columns``, a table named there has only those columns
         read into Python values, the others None in its rows (still checked, and kept as written for
-        ``TableChanges.update``): for a caller whose every reader of the rows needs only those."""
+        ``TableChanges.update``): for a caller whose every reader of the rows needs only those. Given
+        ``masks``, a table named there has its read columns but ``RowMask.always`` made only at the rows
+        its mask keeps (``row_masks``), None at the others."""
         if size < 1:
             raise ValueError(f"batch size must be at least 1, got {size}")
-        columns = columns or {}
-        cursors = [_TableCursor(source, columns.get(source.table.name))
+        columns, masks = columns or {}, masks or {}
+        cursors = [_TableCursor(source, columns.get(source.table.name), masks.get(source.table.name))
                    if tables is None or source.table.name in tables else None
                    for source in self.sources]
         if size == 1:
@@ -821,7 +830,6 @@ class OpenStream:
             order = self.order[start : start + size]
             counts = np.bincount(order, minlength=len(cursors)).tolist()
             yield ChangeBatch(tuple(_taken(cursor, count) for cursor, count in zip(cursors, counts, strict=True)), order)
-
 
     def _one_by_one(self, cursors: list[_TableCursor | None]) -> Iterator[ChangeBatch]:
         """``batches(1)``: per change, its table's ``TableChanges.one`` between the other tables' empty
@@ -956,9 +964,10 @@ class ArrowReady(NamedTuple):
     bad_ops: np.ndarray
 
 
-def _arrow_ready(data: pa.Table, table: Table, where: str = "", read: Collection[str] | None = None) -> ArrowReady:
+def _arrow_ready(data: pa.Table, table: Table, where: str = "", read: Collection[str] | None = None,
+                 mask: RowMask | None = None) -> ArrowReady:
     """``data`` made ready (``ArrowReady``) for the rows of ``table``, of which ``read`` are read into
-    Python values (None: all); ``where`` names the input in an error."""
+    Python values (None: all), some only at the rows ``mask`` keeps; ``where`` names the input in an error."""
     seqs = _integer_column(data[SEQ_COLUMN], SEQ_COLUMN, where).to_numpy()
     ops = _integer_column(data[OP_COLUMN], OP_COLUMN, where)
     bad_ops = np.flatnonzero(pc.invert(pc.is_in(ops, pa.array([INSERT, DELETE]))).to_numpy(zero_copy_only=False))
@@ -970,8 +979,9 @@ def _arrow_ready(data: pa.Table, table: Table, where: str = "", read: Collection
             casts.append(_cast(data[column.name], column.type))
         except _ARROW_CONVERSION_ERRORS:
             return ArrowReady(data, None, None, None, seqs, ops, bad_ops)
-    makers = [_value_maker(cast, column.type) if read is None or column.name in read else None
-              for column, cast in zip(table.columns, casts, strict=True)]
+    kept, thin = (mask and mask.thinning(table, casts)) or (None, ())
+    makers = [_value_maker(cast, column.type, kept if column.name in thin else None)
+              if read is None or column.name in read else None for column, cast in zip(table.columns, casts, strict=True)]
     return ArrowReady(data, casts, arrow_fingerprints(casts), makers, seqs, ops, bad_ops)
 
 
@@ -996,20 +1006,21 @@ def _handed_out(pool: ThreadPoolExecutor, pending: Future, items: Iterator[_T]) 
 
 class _TableCursor:
     """Reads one table's changes in ``_seq`` order and hands them out ``take(n)`` at a time; ``read``:
-    the columns to read into Python values (None: all of them)."""
+    the columns to read into Python values (None: all of them), ``mask``: of which rows (``RowMask``)."""
 
-    def __init__(self, source: _TableSource, read: Collection[str] | None = None):
+    def __init__(self, source: _TableSource, read: Collection[str] | None = None, mask: RowMask | None = None):
         self._source = source
         self._read = None if read is None or set(source.table.column_names) <= set(read) else frozenset(read)
+        self._in_part = self._read is not None or mask is not None  # rows kept as written too (WrittenRows)
         # decoded, cast and fingerprinted on a thread while the caller maintains the chunk before
         # (of locals only: a generator holding the cursor could drop the last reference to it on its thread)
         where, read = f"table {source.table.name} ({source.path})", self._read
-        self._chunks = _prefetched(_arrow_ready(data, source.table, where, read) for data in source.chunks())
+        self._chunks = _prefetched(_arrow_ready(data, source.table, where, read, mask) for data in source.chunks())
         self._chunk = self.empty()  # converted; handed out up to _offset
         self._offset = 0
 
     def empty(self) -> TableChanges:
-        written = None if self._read is None else WrittenRows(self._source.table, ())
+        written = WrittenRows(self._source.table, ()) if self._in_part else None
         return TableChanges(self._source.table.name, [], [], [], {}, [], written)
 
     def take(self, count: int) -> TableChanges:
@@ -1045,7 +1056,7 @@ class _TableCursor:
             defects[row] = ("_op is NULL" if op is None else f"_op is {op}") + ", must be +1 (insert) or -1 (delete)"
         op_values = ops.to_pylist() if ops.null_count else ops.to_numpy().tolist()
         fingerprints = _fingerprints(ready, casts, table, defects)
-        written = None if self._read is None else WrittenRows(table, ((data, 0, len(data)),))
+        written = WrittenRows(table, ((data, 0, len(data)),)) if self._in_part else None
         return TableChanges(table.name, ready.seqs, op_values, rows, defects, fingerprints, written)
 
 

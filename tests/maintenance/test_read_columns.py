@@ -1,4 +1,5 @@
-"""Reading only the columns a plan reads (``columns_read`` + ``OpenStream.batches(columns=...)``) gives
+"""Reading only the columns a plan reads (``columns_read`` + ``OpenStream.batches(columns=...)``), and
+of them at the rows no route can keep only the selections' and keys' (``row_masks``, ``masks=``), gives
 every TPC-H and order-book query exactly the result changes of reading every column, batch by batch;
 and a change that is wrong in a column nobody reads is still refused, shown with every value as written.
 """
@@ -14,6 +15,7 @@ import pytest
 from catalog.ddl import catalog_from_ddl
 from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
+from operators.lowering.route_masks import row_masks
 from operators.lowering.stream_columns import columns_read
 from operators.runtime import stream_format
 from operators.runtime.stream_format import open_stream, write_stream
@@ -35,9 +37,10 @@ def compare_reads(sql: str, catalog, stream_dir: Path, batch_size: int, must_pru
         if must_prune:
             assert any(len(names) < len(catalog.table(table).columns) for table, names in columns.items()), \
                 "the comparison must cover a read that leaves columns out"
-        tables = pruned.validator.tables
+        tables, masks = pruned.validator.tables, row_masks(pruned.compiled.dataflow, catalog)
         read = zip(open_stream(stream_dir, catalog).batches(batch_size, tables=tables),
-                   open_stream(stream_dir, catalog).batches(batch_size, tables=tables, columns=columns), strict=True)
+                   open_stream(stream_dir, catalog).batches(batch_size, tables=tables, columns=columns, masks=masks),
+                   strict=True)
         return count_equal_changes(whole, pruned, read)
 
 
