@@ -185,9 +185,8 @@ class TableChanges:
         return Update(*values) if defect is None else UnreadableUpdate(*values, defect)
 
     def one(self, position: int) -> TableChanges:
-        """The change at ``position`` alone: ``slice(position, position + 1)`` at a batch of one change,
-        where the slice's generic steps (a dict comprehension over the defects, a range of the Arrow rows)
-        were most of what the reader did per batch."""
+        """The change at ``position`` alone: ``slice(position, position + 1)`` for a batch of one change,
+        without the slice's dict comprehension over the chunk's defects and its list slices."""
         defects, written, fingerprints = self.defects, self.written, self.fingerprints
         defect = defects.get(position) if defects else None
         if written is not None:
