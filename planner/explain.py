@@ -189,7 +189,7 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
 
 
 def program_source(compiled: CompiledQuery) -> str:
-    """The local runner's generated program as ``MaintainedView`` compiles it: with the checked
+    """The local runner's generated program as ``MaintainedView`` compiles it: with the one-change checked
     function of each table the validator stores at once (codegen.py's ``_checked_function``)."""
     dataflow = compiled.dataflow
     validator = Validator(compiled.context.catalog, dataflow.tables(), requirements=dataflow.requirements)

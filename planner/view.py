@@ -6,11 +6,11 @@ local engine, as the result table in the work directory on Spark), so after each
 equals the query over the current database.
 
 On the local engine's compiled runner a stream batch (``ChangeBatch``, the reader's) is validated
-and run with one call per table: ``CompiledRunner.apply_checked`` runs each table's generated
-function with the validator's check, and hands back a batch with a change that is not plainly valid (or a table it
-cannot check) to the general path, ``Validator.validate`` then ``runner.apply``, which words the
-reasons and applies the policy. A batch of one change then passes view.apply → ``_apply_locally`` →
-``apply_checked`` → the checked function.
+and run at once: ``CompiledRunner.apply_checked`` makes the validator's check of each table's changes
+and runs them through the generated table functions, and hands back a batch with a change that is
+not plainly valid (or a table it cannot check) to the general path, ``Validator.validate`` then ``runner.apply``, which words the
+reasons and applies the policy. A batch of one change then passes view.apply → ``apply_checked`` →
+the table's generated one-change function.
 
 Pull mode (local engine): when the result is enumerated from a stage's state (a generalized join
 tree's T-representation, a view tree's factorized output; ``Dataflow.enumerated_by``), no copy of it is kept: ``apply`` still
@@ -31,7 +31,7 @@ from operators.lowering.codegen import write_program
 from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream_format import ChangeBatch, Update, UpdateBatch
-from operators.runtime.validate import OneChange, Rejected, Validator
+from operators.runtime.validate import Rejected, Validator
 from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
 from operators.zset import Changelog, Row, consolidate
 from planner.compiler import CompiledQuery, compile_query
@@ -88,6 +88,7 @@ class MaintainedView:
             self.ordered = (None if dataflow.enumerated_by is not None
                             else OrderedMultiset(dataflow.presentation_order, dataflow.initial_result))
         else:
+            self.compiled_checks = False
             # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
             from operators.runtime.spark_runner import SparkRunner
 
@@ -125,7 +126,16 @@ class MaintainedView:
         itself whether it was (``read_stream``, ``batches``); a plain iterable of ``Update`` is
         type-checked row by row.
         """
-        if self.engine == "spark":
+        # the stream reader's batches on the compiled runner: checked and run at once, or None (an
+        # invalid change, a table it cannot check: the general path, ``_apply_locally``). Tested first:
+        # at batches of one change, every step before the runner's is a tenth of the batch's cost
+        if type(updates) is ChangeBatch and self.compiled_checks:
+            delta = self.runner.apply_checked(updates, self._keep)
+            if delta is None:
+                delta = self._apply_locally(updates)
+            elif not delta:  # (most batches of one change)
+                return delta
+        elif self.engine == "spark":
             output = self.runner.apply(updates)
             delta = output.changes
             self.rejected.extend(output.rejected)
@@ -137,19 +147,8 @@ class MaintainedView:
         return delta
 
     def _apply_locally(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> Changelog:
+        """The general path of the local engine: ``Validator.validate``, then the runner's ``apply``."""
         validator = self.validator
-        if type(updates) is ChangeBatch:
-            # the stream reader's batches: the compiled runner checks and runs them at once, or says
-            # None (an invalid change, a table it cannot check: the general path below); the generic
-            # runner takes a batch of one change the validator wrote at once (store_one)
-            if self.compiled_checks:
-                delta = self.runner.apply_checked(updates, self._keep)
-                if delta is not None:
-                    return delta
-            elif len(updates.order) == 1:
-                one = validator.store_one(updates)
-                if one is not None:
-                    return self._apply_one(one)
         validated = validator.validate(updates)
         # The batch is atomic: the runner undoes its own stages on an error, and the validator forgets
         # the batch, so the validator's rows, the result and the rejected list change only once the
@@ -167,22 +166,6 @@ class MaintainedView:
         validator.commit(validated)
         if validated.rejected:
             self.rejected.extend(validated.rejected)
-        return delta
-
-    def _apply_one(self, one: OneChange) -> Changelog:
-        """``_apply_locally`` of a batch of one change the validator accepted and wrote (``store_one``):
-        the same steps, atomic the same way, without the per-batch objects of ``validate``, which at
-        batches of one change cost more than the change."""
-        if not one:  # NOTHING
-            return []
-        try:
-            delta = self.runner.apply_one(one[0], (one[1], one[2]))
-            if delta:
-                self._keep(delta)
-        except BaseException:
-            self.validator.unstore_one(one)
-            raise
-        self.validator.commit_one()
         return delta
 
     def _keep(self, delta: Changelog) -> None:

@@ -2,7 +2,7 @@
 
 Two compiled views of the same query take the same stream batches, alternating which goes first:
 one as `ivm run` sends them (``ChangeBatch``: ``CompiledRunner.apply_checked``, the validator's check
-inside the generated table functions), the other the general way (``Validator.validate``, then
+made by the runner, inside the generated checked function for a batch of one change), the other the general way (``Validator.validate``, then
 ``CompiledRunner.apply``). Each view's ``apply`` is timed by CPU (``time.process_time``); the ratio
 is general / checked time (above 1: the checked path is faster). Reading the stream is not timed.
 

@@ -27,9 +27,9 @@ order), so every stage's state after each change is the state of a real database
 changes telescope to the batch's. operators/runtime/compiled/runner.py says how a failed batch is undone.
 
 Each table the validator writes at once (``write_program``'s ``checked``) also gets a *checked*
-function: the validator's key and set-semantics probe of every change of a stream batch, then the
-table's function's loop (``_checked_function``), so the runner validates and runs a batch with one
-call per table (``CompiledRunner.apply_checked``).
+function for a stream batch of one change: the validator's key and set-semantics probe of the
+change, then its steps, straight-line (``_checked_function``), so the runner validates and runs such
+a batch with one call (``CompiledRunner.apply_checked``).
 
 The generic stage classes stay the specification (and the Spark runner's code): the tests run both
 paths over the same streams and require identical output.
@@ -122,19 +122,18 @@ def _table_loop(loop: str, checks: list[str], pushes: list[str]) -> list[str]:
 
 
 def _probe(stop: str) -> list[str]:
-    """``_store``'s one probe of the validator's ``state`` for the change (``w``, ``key``, ``fingerprint``),
-    ``stop`` (a statement) at a change that is not plainly valid, with nothing written."""
-    return ["if w == 1:", "    setdefault(key, fingerprint)", "    size += 1", "    if _len(state) != size:",
-            f"        {stop}",
-            "elif w == -1:", "    stored = pop(key, None)", "    if stored != fingerprint:",
-            "        if stored is not None:", "            state[key] = stored", f"        {stop}",
-            "    size -= 1",
+    """``validate.store_changes``'s probe of the validator's ``state`` for one change (``w``, ``key``,
+    ``fingerprint``), ``stop`` (a statement) at a change that is not plainly valid, with nothing written.
+    Two probes of the dict where the loop makes one: the second hits what the first brought into the
+    cache, and binding ``setdefault``/``pop`` first cost more at a batch of one change."""
+    return ["if w == 1:", "    if key in state:", f"        {stop}", "    state[key] = fingerprint",
+            "elif w == -1:", "    if state.get(key) != fingerprint:", f"        {stop}", "    del state[key]",
             "else:", f"    {stop}"]
 
 
 def validator_key(row_key: RowKey, stop: str) -> list[str]:
     """Lines setting ``key`` to ``row_key.of(row)``, the key the validator stores ``row`` under, with a
-    packed key's packing inline as ``validate._packed_pass`` has it (``width``, ``limit``: the packing's
+    packed key's packing inline as ``validate.store_changes`` has it (``width``, ``limit``: the packing's
     current width and ``1 << width``), or ``stop`` (a statement) at a ``b`` the key would pack once
     widened (``PackedRowKey.fit``, which the general path runs); a ``b`` no widening packs (negative, or
     past ``MAX_WIDTH`` bits) stays the tuple, as in ``PackedRowKey.of``. A value that is not an int
@@ -164,7 +163,6 @@ class ProgramWriter:
             # a table's selection that raises writes here how many of the table's changes went through
             # every inline stage (the runner undoes exactly those): the failing one went through none
             "_FAILED": [None],
-            "_len": len, "_zip": zip,
         }
         self.expressions = SourceWriter(self.namespace)
         self.states = {unit.id: {} for unit in self.units}
@@ -378,34 +376,28 @@ class ProgramWriter:
         return self._function(f"_table_{table}", "changes", _table_loop("for row, w in changes:", checks, pushes))
 
     def _checked_function(self, table: str, checks: list[str], pushes: list[str], row_key: RowKey) -> str:
-        """The table's function with the validator's check of its changes (issue 13): first one pass over
-        the batch's columns that computes each change's validator key (``validator_key``) and makes
-        ``_store``'s one probe of the validator's ``state`` (set semantics: an insert's key absent, a
-        delete's stored fingerprint its own), then the table's function's loop. The first pass stops at
-        the first change that is not plainly valid, whose probe wrote nothing, and returns how many
-        changes it wrote; no stage saw any. Two loops, not one: a tight loop of probes overlaps their
-        cache misses, and one loop doing both was measured slower (RESULTS.md, issue 13). A batch of
-        one change runs as straight-line code, no loop at all. A selection that raises leaves every
-        probe written and says in ``_FAILED`` how many changes went through the stages. The caller
-        (``CompiledRunner.apply_checked``) takes back what was written, and lets the general path word
-        the reason, so reasons and policies stay ``Validator.validate``'s."""
-        header = ["setdefault, pop, size, done = state.setdefault, state.pop, _len(state), 0"]
+        """The table's function for a stream batch of one change with the validator's check (issue 13):
+        straight-line code computing the change's validator key (``validator_key``) and making
+        ``store_changes``'s probe of the validator's ``state`` (set semantics: an insert's key absent, a
+        delete's stored fingerprint its own), then the table's steps for the change. It returns 0 at a
+        change that is not plainly valid, having written nothing and run no stage; else 1 when the change
+        stayed in the inline stages, 2 when it reached a buffer or the result (the runner then finishes
+        the batch). A selection that raises leaves the probe written and ``_FAILED`` at 0. The caller
+        (``CompiledRunner.apply_checked``) takes back what was written and lets the general path word
+        the reason, so reasons and policies stay ``Validator.validate``'s. Batches of several changes
+        take ``store_changes`` and the table's function: the same probe in one Python loop, as fast as
+        generated code at a batch of 10 000, where the call per batch is nothing."""
+        body = []
         if isinstance(row_key, PackedRowKey):
-            header.append("limit = 1 << width")
+            body.append("limit = 1 << width")
         # a key value that cannot be hashed or packed raises TypeError before the probe wrote anything
-        one = ["row, w, fingerprint = rows[0], ops[0], fingerprints[0]",
-               "try:", *indented(validator_key(row_key, "return 0") + _probe("return 0")), "except TypeError:",
-               "    return 0"]
+        body += ["try:", *indented(validator_key(row_key, "return 0") + _probe("return 0")), "except TypeError:",
+                 "    return 0"]
         if checks:
-            one += ["try:", *indented(checks), "except BaseException:", "    _FAILED[0] = 0", "    raise"]
-        one += [*pushes, "return 1"]
-        check = ["for row, w, fingerprint in _zip(rows, ops, fingerprints):",
-                 *indented(["try:", *indented(validator_key(row_key, "break") + _probe("break")), "except TypeError:",
-                            "    break", "done += 1"]),
-                 "if done != _len(rows):", "    return done"]
-        run = _table_loop("for row, w in _zip(rows, ops):", checks, pushes)
-        body = [*header, "if _len(rows) == 1:", *indented(one), *check, *run, "return _len(rows)"]
-        return self._function(f"_checked_{table}", "rows, ops, fingerprints, state, width", body)
+            body += ["try:", *indented(checks), "except BaseException:", "    _FAILED[0] = 0", "    raise"]
+        pending = " or ".join(f"_B{uid}" if uid != RESULT else "_OUT" for uid in self.buffers)
+        body += [*pushes, f"return 2 if {pending} else 1"]
+        return self._function(f"_checked_{table}", "row, w, fingerprint, state, width", body)
 
     def _fused_routes(self, routes: list[SourceRoute]) -> dict[int, list[int]]:
         """The table's routes into a fused relation (codegen_relations.py): its live-tuple route → its index

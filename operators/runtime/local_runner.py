@@ -18,7 +18,7 @@ from typing import Any
 
 from operators.runtime.dataflow import Dataflow
 from operators.stages.base import Change, Journal, run_keyed
-from operators.zset import Changelog, Row, consolidate
+from operators.zset import Changelog, consolidate
 
 
 class LocalRunner:
@@ -54,10 +54,6 @@ class LocalRunner:
         gc.freeze()
         self.batch_counts = counts
         return consolidate(result)
-
-    def apply_one(self, table: str, change: tuple[Row, int]) -> Changelog:
-        """A batch of one change (``MaintainedView._apply_one``, the generic runner's; nothing to save here)."""
-        return self.apply({table: [change]})
 
     def stage_states(self, stage_id: int) -> dict[tuple, Any]:
         """One stage's state by key (what a pull-mode result is enumerated from)."""

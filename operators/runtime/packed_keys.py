@@ -14,7 +14,8 @@ depends only on the pair and ``width``. ``width`` starts at 0 and grows to the b
 ``b`` seen (``fit``), at most ``MAX_WIDTH``: larger ``b`` stay tuples; widening re-keys the stored
 state in place (O(state), at most ``MAX_WIDTH`` times per table), so the representation of a key can
 change between batches but never inside one (``fit`` runs before a batch computes any key).
-The validator's bulk loop computes the packed key inline (``validate._store_packed``).
+The validator's probe computes the packed key inline (``validate.store_changes``), and so does the
+compiled runner's generated probe of a batch of one change (``codegen.validator_key``).
 ``unpacked`` gives back the pair, for messages and for comparing two validators' states.
 
 A primary key of one column is that column's value (already an int for integer keys); other keys
@@ -43,10 +44,6 @@ class RowKey:
         self.positions = tuple(table.column_names.index(k) for k in table.primary_key)
         self.of = itemgetter(*self.positions)
 
-    def one(self, row: Row, state: dict):
-        """The key of ``row``, once ``fit`` to it (``state``: the table's, keyed by self)."""
-        return self.of(row)
-
     def fit(self, rows: list[Row], state: dict) -> None:
         """Make ready to key ``rows`` (nothing to do for an unpacked key): call it before computing
         any key of a batch, since it may re-key ``state``."""
@@ -68,13 +65,6 @@ class PackedRowKey(RowKey):
         self.second = itemgetter(self.positions[1])
         self.width = 0
         self.of = _packer(*self.positions, 0)
-
-    def one(self, row: Row, state: dict):
-        key = self.of(row)
-        if type(key) is tuple:  # b out of range (or not an int): widen if it fits, and key again
-            self.fit((row,), state)
-            key = self.of(row)
-        return key
 
     def fit(self, rows: list[Row], state: dict) -> None:
         """Widen so that the largest ``b`` of ``rows`` packs (up to ``MAX_WIDTH`` bits), re-keying

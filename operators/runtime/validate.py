@@ -13,13 +13,12 @@ batch, or one a stage failed on, leaves the stored state as it was. A table's ch
 valid (nearly always) are written straight into the state and undone on ``abort``; the others go
 through a scratch overlay that ``commit`` writes. With the ``quarantine`` policy invalid changes are set
 aside with their reason and the rest of the batch goes on.
-On the compiled local runner a stream batch is not checked here first: each ``storable`` table's
-generated function makes ``_store``'s probes of the changes and then runs them
+On the compiled local runner a stream batch is not checked here first: the runner makes
+``store_changes``'s probes of each ``storable`` table's changes itself (for a batch of one change,
+the same probe written inline in the table's generated function) and then runs them
 (``CompiledRunner.apply_checked``, issue 13), and hands a batch with a change that is not plainly
 valid back to ``validate`` once ``unstore`` took back what it wrote, so the reasons and the policy
-are this module's alone. On the generic runner a stream batch of one change that is plainly valid
-takes ``store_one`` (written at once, no ``ValidatedBatch``; ``unstore_one`` takes it back), since at
-such batches the per-batch objects cost more than the check.
+are this module's alone.
 Declared functional dependencies, ``ivm.static`` and ``ivm.insert_only`` are checked too
 (``dependencies.py``): a static table takes rows only in the first batch that commits any change
 (the view's initial load), an insert-only table no deletes.
@@ -43,7 +42,7 @@ from operators.doubles import canonical
 from operators.runtime.column_types import conformed_value
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.dependencies import DependencyState, table_defect
-from operators.runtime.packed_keys import PackedRowKey, RowKey, key_for
+from operators.runtime.packed_keys import MAX_WIDTH, PackedRowKey, RowKey, key_for
 from operators.runtime.row_fingerprints import row_fingerprints
 from operators.runtime.stream_format import ChangeBatch, TableChanges, Update, UpdateBatch
 from operators.zset import ChangeColumns, Changelog, Row
@@ -97,14 +96,6 @@ def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
     return tuple(conformed), None
 
 
-#: A change ``Validator.store_one`` accepted and wrote: (table, row, ``_op``, key, the row's fingerprint).
-#: A plain tuple: a NamedTuple's constructor alone cost a fifth of a one-change batch.
-OneChange = tuple[str, Row, int, object, bytes]
-
-#: ``store_one``'s answer for a change no validated table has: nothing to check, run or commit.
-NOTHING: tuple = ()
-
-
 class Validator:
     """Keeps, per validated table, each primary key's row fingerprint (in a keyless table, the number
     of copies of each row fingerprint) in ``fingerprints``."""
@@ -138,11 +129,11 @@ class Validator:
     def storable(self) -> dict[str, tuple[dict, RowKey]]:
         """The tables whose all-valid changes are written straight into their state (keyed, no
         requirement, no declared dependency, not static or insert-only), each with its state and key:
-        the ones a compiled runner checks inside its table functions (``CompiledRunner.apply_checked``)."""
+        the ones a compiled runner checks itself (``CompiledRunner.apply_checked``)."""
         return dict(self._storable)
 
     def storable_keys(self) -> dict[str, RowKey]:
-        """``storable``'s tables and their keys: what the code generator writes checked functions for."""
+        """``storable``'s tables and their keys: what the code generator writes one-change checked functions for."""
         return {table: key for table, (_, key) in self._storable.items()}
 
     def state(self) -> dict[str, dict]:
@@ -224,51 +215,6 @@ class Validator:
         if len(validated.rejected) > 1:  # checked table by table; reported in _seq order
             validated.rejected.sort(key=lambda r: r.update.seq)
         return validated
-
-    def store_one(self, batch: ChangeBatch) -> OneChange | None:
-        """The fast path of a batch of one change (``len(batch) == 1``), which at small batches costs
-        more in ``validate``'s per-batch objects than in checking: the change written straight into its
-        table's state, or ``NOTHING`` when no validated table has it; None, with nothing written, when
-        the change needs ``validate`` (a table not ``_storable``, a defect, a change that breaks set
-        semantics: ``validate`` words the reason and applies the policy). ``unstore_one`` takes the
-        write back (the batch failed downstream), ``commit_one`` keeps it."""
-        changes = batch.tables[batch.order[0]]
-        if changes is None:  # a table the reader skipped: no validated table changes
-            return NOTHING
-        written = self._storable.get(changes.table)
-        fingerprints = changes.fingerprints
-        if written is None or changes.defects or fingerprints is None:
-            return None if changes.table in self.tables else NOTHING
-        state, row_key = written
-        row, op, fingerprint = changes.rows[0], changes.ops[0], fingerprints[0]
-        key = row_key.one(row, state)
-        # one probe of the (large, cache-missing) dict per change, as in ``_store``
-        if op == 1:
-            size = len(state)
-            state.setdefault(key, fingerprint)
-            if len(state) == size:  # the key was there: a duplicate
-                return None
-        elif op == -1:
-            stored = state.pop(key, None)
-            if stored != fingerprint:
-                if stored is not None:
-                    state[key] = stored
-                return None
-        else:
-            return None
-        return changes.table, row, op, key, fingerprint
-
-    def unstore_one(self, one: OneChange) -> None:
-        """Put back the state ``store_one`` wrote."""
-        table, _, op, key, fingerprint = one
-        if op == 1:
-            del self.fingerprints[table][key]
-        else:
-            self.fingerprints[table][key] = fingerprint
-
-    def commit_one(self) -> None:
-        """``commit`` of a ``store_one`` change: its state is written already; the view is loaded."""
-        self.loaded = True
 
     def _check_table(self, changes: TableChanges, validated: ValidatedBatch, checked: bool) -> None:
         """Check one table's changes into ``validated``: straight into the stored state when every
@@ -400,72 +346,39 @@ class Validator:
 
 
 def _store(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list) -> bool:
-    """The common case of checking a table's changes, in one tight loop: a keyed table, rows that were
-    read fine, no requirement on them. Writes each change's fingerprint straight into the table's
-    ``state`` (no overlay to build, look through and copy over at commit: one or two dict operations
-    per change instead of five) and, at the first change that breaks set semantics (or has an ``_op``
-    other than ±1), puts back what it wrote and returns False; the caller then checks the table's
-    changes again the general way, which words the reason and applies the policy."""
-    if len(ops) == 1:  # a batch of one change (the common case at small batches): no iterators to build
-        op, key, fingerprint = ops[0], row_key.one(rows[0], state), fingerprints[0]
-        if op == 1 and key not in state:
-            state[key] = fingerprint
-            return True
-        if op == -1 and state.get(key) == fingerprint:
-            del state[key]
-            return True
+    """The common case of checking a table's changes: a keyed table, rows that were read fine, no
+    requirement on them. Writes each change's fingerprint straight into the table's ``state`` (no
+    overlay to build, look through and copy over at commit: one or two dict operations per change
+    instead of five) if all are plainly valid (``store_changes``); else puts back what it wrote and
+    returns False, and the caller checks the table's changes again the general way, which words the
+    reason and applies the policy. A packed key is widened to the batch (``fit``) and the batch
+    probed again when it stopped at a ``b`` out of the packing's range (a stream's first batch)."""
+    done = store_changes(state, row_key, ops, rows, fingerprints)
+    if done == len(ops):
+        return True
+    unstore(state, row_key, ops, rows, fingerprints, done)
+    width = row_key.width
+    row_key.fit(rows, state)
+    if row_key.width == width:
         return False
-    if type(row_key) is PackedRowKey:
-        return _store_packed(state, row_key, ops, rows, fingerprints)
-    # one probe of the dict per change (a probe of a large dict is a cache miss or two): an insert's
-    # setdefault wrote its fingerprint exactly when the dict grew; a delete's pop put back if it was wrong
-    setdefault, pop = state.setdefault, state.pop
-    size = len(state)
-    done = 0
-    for op, key, fingerprint in zip(ops, map(row_key.of, rows), fingerprints):  # noqa: B905 (see _stored_all)
-        if op == 1:
-            setdefault(key, fingerprint)
-            size += 1
-            if len(state) != size:
-                break
-        elif op == -1:
-            stored = pop(key, None)
-            if stored is None:
-                break
-            if stored != fingerprint:
-                state[key] = stored
-                break
-            size -= 1
-        else:
-            break
-        done += 1
-    else:
-        return True
-    unstore(state, row_key, ops, rows, fingerprints, done)
-    return False
+    return _store(state, row_key, ops, rows, fingerprints)
 
 
-def _store_packed(state: dict, row_key: PackedRowKey, ops: list, rows: list, fingerprints: list) -> bool:
-    """``_store`` of a table whose key packs (packed_keys.py), each key computed in the loop itself: in
-    one pass over the rows, since reading a batch's rows is itself a cache miss per row. A ``b`` out of
-    the packing's range sends the batch round again once the key is widened to it (``fit``); a value
-    that is not an int, to the general path."""
-    done, stored_all = _packed_pass(state, row_key, ops, rows, fingerprints, True)
-    if stored_all is None:
-        unstore(state, row_key, ops, rows, fingerprints, done)
-        row_key.fit(rows, state)
-        done, stored_all = _packed_pass(state, row_key, ops, rows, fingerprints, False)
-    if stored_all:
-        return True
-    unstore(state, row_key, ops, rows, fingerprints, done)
-    return False
+def store_changes(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list) -> int:
+    """The validator's set-semantics probe of a table's changes in one tight loop, each written into
+    ``state`` as it passes: how many passed, from the first. It stops at the first change that is not
+    plainly valid, having written nothing for it: a duplicate insert, a delete of an absent row or of
+    another row, an ``_op`` other than ±1, a key value that is not an int where the key packs, or a
+    packed key's ``b`` that packs only once the key is widened (``PackedRowKey.fit``, which the
+    general path runs). A ``b`` no widening packs (negative, past ``MAX_WIDTH`` bits) is keyed by the
+    tuple, as ``PackedRowKey.of`` keys it. The one probe of ``state`` in Python; the compiled runner's
+    batches of one change make it inline in generated code (``codegen.validator_key``, ``_probe``).
 
-
-def _packed_pass(state: dict, row_key: PackedRowKey, ops: list, rows: list, fingerprints: list,
-                 stop_out_of_range: bool) -> tuple[int, bool | None]:
-    """``_store``'s loop with ``PackedRowKey.of`` inlined: how many changes it wrote, and whether that
-    was all of them (None: it stopped at a ``b`` out of range, as asked)."""
-    first, second = row_key.positions
+    One probe of the dict per change (a probe of a large dict is a cache miss or two): an insert's
+    ``setdefault`` wrote its fingerprint exactly when the dict grew; a delete's ``pop`` is put back if
+    it was wrong. A packed key is computed inline: a call per change was a fifth of the loop."""
+    packed = type(row_key) is PackedRowKey
+    first, second = row_key.positions if packed else (0, 0)
     width, of = row_key.width, row_key.of
     limit = 1 << width
     setdefault, pop = state.setdefault, state.pop
@@ -473,36 +386,42 @@ def _packed_pass(state: dict, row_key: PackedRowKey, ops: list, rows: list, fing
     done = 0
     try:
         for op, row, fingerprint in zip(ops, rows, fingerprints):  # noqa: B905 (see _stored_all)
-            b = row[second]
-            if 0 <= b < limit:
-                key = (row[first] << width) | b
-            elif stop_out_of_range:
-                return done, None
+            if packed:
+                b = row[second]
+                if 0 <= b < limit:
+                    key = (row[first] << width) | b
+                elif 0 <= b < _PACKABLE:
+                    break
+                else:
+                    key = (row[first], b)
             else:
                 key = of(row)
             if op == 1:
                 setdefault(key, fingerprint)
                 size += 1
                 if len(state) != size:
-                    return done, False
+                    break
             elif op == -1:
                 stored = pop(key, None)
-                if stored is None:
-                    return done, False
                 if stored != fingerprint:
-                    state[key] = stored
-                    return done, False
+                    if stored is not None:
+                        state[key] = stored
+                    break
                 size -= 1
             else:
-                return done, False
+                break
             done += 1
     except TypeError:  # a key value that is not an int (raised before the change touched the state)
-        return done, False
-    return done, True
+        pass
+    return done
+
+
+#: a packed key's ``b`` below this packs once the key is widened (``PackedRowKey.fit``)
+_PACKABLE = 1 << MAX_WIDTH
 
 
 def unstore(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list, done: int) -> None:
-    """Put back the ``state`` the first ``done`` changes wrote (``_store``, or a compiled runner's
+    """Put back the ``state`` the first ``done`` changes wrote (``store_changes``, or a compiled runner's
     checked function, which computes the same keys): replayed newest first and
     inverted, they restore every key exactly (an insert found its key absent, a delete found its own
     row's fingerprint)."""

@@ -215,3 +215,32 @@ def test_a_failure_after_the_checks_leaves_every_state_as_before(fault):
             assert snapshot(view) == snapshot(reference), f"batch {number}"
         assert view.result()
     assert failed > 10
+
+
+@pytest.mark.parametrize("policy", ["quarantine", "error"])
+def test_a_selection_raising_in_a_one_change_batch_leaves_every_state_as_before(policy):
+    """A batch of one change whose selection raises inside the generated checked function (after its
+    probe wrote the validator's state): the probe is taken back and the general path raises what the
+    generic runner raises; the next one-change batch takes the checked path again."""
+    sql = QUERIES["join"][0]
+    with MaintainedView(sql, CATALOG, on_invalid=policy) as view, \
+            MaintainedView(sql, CATALOG, on_invalid=policy, compiled=False) as generic:
+        taken = []
+        apply_checked = view.runner.apply_checked
+        view.runner.apply_checked = lambda batch, keep: taken.append(apply_checked(batch, keep)) or taken[-1]
+        # (the first item widens the packed key to line numbers of one bit, through the general path)
+        for seq, change in enumerate([("head", 1, (1, "a")), ("head", 1, (2, "b")), ("item", 1, (2, 1, 5, "1"))], 1):
+            batch = _change_batch([change], seq, False)
+            assert outcome(view, batch) == outcome(generic, batch)
+        raising = _change_batch([("item", 1, (1, 1, 5, "x"))], 4, False)
+        before = snapshot(view)
+        expected = outcome(generic, raising)
+        assert expected[0] == "raised" and "x" in expected[2]
+        taken.clear()
+        assert outcome(view, raising) == expected
+        assert taken == [None], "the batch did not go through the checked function and back"
+        assert snapshot(view) == before
+        valid = _change_batch([("item", 1, (1, 1, 5, "2"))], 5, False)
+        assert outcome(view, valid) == outcome(generic, valid)
+        assert taken[-1] is not None
+        assert view.validator.state() == generic.validator.state() and view.result() == generic.result() != []

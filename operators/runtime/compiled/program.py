@@ -64,8 +64,8 @@ class Program:
     buffers: dict[int, list]
     #: live-tuple unit id → its relation fused with its indexes
     relations: dict[int, Relation]
-    #: table name → function(rows, ops, fingerprints, validator state, key width) checking the table's
-    #: changes against the validator's state, then running them (``CompiledRunner.apply_checked``): how
-    #: many it wrote in the validator's state, all of them (then all ran) or up to the first change that
-    #: is not plainly valid (then none ran)
+    #: table name → function(row, op, fingerprint, validator state, key width) checking one change
+    #: against the validator's state, then running it (``CompiledRunner.apply_checked``, a batch of one
+    #: change): 0 when it is not plainly valid (nothing written, nothing ran), 1 when it stayed in the
+    #: inline stages, 2 when it reached a buffer or the result
     checked: dict[str, object]

@@ -17,15 +17,15 @@ What cannot be undone: an inline stage raising half way through a change, which 
 never makes it do (a change that does not fit a stage's state, an out-of-memory or an interrupt).
 The runner then refuses further batches rather than run on a state it cannot vouch for.
 
-A stream batch (``apply_checked``, issue 13) is validated and run with one call per table: the
-table's *checked* function (``Program.checked``) makes the validator's set-semantics probe of each
-change (``Validator.storable``'s state and key), then runs the changes through the stages, with no
-``ValidatedBatch`` and, for a batch of one change, no loop. It stops at the first change that is not
-plainly valid, before any stage ran; the batch is then taken back (the validator's writes by
-``validate.unstore``, an earlier table's stages as above) and goes the general way, ``Validator.validate`` then ``apply``, which words
-the reason and applies the policy, so reasons, quarantine and atomicity have one code. A batch of
-one change builds the steps, journal and paused collector of a batch only when the change reached a
-buffered unit or the result.
+A stream batch (``apply_checked``, issue 13) is validated and run without ``ValidatedBatch``: each
+table's changes get the validator's set-semantics probe (``validate.store_changes`` on
+``Validator.storable``'s state and key), then run through the stages; a batch of one change is one
+call of the table's generated *checked* function (``Program.checked``), the same probe and the
+change's steps in straight-line code. A change that is not plainly valid stops the batch before any
+stage ran: it is then taken back (the validator's writes by ``validate.unstore``) and goes the general
+way, ``Validator.validate`` then ``apply``, which words the reason and applies the policy, so reasons,
+quarantine and atomicity have one code. A batch of one change builds the steps, journal and paused
+collector of a batch only when the change reached a buffered unit or the result.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Any
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow
 from operators.runtime.stream_format import ChangeBatch
-from operators.runtime.validate import Validator, unstore
+from operators.runtime.validate import Validator, store_changes, unstore
 from operators.stages.aggregate import GroupAggregateStage, aggregate_value
 from operators.stages.base import Change, Journal, run_keyed
 from operators.zset import ChangeColumns, Changelog, Row, consolidate
@@ -103,18 +103,19 @@ class CompiledRunner:
                                   f"({self.broken}): create the view again")
 
     def apply_checked(self, batch: ChangeBatch, keep: Callable[[Changelog], None]) -> Changelog | None:
-        """Validate and apply a stream batch with one call per table: each table's checked function
-        (``Program.checked``) checks its changes against the validator's state, then runs them;
-        ``keep`` takes the result's changes (the view's ordered result). None, with every state as it
-        was, when the batch needs the general path (``Validator.validate`` then ``apply``): a table the
-        validator cannot store at once, a reader's defect, a change that is not plainly valid (the
-        general path words the reason and applies the policy) or a selection that raised (the general
-        path raises it, or the reason of an earlier invalid change). Atomic as ``apply``: a failure
-        after the checks (a buffered unit, the result) puts back the stages and the validator's state.
-        Raises ``BrokenViewError`` as ``apply`` does.
+        """Validate and apply a stream batch: each table's changes checked against the validator's
+        state (``validate.store_changes``, written as they pass), then run; ``keep`` takes the result's
+        changes (the view's ordered result). None, with every state as it was, when the batch needs the
+        general path (``Validator.validate`` then ``apply``): a table the validator cannot store at once,
+        a reader's defect, a change that is not plainly valid (the general path words the reason and
+        applies the policy) or a selection that raised (the general path raises it). Atomic as
+        ``apply``: a failure after the checks (a buffered unit, the result) puts back the stages and the
+        validator's state. Raises ``BrokenViewError`` as ``apply`` does.
 
-        A batch of one change that ends in the inline stages (most do) needs no steps, journal or
-        paused collector: at such batches, they and the calls cost more than the change."""
+        A batch of one change is one call of the table's checked function (``Program.checked``: the
+        probe and the steps, straight-line), and when the change ends in the inline stages (most do)
+        no steps, journal or paused collector: at such batches, they and the calls cost more than the
+        change."""
         order = batch.order
         if len(order) != 1 or self.broken:
             return self._apply_checked(batch, keep)
@@ -122,13 +123,13 @@ class CompiledRunner:
         if changes is None:  # a table the reader skipped: no validated table changes
             return []
         entry = self._checked.get(changes.table)
-        if entry is None or changes.defects or changes.fingerprints is None:
+        fingerprints = changes.fingerprints
+        if entry is None or changes.defects or fingerprints is None:
             return None if changes.table in self._validated else []
         checked, plain, state, row_key = entry
-        rows, ops, fingerprints = changes.rows, changes.ops, changes.fingerprints
+        rows, ops = changes.rows, changes.ops
         try:
-            if not checked(rows, ops, fingerprints, state, row_key.width):
-                return None  # nothing written
+            reached = checked(rows[0], ops[0], fingerprints[0], state, row_key.width)
         except BaseException as error:
             self._clear_buffers()
             if self._failed_at[0] is None:  # raised inside a stage, half way through the change
@@ -137,16 +138,14 @@ class CompiledRunner:
             self._failed_at[0] = None  # the selection raised, before any stage: take back the check
             unstore(state, row_key, ops, rows, fingerprints, 1)
             return None
-        for _, buffer in self._buffered:
-            if buffer:
-                break
-        else:
-            if not self._result:
-                self._validator.loaded = True
-                # what survives the batch is frozen, as in ``apply``: unfrozen, the states a stream of
-                # one-change batches builds were rescanned by every full collection
-                gc.freeze()
-                return []
+        if reached == 1:  # the inline stages only
+            self._validator.loaded = True
+            # what survives the batch is frozen, as in ``apply``: unfrozen, the states a stream of
+            # one-change batches builds were rescanned by every full collection
+            gc.freeze()
+            return []
+        if not reached:
+            return None  # nothing written
         collecting = gc.isenabled()
         gc.disable()
         try:
@@ -157,58 +156,56 @@ class CompiledRunner:
                 gc.enable()
 
     def _apply_checked(self, batch: ChangeBatch, keep: Callable[[Changelog], None]) -> Changelog | None:
-        """``apply_checked`` of a batch of several changes (or tables), the collector paused."""
+        """``apply_checked`` of a batch of several changes (or tables): every table's changes probed
+        first (no stage runs before all passed), then each table's function, the collector paused."""
         self._refuse_if_broken()
         checked, validated = self._checked, self._validated
-        tables = [changes for changes in batch.tables if changes is not None and changes.rows]
-        for changes in tables:
-            if changes.table in validated and (changes.table not in checked or changes.defects
-                                               or changes.fingerprints is None):
-                return None
+        runs, written = [], []
+        for changes in batch.tables:
+            if changes is None or not changes.rows:
+                continue
+            entry = checked.get(changes.table)
+            if entry is None:
+                if changes.table in validated:
+                    break
+                continue
+            if changes.defects or changes.fingerprints is None:
+                break
+            _, plain, state, row_key = entry
+            rows, ops, fingerprints = changes.rows, changes.ops, changes.fingerprints
+            done = store_changes(state, row_key, ops, rows, fingerprints)
+            written.append((state, row_key, ops, rows, fingerprints, done))
+            if done != len(rows):
+                break
+            runs.append((plain, ChangeColumns(rows, ops)))
+        else:
+            if not runs:
+                return []
+            return self._run_checked(runs, written, keep)
+        for write in reversed(written):
+            unstore(*write)
+        return None
+
+    def _run_checked(self, runs: list[tuple], written: list[tuple], keep: Callable[[Changelog], None]) -> Changelog | None:
+        """The stages of a checked batch, the collector paused: None, with every state put back, when a
+        selection raised (the general path raises it)."""
         steps: list[tuple] = []
-        written: list[tuple] = []
         collecting = gc.isenabled()
         gc.disable()
         try:
             try:
-                for changes in tables:
-                    entry = checked.get(changes.table)
-                    if entry is not None and not self._checked_step(entry, changes, steps, written):
-                        self._undo_checked(steps, written, self._journal)
-                        self._clear_buffers()
-                        return None
+                for function, changes in runs:
+                    self._inline(function, changes, steps)
             except BaseException:
                 self._clear_buffers()
                 if self.broken:
                     raise
-                self._undo_checked(steps, written, self._journal)  # a selection raised: the general path raises it
+                self._undo_checked(steps, written, self._journal)
                 return None
-            return self._finish_checked(steps, written, keep) if written else []
+            return self._finish_checked(steps, written, keep)
         finally:
             if collecting:
                 gc.enable()
-
-    def _checked_step(self, entry: tuple, changes, steps: list[tuple], written: list[tuple]) -> bool:
-        """Run one table's checked function, recording the validator's writes and the stages' step
-        (none when a change was not plainly valid: then no stage ran); whether every change was."""
-        checked, plain, state, row_key = entry
-        rows, ops, fingerprints = changes.rows, changes.ops, changes.fingerprints
-        try:
-            done = checked(rows, ops, fingerprints, state, row_key.width)
-        except BaseException as error:
-            ran = self._failed_at[0]
-            if ran is None:  # raised inside a stage, half way through a change
-                self.broken = f"{type(error).__name__}: {error}"
-                raise
-            self._failed_at[0] = None  # a selection raised: every change was checked, ``ran`` went through
-            written.append((state, row_key, ops, rows, fingerprints, len(rows)))
-            steps.append(("inline", plain, ChangeColumns(rows, ops), ran))
-            raise
-        written.append((state, row_key, ops, rows, fingerprints, done))
-        if done != len(rows):
-            return False
-        steps.append(("inline", plain, ChangeColumns(rows, ops), done))
-        return True
 
     def _finish_checked(self, steps: list[tuple], written: list[tuple], keep: Callable[[Changelog], None]) -> Changelog:
         """``_finish`` of a checked batch and the result's changes kept; on an error the stages and the
@@ -226,7 +223,7 @@ class CompiledRunner:
 
     def _undo_checked(self, steps: list[tuple], written: list[tuple], journal: Journal) -> None:
         """Put back the stages (``_undo``: the plain table functions replay their changes negated) and
-        the validator's state the checked functions wrote."""
+        the validator's state the checks wrote."""
         self._undo(steps, journal)
         for state, row_key, ops, rows, fingerprints, done in reversed(written):
             unstore(state, row_key, ops, rows, fingerprints, done)
