@@ -214,8 +214,8 @@ def cmd_run(args) -> int:
             batches += 1
             already = len(view.rejected)
             # the main thread's CPU, for --stats-json only (a system call pair, 0.6 µs: more than a batch of
-            # one change costs); read innermost, so that its interval holds ``apply`` and the reads alone.
-            # The stream reader's thread works on the next chunk meanwhile.
+            # one change costs); read innermost, so that its interval holds ``apply`` and the reads alone
+            # (reading the next batch is outside it).
             started = time.perf_counter()
             if cpu_clock:
                 started_cpu = time.thread_time()

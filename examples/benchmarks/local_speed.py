@@ -26,7 +26,7 @@ among them) have it.
 updates/s everywhere is the stream's update count (all tables, as `ivm run` counts them) over the
 time; with ``--repeat N`` each run is made N times and the median time (the largest RSS) is shown.
 CPU seconds (user + system of the whole child, all threads; Flink's JVM as ``flink_q3.py`` samples
-it; maintenance as `ivm run` (``time.thread_time``: its reader's thread reads ahead meanwhile) and the
+it; maintenance as `ivm run` (``time.thread_time`` around each batch's ``apply``) and the
 loops (``time.process_time``) measure it) stand beside the
 wall times: on a shared machine they are the ones a ratio can trust.
 

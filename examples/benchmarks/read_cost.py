@@ -20,8 +20,8 @@ of a stream directory:
 7. ``run``: `ivm run --engine local` itself (the child's CPU), and its maintenance CPU (validation
    and the stages, the main thread's) from ``--stats-json``.
 
-Since the reader decodes, casts and fingerprints on a thread of its own, the process CPU of
-``reader`` and ``run`` counts that thread too.
+The reader decodes, casts and fingerprints each chunk on the main thread when a batch needs it
+(only the stream's ``_seq``/``_op`` are read on a thread, while the query compiles).
 
     python examples/benchmarks/read_cost.py --stream /work/streams/sf0.1-window
 

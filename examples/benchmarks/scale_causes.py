@@ -45,7 +45,7 @@ def parts(query: str, stream: Path) -> dict[str, float]:
 
     catalog = tpch_catalog()
     seconds = {"validation": 0.0, "stages": 0.0, "commit": 0.0, "ordered result": 0.0}
-    clock = time.thread_time  # this thread's: the stream reader's thread reads ahead meanwhile
+    clock = time.thread_time  # this thread's (the stream's open runs on a thread of its own)
     with MaintainedView((ROOT / "examples" / "tpch" / QUERIES[query]).read_text(), catalog) as view:
         opened = open_stream(stream, catalog)
         columns = columns_read(view.compiled.dataflow, catalog)

@@ -14,9 +14,9 @@ file. No value is cast lossily: ``column_types`` says which Arrow types each col
 
 Conversion goes column by column through Arrow and numpy: the per-cell Python work is only building
 the final tuples (and a value of a column that repeats its values is made once, ``_python_values``),
-so about a million updates read or write in a few seconds. ``OpenStream.batches`` reads ahead: each
-table's next chunk is decoded, cast and fingerprinted on a thread of its own (``_prefetched``) while
-the caller works on the batch before.
+so about a million updates read or write in a few seconds. ``OpenStream.batches`` reads each table's
+next chunk when a batch needs it, on the caller's thread (a read-ahead thread was measured to cost
+more than it saved on two cores).
 """
 
 from __future__ import annotations
@@ -24,14 +24,13 @@ from __future__ import annotations
 import gc
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import date
 from decimal import Decimal
 from itertools import islice, repeat
 from operator import attrgetter, lt
 from pathlib import Path
-from typing import ClassVar, NamedTuple, TypeVar, overload
+from typing import ClassVar, NamedTuple, overload
 
 import attrs
 import numpy as np
@@ -45,8 +44,6 @@ from operators.doubles import canonical_values
 from operators.runtime.column_types import arrow_type, column_reads, value_defect
 from operators.runtime.row_fingerprints import arrow_fingerprints
 from operators.runtime.row_masks import RowMask, made_at
-
-_T = TypeVar("_T")
 
 SEQ_COLUMN = "_seq"
 OP_COLUMN = "_op"
@@ -503,8 +500,8 @@ def _value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.DataType
                  kept: np.ndarray | None = None) -> ValueMaker:
     """Do now the Arrow and numpy half of making ``column``'s Python values (casts, dictionary
     encoding: no Python object per value, the GIL released), and return what makes the values
-    themselves. The stream reader calls this on its read-ahead thread and the maker on the main
-    thread, which then does only the work that needs Python objects. Given ``kept`` (positions),
+    themselves. The stream reader calls this when it makes a chunk ready (``_arrow_ready``) and
+    the maker when it converts the chunk, which then does only the work that needs Python objects. Given ``kept`` (positions),
     the values are made only there, None elsewhere (``row_masks``), unless they repeat: then each
     distinct one is made once anyway, and a row costs less than leaving it out would."""
     if _repeats(column, column_type):
@@ -948,7 +945,7 @@ def _unreadable(where: str, file: Path, error: Exception) -> StreamFormatError:
 
 class ArrowReady(NamedTuple):
     """A chunk of a table's stream rows as read (``data``), and what can be done with it without
-    Python objects, off the main thread: its columns cast to their catalog types, the rows'
+    Python objects (Arrow and numpy work that releases the GIL): its columns cast to their catalog types, the rows'
     fingerprints and the makers of the read columns' Python values (``_value_maker``; None for a
     column not read), all three None when a column does not cast (the reader then finds the
     defects); its ``_seq`` (numpy) and ``_op`` (int64, NULLs kept) and where ``_op`` is neither +1
@@ -984,25 +981,6 @@ def _arrow_ready(data: pa.Table, table: Table, where: str = "", read: Collection
     return ArrowReady(data, casts, arrow_fingerprints(casts), makers, seqs, ops, bad_ops)
 
 
-def _prefetched(items: Iterator[_T]) -> Iterator[_T]:
-    """``items`` in order, each computed on a worker thread while the caller uses the one before; the
-    first is started now, not when it is asked for (so every table of a stream reads its first chunk
-    at once, where they were read one after the other while the caller waited).
-
-    Decoding Parquet, casting and fingerprinting are Arrow and numpy work that releases the GIL, so
-    on a second core it overlaps the maintenance of the previous chunk (pure Python). An error
-    raised computing an item is raised here, when the caller asks for that item."""
-    pool = ThreadPoolExecutor(1, thread_name_prefix="stream-reader")
-    return _handed_out(pool, pool.submit(next, items, None), items)
-
-
-def _handed_out(pool: ThreadPoolExecutor, pending: Future, items: Iterator[_T]) -> Iterator[_T]:
-    with pool:
-        while (item := pending.result()) is not None:
-            pending = pool.submit(next, items, None)
-            yield item
-
-
 class _TableCursor:
     """Reads one table's changes in ``_seq`` order and hands them out ``take(n)`` at a time; ``read``:
     the columns to read into Python values (None: all of them), ``mask``: of which rows (``RowMask``)."""
@@ -1011,10 +989,12 @@ class _TableCursor:
         self._source = source
         self._read = None if read is None or set(source.table.column_names) <= set(read) else frozenset(read)
         self._in_part = self._read is not None or mask is not None  # rows kept as written too (WrittenRows)
-        # decoded, cast and fingerprinted on a thread while the caller maintains the chunk before
-        # (of locals only: a generator holding the cursor could drop the last reference to it on its thread)
+        # Decoded, cast and fingerprinted when the caller needs the chunk, on the caller's thread. A
+        # read-ahead thread per table was measured to cost more than it overlapped on two cores: its
+        # Arrow buffers, allocated there and freed here, were zeroed anew by the kernel (huge pages),
+        # and the process ran on 0.98 of a CPU all the same (RESULTS.md, issue 13, "the reader's thread").
         where, read = f"table {source.table.name} ({source.path})", self._read
-        self._chunks = _prefetched(_arrow_ready(data, source.table, where, read, mask) for data in source.chunks())
+        self._chunks = (_arrow_ready(data, source.table, where, read, mask) for data in source.chunks())
         self._chunk = self.empty()  # converted; handed out up to _offset
         self._offset = 0
 

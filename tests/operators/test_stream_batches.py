@@ -183,21 +183,9 @@ def test_change_columns_read_as_the_changelog_they_stand_for():
     assert repr(changes) == repr(pairs)
 
 
-def test_chunks_read_ahead_on_a_thread_come_in_order_and_an_error_comes_with_its_chunk():
-    def chunks():
-        yield from (1, 2)
-        raise stream_format.StreamFormatError("chunk 3 is corrupt")
-
-    read = stream_format._prefetched(chunks())
-    assert [next(read), next(read)] == [1, 2]
-    with pytest.raises(stream_format.StreamFormatError, match="chunk 3"):
-        next(read)
-    assert list(stream_format._prefetched(iter(range(1, 5)))) == [1, 2, 3, 4]
-
-
 def test_a_chunk_whose_columns_do_not_all_cast_is_read_the_general_way_and_fingerprinted_when_readable(tmp_path):
-    """The read-ahead thread casts and fingerprints only chunks whose every column casts; a chunk it
-    leaves alone is read as before: defects found on the main thread, readable rows fingerprinted."""
+    """The Arrow side of a chunk (``_arrow_ready``) casts and fingerprints only chunks whose every column
+    casts; a chunk it leaves alone is read the general way: defects found, readable rows fingerprinted."""
     pq.write_table(pa.table({"id": pa.array([1.0, 2.0], pa.float64()), "name": ["a", None],
                              "_seq": pa.array([1, 2], pa.int64()), "_op": pa.array([1, 1], pa.int8())}),
                    tmp_path / "shop.parquet")
