@@ -150,16 +150,16 @@ class MaintainedView:
         """The general path of the local engine: ``Validator.validate``, then the runner's ``apply``."""
         validator = self.validator
         validated = validator.validate(updates)
-        # The batch is atomic: the runner undoes its own stages on an error, and the validator forgets
-        # the batch, so the validator's rows, the result and the rejected list change only once the
-        # runner succeeded, and the same batch can be sent again after fixing the cause.
+        # The batch is atomic: the runner undoes its own stages on an error (keeping the result's changes
+        # is part of its batch), and the validator forgets the batch, so the validator's rows, the
+        # stages, the result and the rejected list change only once all of it succeeded, and the same
+        # batch can be sent again after fixing the cause.
         # (Each step is skipped when it has nothing to do: at batches of one change, the calls are
         # most of the batch's cost.)
         delta: Changelog = []
         if validated.accepted:
             try:
-                delta = self.runner.apply(validated.accepted)
-                self._keep(delta)
+                delta = self.runner.apply(validated.accepted, self._keep)
             except BaseException:
                 validator.abort(validated)
                 raise

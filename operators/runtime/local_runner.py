@@ -13,7 +13,7 @@ stage is reverted, and why that costs what the batch touched, not the size of th
 from __future__ import annotations
 
 import gc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from operators.runtime.dataflow import Dataflow
@@ -28,8 +28,11 @@ class LocalRunner:
         # stage name -> (rows in, rows out) of the last batch: what `ivm ui` shows per stage
         self.batch_counts: dict[str, tuple[int, int]] = {}
 
-    def apply(self, changes_by_table: Mapping[str, Changelog]) -> Changelog:
-        """Apply one batch of base-table changes (validated, by table); return the result's changes."""
+    def apply(self, changes_by_table: Mapping[str, Changelog],
+              keep: Callable[[Changelog], None] | None = None) -> Changelog:
+        """Apply one batch of base-table changes (validated, by table); return the result's changes.
+        ``keep`` (the view's ordered result) takes them inside the batch: if it raises, the stages are
+        undone too, so the batch leaves no state changed anywhere."""
         inputs = self.dataflow.route(changes_by_table)
         result: Changelog = []
         journal = Journal()
@@ -45,6 +48,9 @@ class LocalRunner:
                     result.extend(outputs)
                 else:
                     inputs[node.downstream].extend(Change(node.downstream_port, row, w) for row, w in outputs)
+            delta = consolidate(result)
+            if keep is not None and delta:
+                keep(delta)
         except BaseException:
             journal.undo()
             raise
@@ -53,7 +59,7 @@ class LocalRunner:
         # Frozen objects are still freed by reference counting; stage states hold no cycles.
         gc.freeze()
         self.batch_counts = counts
-        return consolidate(result)
+        return delta
 
     def stage_states(self, stage_id: int) -> dict[tuple, Any]:
         """One stage's state by key (what a pull-mode result is enumerated from)."""

@@ -556,3 +556,25 @@ def test_the_compiled_ring_aggregate_failing_in_its_select_list_puts_back_the_ba
     # the lookups and the groups took the whole batch; the second new result row's select list fails
     run_with_fault(Q3, tpch_catalog(), tpch_prefix, BATCH,
                    expression_fault(GroupAggregateStage, "finish", on_new_result_row(2)), compiled=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# the view's own step of a batch: keeping the result's changes in its ordered result
+
+
+def result_fault(view, batch, reached):
+    """Make the view's ordered result refuse the batch's result changes (after every stage ran it): the
+    stages must be undone with the validator's rows, as for a stage's fault."""
+
+    def failing(delta):
+        raise InjectedFault("fault injected keeping the result's changes")
+
+    view.ordered.apply = failing
+    return lambda: vars(view.ordered).pop("apply")
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["generic", "compiled"])
+@pytest.mark.parametrize("sql", [Q3, TOP_K], ids=["q3", "top_k"])
+def test_a_failure_keeping_the_result_puts_back_the_stages_too(tpch_prefix, sql, compiled):
+    # UpdateBatch input takes the general path (validate, then runner.apply) on both runners
+    run_with_fault(sql, tpch_catalog(), tpch_prefix, BATCH, result_fault, compiled=compiled)

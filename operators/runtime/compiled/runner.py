@@ -87,15 +87,17 @@ class CompiledRunner:
         stage = self.dataflow.stage(stage_id).stage
         return self.program.states[next(u.id for u in self.program.units if u.stage is stage)]
 
-    def apply(self, changes_by_table: Mapping[str, Changelog]) -> Changelog:
-        """Apply one batch of validated base-table changes; return the result's changes.
+    def apply(self, changes_by_table: Mapping[str, Changelog],
+              keep: Callable[[Changelog], None] | None = None) -> Changelog:
+        """Apply one batch of validated base-table changes; return the result's changes, which ``keep``
+        takes inside the batch (as ``LocalRunner.apply``: if it raises, the stages are undone too).
 
         The cyclic collector is paused during the batch: stage states and changelogs hold no cycles,
         and with millions of result changes alive its full passes rescanned them again and again
         (a third of an IEDyn push run at 720 inserts); what survives the batch is frozen.
         """
         self._refuse_if_broken()
-        return self._run([], changes_by_table)
+        return self._run([], changes_by_table, keep)
 
     def _refuse_if_broken(self) -> None:
         if self.broken:
@@ -228,9 +230,11 @@ class CompiledRunner:
         for state, row_key, ops, rows, fingerprints, done in reversed(written):
             unstore(state, row_key, ops, rows, fingerprints, done)
 
-    def _run(self, steps: list[tuple], changes_by_table: Mapping[str, Changelog] | None) -> Changelog:
+    def _run(self, steps: list[tuple], changes_by_table: Mapping[str, Changelog] | None,
+             keep: Callable[[Changelog], None] | None = None) -> Changelog:
         """A batch with the collector paused: each table's function on its changes (none when the
-        caller ran the batch's one inline step, ``steps``, itself), then ``_finish``; undone on an error."""
+        caller ran the batch's one inline step, ``steps``, itself), then ``_finish`` (``keep`` takes the
+        result's changes); undone on an error."""
         collecting = gc.isenabled()
         gc.disable()
         # (per batch, not per change: at batches of one change this method's own work is a fourth of the batch)
@@ -242,7 +246,7 @@ class CompiledRunner:
                     function = tables.get(table)
                     if changes and function is not None:
                         self._inline(function, changes, steps)
-            return self._finish(steps, journal)
+            return self._finish(steps, journal, keep)
         except BaseException:
             if not self.broken:
                 self._undo(steps, journal)
