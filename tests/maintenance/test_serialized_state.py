@@ -28,11 +28,11 @@ class SerializingRunner(LocalRunner):
         for node in dataflow.stages:
             object.__setattr__(node, "stage", cloudpickle.loads(cloudpickle.dumps(node.stage)))
 
-    def apply(self, batch):
+    def apply(self, batch, keep=None):
         for states in self.states.values():
             for key in list(states):
                 states[key] = pickle.loads(pickle.dumps(states[key], pickle.HIGHEST_PROTOCOL))
-        return super().apply(batch)
+        return super().apply(batch, keep)
 
 
 @pytest.mark.parametrize("number", [2, 3, 9, 13, 15, 16, 17, 18, 22])
