@@ -57,6 +57,7 @@ from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.expressions import ExpressionConverter
 from planner.sql.scope import Relation, Scope, output_names, output_types
 from planner.sql.typing import typed_aggregate, typed_call
+from planner.sql.windows import plan_windows, window_calls
 
 _SELECT_CLAUSES = frozenset(
     {"with_", "expressions", "distinct", "from_", "joins", "where", "group", "having", "order", "limit"}
@@ -294,7 +295,10 @@ class _Planner:
             _reject_aggregates(condition, "WHERE")
             plan = Filter(condition, plan)
 
-        items = self._select_items(select, scope, ctes)
+        windows: dict[str, Column] = {}
+        if window_calls(select):
+            plan, windows = plan_windows(select, plan, ExpressionConverter(self, scope, ctes, "OVER"))
+        items = self._select_items(select, scope, ctes, windows)
         by_alias = {item.name: item.expr for item in items}
         group = select.args.get("group")
         keys = (
@@ -309,7 +313,7 @@ class _Planner:
             else None
         )
         order = select.args.get("order")
-        order_by = ExpressionConverter(self, scope, ctes, "ORDER BY")
+        order_by = ExpressionConverter(self, scope, ctes, "ORDER BY", windows=windows)
         sort_keys = [self._sort_key(o, items, order_by) for o in order.expressions] if order else []
 
         ratio = _RatioAsAverage(self.catalog, plan)
@@ -318,6 +322,10 @@ class _Planner:
         sort_keys = [SortKey(ratio.rewrite(k.expr), k.ascending) for k in sort_keys]
         uses = [item.expr for item in items] + ([having] if having else []) + [k.expr for k in sort_keys]
         if group or having or any(contains_aggregate(e) for e in uses):
+            if windows:
+                raise UnsupportedSqlError(
+                    "window functions over a grouped or aggregated query block are not supported: "
+                    "aggregate in a derived table and apply the window outside it")
             grouping = _Grouping.of(keys, uses, scope.aliases)
             plan = Aggregate(grouping.group_by, grouping.aggregates, plan)
             if having is not None:
@@ -422,9 +430,9 @@ class _Planner:
         return Relation(alias, output_names(plan), output_types(plan, self.catalog))
 
     def _select_items(
-        self, select: exp.Select, scope: Scope, ctes: Mapping[str, LogicalPlan]
+        self, select: exp.Select, scope: Scope, ctes: Mapping[str, LogicalPlan], windows: Mapping[str, Column]
     ) -> list[NamedExpr]:
-        expressions = ExpressionConverter(self, scope, ctes, "SELECT")
+        expressions = ExpressionConverter(self, scope, ctes, "SELECT", windows=windows)
         items: list[NamedExpr] = []
         for position, node in enumerate(select.expressions):
             if isinstance(node, exp.Star):
