@@ -40,8 +40,8 @@ class MaintainWindow(Rule):
     ... Filter condition=x.rn <= 3
     ...   SubqueryAlias alias=x
     ...     Project items=[t.a AS a, _w0 AS rn]
-    ...       MaintainedWindow[top_n] partition_by=[t.p] order_by=[t.a DESC] nulls_first=[False] frame=WindowFrame(unit=rows)
-    ...           functions=[row_number() AS _w0] rank_limit=3 ranked=_w0
+    ...       MaintainedWindow[top_n] partition_by=[t.p] order_by=[t.a DESC] nulls_first=[False] frame=WindowFrame(unit=rows) functions=[row_number() AS _w0]
+    ...           rank_limit=3 ranked=_w0
     ...         Scan table=t alias=t columns=[p, a]
     ... ''', None)
 

@@ -71,12 +71,15 @@ def _function(node: exp.Window, over: ExpressionConverter, ordered: bool) -> Exp
         return Call(name, (), INT)
     if type(function) in _OFFSETS:
         return _offset(name, function, over, text)
-    converted = over.convert(function)
-    func = getattr(converted, "func", None)
-    if func not in _WINDOW_AGGREGATES:
-        raise UnsupportedSqlError(
-            f"window function {function.key} is not supported: only ROW_NUMBER, RANK, DENSE_RANK, LAG, LEAD and "
-            f"SUM/COUNT/AVG/MIN/MAX OVER (...) are: {text}")
+    unsupported = UnsupportedSqlError(
+        f"window function {function.key} is not supported: only ROW_NUMBER, RANK, DENSE_RANK, LAG, LEAD and "
+        f"SUM/COUNT/AVG/MIN/MAX OVER (...) are: {text}")
+    try:
+        converted = over.convert(function)
+    except UnsupportedSqlError as err:
+        raise unsupported from err
+    if getattr(converted, "func", None) not in _WINDOW_AGGREGATES:
+        raise unsupported
     if converted.distinct:
         # Spark: "DISTINCT window functions are not supported"
         raise UnsupportedSqlError(f"DISTINCT window functions are not supported (nor in Spark): {text}")

@@ -9,12 +9,15 @@ ties. DuckDB agrees with Spark here once sqlglot spells Spark's default NULL ord
 
 from __future__ import annotations
 
+import json
 import random
+from decimal import Decimal
 
 import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.stream_format import Update
+from planner.compiler import UnsupportedQueryError
 from planner.sql.errors import UnsupportedSqlError
 from planner.view import MaintainedView
 from tests.maintenance.checking import check_against_recomputation
@@ -40,7 +43,6 @@ def _orders_stream(seed: int, steps: int = 500, customers: int = 5) -> list[Upda
         amount = None if rng.random() < 0.15 else rng.randint(0, 9)
         cust = None if rng.random() < 0.05 else rng.randint(1, customers)
         price = None if rng.random() < 0.1 else rng.randint(0, 20000) / 100
-        from decimal import Decimal
         return key, cust, amount, None if price is None else Decimal(f"{price:.2f}")
 
     for _ in range(steps):
@@ -138,13 +140,16 @@ def test_top_n_emits_only_rows_entering_and_leaving():
 
 def test_explain_names_the_strategy_and_cost():
     from planner.compiler import compile_query
-    from planner.explain import explain_text
+    from planner.explain import explain_json, explain_text
 
-    text = explain_text(compile_query(ORDERS_QUERIES["top 2 per customer"], CATALOG))
-    assert "MaintainedWindow[top_n]" in text and "O(log n + rows entering" in text
-    assert "Spark leaves the order" in text
-    text = explain_text(compile_query(ORDERS_QUERIES["running sums, ROWS"], CATALOG))
-    assert "MaintainedWindow[running]" in text and "O(partition)" in text
+    top = compile_query(ORDERS_QUERIES["top 2 per customer"], CATALOG)
+    assert "Window: row_number() OVER (PARTITION BY orders.cust ORDER BY orders.amount ASC NULLS FIRST, orders.id ASC NULLS FIRST): " \
+           "top_n (top 2 per partition), O(log n + rows entering" in explain_text(top)
+    stage = next(s for s in json.loads(explain_json(top))["stages"] if s["operator"].startswith("MaintainedWindow"))
+    assert stage["key"] == "orders.cust" and "Spark leaves the order of peers unspecified" in stage["why"]
+    running = json.loads(explain_json(compile_query(ORDERS_QUERIES["running sums, ROWS"], CATALOG)))
+    assert [w["strategy"] for w in running["windows"]] == ["running"]
+    assert running["windows"][0]["update_cost"].startswith("O(partition) per change")
 
 
 @pytest.mark.parametrize("sql, words", [
@@ -156,6 +161,18 @@ def test_explain_names_the_strategy_and_cost():
     ("select ntile(2) over (order by id) from orders", "window function"),
 ])
 def test_unsupported_windows_are_refused_with_the_reason(sql, words):
-    with pytest.raises(UnsupportedSqlError, match=None) as refused:
+    with pytest.raises(UnsupportedSqlError) as refused:
         MaintainedView(sql, CATALOG)
     assert words in str(refused.value)
+
+
+def test_a_windowed_derived_table_joined_or_grouped_is_refused_with_the_reason():
+    sql = ("select cust, count(*) from (select cust, rank() over (partition by cust order by amount) r from orders) x "
+           "where r <= 2 group by cust")
+    with pytest.raises(UnsupportedQueryError, match="computes window functions"):
+        MaintainedView(sql, CATALOG)
+
+
+def test_the_spark_engine_refuses_windows_with_the_reason():
+    with pytest.raises(UnsupportedQueryError, match="local engine only"):
+        MaintainedView(ORDERS_QUERIES["top 2 per customer"], CATALOG, engine="spark")
