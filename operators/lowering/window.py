@@ -18,7 +18,7 @@ from planner.ir.expressions import AggregateCall, Call, Column, columns
 from planner.ir.logical import Filter, LogicalPlan, NamedExpr, Project, SubqueryAlias
 from planner.ir.notation import print_expr
 from planner.ir.reads import columns_read
-from planner.ir.window import RANKING, WINDOW_COSTS, MaintainedWindow, window_columns
+from planner.ir.window import RANKING, WINDOW_COSTS, MaintainedWindow, indexed_running, window_columns
 
 _LAYERS = (Filter, SubqueryAlias, Project, MaintainedWindow)
 
@@ -102,7 +102,9 @@ def _function_spec(expr, window: MaintainedWindow, index) -> WindowFunctionSpec:
             return WindowFunctionSpec(op, compile_expr(value, index), offset.value, compile_expr(default, index))
         case AggregateCall(func=func, arg=arg):
             argument = None if arg is None else compile_expr(arg, index)
-            return WindowFunctionSpec(func, argument, frame=frame.unit, preceding=frame.preceding)
+            running = frame.unit != "partition" and frame.preceding is None
+            return WindowFunctionSpec(func, argument, frame=frame.unit, preceding=frame.preceding,
+                                      indexed=running and indexed_running(expr))
     raise LoweringError(f"no window stage computes {print_expr(expr)}")
 
 

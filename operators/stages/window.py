@@ -35,7 +35,9 @@ from sortedcontainers import SortedList
 from operators.doubles import NAN
 from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription, apply_then_read
+from operators.structures.frame_aggregate import FramePayload
 from operators.structures.ordered_multiset import inverted
+from operators.structures.sorted_groups import SortedGroup
 from operators.zset import Changelog, Row, consolidate
 
 RANKING = ("row_number", "rank", "dense_rank")
@@ -56,23 +58,29 @@ class WindowFunctionSpec:
     default: Callable[[Row], object] | None = attrs.field(default=None, eq=False)
     frame: str = "rows"
     preceding: int | None = None
+    #: a running frame read off a prefix-aggregate index (exact arguments only: frame_aggregate.py)
+    indexed: bool = False
 
 
 class PartitionIndex:
-    """One partition: its rows in window order, and the distinct ORDER BY keys when DENSE_RANK needs them."""
+    """One partition: its rows in window order, the distinct ORDER BY keys when DENSE_RANK needs them,
+    and a prefix-aggregate index (operators/structures/frame_aggregate.py) per indexed running frame."""
 
-    __slots__ = ("entries", "peers", "peer_counts")
+    __slots__ = ("entries", "peers", "peer_counts", "prefixes")
 
-    def __init__(self, dense: bool) -> None:
+    def __init__(self, dense: bool, indexed: int) -> None:
         self.entries = SortedList()
         self.peers: SortedList | None = SortedList() if dense else None
         self.peer_counts: dict[tuple, int] = {}
+        self.prefixes = tuple(SortedGroup() for _ in range(indexed))
 
-    def apply(self, changes: list[tuple[Entry, int, tuple]], sign: int) -> None:
+    def apply(self, changes: list[tuple[Entry, int, tuple, tuple[FramePayload, ...]]], sign: int) -> None:
         """Add (``sign`` 1) or take out (-1) each entry ``weight`` times."""
         entries, peers, counts = self.entries, self.peers, self.peer_counts
-        for entry, weight, prefix in changes:
+        for entry, weight, prefix, payloads in changes:
             weight *= sign
+            for index, payload in zip(self.prefixes, payloads, strict=True):
+                index.add(entry, entry[1], payload.scaled(weight))
             for _ in range(abs(weight)):
                 if weight > 0:
                     entries.add(entry)
@@ -98,6 +106,16 @@ class _Fold:
 
     def __init__(self, kind: str) -> None:
         self.kind, self.count, self.total = kind, 0, None
+
+    @classmethod
+    def of(cls, kind: str, payload: FramePayload | int) -> _Fold:
+        """The fold of the rows a prefix-aggregate index summed into ``payload`` (0: none)."""
+        fold = cls(kind)
+        if payload:
+            fold.count = payload.count
+            fold.total = payload.low if kind == "min" else payload.high if kind == "max" else payload.total
+            fold.total = None if fold.count == 0 else fold.total
+        return fold
 
     def add(self, value: object) -> None:
         if value is None:
@@ -140,6 +158,8 @@ class WindowStage(KeyedStage):
         self.rank_limit = rank_limit  # (index of the ranking function, its largest value emitted)
         self._prefix = 2 * len(order_by)
         self._dense = any(f.kind == "dense_rank" for f in functions)
+        self._indexed = tuple(f for f in functions if f.indexed)
+        self._index_of = {id(f): i for i, f in enumerate(self._indexed)}  # by identity: specs compare by kind
 
     def key_of(self, port: int, row: Row) -> tuple:
         return tuple(p(row) for p in self.partition_by)
@@ -159,11 +179,12 @@ class WindowStage(KeyedStage):
         return tuple(parts), row
 
     def process(self, key: tuple, state: PartitionIndex | None, changes: list[Change]) -> tuple[PartitionIndex | None, Changelog]:
-        state = state if state is not None else PartitionIndex(self._dense)
+        state = state if state is not None else PartitionIndex(self._dense, len(self._indexed))
         prepared = []
         for row, weight in consolidate((c.row, c.weight) for c in changes):
             entry = self.entry(row)
-            prepared.append((entry, weight, entry[0][: self._prefix]))
+            payloads = tuple(FramePayload.of(self._argument(f, row), f.kind in ("sum", "avg")) for f in self._indexed)
+            prepared.append((entry, weight, entry[0][: self._prefix], payloads))
         start, end = self._reach(state, prepared)
 
         def read() -> Changelog:
@@ -186,7 +207,7 @@ class WindowStage(KeyedStage):
         entries = state.entries
         last = len(entries) - 1
         start = end = ...
-        for entry, _, prefix in prepared:
+        for entry, _, prefix, _ in prepared:
             position = entries.bisect_left(entry)
             for function in self.functions:
                 kind = function.kind
@@ -260,7 +281,11 @@ class WindowStage(KeyedStage):
         entries, prefix = state.entries, self._prefix
         rows_frame = function.frame == "rows"
         first = low if rows_frame else entries.bisect_left((entries[low][0][:prefix],))
-        fold = self._fold(function, entries.islice(0, first))
+        if function.indexed:
+            index = state.prefixes[self._index_of[id(function)]]
+            fold = _Fold.of(function.kind, index.below(entries[first], False) if first < len(entries) else index.total())
+        else:
+            fold = self._fold(function, entries.islice(0, first))
         position = first
         while position < high:
             if rows_frame:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import attrs
 
-from planner.ir.expressions import AggregateCall, Call, Column, Expr
+from catalog.types import DOUBLE
+from planner.ir.expressions import AggregateCall, Call, Column, Expr, type_of
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation import notation_value
 
@@ -31,8 +32,10 @@ WINDOW_COSTS = {
     "ranked": "O(log n + rank values that change) per change: O(partition) when a row enters near the front",
     "offset": "O(log n + offset) per change: the rows whose neighbour at that offset changes",
     "moving": "O(log n + frame length²) per change: the rows whose bounded frame holds the change",
-    "running": "O(partition) per change: every later row's running value changes, and the prefix up to the "
-               "change is re-read (no prefix-aggregate index yet)",
+    "running": "O(log n + rows whose running value changes) per change: the aggregate up to the change is read "
+               "off a prefix-aggregate index (a treap with subtree sums); every later row's value may change",
+    "running_scan": "O(partition) per change: a DOUBLE sum's prefix is re-read from the partition's first row "
+                    "(float subtree sums would depend on the index's shape)",
     "partition_aggregate": "O(partition) per change: the aggregate is re-read, and every row of the partition "
                            "carries it",
 }
@@ -98,6 +101,14 @@ def function_name(expr: Expr) -> str:
     raise TypeError(f"not a window function: {expr}")
 
 
+def indexed_running(expr: Expr) -> bool:
+    """Whether a running aggregate can be read off a prefix-aggregate index: its subtree sums are
+    exact (MIN/MAX/COUNT, or a SUM/AVG of an exact type; not of a DOUBLE, whose sums depend on the
+    order they are added in)."""
+    return isinstance(expr, AggregateCall) and (
+        expr.func in ("min", "max", "count") or type_of(expr.arg) not in (DOUBLE, None))
+
+
 def strategy_of(functions: tuple[NamedExpr, ...], frame: WindowFrame, rank_limit: int | None) -> str:
     """The costliest strategy among the functions of one window (``WINDOW_COSTS``)."""
     names = [function_name(f.expr) for f in functions]
@@ -105,7 +116,8 @@ def strategy_of(functions: tuple[NamedExpr, ...], frame: WindowFrame, rank_limit
     if aggregates and frame.unit == "partition":
         return "partition_aggregate"
     if aggregates and frame.preceding is None:
-        return "running"
+        exact = all(indexed_running(f.expr) for f in functions if function_name(f.expr) not in RANKING + OFFSETS)
+        return "running" if exact else "running_scan"
     if any(name in RANKING for name in names):
         return "top_n" if rank_limit is not None else "ranked"
     return "moving" if aggregates else "offset"

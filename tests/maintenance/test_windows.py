@@ -104,6 +104,8 @@ ORDERS_QUERIES = {
     "running sums, ROWS": "select id, cust, sum(price) over (partition by cust order by id rows between unbounded preceding "
                           "and current row) s, avg(amount) over (partition by cust order by id rows unbounded preceding) a "
                           "from orders",
+    "running DOUBLE sum, prefix re-read": "select id, cust, sum(cast(amount as double) / 4) over (partition by cust order by id) s "
+                                          "from orders",
     "moving average": "select id, cust, avg(amount) over (partition by cust order by id rows between 2 preceding and current row) "
                       "ma, min(price) over (partition by cust order by id rows between 1 preceding and current row) mn from orders",
 }
@@ -149,7 +151,9 @@ def test_explain_names_the_strategy_and_cost():
     assert stage["key"] == "orders.cust" and "Spark leaves the order of peers unspecified" in stage["why"]
     running = json.loads(explain_json(compile_query(ORDERS_QUERIES["running sums, ROWS"], CATALOG)))
     assert [w["strategy"] for w in running["windows"]] == ["running"]
-    assert running["windows"][0]["update_cost"].startswith("O(partition) per change")
+    assert running["windows"][0]["update_cost"].startswith("O(log n + rows whose running value changes)")
+    doubles = json.loads(explain_json(compile_query(ORDERS_QUERIES["running DOUBLE sum, prefix re-read"], CATALOG)))
+    assert [(w["strategy"], w["update_cost"][:12]) for w in doubles["windows"]] == [("running_scan", "O(partition)")]
 
 
 @pytest.mark.parametrize("sql, words", [
