@@ -32,10 +32,9 @@ from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream_format import ChangeBatch, Update, UpdateBatch
 from operators.runtime.validate import Rejected, Validator
-from operators.stages.window import WindowStage
 from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
 from operators.zset import Changelog, Row, consolidate
-from planner.compiler import CompiledQuery, UnsupportedQueryError, compile_query
+from planner.compiler import CompiledQuery, compile_query
 from planner.sql.scope import output_types
 
 ENGINES = ("local", "spark")
@@ -89,10 +88,6 @@ class MaintainedView:
             self.ordered = (None if dataflow.enumerated_by is not None
                             else OrderedMultiset(dataflow.presentation_order, dataflow.initial_result))
         else:
-            if any(isinstance(node.stage, WindowStage) for node in dataflow.stages):
-                raise UnsupportedQueryError(
-                    "window functions (OVER) are maintained on the local engine only: the window stage has not "
-                    "been given or tested with a Spark state layout yet; use engine='local'")
             self.compiled_checks = False
             # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
             from operators.runtime.spark_runner import SparkRunner

@@ -159,7 +159,6 @@ class WindowStage(KeyedStage):
         self._prefix = 2 * len(order_by)
         self._dense = any(f.kind == "dense_rank" for f in functions)
         self._indexed = tuple(f for f in functions if f.indexed)
-        self._index_of = {id(f): i for i, f in enumerate(self._indexed)}  # by identity: specs compare by kind
 
     def key_of(self, port: int, row: Row) -> tuple:
         return tuple(p(row) for p in self.partition_by)
@@ -282,7 +281,8 @@ class WindowStage(KeyedStage):
         rows_frame = function.frame == "rows"
         first = low if rows_frame else entries.bisect_left((entries[low][0][:prefix],))
         if function.indexed:
-            index = state.prefixes[self._index_of[id(function)]]
+            # by identity: specs compare by kind and frame only (two SUMs of different columns are equal)
+            index = state.prefixes[next(i for i, f in enumerate(self._indexed) if f is function)]
             fold = _Fold.of(function.kind, index.below(entries[first], False) if first < len(entries) else index.total())
         else:
             fold = self._fold(function, entries.islice(0, first))
