@@ -299,7 +299,7 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
         call: AggregateCall = item.expr
         argument = None if call.arg is None else compile_expr(call.arg, index)
         double = call.arg is not None and type_of(call.arg) in (DOUBLE, None)
-        specs.append(AggregateSpec(call.func, argument, call.distinct, double))
+        specs.append(AggregateSpec(call.func, argument, call.distinct, double, call.parameters))
     agg_layout = output_columns(aggregate)
     finish = finish_function(items, having, agg_layout)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout

@@ -70,12 +70,16 @@ class Call:
 
 @attrs.frozen
 class AggregateCall:
-    """``func`` is sum, count, avg, min or max; ``arg`` None means ``count(*)``."""
+    """``func`` is sum, count, avg, min, max, one of Spark's variance family (stddev, stddev_samp,
+    stddev_pop, std, variance, var_samp, var_pop) or exact percentiles (median, percentile,
+    percentile_cont, percentile_disc); ``arg`` None means ``count(*)``. ``parameters`` are an
+    aggregate's constant arguments: a percentile's (fraction, descending order)."""
 
     func: str
     arg: Expr | None
     distinct: bool = False
     dtype: DataType | None = attrs.field(default=None, eq=False, repr=False)
+    parameters: tuple = ()
 
 
 @attrs.frozen

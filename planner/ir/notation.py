@@ -61,7 +61,9 @@ two spaces deeper, after which the expression (and the node's fields) go on::
 
 Limits: field names must be identifiers that are not keywords of the notation (``and``, ``end``,
 ``date``...); a node may have at most one child field holding a tuple of plans; literal floats are
-finite; ``AggregateCall.func`` is one of ``sum count avg min max``.
+finite; ``AggregateCall.func`` is one of ``AGGREGATE_FUNCTIONS``
+(``sum count avg min max``, the variance family and the percentiles, whose parameters follow the
+argument as literals: ``percentile_disc(x, 0.25, true)``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, S
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
     AGGREGATE_FUNCTIONS,
+    PARAMETERIZED_AGGREGATES,
     absent_value,
     edge_class,
     expr_parser,
@@ -249,11 +250,14 @@ class _Builder:
                     name, f"only the aggregates {', '.join(AGGREGATE_FUNCTIONS)} take * or distinct"
                 )
             return Call(function, args)
+        parameters = ()
+        if function in PARAMETERIZED_AGGREGATES and len(args) > 1 and all(isinstance(a, Literal) for a in args[1:]):
+            args, parameters = args[:1], tuple(a.value for a in args[1:])
         if len(args) > 1 or rule is None:
             raise token_error(
                 name, f'aggregate {function} takes one argument or *; quote it ("{function}") for a function'
             )
-        return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"))
+        return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"), parameters=parameters)
 
     def expr_case(self, tree, *parts):
         *whens, otherwise = parts

@@ -26,6 +26,7 @@ from planner.ir.notation_syntax import (
 )
 
 _EXPRESSION_TYPES = typing.get_args(Expr)
+_PARAMETER_TYPES = {float: DOUBLE, bool: BOOLEAN}  # an aggregate's parameters: a percentile's (fraction, descending)
 
 #: A line longer than this wraps: a node's fields move to continuation lines, four spaces deeper
 #: than the node (its children are two deeper), and long lists and value objects put their items on
@@ -204,12 +205,13 @@ def _expr(expr: Expr, indent: int) -> tuple[str, int]:
             return text, _ATOM
         case Literal():
             return _literal(expr)
-        case AggregateCall(func, arg, distinct):
+        case AggregateCall(func, arg, distinct, _, parameters):
             if func not in AGGREGATE_FUNCTIONS:
                 raise ValueError(
                     f"aggregate {func!r} has no notation; known: {', '.join(AGGREGATE_FUNCTIONS)}"
                 )
             inner = "*" if arg is None else _expr(arg, indent)[0]
+            inner += "".join(f", {_literal(Literal(p, _PARAMETER_TYPES[type(p)]))[0]}" for p in parameters)
             return f"{func}({'distinct ' if distinct else ''}{inner})", _ATOM
         case Subquery():
             return _subquery(expr, indent)

@@ -20,7 +20,11 @@ import attrs
 import lark
 from lark import Token, Tree
 
-AGGREGATE_FUNCTIONS = ("sum", "count", "avg", "min", "max")
+AGGREGATE_FUNCTIONS = ("sum", "count", "avg", "min", "max", "stddev", "stddev_samp", "stddev_pop", "std", "variance",
+                       "var_samp", "var_pop", "median", "percentile", "percentile_cont", "percentile_disc")
+#: Aggregates whose constant parameters follow the argument: ``percentile(x, 0.25, false)`` is
+#: (fraction, descending order).
+PARAMETERIZED_AGGREGATES = ("median", "percentile", "percentile_cont", "percentile_disc")
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BARE_FUNCTION = re.compile(r"[a-z_][A-Za-z0-9_]*")

@@ -45,7 +45,17 @@ _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Avg: "avg",
     exp.Min: "min",
     exp.Max: "max",
+    exp.Stddev: "stddev",
+    exp.StddevSamp: "stddev_samp",
+    exp.StddevPop: "stddev_pop",
+    exp.Variance: "variance",  # sqlglot reads var_samp as variance too: the same function in Spark
+    exp.VariancePop: "var_pop",
+    exp.Median: "median",
+    exp.Quantile: "percentile",
 }
+# Spark's aggregates that sqlglot leaves as anonymous functions, by their (lower-case) name.
+_ANONYMOUS_AGGREGATES = {"std": "std"}
+_WITHIN_GROUP = {exp.PercentileCont: "percentile_cont", exp.PercentileDisc: "percentile_disc"}
 # Spark's year(d), month(d), day(d) are EXTRACT in disguise.
 _DATE_PART_FUNCTIONS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month", exp.Day: "day"}
 _EXTRACT_UNITS = frozenset({"year", "quarter", "month", "week", "day"})
@@ -192,6 +202,15 @@ class ExpressionConverter:
                 )
             case _ if type(node) in _AGGREGATES:
                 return self._aggregate(node)
+            case exp.Anonymous() if node.name.lower() in _ANONYMOUS_AGGREGATES:
+                return self._aggregate(node, _ANONYMOUS_AGGREGATES[node.name.lower()])
+            case exp.Anonymous() if node.name.lower() == "percentile":
+                raise UnsupportedSqlError(
+                    f"percentile in {self.clause} takes a column and one percentage here; its frequency "
+                    f"argument and an array of percentages are not supported: {node.sql(dialect='spark')}"
+                )
+            case exp.WithinGroup() if type(node.this) in _WITHIN_GROUP:
+                return self._within_group(node)
         what = f"function {node.key}" if isinstance(node, exp.Func) else f"{node.key} expression"
         raise UnsupportedSqlError(f"{what} in {self.clause} is not supported: {node.sql(dialect='spark')}")
 
@@ -315,9 +334,11 @@ class ExpressionConverter:
             raise UnsupportedSqlError(f"EXTRACT({unit.upper()} ...) in {self.clause} is not supported")
         return self._call(f"extract_{unit}", self.convert(date))
 
-    def _aggregate(self, node: exp.Expression) -> AggregateCall:
-        func = _AGGREGATES[type(node)]
-        arg_node = node.this
+    def _aggregate(self, node: exp.Expression, func: str | None = None) -> AggregateCall:
+        func = func or _AGGREGATES[type(node)]
+        arg_node = node.this if not isinstance(node, exp.Anonymous) else node.expressions[0] if node.expressions else None
+        if isinstance(node, exp.Anonymous) and len(node.expressions) != 1:
+            raise UnsupportedSqlError(f"{func} in {self.clause} takes one argument: {node.sql(dialect='spark')}")
         distinct = isinstance(arg_node, exp.Distinct)
         if distinct:
             if len(arg_node.expressions) != 1:
@@ -336,7 +357,43 @@ class ExpressionConverter:
             raise UnsupportedSqlError(
                 f"nested aggregate functions in {self.clause} are not supported: {node.sql()}"
             )
-        return typed_aggregate(func, arg, distinct, self.clause)
+        parameters = ()
+        if func == "median":
+            parameters = (0.5, False)
+        elif func == "percentile":
+            parameters = (self._percentage(node.args["quantile"], node), False)
+        return typed_aggregate(func, arg, distinct, self.clause, parameters)
+
+    def _within_group(self, node: exp.WithinGroup) -> AggregateCall:
+        """``percentile_cont(p) WITHIN GROUP (ORDER BY x [DESC])`` and ``percentile_disc``."""
+        func = _WITHIN_GROUP[type(node.this)]
+        order = node.expression
+        keys = order.expressions if isinstance(order, exp.Order) else []
+        if len(keys) != 1 or isinstance(keys[0].this, exp.Distinct):
+            raise UnsupportedSqlError(
+                f"{func} in {self.clause} orders by exactly one expression (as in Spark): {node.sql(dialect='spark')}"
+            )
+        arg = self.convert(keys[0].this)
+        if contains_aggregate(arg):
+            raise UnsupportedSqlError(f"nested aggregate functions in {self.clause} are not supported: {node.sql()}")
+        parameters = (self._percentage(node.this.this, node), bool(keys[0].args.get("desc")))
+        return typed_aggregate(func, arg, False, self.clause, parameters)
+
+    def _percentage(self, node: exp.Expression, call: exp.Expression) -> float:
+        """A percentile's percentage: a constant in [0, 1], as Spark's analyzer requires."""
+        value = self.convert(node)
+        if not (isinstance(value, Literal) and isinstance(value.value, int | float | Decimal)
+                and not isinstance(value.value, bool)):
+            raise UnsupportedSqlError(
+                f"{call.sql(dialect='spark')} in {self.clause}: the percentage must be one numeric constant "
+                "(Spark: NON_FOLDABLE_INPUT; an array of percentages is not supported here)"
+            )
+        if not 0 <= value.value <= 1:
+            raise UnsupportedSqlError(
+                f"{call.sql(dialect='spark')} in {self.clause}: the percentage must be between 0.0 and 1.0 "
+                f"(Spark: VALUE_OUT_OF_RANGE), not {value.value}"
+            )
+        return float(value.value)
 
 
 def _constant_subquery(node: exp.Subquery) -> exp.Expression | None:
