@@ -22,6 +22,7 @@ from planner.ir.dates import shift_date
 from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
 from planner.ir.logical import LogicalPlan
 from planner.sql.errors import UnsupportedSqlError
+from planner.sql.grouping_sets import grouping_call
 from planner.sql.scope import Scope, output_names, output_types
 from planner.sql.typing import date_literal, explicit_cast, literal_of_number, typed_aggregate, typed_call
 
@@ -211,6 +212,8 @@ class ExpressionConverter:
                 )
             case exp.WithinGroup() if type(node.this) in _WITHIN_GROUP:
                 return self._within_group(node)
+            case exp.Grouping() | exp.GroupingId():
+                return grouping_call(node, convert)
         what = f"function {node.key}" if isinstance(node, exp.Func) else f"{node.key} expression"
         raise UnsupportedSqlError(f"{what} in {self.clause} is not supported: {node.sql(dialect='spark')}")
 
