@@ -353,7 +353,7 @@ class ExpressionConverter:
             if func != "count" or distinct:
                 raise UnsupportedSqlError(f"{node.sql(dialect='spark')} in {self.clause} is not supported")
             return typed_aggregate("count", None, False, self.clause)
-        if node.args.get("expressions"):
+        if node.args.get("expressions") and not isinstance(node, exp.Anonymous):
             raise UnsupportedSqlError(f"{func} of several arguments in {self.clause} is not supported")
         arg = self.convert(arg_node)
         if contains_aggregate(arg):
@@ -384,6 +384,11 @@ class ExpressionConverter:
 
     def _percentage(self, node: exp.Expression, call: exp.Expression) -> float:
         """A percentile's percentage: a constant in [0, 1], as Spark's analyzer requires."""
+        if isinstance(node, exp.Array):
+            raise UnsupportedSqlError(
+                f"{call.sql(dialect='spark')} in {self.clause}: an array of percentages (an ARRAY result) is not "
+                "supported; write one percentile per percentage"
+            )
         value = self.convert(node)
         if not (isinstance(value, Literal) and isinstance(value.value, int | float | Decimal)
                 and not isinstance(value.value, bool)):
