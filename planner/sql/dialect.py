@@ -3,7 +3,9 @@
 sqlglot reads ``percentile(x, p, frequency)`` as ``Quantile(x, p)``, dropping the frequency: a view
 planned from it would count every row once where Spark counts it ``frequency`` times. Here a
 ``percentile`` call of any other arity than two stays an ``Anonymous`` function, which the front
-end refuses naming it (planner/sql/expressions.py).
+end refuses naming it (planner/sql/expressions.py). Writing Spark SQL back (the Spark reference of the
+tests, planner/workloads/spark_reference.py) keeps ``percentile_cont/disc ... WITHIN GROUP``, which
+sqlglot's Spark writer turns into the approximate ``PERCENTILE_APPROX``.
 """
 
 from __future__ import annotations
@@ -32,3 +34,8 @@ class SparkSql(Spark):
 
     class Parser(Spark.Parser):
         FUNCTION_PARSERS = {**Spark.Parser.FUNCTION_PARSERS, "PERCENTILE": _percentile}
+
+    class Generator(Spark.Generator):
+        # sqlglot writes Spark's percentile_cont/disc(p) WITHIN GROUP (ORDER BY x) as an approximate
+        # PERCENTILE_APPROX(x, p): another function. Spark 4 parses WITHIN GROUP, so it is kept.
+        TRANSFORMS = {key: value for key, value in Spark.Generator.TRANSFORMS.items() if key is not exp.WithinGroup}

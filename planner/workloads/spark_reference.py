@@ -14,6 +14,7 @@ users of the session see its own tables again.
 from __future__ import annotations
 
 from catalog.schema import Catalog
+from planner.sql.dialect import SparkSql
 from planner.workloads.oracle import DuckDBOracle, OrderedQuery, Reference, StreamTables
 
 
@@ -40,7 +41,7 @@ class SparkReference:
             if self.shown.get(name) != self.seq:
                 self.spark.createDataFrame(self.state.table(name)).createOrReplaceTempView(name)
                 self.shown[name] = self.seq
-        return query.reference(tuple(row) for row in self.spark.sql(query.sql("spark")).collect())
+        return query.reference(tuple(row) for row in self.spark.sql(query.sql(SparkSql)).collect())  # SparkSql keeps WITHIN GROUP
 
     def close(self) -> None:
         for view in sorted(self.shown):
