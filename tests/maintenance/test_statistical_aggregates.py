@@ -17,6 +17,7 @@ from decimal import Decimal
 import pytest
 
 from catalog.ddl import catalog_from_ddl
+from catalog.tpch import tpch_catalog
 from operators.doubles import NAN
 from operators.runtime.stream_format import Update
 from operators.structures.moments import moments, variance
@@ -174,3 +175,31 @@ def test_explain_names_state_and_cost():
 def test_refused_with_sparks_reason(sql, message):
     with pytest.raises((UnsupportedSqlError, UnsupportedQueryError), match=message):
         compile_query(sql, catalog_from_ddl(DDL), strict=True)
+
+
+TPCH_CASES = {
+    # over a foreign-key join tree: the aggregate is a generic stage (median) beside a ring (stddev)
+    "by priority over orders ⋈ lineitem": (
+        """select o_orderpriority, stddev(l_quantity) as s, var_pop(l_extendedprice) as v, median(l_discount) as m
+           from orders, lineitem where l_orderkey = o_orderkey group by o_orderpriority""",
+        """select o_orderpriority, stddev(l_quantity) as s, var_pop(l_extendedprice) as v, median(l_discount::double) as m
+           from orders, lineitem where l_orderkey = o_orderkey group by o_orderpriority"""),
+    # a ring aggregate of an expression over four relations
+    "stddev of revenue by nation": (
+        """select n_name, stddev_samp(l_extendedprice * (1 - l_discount)) as s from lineitem, orders, customer, nation
+           where l_orderkey = o_orderkey and o_custkey = c_custkey and c_nationkey = n_nationkey group by n_name""", None),
+    # grouped by the parent's key: fused into the live-tuple stage
+    "per customer variance and percentile": (
+        """select c_custkey, var_samp(o_totalprice) as v, percentile(o_totalprice, 0.9) as p
+           from customer, orders where o_custkey = c_custkey group by c_custkey""",
+        """select c_custkey, var_samp(o_totalprice) as v, quantile_cont(o_totalprice::double, 0.9) as p
+           from customer, orders where o_custkey = c_custkey group by c_custkey"""),
+}
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])
+@pytest.mark.parametrize("name", list(TPCH_CASES))
+def test_over_joins_equal_to_recomputation(tpch_streams, name, compiled):
+    sql, duckdb_sql = TPCH_CASES[name]
+    check_against_recomputation(sql, tpch_catalog(), tpch_streams["random"], batch_size=30_000, compiled=compiled,
+                                informative_at_least=0.5, oracle_sql=duckdb_sql)
