@@ -19,6 +19,7 @@ from planner.ir.notation_syntax import (
     absent_value,
     edge_class,
     expr_parser,
+    full_parameters,
     identifier_from_token,
     origin,
     parse_with,
@@ -251,8 +252,8 @@ class _Builder:
                 )
             return Call(function, args)
         parameters = ()
-        if function in PARAMETERIZED_AGGREGATES and len(args) > 1 and all(isinstance(a, Literal) for a in args[1:]):
-            args, parameters = args[:1], tuple(a.value for a in args[1:])
+        if function in PARAMETERIZED_AGGREGATES and all(isinstance(a, Literal) for a in args[1:]):
+            args, parameters = args[:1], full_parameters(function, tuple(a.value for a in args[1:]))
         if len(args) > 1 or rule is None:
             raise token_error(
                 name, f'aggregate {function} takes one argument or *; quote it ("{function}") for a function'

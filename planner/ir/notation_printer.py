@@ -22,6 +22,7 @@ from planner.ir.notation_syntax import (
     is_omitted,
     quoted,
     shown_fields,
+    shown_parameters,
     value_class,
 )
 
@@ -211,7 +212,8 @@ def _expr(expr: Expr, indent: int) -> tuple[str, int]:
                     f"aggregate {func!r} has no notation; known: {', '.join(AGGREGATE_FUNCTIONS)}"
                 )
             inner = "*" if arg is None else _expr(arg, indent)[0]
-            inner += "".join(f", {_literal(Literal(p, _PARAMETER_TYPES[type(p)]))[0]}" for p in parameters)
+            inner += "".join(f", {_literal(Literal(p, _PARAMETER_TYPES[type(p)]))[0]}"
+                             for p in shown_parameters(func, parameters))
             return f"{func}({'distinct ' if distinct else ''}{inner})", _ATOM
         case Subquery():
             return _subquery(expr, indent)
