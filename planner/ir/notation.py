@@ -72,6 +72,7 @@ from planner.ir.notation_parser import expr_from_tree, parse_expr, parse_plan
 from planner.ir.notation_printer import print_expr, print_plan
 from planner.ir.notation_syntax import (
     AGGREGATE_FUNCTIONS,
+    PARAMETERIZED_AGGREGATES,
     format_identifier,
     identifier_from_token,
     load_grammar,
@@ -82,6 +83,7 @@ from planner.ir.notation_syntax import (
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
+    "PARAMETERIZED_AGGREGATES",
     "expr_from_tree",
     "format_identifier",
     "identifier_from_token",
