@@ -69,7 +69,7 @@ def measure(query: str, n: int, probe: int, groups: int) -> dict:
             view.apply(update)
         per_update = (time.perf_counter() - started) / len(timed)
         rows = len(view.result())
-    return {"query": query, "n": n, "groups": groups if query == "grouped" else 1, "build_s": round(build_s, 2),
+    return {"query": query, "n": n, "groups": groups if "group by" in QUERIES[query] else 1, "build_s": round(build_s, 2),
             "per_update_us": round(per_update * 1e6, 1), "result_rows": rows}
 
 
