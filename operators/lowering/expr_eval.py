@@ -21,13 +21,14 @@ from types import FunctionType
 
 import attrs
 
-from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, STRING, DataType, DecimalType
+from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, STRING, TIMESTAMP, TIMESTAMP_NTZ, DataType, DecimalType
 from operators.doubles import NAN, canonical
 from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Compiled, Row
 from planner.ir import values
 from planner.ir.dates import shift_date
 from planner.ir.expressions import Call, Column, Expr, Literal, Subquery, cast_target, type_of
+from planner.ir.timestamps import DEFAULT_TIME_ZONE
 
 
 class ExpressionError(ValueError):
@@ -85,6 +86,8 @@ def _value_type(value: object) -> DataType:
             return DecimalType(38, max(-value.as_tuple().exponent, 0))
         case float():
             return DOUBLE
+        case datetime.datetime():
+            return TIMESTAMP if value.tzinfo is not None else TIMESTAMP_NTZ
         case datetime.date():
             return DATE
     return STRING
@@ -237,15 +240,16 @@ def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:
             return _strict(lambda end, start: (end - start).days, *args)
         case Call(op="substring"):
             return _strict(substring, *args)
-        case Call(op=op, args=(operand,)) if op.startswith("cast as "):
-            return _cast(cast_target(op), type_of(operand), args[0])
+        case Call(op=op, args=(operand, *zone)) if op.startswith("cast as "):
+            # a cast between a TIMESTAMP and a date, string or TIMESTAMP_NTZ carries the session time zone
+            return _cast(cast_target(op), type_of(operand), args[0], *(z.value for z in zone))
     raise ExpressionError(f"unsupported expression {expr!r}")
 
 
-def _cast(target: DataType, source: DataType | None, operand: Compiled) -> Compiled:
+def _cast(target: DataType, source: DataType | None, operand: Compiled, zone: str = DEFAULT_TIME_ZONE) -> Compiled:
     if source is None:
-        return _strict(_nan_made_one(lambda v: values.cast_value(v, _value_type(v), target), target), operand)
-    return _strict(_nan_made_one(lambda v: values.cast_value(v, source, target), target), operand)
+        return _strict(_nan_made_one(lambda v: values.cast_value(v, _value_type(v), target, zone), target), operand)
+    return _strict(_nan_made_one(lambda v: values.cast_value(v, source, target, zone), target), operand)
 
 
 def _nan_made_one(function: Callable, dtype: DataType | None) -> Callable:

@@ -26,6 +26,9 @@ from catalog.types import (
     INT,
     NULL,
     STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    TIMESTAMPS,
     DataType,
     DecimalType,
     IntervalType,
@@ -33,6 +36,7 @@ from catalog.types import (
 from planner.ir import values
 from planner.ir.expressions import AggregateCall, Call, Expr, Literal, cast_op, cast_target, type_of
 from planner.ir.notation import print_expr
+from planner.ir.timestamps import session_time_zone
 from planner.ir.values import SqlRuntimeError, cast_value
 from planner.sql.errors import UnsupportedSqlError
 
@@ -62,7 +66,16 @@ def cast(expr: Expr, target: DataType, clause: str, compared_only: bool = True) 
         return _constant_cast(expr, target, clause, in_branch=not compared_only)
     if compared_only and _widens_exactly(source, target):
         return expr
-    return Call(cast_op(target), (expr,), target)
+    return Call(cast_op(target), (expr, *zone_argument(source, target)), target)
+
+
+def zone_argument(source: DataType | None, target: DataType | None) -> tuple[Literal, ...]:
+    """The session time zone as the last argument of an expression from ``source`` to ``target``
+    when its value depends on it (a TIMESTAMP meeting a date, a string or a TIMESTAMP_NTZ), as
+    Spark's analyzer gives such an expression the session's zone; else nothing."""
+    if TIMESTAMP in (source, target) and {source, target} & {STRING, DATE, TIMESTAMP_NTZ}:
+        return (Literal(session_time_zone.get(), STRING),)
+    return ()
 
 
 def _widens_exactly(source: DataType, target: DataType) -> bool:
@@ -78,10 +91,10 @@ def _constant_cast(literal: Literal, target: DataType, clause: str, in_branch: b
     Spark (refused here) unless it sits in a branch of CASE/COALESCE, which Spark leaves unfolded so
     it raises only if a row takes that branch: there it stays a run-time cast."""
     try:
-        return Literal(cast_value(literal.value, literal.type, target), target)
+        return Literal(cast_value(literal.value, literal.type, target, session_time_zone.get()), target)
     except SqlRuntimeError as error:
         if in_branch:
-            return Call(cast_op(target), (literal,), target)
+            return Call(cast_op(target), (literal, *zone_argument(literal.type, target)), target)
         raise UnsupportedSqlError(f"{clause}: {error} (Spark fails the query)") from None
 
 
@@ -195,12 +208,13 @@ def explicit_cast(operand: Expr, target: DataType, clause: str) -> Expr:
         or target == STRING
         or (types.is_numeric(source) and (types.is_numeric(target) or target == BOOLEAN))
         or (source == BOOLEAN and types.is_numeric(target))
+        or (source in (DATE, *TIMESTAMPS) and target in (DATE, *TIMESTAMPS))
     )
     if not allowed:
         raise _mismatch(clause, f"CAST to {target}", (operand,))
     if isinstance(operand, Literal):
         return _constant_cast(operand, target, clause, in_branch=False)
-    return operand if source == target else Call(cast_op(target), (operand,), target)
+    return operand if source == target else Call(cast_op(target), (operand, *zone_argument(source, target)), target)
 
 
 def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
