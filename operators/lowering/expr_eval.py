@@ -21,7 +21,17 @@ from types import FunctionType
 
 import attrs
 
-from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, STRING, TIMESTAMP, TIMESTAMP_NTZ, DataType, DecimalType
+from catalog.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    DataType,
+    DecimalType,
+)
 from operators.doubles import NAN, canonical
 from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Compiled, Row

@@ -22,7 +22,6 @@ from catalog.types import (
     IntervalType,
     is_numeric,
 )
-from planner.ir.timestamps import format_local
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
@@ -37,6 +36,7 @@ from planner.ir.notation_syntax import (
     shown_fields,
     value_class,
 )
+from planner.ir.timestamps import format_local
 
 _EXPRESSION_TYPES = typing.get_args(Expr)
 

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from functools import cache
 
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 DEFAULT_TIME_ZONE = "UTC"
 #: the session time zone of the query being planned (Spark's ``spark.sql.session.timeZone``)
 session_time_zone: ContextVar[str] = ContextVar("session_time_zone", default=DEFAULT_TIME_ZONE)

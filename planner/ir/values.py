@@ -19,7 +19,19 @@ import operator
 import re
 
 from catalog import types
-from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, TIMESTAMP_NTZ, TIMESTAMPS, DataType, DecimalType
+from catalog.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INT,
+    NULL,
+    STRING,
+    TIMESTAMP_NTZ,
+    TIMESTAMPS,
+    DataType,
+    DecimalType,
+)
 from planner.ir import timestamps
 
 CONTEXT = types.DECIMAL_CONTEXT
