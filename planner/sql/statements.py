@@ -53,6 +53,7 @@ from planner.ir.logical import (
     SortKey,
     SubqueryAlias,
 )
+from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.expressions import ExpressionConverter
 from planner.sql.scope import Relation, Scope, output_names, output_types
@@ -79,7 +80,7 @@ _CLAUSE_WORDS = {
 def parse_sql(sql: str, catalog: Catalog) -> LogicalPlan:
     """The logical plan of one Spark SQL query, with every column resolved against ``catalog``."""
     try:
-        tree = sqlglot.parse_one(sql, read="spark")
+        tree = sqlglot.parse_one(sql, read=DIALECT)
     except ParseError as err:
         where = ", ".join(f"{e['description']} at line {e['line']}, column {e['col']}" for e in err.errors)
         raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {where or err}") from err
