@@ -16,7 +16,7 @@ import decimal
 import operator
 import re
 from collections.abc import Callable, Mapping
-from functools import cache
+from functools import cache, partial
 from types import FunctionType
 
 import attrs
@@ -35,7 +35,7 @@ from catalog.types import (
 from operators.doubles import NAN, canonical
 from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Compiled, Row
-from planner.ir import values
+from planner.ir import functions, values
 from planner.ir.dates import shift_date
 from planner.ir.expressions import Call, Column, Expr, Literal, Subquery, cast_target, type_of
 from planner.ir.timestamps import DEFAULT_TIME_ZONE
@@ -74,15 +74,6 @@ def _like_regex(pattern: str) -> re.Pattern:
         else:
             parts.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
     return re.compile("".join(parts), re.DOTALL)
-
-
-def substring(text: str, position: int, length: int) -> str:
-    """Spark's ``substring`` (``UTF8String.substringSQL``): position 1 is the first character, 0 too,
-    a negative position counts from the end; a negative length gives ''."""
-    start = position - 1 if position > 0 else len(text) + position if position < 0 else 0
-    end = start + length
-    start = max(start, 0)
-    return text[start:end] if start < end else ""
 
 
 def _value_type(value: object) -> DataType:
@@ -237,23 +228,27 @@ def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:
             return lambda row: inner(row) is not None
         case Call(op="case"):
             return _compile_case(args)
-        case Call(op="coalesce"):
-            return lambda row: next((v for v in (p(row) for p in args) if v is not None), None)
-        case Call(op=("greatest" | "least") as op):
-            pick = max if op == "greatest" else min
-            return lambda row: pick((v for v in (p(row) for p in args) if v is not None), default=None)
         case Call(op=op) if op in _EXTRACT:
             return _strict(_EXTRACT[op], *args)
         case Call(op="date_diff"):
             return _strict(operator.sub, *args)
-        case Call(op="datediff"):
-            return _strict(lambda end, start: (end - start).days, *args)
-        case Call(op="substring"):
-            return _strict(substring, *args)
         case Call(op=op, args=(operand, *zone)) if op.startswith("cast as "):
             # a cast between a TIMESTAMP and a date, string or TIMESTAMP_NTZ carries the session time zone
             return _cast(cast_target(op), type_of(operand), args[0], *(z.value for z in zone))
+        case Call(op=op) if (function := functions.registered(op)) is not None and function.evaluator is not None:
+            return _registered(function, expr, args)
     raise ExpressionError(f"unsupported expression {expr!r}")
+
+
+def _registered(function: functions.Function, expr: Call, args: list[Compiled]) -> Compiled:
+    """A registered function's evaluator (planner/ir/functions) over the compiled arguments, given
+    non-NULL values (``strict``), every value (``aware``) or one thunk per argument (``lazy``)."""
+    evaluate = _nan_made_one(function.evaluator(functions.Bound(functions.arguments(expr.args), expr.dtype)), expr.dtype)
+    if function.nulls == "strict":
+        return _strict(evaluate, *args)
+    if function.nulls == "aware":
+        return lambda row: evaluate(*(arg(row) for arg in args))
+    return lambda row: evaluate(*(partial(arg, row) for arg in args))
 
 
 def _cast(target: DataType, source: DataType | None, operand: Compiled, zone: str = DEFAULT_TIME_ZONE) -> Compiled:

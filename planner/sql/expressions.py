@@ -17,10 +17,12 @@ from sqlglot import exp
 
 from catalog.ddl import column_type
 from catalog.schema import Catalog, UnknownColumnError
-from catalog.types import BOOLEAN, DATE, INT, INTEGRAL, NULL, STRING, IntervalType
+from catalog.types import BOOLEAN, DATE, INTEGRAL, NULL, STRING, IntervalType
 from planner.ir.dates import shift_date
 from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
+from planner.ir.functions import ArgumentCountError, lookup
 from planner.ir.logical import LogicalPlan
+from planner.sql.calls import as_written, spark_call
 from planner.sql.errors import UnsupportedSqlError
 from planner.sql.scope import Scope, output_names, output_types
 from planner.sql.typing import date_literal, explicit_cast, literal_of_number, typed_aggregate, typed_call
@@ -145,38 +147,16 @@ class ExpressionConverter:
         return typed_call(op, args, self.clause)
 
     def _function(self, node: exp.Expression) -> Expr:
-        """CASE, casts, date parts, substring and aggregates: the function-call forms Spark SQL has."""
-        convert, call = self.convert, self._call
+        """CASE, casts, date parts, aggregates, then every other function by its Spark name."""
         match node:
             case exp.Case():
                 return self._case(node)
-            case exp.If():
-                false = node.args.get("false")
-                return call("case", *(convert(n) for n in (node.this, node.args["true"], false) if n is not None))
             case exp.Cast() | exp.TryCast():
                 return self._cast(node)
             case exp.Extract():
                 return self._extract(node.this.name.lower(), node.expression)
             case _ if type(node) in _DATE_PART_FUNCTIONS:
-                return self._extract(_DATE_PART_FUNCTIONS[type(node)], _as_written(node.this))
-            case exp.Substring():
-                # Spark reads substring(s, pos) as substring(s, pos, 2147483647)
-                length = node.args.get("length")
-                length_expr = convert(length) if length is not None else Literal(2**31 - 1, INT)
-                return call("substring", convert(node.this), convert(node.args["start"]), length_expr)
-            case exp.DateDiff() if node.args.get("unit") is None:
-                # Spark's datediff(end, start): whole days from start to end (sqlglot adds the DATE casts)
-                return call("datediff", convert(_as_written(node.this)), convert(_as_written(node.expression)))
-            case exp.Coalesce():
-                return call("coalesce", convert(node.this), *(convert(e) for e in node.expressions))
-            case exp.Greatest() | exp.Least():
-                # Spark's greatest/least skip NULLs: NULL only when every argument is NULL.
-                args = (node.this, *node.expressions)
-                if len(args) < 2:
-                    raise UnsupportedSqlError(
-                        f"{node.key} in {self.clause} needs at least two arguments (as in Spark): {node.sql(dialect='spark')}"
-                    )
-                return call(node.key, *(convert(a) for a in args))
+                return self._extract(_DATE_PART_FUNCTIONS[type(node)], as_written(node.this))
             case exp.All() | exp.Any():
                 # Checked on pyspark 4.3: spark.sql fails with PARSE_SYNTAX_ERROR on every quantified
                 # subquery comparison, so there is no Spark answer to maintain.
@@ -192,8 +172,29 @@ class ExpressionConverter:
                 )
             case _ if type(node) in _AGGREGATES:
                 return self._aggregate(node)
-        what = f"function {node.key}" if isinstance(node, exp.Func) else f"{node.key} expression"
-        raise UnsupportedSqlError(f"{what} in {self.clause} is not supported: {node.sql(dialect='spark')}")
+            case exp.Func() | exp.DPipe():
+                return self._registered(node)
+        raise UnsupportedSqlError(f"{node.key} expression in {self.clause} is not supported: {node.sql(dialect='spark')}")
+
+    def _registered(self, node: exp.Expression) -> Expr:
+        """A call of a function in the registry (planner/ir/functions), found by its Spark name."""
+        name, arg_nodes = spark_call(node)
+        function = lookup(name)
+        if function is None:
+            raise UnsupportedSqlError(
+                f"function {name} in {self.clause} is not supported: {node.sql(dialect='spark')} "
+                "(docs/supported-functions.md lists the supported functions)"
+            )
+        if function.refusal is not None:
+            raise UnsupportedSqlError(f"{name} in {self.clause} cannot be maintained: {function.refusal}")
+        try:
+            function.check_arity(len(arg_nodes))
+        except ArgumentCountError as error:
+            raise UnsupportedSqlError(f"{self.clause}: {error}: {node.sql(dialect='spark')}") from None
+        args = [self.convert(a) for a in arg_nodes]
+        if function.rewrite is not None:
+            return function.rewrite(self._call, *args)
+        return self._call(function.name, *args)
 
     def _negate(self, node: exp.Expression) -> Expr:
         """``-x``; a negated number is folded into a negative literal."""
@@ -349,11 +350,6 @@ def _constant_subquery(node: exp.Subquery) -> exp.Expression | None:
         return None
     value = select.expressions[0]
     return value.this if isinstance(value, exp.Alias) else value
-
-
-def _as_written(node: exp.Expression) -> exp.Expression:
-    """A date argument without the ``TO_DATE`` sqlglot wraps it in: typing inserts Spark's own cast."""
-    return node.this if isinstance(node, exp.TsOrDsToDate) else node
 
 
 def _literal(node: exp.Literal) -> Literal:

@@ -54,6 +54,7 @@ from planner.ir.logical import (
     SubqueryAlias,
 )
 from planner.ir.timestamps import checked_zone_name, time_zone_of_session
+from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.expressions import ExpressionConverter
 from planner.sql.scope import Relation, Scope, output_names, output_types
@@ -81,7 +82,7 @@ def parse_sql(sql: str, catalog: Catalog, time_zone: str | None = None) -> Logic
     """The logical plan of one Spark SQL query, with every column resolved against ``catalog``;
     ``time_zone``: the session time zone its TIMESTAMP expressions are given (default UTC)."""
     try:
-        tree = sqlglot.parse_one(sql, read="spark")
+        tree = sqlglot.parse_one(sql, read=DIALECT)
     except ParseError as err:
         where = ", ".join(f"{e['description']} at line {e['line']}, column {e['col']}" for e in err.errors)
         raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {where or err}") from err

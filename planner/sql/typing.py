@@ -33,7 +33,7 @@ from catalog.types import (
     DecimalType,
     IntervalType,
 )
-from planner.ir import values
+from planner.ir import functions, values
 from planner.ir.expressions import AggregateCall, Call, Expr, Literal, cast_op, cast_target, type_of
 from planner.ir.notation import print_expr
 from planner.ir.timestamps import session_time_zone
@@ -181,23 +181,28 @@ def _function(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
             if len(args) % 2:
                 rebuilt.append(new_values[-1])
             return Call(op, tuple(rebuilt), target)
-        case "coalesce" | "greatest" | "least":
-            new_args, target = _unify(args, clause, op, compared_only=False)
-            return Call(op, new_args, target)
-        case "substring":
-            subject = cast(args[0], STRING, clause)
-            for bound in args[1:]:
-                if type_of(bound) not in (*types.INTEGRAL, NULL):
-                    raise _mismatch(clause, "substring's position and length (integers)", args)
-            return Call(op, (subject, *args[1:]), STRING)
-        case "datediff":
-            return Call(op, tuple(cast(a, DATE, clause) for a in args), INT)
         case _ if op.startswith("extract_"):
             date = cast(args[0], DATE, clause)
             return Call(op, (date,), INT)
         case _ if (target := cast_target(op)) is not None:
             return explicit_cast(args[0], target, clause)
-    raise UnsupportedSqlError(f"function {op} in {clause} is not supported")
+    function = functions.registered(op)
+    if function is None or function.typing is None:
+        raise UnsupportedSqlError(f"function {op} in {clause} is not supported")
+    return _registered_call(function, args, clause)
+
+
+def _registered_call(function: functions.Function, args: tuple[Expr, ...], clause: str) -> Expr:
+    """A call of a registered function: its typing rule's casts and result type (planner/ir/functions)."""
+    try:
+        signature = function.typing(functions.arguments(args))
+    except functions.ArgumentTypeError as error:
+        raise _mismatch(clause, str(error), args) from None
+    cast_args = tuple(
+        a if target is None else cast(a, target, clause, compared_only=False)
+        for a, target in zip(args, signature.params, strict=True)
+    )
+    return Call(function.name, cast_args, signature.result)
 
 
 def explicit_cast(operand: Expr, target: DataType, clause: str) -> Expr:
