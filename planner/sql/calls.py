@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
@@ -36,7 +37,36 @@ def _trim(node: exp.Expression) -> tuple[str, list[exp.Expression]]:
     return name, _present(node.this, node.args.get("expression"))
 
 
+_SPARK_GENERATOR = Spark().generator()
+
+
+def _with_format(name: str, subject: exp.Expression, node: exp.Expression) -> tuple[str, list[exp.Expression]]:
+    """A datetime function whose pattern sqlglot turned into strftime's: the pattern as Spark spells it."""
+    pattern = node.args.get("format")
+    tail = [] if pattern is None else [sqlglot.parse_one(_SPARK_GENERATOR.format_time(node), read="spark")]
+    return name, [subject, *tail]
+
+
+def _date_add(node: exp.TsOrDsAdd) -> tuple[str, list[exp.Expression]]:
+    """``date_add(d, n)``; sqlglot reads ``date_sub(d, n)`` as ``date_add(d, n * -1)``."""
+    days = node.expression
+    if isinstance(days, exp.Mul) and isinstance(days.expression, exp.Neg) and days.expression.this.name == "1":
+        return "date_sub", [node.this, days.this]
+    return "date_add", [node.this, days]
+
+
 _SHAPES: dict[type[exp.Expression], Shape] = {
+    # date_trunc(unit, ts): sqlglot keeps the unit as a name and puts it second
+    exp.TimestampTrunc: lambda n: ("date_trunc", [exp.Literal.string(n.unit.name) if isinstance(n.unit, exp.Var) else n.unit,
+                                                  n.this]),
+    exp.DateTrunc: lambda n: ("trunc", [n.this, n.unit]),
+    exp.TsOrDsAdd: _date_add,
+    exp.StrToUnix: lambda n: _with_format("unix_timestamp", n.this, n),
+    exp.UnixToStr: lambda n: _with_format("from_unixtime", n.this, n),
+    exp.StrToTime: lambda n: _with_format("to_timestamp", n.this, n),
+    exp.TsOrDsToDate: lambda n: _with_format("to_date", n.this, n),
+    exp.TimeToStr: lambda n: _with_format("date_format", n.this.this if isinstance(n.this, exp.TimeStrToTime) else n.this, n),
+    exp.DayOfWeek: lambda n: ("dayofweek", [as_written(n.this)]),
     exp.Trim: _trim,
     exp.Pad: lambda n: ("lpad" if n.args.get("is_left") else "rpad",
                         _present(n.this, n.expression, n.args.get("fill_pattern"))),

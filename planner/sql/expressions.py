@@ -20,7 +20,7 @@ from catalog.schema import Catalog, UnknownColumnError
 from catalog.types import BOOLEAN, DATE, INTEGRAL, NULL, STRING, IntervalType
 from planner.ir.dates import shift_date
 from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
-from planner.ir.functions import ArgumentCountError, lookup
+from planner.ir.functions import ArgumentCountError, UnsupportedArgumentError, lookup
 from planner.ir.logical import LogicalPlan
 from planner.sql.calls import as_written, spark_call
 from planner.sql.errors import UnsupportedSqlError
@@ -51,6 +51,8 @@ _AGGREGATES: dict[type[exp.Expression], str] = {
 # Spark's year(d), month(d), day(d) are EXTRACT in disguise.
 _DATE_PART_FUNCTIONS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month", exp.Day: "day"}
 _EXTRACT_UNITS = frozenset({"year", "quarter", "month", "week", "day"})
+# (EXTRACT(SECOND ...) is a decimal(8,6) with the fraction, not second(): not supported)
+_EXTRACT_FUNCTIONS = {"hour": "hour", "minute": "minute", "dayofweek": "dayofweek", "dow": "dayofweek"}
 _INTERVAL_UNITS = {
     "day": "day",
     "days": "day",
@@ -193,7 +195,10 @@ class ExpressionConverter:
             raise UnsupportedSqlError(f"{self.clause}: {error}: {node.sql(dialect='spark')}") from None
         args = [self.convert(a) for a in arg_nodes]
         if function.rewrite is not None:
-            return function.rewrite(self._call, *args)
+            try:
+                return function.rewrite(self._call, *args)
+            except UnsupportedArgumentError as error:
+                raise UnsupportedSqlError(f"{self.clause}: {error}") from None
         return self._call(function.name, *args)
 
     def _negate(self, node: exp.Expression) -> Expr:
@@ -312,6 +317,8 @@ class ExpressionConverter:
         return explicit_cast(operand, target, self.clause)
 
     def _extract(self, unit: str, date: exp.Expression) -> Expr:
+        if unit in _EXTRACT_FUNCTIONS:  # EXTRACT(HOUR FROM ts) is hour(ts)
+            return self._registered(exp.Anonymous(this=_EXTRACT_FUNCTIONS[unit], expressions=[date]))
         if unit not in _EXTRACT_UNITS:
             raise UnsupportedSqlError(f"EXTRACT({unit.upper()} ...) in {self.clause} is not supported")
         return self._call(f"extract_{unit}", self.convert(date))

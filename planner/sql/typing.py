@@ -196,6 +196,8 @@ def _registered_call(function: functions.Function, args: tuple[Expr, ...], claus
     """A call of a registered function: its typing rule's casts and result type (planner/ir/functions)."""
     try:
         signature = function.typing(functions.arguments(args))
+    except functions.UnsupportedArgumentError as error:
+        raise UnsupportedSqlError(f"{clause}: {error}") from None
     except functions.ArgumentTypeError as error:
         raise _mismatch(clause, str(error), args) from None
     cast_args = tuple(

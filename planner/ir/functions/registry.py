@@ -28,6 +28,11 @@ class ArgumentTypeError(ValueError):
     what the function needs, e.g. ``round's scale (an integer constant)``."""
 
 
+class UnsupportedArgumentError(ValueError):
+    """An argument Spark accepts and spark-ivm does not (a datetime pattern it cannot read exactly as
+    Spark does): refused with the reason, as unsupported SQL, not as Spark's type error."""
+
+
 #: The value of an argument that is not a constant.
 NOT_CONSTANT = object()
 
