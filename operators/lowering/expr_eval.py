@@ -38,7 +38,7 @@ from operators.zset import Compiled, Row
 from planner.ir import functions, values
 from planner.ir.dates import shift_date
 from planner.ir.expressions import Call, Column, Expr, Literal, Subquery, cast_target, type_of
-from planner.ir.timestamps import DEFAULT_TIME_ZONE
+from planner.ir.timestamps import DEFAULT_TIME_ZONE, shift_timestamp
 
 
 class ExpressionError(ValueError):
@@ -169,6 +169,8 @@ def _compile(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
             return _three_valued([_compile(a, layout) for a in args], dominant=op == "or")
         case Call(op="not", args=(arg,)):
             return _strict(operator.not_, _compile(arg, layout))
+        case Call(op="timestamp_shift", args=(subject, Literal(value=(amount, unit)), *zone)):
+            return _timestamp_shift(_compile(subject, layout), amount, unit, *(z.value for z in zone))
         case Call(op=("+" | "-") as op, args=(left, right)) if type_of(expr) == DATE or isinstance(right, Literal) and str(right.type).startswith("interval"):
             return _date_shift(op, left, right, layout)
         case Call(op=("+" | "-" | "*" | "/" | "%" | "div") as op, args=(left, right)):
@@ -192,6 +194,17 @@ def _date_shift(op: str, date: Expr, amount: Expr, layout: Mapping[Column, int])
         count, unit = amount.value
         return _strict(lambda d: shift_date(d, sign * count, unit), _compile(date, layout))
     return _strict(lambda d, n: _add_days(d, sign * n), _compile(date, layout), _compile(amount, layout))
+
+
+def _timestamp_shift(subject: Compiled, amount: int, unit: str, zone: str | None = None) -> Compiled:
+    """``timestamp ± interval`` (planner/ir/timestamps.py); a TIMESTAMP_NTZ has no zone."""
+    def shift(value: datetime.datetime) -> datetime.datetime:
+        try:
+            return shift_timestamp(value, amount, unit, zone)
+        except (ValueError, OverflowError):
+            raise values.SqlRuntimeError("DATETIME_OVERFLOW", f"{value} + {amount} {unit} is outside years 1..9999") from None
+
+    return _strict(shift, subject)
 
 
 def _add_days(day: datetime.date, days: int) -> datetime.date:

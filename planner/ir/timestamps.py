@@ -29,6 +29,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from functools import cache
 
+from planner.ir.dates import shift_date
+
 UTC = datetime.UTC
 DEFAULT_TIME_ZONE = "UTC"
 #: the session time zone of the query being planned (Spark's ``spark.sql.session.timeZone``)
@@ -168,3 +170,36 @@ def epoch_micros(instant: datetime.datetime) -> int:
 
 def from_epoch_micros(micros: int) -> datetime.datetime:
     return EPOCH + datetime.timedelta(microseconds=micros)
+
+
+#: The units of an interval literal added to a timestamp: months (year-month) or microseconds (day-time).
+_MONTHS_PER = {"year": 12, "month": 1}
+_MICROS_PER = {"day": 86_400_000_000, "hour": 3_600_000_000, "minute": 60_000_000, "second": 1_000_000}
+INTERVAL_UNITS = (*_MONTHS_PER, *_MICROS_PER)
+
+
+def shift_timestamp(value: datetime.datetime, amount: int, unit: str, zone: str | None = None) -> datetime.datetime:
+    """``value + INTERVAL 'amount' unit`` as Spark adds it: months on the local date (its day clamped
+    to the month's end); a day-time interval's whole days on the local time line (a day is a calendar
+    day across a DST change) and the rest as elapsed time. ``zone`` None: a TIMESTAMP_NTZ (naive).
+
+    >>> shift_timestamp(datetime.datetime(2024, 3, 9, 20, tzinfo=UTC), 24, "hour", "America/Los_Angeles")
+    datetime.datetime(2024, 3, 10, 19, 0, tzinfo=datetime.timezone.utc)
+    """
+    if unit in _MONTHS_PER:
+        months = amount * _MONTHS_PER[unit]
+
+        def change(local: datetime.datetime) -> datetime.datetime:
+            return datetime.datetime.combine(shift_date(local.date(), months, "month"), local.time())
+    else:
+        days, micros = divmod(amount * _MICROS_PER[unit], _MICROS_PER["day"])
+        if amount < 0 and micros:  # Spark splits toward zero: -25 hours is -1 day and -1 hour
+            days, micros = days + 1, micros - _MICROS_PER["day"]
+
+        def change(local: datetime.datetime) -> datetime.datetime:
+            return local + datetime.timedelta(days=days)
+    if zone is None:
+        shifted = change(value)
+    else:
+        shifted = on_local_time_line(value, zone, change)
+    return shifted if unit in _MONTHS_PER else shifted + datetime.timedelta(microseconds=micros)

@@ -18,7 +18,7 @@ from sqlglot import exp
 from catalog.ddl import column_type
 from catalog.schema import Catalog, UnknownColumnError
 from catalog.types import BOOLEAN, DATE, INTEGRAL, NULL, STRING, IntervalType
-from planner.ir.dates import shift_date
+from planner.ir.dates import INTERVAL_UNITS, shift_date
 from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
 from planner.ir.functions import ArgumentCountError, UnsupportedArgumentError, lookup
 from planner.ir.logical import LogicalPlan
@@ -60,13 +60,19 @@ _INTERVAL_UNITS = {
     "months": "month",
     "year": "year",
     "years": "year",
+    "hour": "hour",
+    "hours": "hour",
+    "minute": "minute",
+    "minutes": "minute",
+    "second": "second",
+    "seconds": "second",
 }
 
 
 def _arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
     """``left op right``, folding date ± interval constants so rules compare plain date literals."""
     match op, left, right:
-        case "+" | "-", Literal(value=day, type=DATE), Literal(value=(amount, unit), type=IntervalType()):
+        case "+" | "-", Literal(value=day, type=DATE), Literal(value=(amount, unit), type=IntervalType()) if unit in INTERVAL_UNITS:
             return Literal(shift_date(day, amount if op == "+" else -amount, unit), DATE)
         case "+", Literal(type=IntervalType()), Literal(type=DATE):
             return _arithmetic(op, right, left, clause)
@@ -241,7 +247,7 @@ class ExpressionConverter:
         if unit_name.lower() not in _INTERVAL_UNITS or not amount.lstrip("-").isdigit():
             raise UnsupportedSqlError(
                 f"interval {node.sql(dialect='spark')} in {self.clause} is not supported: "
-                "only whole numbers of days, months or years"
+                "only whole numbers of years, months, days, hours, minutes or seconds"
             )
         unit = _INTERVAL_UNITS[unit_name.lower()]
         return Literal((int(amount), unit), IntervalType(unit))

@@ -227,6 +227,8 @@ def explicit_cast(operand: Expr, target: DataType, clause: str) -> Expr:
 def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     left, right = args
     lt, rt = type_of(left), type_of(right)
+    if set(TIMESTAMPS) & {lt, rt} or DATE in (lt, rt) and _day_time(lt if rt == DATE else rt):
+        return _timestamp_arithmetic(op, left, right, clause)
     if DATE in (lt, rt):
         return _date_arithmetic(op, left, right, clause)
     # a string operand is read as a number: bigint beside an integer, double otherwise (AnsiTypeCoercion)
@@ -255,6 +257,29 @@ def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     left_decimal = types.as_decimal(lt, left.value if isinstance(left, Literal) else None)
     right_decimal = types.as_decimal(rt, right.value if isinstance(right, Literal) else None)
     return Call(op, (left, right), types.decimal_result(op, left_decimal, right_decimal))
+
+
+def _day_time(dtype: DataType | None) -> bool:
+    """An interval of hours, minutes or seconds: a date plus one is a TIMESTAMP, as in Spark."""
+    return isinstance(dtype, IntervalType) and dtype.unit in ("hour", "minute", "second")
+
+
+def _timestamp_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
+    """``timestamp ± interval`` (``timestamp_shift``, the interval's sign folded in; a date plus a day-time
+    interval is a TIMESTAMP plus it). ``timestamp - timestamp`` (an interval day to second) is not supported."""
+    lt, rt = type_of(left), type_of(right)
+    if op == "+" and isinstance(lt, IntervalType):
+        return _timestamp_arithmetic(op, right, left, clause)
+    if op in ("+", "-") and isinstance(right, Literal) and isinstance(rt, IntervalType) and lt in (DATE, *TIMESTAMPS):
+        subject = cast(left, TIMESTAMP, clause) if lt == DATE else left
+        amount, unit = right.value
+        shift = Literal((amount if op == "+" else -amount, unit), rt)
+        zone = zone_argument(TIMESTAMP, STRING) if type_of(subject) == TIMESTAMP else ()
+        return Call("timestamp_shift", (subject, shift, *zone), type_of(subject))
+    if op == "-" and lt in (DATE, STRING, *TIMESTAMPS) and rt in (DATE, STRING, *TIMESTAMPS):
+        raise UnsupportedSqlError(f"{clause}: timestamp - timestamp (an interval day to second) is not supported: "
+                                  f"{print_expr(left)} - {print_expr(right)}")
+    raise _mismatch(clause, f"{op!r}", (left, right))
 
 
 def _date_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
