@@ -638,7 +638,7 @@ def _first_wrong_value(values: list, column: Column, in_key: bool) -> tuple[int,
     on a value's type, so it runs once per distinct type, not once per value."""
     wrong = []
     for value_type in set(map(_value_kind, values)):
-        first = next(i for i, value in enumerate(values) if _value_kind(value) is value_type)
+        first = next(i for i, value in enumerate(values) if _value_kind(value) == value_type)
         reason = value_defect(column, values[first], in_key)
         if reason is not None:
             wrong.append((first, reason))

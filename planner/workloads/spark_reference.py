@@ -13,8 +13,20 @@ users of the session see its own tables again.
 
 from __future__ import annotations
 
+import datetime
+
 from catalog.schema import Catalog
 from planner.workloads.oracle import DuckDBOracle, OrderedQuery, Reference, StreamTables
+
+
+def _aware(row: tuple, instants: list[int]) -> tuple:
+    if not instants:
+        return row
+    values = list(row)
+    for i in instants:
+        if values[i] is not None:
+            values[i] = values[i].astimezone(datetime.timezone.utc)
+    return tuple(values)
 
 
 class SparkReference:
@@ -40,7 +52,11 @@ class SparkReference:
             if self.shown.get(name) != self.seq:
                 self.spark.createDataFrame(self.state.table(name)).createOrReplaceTempView(name)
                 self.shown[name] = self.seq
-        return query.reference(tuple(row) for row in self.spark.sql(query.sql("spark")).collect())
+        frame = self.spark.sql(query.sql("spark"))
+        # pyspark hands a TIMESTAMP back as a naive datetime in this process's local time: the instant,
+        # made aware (UTC), is what the engine holds
+        instants = [i for i, f in enumerate(frame.schema.fields) if f.dataType.typeName() == "timestamp"]
+        return query.reference(_aware(tuple(row), instants) for row in frame.collect())
 
     def close(self) -> None:
         for view in sorted(self.shown):
