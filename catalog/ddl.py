@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from catalog.properties import table_properties
 from catalog.schema import Catalog, CatalogError, Column, ForeignKey, Table
-from catalog.types import DataType, TypeParseError, UnsupportedType, parse_type
+from catalog.types import DataType, IntervalType, TypeParseError, UnsupportedType, parse_type
 
 
 def column_type(data_type: exp.DataType) -> DataType | None:
@@ -44,7 +44,8 @@ def _column_type(data_type: exp.DataType) -> DataType | UnsupportedType:
     """The column's catalog type; a type spark-ivm lacks is kept as written (Spark's spelling), so the
     table stays usable and only the views that read the column are refused (catalog/schema.py)."""
     found = column_type(data_type)
-    return UnsupportedType(data_type.sql(dialect="spark")) if found is None else found
+    # an interval is a type of expressions here, not of stored columns
+    return UnsupportedType(data_type.sql(dialect="spark")) if found is None or isinstance(found, IntervalType) else found
 
 
 def _names(nodes) -> tuple[str, ...]:

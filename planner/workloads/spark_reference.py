@@ -15,8 +15,17 @@ from __future__ import annotations
 
 import datetime
 
-from catalog.schema import Catalog
+from catalog.schema import Catalog, Table
+from catalog.types import TIMESTAMPS
 from planner.workloads.oracle import DuckDBOracle, OrderedQuery, Reference, StreamTables
+
+
+def _schema(table: Table) -> str | None:
+    """The table's Spark schema where Arrow's would be read otherwise: pyspark reads a naive Arrow
+    timestamp as a TIMESTAMP in the session time zone, not as the TIMESTAMP_NTZ it is."""
+    if not any(c.type in TIMESTAMPS for c in table.columns):
+        return None
+    return ", ".join(f"`{c.name}` {c.type}" for c in table.columns)
 
 
 def _aware(row: tuple, instants: list[int]) -> tuple:
@@ -50,7 +59,7 @@ class SparkReference:
         query = OrderedQuery.parse(sql)
         for name in sorted(query.tables() & set(self.catalog.tables)):
             if self.shown.get(name) != self.seq:
-                self.spark.createDataFrame(self.state.table(name)).createOrReplaceTempView(name)
+                self.spark.createDataFrame(self.state.table(name), _schema(self.catalog.table(name))).createOrReplaceTempView(name)
                 self.shown[name] = self.seq
         frame = self.spark.sql(query.sql("spark"))
         # pyspark hands a TIMESTAMP back as a naive datetime in this process's local time: the instant,
