@@ -34,7 +34,7 @@ def _aware(row: tuple, instants: list[int]) -> tuple:
     values = list(row)
     for i in instants:
         if values[i] is not None:
-            values[i] = values[i].astimezone(datetime.timezone.utc)
+            values[i] = values[i].astimezone(datetime.UTC)
     return tuple(values)
 
 

@@ -25,7 +25,7 @@ CATALOG = catalog_from_ddl("""
 CREATE TABLE events (id INT PRIMARY KEY, user_id INT, ts TIMESTAMP, local_ts TIMESTAMP_NTZ, payload BINARY);
 CREATE TABLE sessions (sid INT PRIMARY KEY, user_id INT, started TIMESTAMP);
 """)
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 # around the spring-forward (2024-03-10 10:00 UTC) and fall-back (2024-11-03 09:00 UTC) of Los Angeles
 STARTS = (datetime.datetime(2024, 3, 10, 6, tzinfo=UTC), datetime.datetime(2024, 11, 3, 5, tzinfo=UTC))
 

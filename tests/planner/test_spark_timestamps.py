@@ -29,7 +29,7 @@ CATALOG = catalog_from_ddl("CREATE TABLE r (k INT, ts TIMESTAMP, tu TIMESTAMP, n
                            "PRIMARY KEY (k))")
 TABLE = CATALOG.table("r")
 SPARK_SCHEMA = ", ".join(f"{c.name} {str(c.type).upper()}" for c in TABLE.columns)
-UTC = datetime.timezone.utc
+UTC = datetime.UTC
 ZONES = ("UTC", "America/Los_Angeles")
 
 # instants near the 2024 DST changes of Los Angeles, and elsewhere
