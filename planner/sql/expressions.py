@@ -190,7 +190,7 @@ class ExpressionConverter:
                 return call(node.key, *(convert(a) for a in args))
             case exp.Filter():
                 return self._aggregate(node.this, node.expression.this)
-            case exp.Any() if not isinstance(node.this, exp.Subquery):  # any(p): Spark's bool_or
+            case exp.Any() if not isinstance(node.this.unnest(), exp.Query | exp.Subquery):  # any(p): bool_or
                 return self._aggregate(node)
             case exp.Anonymous() if node.name.lower() in SYNONYMS:
                 return self._aggregate(node)
