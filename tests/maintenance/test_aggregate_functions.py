@@ -196,6 +196,20 @@ def test_a_filter_over_one_atom_is_still_read_off_the_gjt_payload():
                                 oracle_sql=duckdb_count_if(sql))
 
 
+@pytest.mark.parametrize("join", ["r.a < s.d", "r.c = s.f"], ids=["inequality join (GJT)", "equi-join without a key"])
+def test_count_distinct_beside_other_aggregates_over_joins_that_are_not_foreign_keys(join):
+    from tests.maintenance.test_gjt_aggregate import CATALOG as catalog
+    from tests.maintenance.test_gjt_aggregate import random_stream
+    sql = (f"select r.b, count(distinct s.e) as d, sum(distinct s.f) as sf, count(distinct s.e, r.c) as d2, "
+           f"sum(s.e) as t, min(s.f) filter (where s.e < 3) as m, count(*) as n from r, s where {join} group by r.b")
+    oracle = sql.replace("count(distinct s.e, r.c)", "count(distinct case when s.e is not null and r.c is not null "
+                                                     "then (s.e, r.c) end)")
+    stream = random_stream(seed=11)
+    assert GroupAggregateStage in _stage_types(sql, catalog)
+    view = check_against_recomputation(sql, catalog, stream, batch_size=25, informative_at_least=0.5, oracle_sql=oracle)
+    assert view.result()
+
+
 def test_explain_shows_the_state_and_cost_of_max_by():
     compiled = compile_query(QUERIES["max_by with FILTER, beside sums"][0], CATALOG)
     (described,) = [n.stage.describe() for n in compiled.dataflow.stages if isinstance(n.stage, GroupAggregateStage)]
