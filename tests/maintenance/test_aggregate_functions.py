@@ -216,3 +216,17 @@ def test_explain_shows_the_state_and_cost_of_max_by():
     assert described.operator == "GroupAggregate (MAX_BY, SUM, COUNT)"
     assert "(ordering, value) pairs" in described.state and described.update_cost.startswith("O(log n) per join change")
     assert "MAX_BY" in explain_text(compiled)
+
+
+def test_timestamps_are_ordered_values_like_any_other(tmp_path):
+    """MIN/MAX, max_by/min_by and count(DISTINCT a, b) are type-generic: TIMESTAMP and TIMESTAMP_NTZ
+    values need nothing of their own (test_timestamps.py's stream: repeated and NULL instants)."""
+    from tests.maintenance.test_timestamps import CATALOG as catalog
+    from tests.maintenance.test_timestamps import _updates
+    sql = ("select user_id, min(ts) as first, max(local_ts) filter (where id > 300) as last, max_by(ts, id) as latest, "
+           "min_by(local_ts, id) as earliest, count(distinct ts, user_id) as d from events group by user_id")
+    oracle = (sql.replace("max_by(", "arg_max_null(").replace("min_by(", "arg_min_null(")
+              .replace("count(distinct ts, user_id)", "count(distinct case when ts is not null then (ts, user_id) end)"))
+    view = check_against_recomputation(sql, catalog, _updates(tmp_path, 3), batch_size=9, informative_at_least=0.8,
+                                       oracle_sql=oracle)
+    assert view.result()
