@@ -61,7 +61,8 @@ two spaces deeper, after which the expression (and the node's fields) go on::
 
 Limits: field names must be identifiers that are not keywords of the notation (``and``, ``end``,
 ``date``...); a node may have at most one child field holding a tuple of plans; literal floats are
-finite; ``AggregateCall.func`` is one of ``sum count avg min max``.
+finite; ``AggregateCall.func`` is one of ``sum count avg min max max_by min_by``, whose further
+arguments follow the first (``max_by(x, y)``, ``count(distinct a, b)``).
 """
 
 from __future__ import annotations

@@ -273,11 +273,13 @@ class _Builder:
                     name, f"only the aggregates {', '.join(AGGREGATE_FUNCTIONS)} take * or distinct"
                 )
             return Call(function, args)
-        if len(args) > 1 or rule is None:
+        arity = 2 if function in ("max_by", "min_by") else len(args) if function == "count" and rule == "distinct" else 1
+        if rule is None or (args and len(args) != arity):
             raise token_error(
-                name, f'aggregate {function} takes one argument or *; quote it ("{function}") for a function'
+                name, f'aggregate {function} takes {"one argument" if arity == 1 else f"{arity} arguments"} or *; '
+                      f'quote it ("{function}") for a function'
             )
-        return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"))
+        return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"), further_args=args[1:])
 
     def expr_case(self, tree, *parts):
         *whens, otherwise = parts

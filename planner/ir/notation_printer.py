@@ -217,12 +217,12 @@ def _expr(expr: Expr, indent: int) -> tuple[str, int]:
             return text, _ATOM
         case Literal():
             return _literal(expr)
-        case AggregateCall(func, arg, distinct):
+        case AggregateCall(func, arg, distinct, _, further):
             if func not in AGGREGATE_FUNCTIONS:
                 raise ValueError(
                     f"aggregate {func!r} has no notation; known: {', '.join(AGGREGATE_FUNCTIONS)}"
                 )
-            inner = "*" if arg is None else _expr(arg, indent)[0]
+            inner = "*" if arg is None else ", ".join(_expr(a, indent)[0] for a in (arg, *further))
             return f"{func}({'distinct ' if distinct else ''}{inner})", _ATOM
         case Subquery():
             return _subquery(expr, indent)

@@ -20,7 +20,7 @@ import attrs
 import lark
 from lark import Token, Tree
 
-AGGREGATE_FUNCTIONS = ("sum", "count", "avg", "min", "max")
+AGGREGATE_FUNCTIONS = ("sum", "count", "avg", "min", "max", "max_by", "min_by")
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BARE_FUNCTION = re.compile(r"[a-z_][A-Za-z0-9_]*")

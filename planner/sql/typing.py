@@ -299,15 +299,17 @@ def _date_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
     raise _mismatch(clause, f"{op!r}", (left, right))
 
 
-def typed_aggregate(func: str, arg: Expr | None, distinct: bool, clause: str) -> AggregateCall:
-    """An aggregate with Spark's result type: COUNT bigint, SUM/AVG widened, MIN/MAX as their argument."""
+def typed_aggregate(func: str, arg: Expr | None, distinct: bool, clause: str,
+                    further_args: tuple[Expr, ...] = ()) -> AggregateCall:
+    """An aggregate with Spark's result type: COUNT bigint, SUM/AVG widened, MIN/MAX as their argument,
+    max_by/min_by as their first argument (``further_args``: its ordering; count(DISTINCT a, b)'s b)."""
     if arg is None or func == "count":
-        return AggregateCall(func, arg, distinct, BIGINT)
+        return AggregateCall(func, arg, distinct, BIGINT, further_args)
     arg_type = type_of(arg)
     if arg_type is None:
-        return AggregateCall(func, arg, distinct)
-    if func in ("min", "max"):
-        return AggregateCall(func, arg, distinct, arg_type)
+        return AggregateCall(func, arg, distinct, further_args=further_args)
+    if func in ("min", "max", "max_by", "min_by"):
+        return AggregateCall(func, arg, distinct, arg_type, further_args)
     if arg_type == STRING:
         arg, arg_type = cast(arg, DOUBLE, clause), DOUBLE
     result = types.sum_type(arg_type) if func == "sum" else types.avg_type(arg_type)
