@@ -43,7 +43,7 @@ from planner.ir.view_tree_plan import ViewTreeAggregate
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
-EXTREMA = ("min", "max")
+EXTREMA = ("min", "max", "max_by", "min_by")
 PERCENTILES = ("median", "percentile", "percentile_cont", "percentile_disc")  # they read every copy of the values
 #: set operations whose result only grows while both sides do
 MONOTONE_SET_OPERATIONS = ("union", "union_all", "intersect")

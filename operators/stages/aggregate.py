@@ -35,7 +35,11 @@ from operators.structures.moments import VARIANCE_FUNCTIONS, moments, variance
 from operators.structures.order_statistics import percentile
 from operators.zset import Changelog, Row, consolidate
 
-ORDERED_FUNCTIONS = ("min", "max")
+ORDERED_FUNCTIONS = ("min", "max", "min_by", "max_by")
+#: The ordered aggregates that answer with the least kept value (the others: the greatest).
+LEAST_FUNCTIONS = ("min", "min_by")
+#: max_by/min_by keep ``ordered_by``'s triples and answer with the value inside.
+_BY_FUNCTIONS = ("min_by", "max_by")
 #: Spark's exact percentiles; their ``AggregateSpec.parameters`` are (fraction, descending order).
 PERCENTILE_FUNCTIONS = ("median", "percentile", "percentile_cont", "percentile_disc")
 _COUNTED, _SUMMED, _SUMMED_DOUBLE, _KEPT = "counted", "summed", "summed double", "kept"
@@ -44,8 +48,9 @@ _MOMENTS = "moments"  # summed as the (Σx, Σx²) payload of the STDDEV/VARIANC
 
 @attrs.frozen
 class AggregateSpec:
-    """One aggregate: ``func`` in sum/count/avg/min/max, the variance family (VARIANCE_FUNCTIONS) or
-    the percentiles (PERCENTILE_FUNCTIONS); ``argument`` None for COUNT(*);
+    """One aggregate: ``func`` in sum/count/avg/min/max/max_by/min_by, the variance family
+    (VARIANCE_FUNCTIONS) or the percentiles (PERCENTILE_FUNCTIONS); ``argument`` None for COUNT(*)
+    (for max_by/min_by ``ordered_by``'s, for count(DISTINCT a, b) ``all_present``'s);
     ``distinct`` aggregates each distinct non-NULL argument value once; ``double``: the argument may be
     a DOUBLE (unless its type says otherwise), whose NaN and infinite terms a sum counts apart
     (``DoubleSum``) so that deleting them leaves the finite sum; ``parameters``: a percentile's
@@ -76,6 +81,33 @@ class AggregateSpec:
         if self.func in ORDERED_FUNCTIONS:
             return OrderedValues()
         return DistinctValues(self.func != "count", moments if self.func in VARIANCE_FUNCTIONS else summand)
+
+
+def ordered_by(value: Callable[[Row], object], ordering: Callable[[Row], object]) -> Callable[[Row], object]:
+    """max_by(value, ordering)'s kept argument of a row: ``(ordering, value is not NULL, value)``, or
+    None (the row is skipped, as Spark skips it) when the ordering is NULL.
+
+    The triples are ordered by the ordering, then by the value with NULL first: Spark leaves the
+    value of tied orderings to whichever row it meets last (not a function of the input), where
+    this is. max_by answers with the greatest triple's value, min_by with the least's, so on a tie
+    max_by takes the greatest value and min_by the least (a NULL value first). The middle flag
+    keeps a NULL value from being compared with a value."""
+    def kept(row: Row) -> object:
+        order = ordering(row)
+        if order is None:
+            return None
+        shown = value(row)
+        return order, shown is not None, shown
+    return kept
+
+
+def all_present(arguments: tuple[Callable[[Row], object], ...]) -> Callable[[Row], object]:
+    """count(DISTINCT a, b, ...)'s kept argument of a row: the tuple of its values, None (skipped,
+    as Spark skips it) when any of them is NULL."""
+    def kept(row: Row) -> object:
+        values = tuple(argument(row) for argument in arguments)
+        return None if None in values else values
+    return kept
 
 
 class ValueCounts(ABC):
@@ -170,7 +202,12 @@ class OrderedValues(ValueCounts):
     def result(self, func: str) -> object:
         if not self.ordered:
             return None
-        return self.ordered[0] if func == "min" else self.ordered[-1]
+        return extreme_value(func, self.ordered[0] if func in LEAST_FUNCTIONS else self.ordered[-1])
+
+
+def extreme_value(func: str, kept: object) -> object:
+    """The answer of ordered aggregate ``func`` whose extreme kept argument is ``kept`` (not None)."""
+    return kept[2] if func in _BY_FUNCTIONS else kept
 
 
 class RankedValues(ValueCounts):
@@ -351,9 +388,10 @@ class GroupAggregateStage(KeyedStage):
         return old_state
 
     def describe(self) -> StageDescription:
-        ordered = any(s.func in ORDERED_FUNCTIONS for s in self.aggregates)
+        ordered = any(s.func in ("min", "max") for s in self.aggregates)
+        by = any(s.func in _BY_FUNCTIONS for s in self.aggregates)
         ranked = any(s.func in PERCENTILE_FUNCTIONS for s in self.aggregates)
-        distinct = any(s.distinct and s.func not in ORDERED_FUNCTIONS + PERCENTILE_FUNCTIONS for s in self.aggregates)
+        distinct = any(s.keeps_values and s.func not in ORDERED_FUNCTIONS + PERCENTILE_FUNCTIONS for s in self.aggregates)
         second_moments = any(s.func in VARIANCE_FUNCTIONS and not s.distinct for s in self.aggregates)
         state = ["row count, sums, non-NULL counts"]
         why = []
@@ -362,6 +400,10 @@ class GroupAggregateStage(KeyedStage):
         if ordered:
             state.append("per MIN/MAX a sorted multiset of its values")
             why.append("MIN/MAX are not rings (deleting the minimum needs the next value): values kept in order")
+        if by:
+            state.append("per MAX_BY/MIN_BY a sorted multiset of its (ordering, value) pairs")
+            why.append("MAX_BY/MIN_BY are not rings (deleting the row of the largest ordering needs the next "
+                       "one): pairs kept in order of the ordering")
         if ranked:
             state.append("per percentile every value in an order-statistic index (sorted sublists with positional counts)")
             why.append("a percentile reads the values at its ranks: each copy kept in order, ranks found in O(log n)")
@@ -369,6 +411,7 @@ class GroupAggregateStage(KeyedStage):
             state.append("per DISTINCT aggregate value → multiplicity")
             why.append("a DISTINCT aggregate changes only when a value's multiplicity crosses zero")
         logarithmic = [what for what, kept in (("the distinct MIN/MAX values", ordered),
+                                               ("the MAX_BY/MIN_BY pairs", by),
                                                ("the percentile's values", ranked)) if kept]
         cost = (f"O(log n) per join change, n {' or '.join(logarithmic)} of the group; O(1) for the others"
                 if logarithmic else "O(1) per join change")

@@ -61,9 +61,10 @@ two spaces deeper, after which the expression (and the node's fields) go on::
 
 Limits: field names must be identifiers that are not keywords of the notation (``and``, ``end``,
 ``date``...); a node may have at most one child field holding a tuple of plans; literal floats are
-finite; ``AggregateCall.func`` is one of ``AGGREGATE_FUNCTIONS``
-(``sum count avg min max``, the variance family and the percentiles, whose parameters follow the
-argument as literals: ``percentile_disc(x, 0.25, true)``).
+finite; ``AggregateCall.func`` is one of ``AGGREGATE_FUNCTIONS`` (``sum count avg min max max_by
+min_by``, the variance family and the percentiles): further arguments follow the first
+(``max_by(x, y)``, ``count(distinct a, b)``), and a percentile's parameters follow its argument as
+literals (``percentile_disc(x, 0.25, true)``).
 """
 
 from __future__ import annotations

@@ -278,11 +278,14 @@ class _Builder:
         parameters = ()
         if function in PARAMETERIZED_AGGREGATES and all(isinstance(a, Literal) for a in args[1:]):
             args, parameters = args[:1], full_parameters(function, tuple(a.value for a in args[1:]))
-        if len(args) > 1 or rule is None:
+        arity = 2 if function in ("max_by", "min_by") else len(args) if function == "count" and rule == "distinct" else 1
+        if rule is None or (args and len(args) != arity):
             raise token_error(
-                name, f'aggregate {function} takes one argument or *; quote it ("{function}") for a function'
+                name, f'aggregate {function} takes {"one argument" if arity == 1 else f"{arity} arguments"} or *; '
+                      f'quote it ("{function}") for a function'
             )
-        return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"), parameters=parameters)
+        return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"),
+                             further_args=args[1:], parameters=parameters)
 
     def expr_case(self, tree, *parts):
         *whens, otherwise = parts

@@ -219,12 +219,12 @@ def _expr(expr: Expr, indent: int) -> tuple[str, int]:
             return text, _ATOM
         case Literal():
             return _literal(expr)
-        case AggregateCall(func, arg, distinct, _, parameters):
+        case AggregateCall(func, arg, distinct, _, further, parameters):
             if func not in AGGREGATE_FUNCTIONS:
                 raise ValueError(
                     f"aggregate {func!r} has no notation; known: {', '.join(AGGREGATE_FUNCTIONS)}"
                 )
-            inner = "*" if arg is None else _expr(arg, indent)[0]
+            inner = "*" if arg is None else ", ".join(_expr(a, indent)[0] for a in (arg, *further))
             inner += "".join(f", {_literal(Literal(p, _PARAMETER_TYPES[type(p)]))[0]}"
                              for p in shown_parameters(func, parameters))
             return f"{func}({'distinct ' if distinct else ''}{inner})", _ATOM

@@ -20,7 +20,7 @@ import attrs
 import lark
 from lark import Token, Tree
 
-AGGREGATE_FUNCTIONS = ("sum", "count", "avg", "min", "max", "stddev", "stddev_samp", "stddev_pop", "std", "variance",
+AGGREGATE_FUNCTIONS = ("sum", "count", "avg", "min", "max", "max_by", "min_by", "stddev", "stddev_samp", "stddev_pop", "std", "variance",
                        "var_samp", "var_pop", "median", "percentile", "percentile_cont", "percentile_disc")
 #: Aggregates whose constant parameters (fraction, descending order) follow the argument:
 #: ``percentile_disc(x, 0.25, true)``; the defaults are left out (``median(x)``, ``percentile(x, 0.25)``).

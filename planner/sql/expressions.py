@@ -22,6 +22,7 @@ from planner.ir.dates import INTERVAL_UNITS, shift_date
 from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
 from planner.ir.functions import ArgumentCountError, UnsupportedArgumentError, lookup
 from planner.ir.logical import LogicalPlan
+from planner.sql.aggregates import SYNONYMS, aggregate_call, approximate_refusal
 from planner.sql.calls import as_written, spark_call
 from planner.sql.errors import UnsupportedSqlError
 from planner.sql.grouping_sets import grouping_call
@@ -55,6 +56,16 @@ _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.VariancePop: "var_pop",
     exp.Median: "median",
     exp.Quantile: "percentile",
+    exp.CountIf: "count_if",
+    exp.LogicalAnd: "bool_and",
+    exp.LogicalOr: "bool_or",
+    exp.ArgMax: "max_by",
+    exp.ArgMin: "min_by",
+}
+# Approximate aggregates, refused (planner/sql/aggregates.py), with the exact form to suggest.
+_APPROXIMATE: dict[type[exp.Expression], str] = {
+    exp.ApproxDistinct: "count(DISTINCT x)",
+    exp.ApproxQuantile: "percentile(x, p)",
 }
 # Spark's aggregates that sqlglot leaves as anonymous functions, by their (lower-case) name.
 _ANONYMOUS_AGGREGATES = {"std": "std"}
@@ -176,6 +187,14 @@ class ExpressionConverter:
                 return self._extract(node.this.name.lower(), node.expression)
             case _ if type(node) in _DATE_PART_FUNCTIONS:
                 return self._extract(_DATE_PART_FUNCTIONS[type(node)], as_written(node.this))
+            case exp.Filter():
+                return self._aggregate(node.this, node.expression.this)
+            case exp.Any() if not isinstance(node.this.unnest(), exp.Query | exp.Subquery):  # any(p): bool_or
+                return self._aggregate(node)
+            case exp.Anonymous() if node.name.lower() in SYNONYMS:
+                return self._aggregate(node)
+            case _ if type(node) in _APPROXIMATE:
+                raise approximate_refusal(node.sql(dialect="spark"), _APPROXIMATE[type(node)], self.clause)
             case exp.All() | exp.Any():
                 # Checked on pyspark 4.3: spark.sql fails with PARSE_SYNTAX_ERROR on every quantified
                 # subquery comparison, so there is no Spark answer to maintain.
@@ -192,7 +211,7 @@ class ExpressionConverter:
             case _ if type(node) in _AGGREGATES:
                 return self._aggregate(node)
             case exp.Anonymous() if node.name.lower() in _ANONYMOUS_AGGREGATES:
-                return self._aggregate(node, _ANONYMOUS_AGGREGATES[node.name.lower()])
+                return self._aggregate(node)
             case exp.Anonymous() if node.name.lower() == "percentile":
                 raise UnsupportedSqlError(
                     f"percentile in {self.clause} takes a column and one percentage here; its frequency "
@@ -351,35 +370,26 @@ class ExpressionConverter:
             raise UnsupportedSqlError(f"EXTRACT({unit.upper()} ...) in {self.clause} is not supported")
         return self._call(f"extract_{unit}", self.convert(date))
 
-    def _aggregate(self, node: exp.Expression, func: str | None = None) -> AggregateCall:
-        func = func or _AGGREGATES[type(node)]
-        arg_node = node.this if not isinstance(node, exp.Anonymous) else node.expressions[0] if node.expressions else None
-        if isinstance(node, exp.Anonymous) and len(node.expressions) != 1:
-            raise UnsupportedSqlError(f"{func} in {self.clause} takes one argument: {node.sql(dialect='spark')}")
-        distinct = isinstance(arg_node, exp.Distinct)
-        if distinct:
-            if len(arg_node.expressions) != 1:
-                raise UnsupportedSqlError(
-                    f"{func}(DISTINCT ...) of several columns in {self.clause} is not supported"
-                )
-            arg_node = arg_node.expressions[0]
-        if isinstance(arg_node, exp.Star):
-            if func != "count" or distinct:
-                raise UnsupportedSqlError(f"{node.sql(dialect='spark')} in {self.clause} is not supported")
-            return typed_aggregate("count", None, False, self.clause)
-        if node.args.get("expressions") and not isinstance(node, exp.Anonymous):
-            raise UnsupportedSqlError(f"{func} of several arguments in {self.clause} is not supported")
-        arg = self.convert(arg_node)
-        if contains_aggregate(arg):
-            raise UnsupportedSqlError(
-                f"nested aggregate functions in {self.clause} are not supported: {node.sql()}"
-            )
+    def _aggregate(self, node: exp.Expression, condition: exp.Expression | None = None) -> Expr:
+        """An aggregate call, ``condition`` its FILTER (WHERE ...): planner/sql/aggregates.py."""
+        written = node.sql(dialect="spark")
+        if type(node) in _AGGREGATES:
+            func = _AGGREGATES[type(node)]
+        elif isinstance(node, exp.Anonymous) and node.name.lower() in _ANONYMOUS_AGGREGATES:
+            func = _ANONYMOUS_AGGREGATES[node.name.lower()]
+        elif isinstance(node, exp.Anonymous | exp.Any):
+            func = SYNONYMS[node.name.lower() if isinstance(node, exp.Anonymous) else "any"]
+        else:
+            raise UnsupportedSqlError(f"FILTER applies to aggregate functions, not to {written} in {self.clause}")
+        distinct, written_args = _aggregate_arguments(node)
+        args = tuple(None if isinstance(a, exp.Star) else self.convert(a) for a in written_args)
+        filter_expr = None if condition is None else self.convert(condition)
         parameters = ()
         if func == "median":
             parameters = (0.5, False)
         elif func == "percentile":
             parameters = (self._percentage(node.args["quantile"], node), False)
-        return typed_aggregate(func, arg, distinct, self.clause, parameters)
+        return aggregate_call(func, args, distinct, filter_expr, self.clause, written, parameters)
 
     def _within_group(self, node: exp.WithinGroup) -> AggregateCall:
         """``percentile_cont(p) WITHIN GROUP (ORDER BY x [DESC])`` and ``percentile_disc``."""
@@ -416,6 +426,20 @@ class ExpressionConverter:
                 f"(Spark: VALUE_OUT_OF_RANGE), not {value.value}"
             )
         return float(value.value)
+
+
+def _aggregate_arguments(node: exp.Expression) -> tuple[bool, list[exp.Expression]]:
+    """Whether an aggregate call is DISTINCT, and its arguments as written (``*`` an ``exp.Star``)."""
+    match node:
+        case exp.Anonymous():
+            first, rest = node.expressions[0] if node.expressions else None, node.expressions[1:]
+        case exp.Any():
+            first, rest = node.this.unnest(), []
+        case _:
+            first, rest = node.this, [node.expression] if node.args.get("expression") else node.expressions
+    if isinstance(first, exp.Distinct):
+        return True, [*first.expressions, *rest]
+    return False, [first, *rest] if first is not None else list(rest)
 
 
 def _constant_subquery(node: exp.Subquery) -> exp.Expression | None:
