@@ -404,7 +404,7 @@ class ExpressionConverter:
         if contains_aggregate(arg):
             raise UnsupportedSqlError(f"nested aggregate functions in {self.clause} are not supported: {node.sql()}")
         parameters = (self._percentage(node.this.this, node), bool(keys[0].args.get("desc")))
-        return typed_aggregate(func, arg, False, self.clause, parameters)
+        return typed_aggregate(func, arg, False, self.clause, parameters=parameters)
 
     def _percentage(self, node: exp.Expression, call: exp.Expression) -> float:
         """A percentile's percentage: a constant in [0, 1], as Spark's analyzer requires."""
