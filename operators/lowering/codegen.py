@@ -53,6 +53,7 @@ from operators.stages.binary_join import BinaryJoinStage
 from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
 from operators.stages.fused import FusedStage
 from operators.stages.map import MapStage
+from operators.structures.moments import VARIANCE_FUNCTIONS, moments
 
 
 def _kind(stage: KeyedStage) -> str:
@@ -452,8 +453,10 @@ class ProgramWriter:
                 loop.append(f"st[{count}] += w")
                 continue
             loop += [f"if a{i} is not None:", f"    st[{count}] += w"]
+            if spec.func in VARIANCE_FUNCTIONS:  # summed as its exact (x, x²) payload
+                loop.append(f"    a{i} = {self.expressions.constant(moments, 'moments')}(a{i})")
             if spec.func != "count":
-                if spec.double:  # a NaN or infinite term is counted apart (operators/doubles.py)
+                if spec.double and spec.func not in VARIANCE_FUNCTIONS:  # NaN or ±Infinity counted apart (operators/doubles.py)
                     counted = self.expressions.constant(non_finite, "non_finite")
                     loop += [f"    if isinstance(a{i}, float) and a{i} - a{i} != 0.0:", f"        a{i} = {counted}(a{i})"]
                 loop += [f"    v = st[{value}]", f"    st[{value}] = a{i} * w if v is None else v + a{i} * w"]

@@ -310,7 +310,7 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
         elif further:  # count(DISTINCT a, b, ...)
             argument = all_present((argument, *further))
         double = call.arg is not None and type_of(call.arg) in (DOUBLE, None)
-        specs.append(AggregateSpec(call.func, argument, call.distinct, double))
+        specs.append(AggregateSpec(call.func, argument, call.distinct, double, call.parameters))
     agg_layout = output_columns(aggregate)
     finish = finish_function(items, having, agg_layout)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout

@@ -70,10 +70,13 @@ class Call:
 
 @attrs.frozen
 class AggregateCall:
-    """``func`` is sum, count, avg, min, max, max_by or min_by; ``arg`` None means ``count(*)``.
+    """``func`` is sum, count, avg, min, max, max_by, min_by, one of Spark's variance family (stddev,
+    stddev_samp, stddev_pop, std, variance, var_samp, var_pop) or exact percentiles (median,
+    percentile, percentile_cont, percentile_disc); ``arg`` None means ``count(*)``.
 
     ``further_args`` are the arguments after ``arg``: max_by/min_by's ordering (``max_by(x, y)`` is
     ``arg`` x, ``further_args`` (y,)) and the other columns of ``count(DISTINCT a, b, ...)``.
+    ``parameters`` are an aggregate's constant arguments: a percentile's (fraction, descending order).
     """
 
     func: str
@@ -81,6 +84,7 @@ class AggregateCall:
     distinct: bool = False
     dtype: DataType | None = attrs.field(default=None, eq=False, repr=False)
     further_args: tuple[Expr, ...] = ()
+    parameters: tuple = ()
 
 
 @attrs.frozen

@@ -25,9 +25,11 @@ from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, S
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
     AGGREGATE_FUNCTIONS,
+    PARAMETERIZED_AGGREGATES,
     absent_value,
     edge_class,
     expr_parser,
+    full_parameters,
     identifier_from_token,
     origin,
     parse_with,
@@ -273,13 +275,17 @@ class _Builder:
                     name, f"only the aggregates {', '.join(AGGREGATE_FUNCTIONS)} take * or distinct"
                 )
             return Call(function, args)
+        parameters = ()
+        if function in PARAMETERIZED_AGGREGATES and all(isinstance(a, Literal) for a in args[1:]):
+            args, parameters = args[:1], full_parameters(function, tuple(a.value for a in args[1:]))
         arity = 2 if function in ("max_by", "min_by") else len(args) if function == "count" and rule == "distinct" else 1
         if rule is None or (args and len(args) != arity):
             raise token_error(
                 name, f'aggregate {function} takes {"one argument" if arity == 1 else f"{arity} arguments"} or *; '
                       f'quote it ("{function}") for a function'
             )
-        return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"), further_args=args[1:])
+        return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"),
+                             further_args=args[1:], parameters=parameters)
 
     def expr_case(self, tree, *parts):
         *whens, otherwise = parts

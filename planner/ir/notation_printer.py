@@ -34,11 +34,13 @@ from planner.ir.notation_syntax import (
     is_omitted,
     quoted,
     shown_fields,
+    shown_parameters,
     value_class,
 )
 from planner.ir.timestamps import format_local
 
 _EXPRESSION_TYPES = typing.get_args(Expr)
+_PARAMETER_TYPES = {float: DOUBLE, bool: BOOLEAN}  # an aggregate's parameters: a percentile's (fraction, descending)
 
 #: A line longer than this wraps: a node's fields move to continuation lines, four spaces deeper
 #: than the node (its children are two deeper), and long lists and value objects put their items on
@@ -217,12 +219,14 @@ def _expr(expr: Expr, indent: int) -> tuple[str, int]:
             return text, _ATOM
         case Literal():
             return _literal(expr)
-        case AggregateCall(func, arg, distinct, _, further):
+        case AggregateCall(func, arg, distinct, _, further, parameters):
             if func not in AGGREGATE_FUNCTIONS:
                 raise ValueError(
                     f"aggregate {func!r} has no notation; known: {', '.join(AGGREGATE_FUNCTIONS)}"
                 )
             inner = "*" if arg is None else ", ".join(_expr(a, indent)[0] for a in (arg, *further))
+            inner += "".join(f", {_literal(Literal(p, _PARAMETER_TYPES[type(p)]))[0]}"
+                             for p in shown_parameters(func, parameters))
             return f"{func}({'distinct ' if distinct else ''}{inner})", _ATOM
         case Subquery():
             return _subquery(expr, indent)

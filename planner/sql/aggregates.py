@@ -53,9 +53,10 @@ _BOOLEAN_ARGUMENT = ("count_if", "bool_and", "bool_or")
 
 
 def aggregate_call(func: str, args: tuple[Expr | None, ...], distinct: bool, condition: Expr | None,
-                   clause: str, written: str) -> Expr:
+                   clause: str, written: str, parameters: tuple = ()) -> Expr:
     """``func(args) FILTER (WHERE condition)`` in the IR's aggregates (the module's laws); ``args``
-    are converted, ``(None,)`` for ``*``; ``written`` is the call as the user wrote it, for errors."""
+    are converted, ``(None,)`` for ``*``; ``written`` is the call as the user wrote it, for errors;
+    ``parameters`` a percentile's constant (fraction, descending order)."""
     for arg in (*args, condition):
         if arg is not None and contains_aggregate(arg):
             raise UnsupportedSqlError(f"nested aggregate functions in {clause} are not supported: {written}")
@@ -68,7 +69,7 @@ def aggregate_call(func: str, args: tuple[Expr | None, ...], distinct: bool, con
         return _over_counts(func, _boolean(func, args[0], clause), distinct, clause)
     if func == "count" and len(args) > 1 and not distinct:
         return typed_aggregate("count", _when(_all_present(args, clause), Literal(1, INT), clause), False, clause)
-    return typed_aggregate(func, args[0], distinct, clause, args[1:])
+    return typed_aggregate(func, args[0], distinct, clause, args[1:], parameters)
 
 
 def _check_arity(func: str, args: tuple[Expr | None, ...], distinct: bool, clause: str, written: str) -> None:

@@ -19,14 +19,15 @@ from catalog.ddl import column_type
 from catalog.schema import Catalog, UnknownColumnError
 from catalog.types import BOOLEAN, DATE, INTEGRAL, NULL, STRING, IntervalType
 from planner.ir.dates import INTERVAL_UNITS, shift_date
-from planner.ir.expressions import Column, Expr, Literal, Subquery
+from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
 from planner.ir.functions import ArgumentCountError, UnsupportedArgumentError, lookup
 from planner.ir.logical import LogicalPlan
 from planner.sql.aggregates import SYNONYMS, aggregate_call, approximate_refusal
 from planner.sql.calls import as_written, spark_call
 from planner.sql.errors import UnsupportedSqlError
+from planner.sql.grouping_sets import grouping_call
 from planner.sql.scope import Scope, output_names, output_types
-from planner.sql.typing import date_literal, explicit_cast, literal_of_number, typed_call
+from planner.sql.typing import date_literal, explicit_cast, literal_of_number, typed_aggregate, typed_call
 
 _BINARY_OPS: dict[type[exp.Expression], str] = {
     exp.Add: "+",
@@ -48,6 +49,13 @@ _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Avg: "avg",
     exp.Min: "min",
     exp.Max: "max",
+    exp.Stddev: "stddev",
+    exp.StddevSamp: "stddev_samp",
+    exp.StddevPop: "stddev_pop",
+    exp.Variance: "variance",  # sqlglot reads var_samp as variance too: the same function in Spark
+    exp.VariancePop: "var_pop",
+    exp.Median: "median",
+    exp.Quantile: "percentile",
     exp.CountIf: "count_if",
     exp.LogicalAnd: "bool_and",
     exp.LogicalOr: "bool_or",
@@ -59,6 +67,9 @@ _APPROXIMATE: dict[type[exp.Expression], str] = {
     exp.ApproxDistinct: "count(DISTINCT x)",
     exp.ApproxQuantile: "percentile(x, p)",
 }
+# Spark's aggregates that sqlglot leaves as anonymous functions, by their (lower-case) name.
+_ANONYMOUS_AGGREGATES = {"std": "std"}
+_WITHIN_GROUP = {exp.PercentileCont: "percentile_cont", exp.PercentileDisc: "percentile_disc"}
 # Spark's year(d), month(d), day(d) are EXTRACT in disguise.
 _DATE_PART_FUNCTIONS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month", exp.Day: "day"}
 _EXTRACT_UNITS = frozenset({"year", "quarter", "month", "week", "day"})
@@ -199,6 +210,17 @@ class ExpressionConverter:
                 )
             case _ if type(node) in _AGGREGATES:
                 return self._aggregate(node)
+            case exp.Anonymous() if node.name.lower() in _ANONYMOUS_AGGREGATES:
+                return self._aggregate(node)
+            case exp.Anonymous() if node.name.lower() == "percentile":
+                raise UnsupportedSqlError(
+                    f"percentile in {self.clause} takes a column and one percentage here; its frequency "
+                    f"argument and an array of percentages are not supported: {node.sql(dialect='spark')}"
+                )
+            case exp.WithinGroup() if type(node.this) in _WITHIN_GROUP:
+                return self._within_group(node)
+            case exp.Grouping() | exp.GroupingId():
+                return grouping_call(node, self.convert)
             case exp.Func() | exp.DPipe():
                 return self._registered(node)
         raise UnsupportedSqlError(f"{node.key} expression in {self.clause} is not supported: {node.sql(dialect='spark')}")
@@ -353,6 +375,8 @@ class ExpressionConverter:
         written = node.sql(dialect="spark")
         if type(node) in _AGGREGATES:
             func = _AGGREGATES[type(node)]
+        elif isinstance(node, exp.Anonymous) and node.name.lower() in _ANONYMOUS_AGGREGATES:
+            func = _ANONYMOUS_AGGREGATES[node.name.lower()]
         elif isinstance(node, exp.Anonymous | exp.Any):
             func = SYNONYMS[node.name.lower() if isinstance(node, exp.Anonymous) else "any"]
         else:
@@ -360,7 +384,48 @@ class ExpressionConverter:
         distinct, written_args = _aggregate_arguments(node)
         args = tuple(None if isinstance(a, exp.Star) else self.convert(a) for a in written_args)
         filter_expr = None if condition is None else self.convert(condition)
-        return aggregate_call(func, args, distinct, filter_expr, self.clause, written)
+        parameters = ()
+        if func == "median":
+            parameters = (0.5, False)
+        elif func == "percentile":
+            parameters = (self._percentage(node.args["quantile"], node), False)
+        return aggregate_call(func, args, distinct, filter_expr, self.clause, written, parameters)
+
+    def _within_group(self, node: exp.WithinGroup) -> AggregateCall:
+        """``percentile_cont(p) WITHIN GROUP (ORDER BY x [DESC])`` and ``percentile_disc``."""
+        func = _WITHIN_GROUP[type(node.this)]
+        order = node.expression
+        keys = order.expressions if isinstance(order, exp.Order) else []
+        if len(keys) != 1 or isinstance(keys[0].this, exp.Distinct):
+            raise UnsupportedSqlError(
+                f"{func} in {self.clause} orders by exactly one expression (as in Spark): {node.sql(dialect='spark')}"
+            )
+        arg = self.convert(keys[0].this)
+        if contains_aggregate(arg):
+            raise UnsupportedSqlError(f"nested aggregate functions in {self.clause} are not supported: {node.sql()}")
+        parameters = (self._percentage(node.this.this, node), bool(keys[0].args.get("desc")))
+        return typed_aggregate(func, arg, False, self.clause, parameters=parameters)
+
+    def _percentage(self, node: exp.Expression, call: exp.Expression) -> float:
+        """A percentile's percentage: a constant in [0, 1], as Spark's analyzer requires."""
+        if isinstance(node, exp.Array):
+            raise UnsupportedSqlError(
+                f"{call.sql(dialect='spark')} in {self.clause}: an array of percentages (an ARRAY result) is not "
+                "supported; write one percentile per percentage"
+            )
+        value = self.convert(node)
+        if not (isinstance(value, Literal) and isinstance(value.value, int | float | Decimal)
+                and not isinstance(value.value, bool)):
+            raise UnsupportedSqlError(
+                f"{call.sql(dialect='spark')} in {self.clause}: the percentage must be one numeric constant "
+                "(Spark: NON_FOLDABLE_INPUT; an array of percentages is not supported here)"
+            )
+        if not 0 <= value.value <= 1:
+            raise UnsupportedSqlError(
+                f"{call.sql(dialect='spark')} in {self.clause}: the percentage must be between 0.0 and 1.0 "
+                f"(Spark: VALUE_OUT_OF_RANGE), not {value.value}"
+            )
+        return float(value.value)
 
 
 def _aggregate_arguments(node: exp.Expression) -> tuple[bool, list[exp.Expression]]:

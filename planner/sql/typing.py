@@ -299,17 +299,31 @@ def _date_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
     raise _mismatch(clause, f"{op!r}", (left, right))
 
 
+#: Spark's aggregates of a numeric argument read as DOUBLE, whose result is a DOUBLE: the variance
+#: family (``CentralMomentAgg``) and the exact percentiles (``Percentile``, ``PercentileCont/Disc``).
+DOUBLE_STATISTICS = frozenset({"stddev", "stddev_samp", "stddev_pop", "std", "variance", "var_samp", "var_pop",
+                               "median", "percentile", "percentile_cont", "percentile_disc"})
+
+
 def typed_aggregate(func: str, arg: Expr | None, distinct: bool, clause: str,
-                    further_args: tuple[Expr, ...] = ()) -> AggregateCall:
+                    further_args: tuple[Expr, ...] = (), parameters: tuple = ()) -> AggregateCall:
     """An aggregate with Spark's result type: COUNT bigint, SUM/AVG widened, MIN/MAX as their argument,
-    max_by/min_by as their first argument (``further_args``: its ordering; count(DISTINCT a, b)'s b)."""
+    max_by/min_by as their first argument (``further_args``: its ordering; count(DISTINCT a, b)'s b),
+    the variance family and the percentiles DOUBLE (``parameters``: a percentile's constants)."""
     if arg is None or func == "count":
         return AggregateCall(func, arg, distinct, BIGINT, further_args)
     arg_type = type_of(arg)
     if arg_type is None:
-        return AggregateCall(func, arg, distinct, further_args=further_args)
+        return AggregateCall(func, arg, distinct, further_args=further_args, parameters=parameters)
     if func in ("min", "max", "max_by", "min_by"):
         return AggregateCall(func, arg, distinct, arg_type, further_args)
+    if func in DOUBLE_STATISTICS:
+        # a string is read as a double (ANSI implicit cast); a BOOLEAN or DATE is refused, as by Spark
+        if arg_type == STRING:
+            arg = cast(arg, DOUBLE, clause)
+        elif not (types.is_numeric(arg_type) or arg_type == NULL):
+            raise _mismatch(clause, f"{func.upper()} (a numeric argument)", (arg,))
+        return AggregateCall(func, arg, distinct, DOUBLE, parameters=parameters)
     if arg_type == STRING:
         arg, arg_type = cast(arg, DOUBLE, clause), DOUBLE
     result = types.sum_type(arg_type) if func == "sum" else types.avg_type(arg_type)

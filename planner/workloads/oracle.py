@@ -166,7 +166,7 @@ class OrderedQuery:
         # a SELECT * is one select expression but many columns: count them only when keys were appended
         return cls(tree, len(names) if hidden else None, tuple(positions), limit_rows)
 
-    def sql(self, dialect: str) -> str:
+    def sql(self, dialect: str | type) -> str:
         return self.tree.sql(dialect=dialect)
 
     def tables(self) -> set[str]:

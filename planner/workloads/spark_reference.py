@@ -17,6 +17,7 @@ import datetime
 
 from catalog.schema import Catalog, Table
 from catalog.types import TIMESTAMPS
+from planner.sql.calls import DIALECT
 from planner.workloads.oracle import DuckDBOracle, OrderedQuery, Reference, StreamTables
 
 
@@ -61,7 +62,7 @@ class SparkReference:
             if self.shown.get(name) != self.seq:
                 self.spark.createDataFrame(self.state.table(name), _schema(self.catalog.table(name))).createOrReplaceTempView(name)
                 self.shown[name] = self.seq
-        frame = self.spark.sql(query.sql("spark"))
+        frame = self.spark.sql(query.sql(DIALECT))  # DIALECT writes WITHIN GROUP back as such
         # pyspark hands a TIMESTAMP back as a naive datetime in this process's local time: the instant,
         # made aware (UTC), is what the engine holds
         instants = [i for i, f in enumerate(frame.schema.fields) if f.dataType.typeName() == "timestamp"]
