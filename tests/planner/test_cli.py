@@ -134,9 +134,9 @@ def customer_file(stream_dir) -> None:
 # invalid (a column of the wrong type makes every row wrong) and what the message names.
 ROW_PROBLEMS = {
     "NULL key": ({"o_orderkey": pa.array([10, None])}, [6], "NULL in key column o_orderkey"),
-    "numeric strings": ({"o_custkey": pa.array(["1", "1"])}, [5, 6], "column o_custkey expects int, got str '1'"),
-    "fractional float": ({"o_custkey": pa.array([1.0, 1.5])}, [6], "column o_custkey expects int, got float 1.5"),
-    "bools into int": ({"o_orderkey": pa.array([True, False])}, [5, 6], "column o_orderkey expects bigint, got bool True"),
+    "numeric strings": ({"o_custkey": pa.array(["1", "1"])}, [5, 6], "column o_custkey expects int, got string '1'"),
+    "fractional float": ({"o_custkey": pa.array([1.0, 1.5])}, [6], "column o_custkey expects int, got double 1.5"),
+    "bools into int": ({"o_orderkey": pa.array([True, False])}, [5, 6], "column o_orderkey expects bigint, got boolean TRUE"),
     "_op 2": ({"_op": pa.array([1, 2])}, [6], "_op is 2, must be +1 (insert) or -1 (delete)"),
     "_op NULL": ({"_op": pa.array([1, None], pa.int8())}, [6], "_op is NULL"),
 }
