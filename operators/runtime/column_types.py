@@ -23,7 +23,7 @@ from catalog import types
 from catalog.literals import shown_value, sql_literal
 from catalog.schema import Column
 from operators.doubles import NAN
-from operators.runtime.exact_numbers import exact_number
+from operators.runtime.exact_numbers import checked_by_value, exact_number
 
 
 def _is_string(arrow_type: pa.DataType) -> bool:
@@ -112,13 +112,9 @@ def conformed_value(column: Column, value: object, in_key: bool = False) -> tupl
 def checked_by_type(column_type: types.DataType, python_type: type) -> bool:
     """Whether a value of ``python_type`` that ``conformed_value`` accepts for one value of the column
     accepts it for every value (beyond an integer column's range, which the validator checks apart):
-    not a float into an exact column nor an int into a DOUBLE one (``exact_number``), nor anything into
-    a DECIMAL one (its digits count). The validator's cache of row type signatures relies on this."""
-    if isinstance(column_type, types.DecimalType):
-        return False
-    if python_type is float:
-        return column_type == types.DOUBLE
-    return not (python_type is int and column_type == types.DOUBLE)
+    not a float into an exact column nor an int or Decimal into a DOUBLE one (``checked_by_value``), nor
+    anything into a DECIMAL one (its digits count). The validator's cache of row type signatures relies on this."""
+    return not isinstance(column_type, types.DecimalType) and not checked_by_value(python_type, column_type)
 
 
 def conformed_decimal(value: int | decimal.Decimal, dtype: types.DecimalType) -> tuple[decimal.Decimal, str | None]:

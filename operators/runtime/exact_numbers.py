@@ -91,4 +91,17 @@ def exact_number(value: object, target: types.DataType) -> tuple[object, str | N
         return decimal.Decimal(repr(value)), None  # its shortest text: see the module docstring
     if isinstance(value, int) and target == types.DOUBLE and abs(value) > EXACT_FLOAT_INTEGERS:
         return value, "an integer beyond 2**53 is not exactly a double"
+    if isinstance(value, decimal.Decimal) and target == types.DOUBLE:
+        double = float(value)
+        if decimal.Decimal(repr(double)) != value:
+            return value, "it is not exactly a double"
+        return double, None
     return value, None
+
+
+def checked_by_value(python_type: type, target: types.DataType) -> bool:
+    """Whether ``exact_number`` looks at a value of ``python_type`` for a ``target`` column, not only at
+    its type: a float into an exact column, an int or a Decimal into a DOUBLE one."""
+    if python_type is float:
+        return target != types.DOUBLE and types.is_numeric(target)
+    return python_type in (int, decimal.Decimal) and target == types.DOUBLE

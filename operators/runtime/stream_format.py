@@ -43,7 +43,7 @@ from catalog.literals import sql_literal
 from catalog.schema import Catalog, Column, Table
 from operators.doubles import canonical_values
 from operators.runtime.column_types import arrow_type, column_reads, value_defect
-from operators.runtime.exact_numbers import exact_cast, exact_number, inexact_floats
+from operators.runtime.exact_numbers import checked_by_value, exact_cast, exact_number, inexact_floats
 from operators.runtime.row_fingerprints import arrow_fingerprints
 from operators.runtime.row_masks import RowMask, made_at
 
@@ -600,7 +600,7 @@ def arrow_from_rows(rows: Sequence[tuple], table: Table, source: str, seqs: Sequ
         wrong = _first_wrong_value(values, column, column.name in table.primary_key)
         if wrong is not None:
             raise StreamFormatError(f"{where}, {place(wrong[0])}: {wrong[1]}")
-        if column.type != types.DOUBLE and float in set(map(type, values)):  # each an exact number (checked)
+        if any(checked_by_value(kind, column.type) for kind in set(map(type, values))):  # each exact (checked)
             values = [exact_number(value, column.type)[0] for value in values]
         try:
             arrays.append(pa.array(values, field.type))
@@ -616,13 +616,14 @@ def arrow_from_rows(rows: Sequence[tuple], table: Table, source: str, seqs: Sequ
 def _first_wrong_value(values: list, column: Column, in_key: bool) -> tuple[int, str] | None:
     """The first position whose value ``value_defect`` refuses, and why. ``value_defect`` depends only
     on a value's type, so it runs once per distinct type, not once per value; but a float into an
-    exact column is exact or not by its value (``exact_numbers``), so each such float is checked.
+    exact column (and a number into a DOUBLE one) is exact or not by its value (``exact_numbers``), so
+    each such value is checked.
     (Beyond that, ``pa.array`` refuses an integer out of its column's range or a Decimal with too many
     digits.)"""
     wrong = []
     for value_type in set(map(type, values)):
         positions = (i for i, value in enumerate(values) if type(value) is value_type)
-        each = value_type is float and column.type != types.DOUBLE
+        each = checked_by_value(value_type, column.type)
         for position in positions if each else islice(positions, 1):
             reason = value_defect(column, values[position], in_key)
             if reason is not None:
