@@ -63,6 +63,19 @@ def exact_cast(column: pa.ChunkedArray | pa.Array, target: pa.DataType) -> pa.Ch
     return column.cast(target)
 
 
+#: What a cast that would change a value (or cannot be made) raises.
+CAST_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
+
+
+def casts_exactly(column: pa.ChunkedArray | pa.Array, target: pa.DataType) -> bool:
+    """Whether ``exact_cast`` casts ``column`` to ``target``."""
+    try:
+        exact_cast(column, target)
+    except CAST_ERRORS:
+        return False
+    return True
+
+
 def inexact_floats(column: pa.ChunkedArray | pa.Array, target: pa.DataType) -> np.ndarray:
     """Whether each value of a float ``column`` fails to cast exactly to the integer type ``target``
     (NULL does not), at numpy speed: the common lossy column (pandas turns an integer column with NULLs

@@ -43,7 +43,13 @@ from catalog.literals import sql_literal
 from catalog.schema import Catalog, Column, Table
 from operators.doubles import canonical_values
 from operators.runtime.column_types import arrow_type, column_reads, value_defect
-from operators.runtime.exact_numbers import checked_by_value, exact_cast, exact_number, inexact_floats
+from operators.runtime.exact_numbers import (
+    casts_exactly,
+    checked_by_value,
+    exact_cast,
+    exact_number,
+    inexact_floats,
+)
 from operators.runtime.row_fingerprints import arrow_fingerprints
 from operators.runtime.row_masks import RowMask, made_at
 
@@ -569,11 +575,7 @@ def _cast(column: pa.ChunkedArray, column_type: types.DataType) -> pa.ChunkedArr
 
 
 def _casts(column: pa.ChunkedArray, column_type: types.DataType) -> bool:
-    try:
-        _cast(column, column_type)
-    except _ARROW_CONVERSION_ERRORS:
-        return False
-    return True
+    return casts_exactly(column, arrow_type(column_type))
 
 
 def arrow_from_rows(rows: Sequence[tuple], table: Table, source: str, seqs: Sequence[int] | None = None) -> pa.Table:

@@ -177,3 +177,37 @@ def test_ivm_run_stops_on_an_inexact_float_with_one_line_or_quarantines_it(tmp_p
     [line] = [json.loads(line) for line in rejects.read_text().splitlines()]
     assert (line["table"], line["seq"]) == ("item", 9) and "got double 22.811" in line["reason"]
     assert pq.read_table(out).to_pylist() == [{"total": Decimal("22.81"), "n": 1}]
+
+
+def test_the_spark_stream_source_reads_exact_floats_and_names_an_inexact_one(tmp_path):
+    from operators.runtime.spark_stream_source import (
+        BatchSlice,
+        SeqBatches,
+        StreamDirectoryReader,
+        _table_spec,
+    )
+
+    path = tmp_path / "item.parquet"
+    options = {"files": json.dumps([str(path)]), "batches": json.dumps({"first": 1, "size": 10, "count": 1}),
+               "table": json.dumps(_table_spec(CATALOG.table("item")))}
+    reader = StreamDirectoryReader(options)
+    assert reader.batches == SeqBatches(1, 10, 1)
+    item_file(path, [4, 2], price=pa.array([22.81, 0.1]), qty=pa.array([3, 4], pa.int64()))
+    [batch] = reader.read(BatchSlice(str(path), 1, 11))
+    assert batch.column("price").to_pylist() == [Decimal("22.81"), Decimal("0.10")]
+    assert batch.column("qty").to_pylist() == [Decimal(3), Decimal(4)]
+    item_file(path, [4, 9, 2], price=pa.array([22.81, 1.005, 22.811]))
+    with pytest.raises(InvalidChangeError, match=r"table item at _seq 2 \(op \+1, row \(3, 22\.811, NULL, NULL, NULL, NULL\)\): "
+                                                 r"column price expects decimal\(10,2\), got double 22\.811: it has more than 2"):
+        list(reader.read(BatchSlice(str(path), 1, 11)))
+
+
+@pytest.mark.spark
+def test_ivm_run_on_spark_stops_on_an_inexact_float_naming_it(tmp_path, capsys):
+    (tmp_path / "s").mkdir()
+    item_file(tmp_path / "s" / "item.parquet", [4, 9], price=pa.array([22.81, 22.811]))
+    assert run(tmp_path, "--engine", "spark", "--work-dir", str(tmp_path / "work")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert ("table item at _seq 9 (op +1, row (2, 22.811, NULL, NULL, NULL, NULL)): column price expects decimal(10,2), "
+            "got double 22.811: it has more than 2 fractional digits") in err
