@@ -23,6 +23,7 @@ from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquer
 from planner.ir.logical import LogicalPlan
 from planner.sql.errors import UnsupportedSqlError
 from planner.sql.scope import Scope, output_names, output_types
+from planner.sql.spark_names import spark_name
 from planner.sql.typing import date_literal, explicit_cast, literal_of_number, typed_aggregate, typed_call
 
 _BINARY_OPS: dict[type[exp.Expression], str] = {
@@ -174,7 +175,7 @@ class ExpressionConverter:
                 args = (node.this, *node.expressions)
                 if len(args) < 2:
                     raise UnsupportedSqlError(
-                        f"{node.key} in {self.clause} needs at least two arguments (as in Spark): {node.sql(dialect='spark')}"
+                        f"{spark_name(node)} in {self.clause} needs at least two arguments (as in Spark): {node.sql(dialect='spark')}"
                     )
                 return call(node.key, *(convert(a) for a in args))
             case exp.All() | exp.Any():
@@ -192,8 +193,7 @@ class ExpressionConverter:
                 )
             case _ if type(node) in _AGGREGATES:
                 return self._aggregate(node)
-        what = f"function {node.key}" if isinstance(node, exp.Func) else f"{node.key} expression"
-        raise UnsupportedSqlError(f"{what} in {self.clause} is not supported: {node.sql(dialect='spark')}")
+        raise UnsupportedSqlError(f"{spark_name(node)} in {self.clause} is not supported: {node.sql(dialect='spark')}")
 
     def _negate(self, node: exp.Expression) -> Expr:
         """``-x``; a negated number is folded into a negative literal."""

@@ -18,6 +18,7 @@ import datetime
 import decimal as pydecimal
 
 from catalog import types
+from catalog.literals import sql_literal
 from catalog.types import (
     BIGINT,
     BOOLEAN,
@@ -45,7 +46,8 @@ class TypeMismatchError(UnsupportedSqlError):
 
 
 def _mismatch(clause: str, what: str, args: tuple[Expr, ...]) -> TypeMismatchError:
-    described = ", ".join(f"{print_expr(a)} ({type_of(a) or 'unknown type'})" for a in args)
+    described = ", ".join(f"{sql_literal(a.value, a.type) if isinstance(a, Literal) else print_expr(a)} "
+                          f"({type_of(a) or 'unknown type'})" for a in args)
     return TypeMismatchError(f"{clause}: {what} is not defined for {described} (Spark rejects it: DATATYPE_MISMATCH)")
 
 
@@ -290,4 +292,4 @@ def date_literal(text: str, clause: str) -> Literal:
     try:
         return Literal(datetime.date.fromisoformat(text), DATE)
     except ValueError:
-        raise UnsupportedSqlError(f"{clause}: {text!r} is not a date (yyyy-mm-dd)") from None
+        raise UnsupportedSqlError(f"{clause}: {sql_literal(text)} is not a date (yyyy-mm-dd)") from None
