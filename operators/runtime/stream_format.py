@@ -66,6 +66,10 @@ class StreamFormatError(ValueError):
     """A stream is unreadable as a whole (or a write is refused); the message names the file or table."""
 
 
+class UnknownStreamTableError(StreamFormatError):
+    """A stream holds a file of a table the catalog does not have (``ivm run`` hints at --catalog)."""
+
+
 @attrs.frozen
 class Update:
     """One change of a base table: ``op`` is +1 (insert) or −1 (delete) of ``row`` at position ``seq``.
@@ -720,7 +724,7 @@ def _stream_entries(stream_dir: Path, catalog: Catalog) -> dict[str, Path]:
             )
         name = path.stem if path.is_file() else path.name
         if not catalog.has_table(name):
-            raise StreamFormatError(f"stream file {path} is for table {name!r}, which the catalog does not have")
+            raise UnknownStreamTableError(f"stream file {path} is for table {name!r}, which the catalog does not have")
         table = catalog.table(name).name
         if table in entries:
             raise StreamFormatError(f"table {table} has two stream inputs: {entries[table]} and {path}")
