@@ -122,7 +122,7 @@ def typed_call(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     if op in ARITHMETIC:
         return _folded(_arithmetic(op, args, clause))
     if op in COMPARISONS or op in ("in", "not in", "between"):
-        new_args, _ = _unify(args, clause, f"{op!r}", literal_digits=op not in ("in", "not in"))
+        new_args, _ = _unify(args, clause, f"operator {op.upper()}", literal_digits=op not in ("in", "not in"))
         return Call(op, new_args, BOOLEAN)
     if op in ("and", "or", "not"):
         for arg in args:
@@ -222,7 +222,7 @@ def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
         known = rt if lt == NULL else lt
         return Call(op, (left, right), DOUBLE if op == "/" else known if known != NULL else DOUBLE)
     if not (types.is_numeric(lt) and types.is_numeric(rt)):
-        raise _mismatch(clause, f"{op!r}", args)
+        raise _mismatch(clause, f"operator {op.upper()}", args)
     if op == "div":
         if DOUBLE in (lt, rt):
             raise _mismatch(clause, "DIV (integral division)", args)
@@ -252,7 +252,7 @@ def _date_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
             return Call("date_diff", (left, right), IntervalType("day"))
         if rt == STRING and op == "-":
             return Call("date_diff", (left, cast(right, DATE, clause)), IntervalType("day"))
-    raise _mismatch(clause, f"{op!r}", (left, right))
+    raise _mismatch(clause, f"operator {op.upper()}", (left, right))
 
 
 def typed_aggregate(func: str, arg: Expr | None, distinct: bool, clause: str) -> AggregateCall:
