@@ -76,6 +76,10 @@ JOIN_STRATEGY_HELP = ("'binary': maintain joins by the materializing fallback in
                       "reason when the query is not hierarchical after its FD reduct)")
 
 
+TIME_ZONE_HELP = ("the session time zone (Spark's spark.sql.session.timeZone): how a TIMESTAMP shows, truncates and "
+                  "reads a string or a date; a region such as America/Los_Angeles or an offset +02:00 (default UTC)")
+
+
 def _planner_options(args) -> dict:
     """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases), --variable-order
     (comma-separated variables or columns), --join-strategy and --heavy-light-epsilon as optimizer options."""
@@ -90,6 +94,8 @@ def _planner_options(args) -> dict:
         options["variable_order"] = tuple(args.variable_order.split(","))
     if args.heavy_light_epsilon is not None:
         options["heavy_light_epsilon"] = args.heavy_light_epsilon
+    if args.time_zone:
+        options["time_zone"] = args.time_zone
     return options
 
 
@@ -348,6 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
                         "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
     explain.add_argument("--join-strategy", choices=JOIN_STRATEGIES, help=JOIN_STRATEGY_HELP)
+    explain.add_argument("--time-zone", help=TIME_ZONE_HELP)
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -398,6 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
                         "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
     run.add_argument("--join-strategy", choices=JOIN_STRATEGIES, help=JOIN_STRATEGY_HELP)
+    run.add_argument("--time-zone", help=TIME_ZONE_HELP)
     run.add_argument("--report-lambda", action="store_true",
                      help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
     run.add_argument("--stats-json", help="local engine: write updates, process_seconds, maintenance_seconds (wall), "

@@ -35,6 +35,20 @@ def _is_string(arrow_type: pa.DataType) -> bool:
                                                    pa.types.is_binary, pa.types.is_large_binary))
 
 
+def _is_naive_or_aware_timestamp(arrow_type: pa.DataType) -> bool:
+    """Any Arrow timestamp into a TIMESTAMP column: one with a time zone is the instant it holds; a
+    naive one is read as an instant in UTC, as Spark 4 reads a Parquet timestamp that is not adjusted
+    to UTC into a TIMESTAMP column (its microseconds as they are, whatever the session time zone).
+    Units other than microseconds are read when exact (a nanosecond fraction is a lossy value)."""
+    return pa.types.is_timestamp(arrow_type)
+
+
+def _is_naive_timestamp(arrow_type: pa.DataType) -> bool:
+    """Only a naive Arrow timestamp into a TIMESTAMP_NTZ column: an instant has no one local
+    date-time (which zone's would it be?), so a column with a time zone is a wrong type."""
+    return pa.types.is_timestamp(arrow_type) and arrow_type.tz is None
+
+
 def _is_number(arrow_type: pa.DataType) -> bool:
     return pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type)
 
@@ -57,6 +71,9 @@ _RUNTIME_TYPES: dict[types.DataType, RuntimeType] = {
     types.STRING: RuntimeType(pa.string(), (str,), _is_string),
     types.DATE: RuntimeType(pa.date32(), (datetime.date,), pa.types.is_date),
     types.BOOLEAN: RuntimeType(pa.bool_(), (bool,), pa.types.is_boolean),
+    # an instant: an aware datetime (in UTC once read); a local date-time: a naive one
+    types.TIMESTAMP: RuntimeType(pa.timestamp("us", tz="UTC"), (datetime.datetime,), _is_naive_or_aware_timestamp),
+    types.TIMESTAMP_NTZ: RuntimeType(pa.timestamp("us"), (datetime.datetime,), _is_naive_timestamp),
 }
 
 
@@ -92,9 +109,12 @@ def conformed_value(column: Column, value: object, in_key: bool = False) -> tupl
         return written, f"column {column.name} expects {column.type}, got {shown_value(written)}: {reason}"
     allowed = runtime_type(column.type).python
     wrong_bool = isinstance(value, bool) and column.type != types.BOOLEAN
-    wrong_datetime = isinstance(value, datetime.datetime)  # a datetime is a date subclass that carries a time
+    # a datetime is a date subclass that carries a time
+    wrong_datetime = isinstance(value, datetime.datetime) and column.type not in types.TIMESTAMPS
     if not isinstance(value, allowed) or wrong_bool or wrong_datetime:
         return written, f"column {column.name} expects {column.type}, got {shown_value(written)}"
+    if column.type in types.TIMESTAMPS:
+        return _conformed_timestamp(column, value)
     if column.type in types.INTEGRAL:
         low, high = types.integral_range(column.type)
         if not low <= value <= high:
@@ -109,12 +129,30 @@ def conformed_value(column: Column, value: object, in_key: bool = False) -> tupl
     return value, None
 
 
+def _conformed_timestamp(column: Column, value: datetime.datetime) -> tuple[datetime.datetime, str | None]:
+    """A TIMESTAMP's value is an aware datetime, made UTC (one representation per instant); a
+    TIMESTAMP_NTZ's a naive one: a naive instant or an aware local date-time would be a guess."""
+    aware = value.tzinfo is not None and value.utcoffset() is not None
+    if column.type == types.TIMESTAMP:
+        if not aware:
+            return value, (f"column {column.name} expects timestamp (an instant: a datetime with a time zone), "
+                           f"got the naive datetime {value.isoformat(' ')}")
+        return value.astimezone(datetime.UTC), None
+    if aware:
+        return value, (f"column {column.name} expects timestamp_ntz (a local date-time: a datetime without a time zone), "
+                       f"got {value.isoformat(' ')}")
+    return value, None
+
+
 def checked_by_type(column_type: types.DataType, python_type: type) -> bool:
     """Whether a value of ``python_type`` that ``conformed_value`` accepts for one value of the column
     accepts it for every value (beyond an integer column's range, which the validator checks apart):
     not a float into an exact column nor an int or Decimal into a DOUBLE one (``checked_by_value``), nor
-    anything into a DECIMAL one (its digits count). The validator's cache of row type signatures relies on this."""
-    return not isinstance(column_type, types.DecimalType) and not checked_by_value(python_type, column_type)
+    anything into a DECIMAL one (its digits count) or a TIMESTAMP one. The validator's cache of row type
+    signatures relies on this."""
+    if isinstance(column_type, types.DecimalType) or column_type in types.TIMESTAMPS:
+        return False  # (a TIMESTAMP's datetime is aware or naive, and made UTC)
+    return not checked_by_value(python_type, column_type)
 
 
 def conformed_decimal(value: int | decimal.Decimal, dtype: types.DecimalType) -> tuple[decimal.Decimal, str | None]:

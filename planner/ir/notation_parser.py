@@ -10,7 +10,17 @@ import typing
 import attrs
 from lark import Token, Tree
 
-from catalog.types import BOOLEAN, DATE, DOUBLE, NULL, STRING, IntervalType, literal_decimal_type
+from catalog.types import (
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    IntervalType,
+    literal_decimal_type,
+)
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
@@ -28,7 +38,7 @@ from planner.ir.notation_syntax import (
     value_class,
     value_class_names,
 )
-from planner.ir.values import integral_type_of
+from planner.ir.values import SqlRuntimeError, cast_value, integral_type_of
 
 _INTEGER = re.compile(r"-?[0-9]+")
 
@@ -227,6 +237,20 @@ class _Builder:
             return Literal(datetime.date.fromisoformat(unquoted(token)), DATE)
         except ValueError:
             raise token_error(token, f"date {token} is not a date written YYYY-MM-DD") from None
+
+    def expr_timestamp(self, tree, token):
+        return self._timestamp(token, TIMESTAMP)
+
+    def expr_timestamp_ntz(self, tree, token):
+        return self._timestamp(token, TIMESTAMP_NTZ)
+
+    @staticmethod
+    def _timestamp(token, kind):
+        """``timestamp '2024-03-10 19:00:00Z'`` (an instant, written in UTC), ``timestamp_ntz '...'``."""
+        try:
+            return Literal(cast_value(unquoted(token), STRING, kind), kind)
+        except SqlRuntimeError:
+            raise token_error(token, f"{kind} {token} is not a timestamp written YYYY-MM-DD HH:MM:SS") from None
 
     def expr_interval(self, tree, count, unit):
         if not _INTEGER.fullmatch(unquoted(count)):

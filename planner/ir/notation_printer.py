@@ -9,7 +9,19 @@ from collections.abc import Iterator
 
 import attrs
 
-from catalog.types import BOOLEAN, DATE, DOUBLE, INTEGRAL, NULL, STRING, DecimalType, IntervalType, is_numeric
+from catalog.types import (
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INTEGRAL,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMPS,
+    DecimalType,
+    IntervalType,
+    is_numeric,
+)
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
@@ -24,6 +36,7 @@ from planner.ir.notation_syntax import (
     shown_fields,
     value_class,
 )
+from planner.ir.timestamps import format_local
 
 _EXPRESSION_TYPES = typing.get_args(Expr)
 
@@ -291,6 +304,10 @@ def _literal(literal: Literal) -> tuple[str, int]:
         text = quoted(value, "'")
     elif kind == DATE and type(value) is datetime.date:
         text = f"date '{value.isoformat()}'"
+    elif kind in TIMESTAMPS and isinstance(value, datetime.datetime):
+        # an instant in UTC, marked so it reads back as the same instant in any session time zone
+        suffix = "Z" if kind == TIMESTAMP else ""
+        text = f"{kind} '{format_local(value.replace(tzinfo=None))}{suffix}'"
     elif kind == BOOLEAN and isinstance(value, bool):
         text = "true" if value else "false"
     elif kind == NULL and value is None:

@@ -20,7 +20,20 @@ import re
 
 from catalog import types
 from catalog.literals import sql_literal
-from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, DataType, DecimalType
+from catalog.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INT,
+    NULL,
+    STRING,
+    TIMESTAMP_NTZ,
+    TIMESTAMPS,
+    DataType,
+    DecimalType,
+)
+from planner.ir import timestamps
 
 CONTEXT = types.DECIMAL_CONTEXT
 
@@ -154,10 +167,13 @@ def _invalid(value: object, source: DataType, target: DataType) -> CastError:
     )
 
 
-def cast_value(value: object, source: DataType, target: DataType) -> object:
-    """``CAST(value AS target)`` for a ``value`` of type ``source``, with Spark's ANSI semantics."""
+def cast_value(value: object, source: DataType, target: DataType, zone: str = timestamps.DEFAULT_TIME_ZONE) -> object:
+    """``CAST(value AS target)`` for a ``value`` of type ``source``, with Spark's ANSI semantics;
+    ``zone``: the session time zone, where a TIMESTAMP meets a date, a string or a TIMESTAMP_NTZ."""
     if value is None or source == target or target == NULL:
         return value
+    if source in TIMESTAMPS or target in TIMESTAMPS:
+        return _timestamp_cast(value, source, target, zone)
     if target == STRING:
         return to_string(value, source)
     if source == STRING:
@@ -177,6 +193,28 @@ def cast_value(value: object, source: DataType, target: DataType) -> object:
         return float(value)
     if target == BOOLEAN and types.is_numeric(source):
         return value != 0
+    raise _invalid(value, source, target)
+
+
+def _timestamp_cast(value: object, source: DataType, target: DataType, zone: str) -> object:
+    """Casts to and from the timestamps (planner/ir/timestamps.py): a TIMESTAMP is read and shown
+    as its local date-time in the session time zone, a TIMESTAMP_NTZ as it is."""
+    try:
+        if source == STRING:
+            local, named = timestamps.parse_timestamp(value)
+            return local if target == TIMESTAMP_NTZ else timestamps.from_local(local, named or zone)
+        local = value if source == TIMESTAMP_NTZ else timestamps.to_local(value, zone) if source in TIMESTAMPS else None
+        if source == DATE:
+            midnight = timestamps.date_to_local(value)
+            return midnight if target == TIMESTAMP_NTZ else timestamps.from_local(midnight, zone)
+        if local is not None and target == STRING:
+            return timestamps.format_local(local)
+        if local is not None and target == DATE:
+            return local.date()
+        if local is not None and target in TIMESTAMPS:
+            return local if target == TIMESTAMP_NTZ else timestamps.from_local(local, zone)
+    except (ValueError, OverflowError):
+        raise _invalid(value, source, target) from None
     raise _invalid(value, source, target)
 
 

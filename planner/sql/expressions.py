@@ -17,10 +17,12 @@ from sqlglot import exp
 
 from catalog.ddl import column_type
 from catalog.schema import Catalog, UnknownColumnError
-from catalog.types import BOOLEAN, DATE, INT, INTEGRAL, NULL, STRING, IntervalType
-from planner.ir.dates import shift_date
+from catalog.types import BOOLEAN, DATE, INTEGRAL, NULL, STRING, IntervalType
+from planner.ir.dates import INTERVAL_UNITS, shift_date
 from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
+from planner.ir.functions import ArgumentCountError, UnsupportedArgumentError, lookup
 from planner.ir.logical import LogicalPlan
+from planner.sql.calls import as_written, spark_call
 from planner.sql.errors import UnsupportedSqlError
 from planner.sql.scope import Scope, output_names, output_types
 from planner.sql.spark_names import spark_name
@@ -50,6 +52,8 @@ _AGGREGATES: dict[type[exp.Expression], str] = {
 # Spark's year(d), month(d), day(d) are EXTRACT in disguise.
 _DATE_PART_FUNCTIONS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month", exp.Day: "day"}
 _EXTRACT_UNITS = frozenset({"year", "quarter", "month", "week", "day"})
+# (EXTRACT(SECOND ...) is a decimal(8,6) with the fraction, not second(): not supported)
+_EXTRACT_FUNCTIONS = {"hour": "hour", "minute": "minute", "dayofweek": "dayofweek", "dow": "dayofweek"}
 _INTERVAL_UNITS = {
     "day": "day",
     "days": "day",
@@ -57,13 +61,19 @@ _INTERVAL_UNITS = {
     "months": "month",
     "year": "year",
     "years": "year",
+    "hour": "hour",
+    "hours": "hour",
+    "minute": "minute",
+    "minutes": "minute",
+    "second": "second",
+    "seconds": "second",
 }
 
 
 def _arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
     """``left op right``, folding date ± interval constants so rules compare plain date literals."""
     match op, left, right:
-        case "+" | "-", Literal(value=day, type=DATE), Literal(value=(amount, unit), type=IntervalType()):
+        case "+" | "-", Literal(value=day, type=DATE), Literal(value=(amount, unit), type=IntervalType()) if unit in INTERVAL_UNITS:
             return Literal(shift_date(day, amount if op == "+" else -amount, unit), DATE)
         case "+", Literal(type=IntervalType()), Literal(type=DATE):
             return _arithmetic(op, right, left, clause)
@@ -146,38 +156,16 @@ class ExpressionConverter:
         return typed_call(op, args, self.clause)
 
     def _function(self, node: exp.Expression) -> Expr:
-        """CASE, casts, date parts, substring and aggregates: the function-call forms Spark SQL has."""
-        convert, call = self.convert, self._call
+        """CASE, casts, date parts, aggregates, then every other function by its Spark name."""
         match node:
             case exp.Case():
                 return self._case(node)
-            case exp.If():
-                false = node.args.get("false")
-                return call("case", *(convert(n) for n in (node.this, node.args["true"], false) if n is not None))
             case exp.Cast() | exp.TryCast():
                 return self._cast(node)
             case exp.Extract():
                 return self._extract(node.this.name.lower(), node.expression)
             case _ if type(node) in _DATE_PART_FUNCTIONS:
-                return self._extract(_DATE_PART_FUNCTIONS[type(node)], _as_written(node.this))
-            case exp.Substring():
-                # Spark reads substring(s, pos) as substring(s, pos, 2147483647)
-                length = node.args.get("length")
-                length_expr = convert(length) if length is not None else Literal(2**31 - 1, INT)
-                return call("substring", convert(node.this), convert(node.args["start"]), length_expr)
-            case exp.DateDiff() if node.args.get("unit") is None:
-                # Spark's datediff(end, start): whole days from start to end (sqlglot adds the DATE casts)
-                return call("datediff", convert(_as_written(node.this)), convert(_as_written(node.expression)))
-            case exp.Coalesce():
-                return call("coalesce", convert(node.this), *(convert(e) for e in node.expressions))
-            case exp.Greatest() | exp.Least():
-                # Spark's greatest/least skip NULLs: NULL only when every argument is NULL.
-                args = (node.this, *node.expressions)
-                if len(args) < 2:
-                    raise UnsupportedSqlError(
-                        f"{spark_name(node)} in {self.clause} needs at least two arguments (as in Spark): {node.sql(dialect='spark')}"
-                    )
-                return call(node.key, *(convert(a) for a in args))
+                return self._extract(_DATE_PART_FUNCTIONS[type(node)], as_written(node.this))
             case exp.All() | exp.Any():
                 # Checked on pyspark 4.3: spark.sql fails with PARSE_SYNTAX_ERROR on every quantified
                 # subquery comparison, so there is no Spark answer to maintain.
@@ -193,7 +181,32 @@ class ExpressionConverter:
                 )
             case _ if type(node) in _AGGREGATES:
                 return self._aggregate(node)
+            case exp.Func() | exp.DPipe():
+                return self._registered(node)
         raise UnsupportedSqlError(f"{spark_name(node)} in {self.clause} is not supported: {node.sql(dialect='spark')}")
+
+    def _registered(self, node: exp.Expression) -> Expr:
+        """A call of a function in the registry (planner/ir/functions), found by its Spark name."""
+        name, arg_nodes = spark_call(node)
+        function = lookup(name)
+        if function is None:
+            raise UnsupportedSqlError(
+                f"function {name} in {self.clause} is not supported: {node.sql(dialect='spark')} "
+                "(docs/supported-functions.md lists the supported functions)"
+            )
+        if function.refusal is not None:
+            raise UnsupportedSqlError(f"{name} in {self.clause} cannot be maintained: {function.refusal}")
+        try:
+            function.check_arity(len(arg_nodes))
+        except ArgumentCountError as error:
+            raise UnsupportedSqlError(f"{self.clause}: {error}: {node.sql(dialect='spark')}") from None
+        args = [self.convert(a) for a in arg_nodes]
+        if function.rewrite is not None:
+            try:
+                return function.rewrite(self._call, *args)
+            except UnsupportedArgumentError as error:
+                raise UnsupportedSqlError(f"{self.clause}: {error}") from None
+        return self._call(function.name, *args)
 
     def _negate(self, node: exp.Expression) -> Expr:
         """``-x``; a negated number is folded into a negative literal."""
@@ -235,7 +248,7 @@ class ExpressionConverter:
         if unit_name.lower() not in _INTERVAL_UNITS or not amount.lstrip("-").isdigit():
             raise UnsupportedSqlError(
                 f"interval {node.sql(dialect='spark')} in {self.clause} is not supported: "
-                "only whole numbers of days, months or years"
+                "only whole numbers of years, months, days, hours, minutes or seconds"
             )
         unit = _INTERVAL_UNITS[unit_name.lower()]
         return Literal((int(amount), unit), IntervalType(unit))
@@ -311,6 +324,8 @@ class ExpressionConverter:
         return explicit_cast(operand, target, self.clause)
 
     def _extract(self, unit: str, date: exp.Expression) -> Expr:
+        if unit in _EXTRACT_FUNCTIONS:  # EXTRACT(HOUR FROM ts) is hour(ts)
+            return self._registered(exp.Anonymous(this=_EXTRACT_FUNCTIONS[unit], expressions=[date]))
         if unit not in _EXTRACT_UNITS:
             raise UnsupportedSqlError(f"EXTRACT({unit.upper()} ...) in {self.clause} is not supported")
         return self._call(f"extract_{unit}", self.convert(date))
@@ -349,11 +364,6 @@ def _constant_subquery(node: exp.Subquery) -> exp.Expression | None:
         return None
     value = select.expressions[0]
     return value.this if isinstance(value, exp.Alias) else value
-
-
-def _as_written(node: exp.Expression) -> exp.Expression:
-    """A date argument without the ``TO_DATE`` sqlglot wraps it in: typing inserts Spark's own cast."""
-    return node.this if isinstance(node, exp.TsOrDsToDate) else node
 
 
 def _literal(node: exp.Literal) -> Literal:

@@ -54,6 +54,8 @@ from planner.ir.logical import (
     SortKey,
     SubqueryAlias,
 )
+from planner.ir.timestamps import checked_zone_name, time_zone_of_session
+from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.expressions import ExpressionConverter
 from planner.sql.scope import Relation, Scope, output_names, output_types
@@ -78,15 +80,21 @@ _CLAUSE_WORDS = {
 }
 
 
-def parse_sql(sql: str, catalog: Catalog) -> LogicalPlan:
-    """The logical plan of one Spark SQL query, with every column resolved against ``catalog``."""
+def parse_sql(sql: str, catalog: Catalog, time_zone: str | None = None) -> LogicalPlan:
+    """The logical plan of one Spark SQL query, with every column resolved against ``catalog``;
+    ``time_zone``: the session time zone its TIMESTAMP expressions are given (default UTC)."""
     try:
-        tree = sqlglot.parse_one(sql, read="spark")
+        tree = sqlglot.parse_one(sql, read=DIALECT)
     except ParseError as err:
         raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {_located(sql, err)}") from err
     except TokenError as err:  # an unterminated string or quoted name: sqlglot gives no position
         raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {err}") from err
-    return _Planner(catalog).query(tree, None, {})
+    try:
+        zone = None if time_zone is None else checked_zone_name(time_zone)
+    except ValueError as error:
+        raise UnsupportedSqlError(f"the session time zone: {error}") from None
+    with time_zone_of_session(zone):
+        return _Planner(catalog).query(tree, None, {})
 
 
 def _located(sql: str, err: ParseError) -> str:
@@ -422,9 +430,9 @@ class _Planner:
                 return plan, self._derived(alias, plan)
             if alias_node is not None and alias_node.args.get("columns"):
                 raise UnsupportedSqlError(f"FROM: column aliases on the base table {name} are not supported")
-            columns = self.catalog.table(name).column_names
-            scan = Scan(name, alias, columns)
-            return scan, self._derived(alias, scan)
+            table = self.catalog.table(name)
+            scan = Scan(name, alias, table.column_names)
+            return scan, attrs.evolve(self._derived(alias, scan), unsupported=table.unsupported_columns, table=name)
         if isinstance(node, exp.Subquery):
             if not alias:
                 raise UnsupportedSqlError(
@@ -450,11 +458,13 @@ class _Planner:
         items: list[NamedExpr] = []
         for position, node in enumerate(select.expressions):
             if isinstance(node, exp.Star):
+                scope.refuse_unsupported(None, "SELECT")
                 items.extend(NamedExpr(column.name, column) for column in scope.star_columns())
             elif isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
                 qualifier = node.table.lower()
                 if qualifier not in scope.aliases:
                     raise UnsupportedSqlError(f"SELECT {qualifier}.*: no relation {qualifier} in FROM")
+                scope.refuse_unsupported(qualifier, "SELECT")
                 items.extend(NamedExpr(column.name, column) for column in scope.qualified_star(qualifier))
             elif isinstance(node, exp.Alias):
                 items.append(NamedExpr(node.alias.lower(), expressions.convert(node.this)))
