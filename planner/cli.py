@@ -17,13 +17,19 @@ import pyarrow.parquet as pq
 
 from catalog.iedyn import TRANS, iedyn_catalog
 from catalog.load import load_catalog
-from catalog.schema import CatalogError
+from catalog.schema import CatalogError, UnknownTableError
 from catalog.tpch import tpch_catalog
 from operators.lowering.route_masks import row_masks
 from operators.lowering.stream_columns import columns_read
 from operators.runtime.result_files import rows_table
 from operators.runtime.run_errors import SparkBatchError, WorkDirMismatchError
-from operators.runtime.stream_format import OpenStream, StreamFormatError, open_stream, write_stream
+from operators.runtime.stream_format import (
+    OpenStream,
+    StreamFormatError,
+    UnknownStreamTableError,
+    open_stream,
+    write_stream,
+)
 from operators.runtime.validate import InvalidChangeError, Rejected
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import UnsupportedQueryError, compile_query
@@ -38,6 +44,11 @@ from planner.workloads.lambda_streams import make_lambda_stream
 from planner.workloads.tpch_streams import default_window, make_stream
 
 DEFAULT_DATA = Path("data")
+#: the catalog of ``explain`` and ``run`` without --catalog, and what a query naming another table is told
+DEFAULT_CATALOG = "tpch"
+CATALOG_HELP = "'tpch' (the default) or a DDL file with CREATE TABLE ... keys"
+CATALOG_HINT = ("; without --catalog the catalog is TPC-H's: pass your tables' CREATE TABLE statements with "
+                "--catalog schema.sql")
 
 
 def _read_query(text: str) -> str:
@@ -334,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     explain = sub.add_parser("explain", help="show the maintenance plan of a query")
     explain.add_argument("query", help="a .sql file or SQL text")
-    explain.add_argument("--catalog", default="tpch", help="'tpch' or a DDL file with CREATE TABLE ... keys")
+    explain.add_argument("--catalog", help=CATALOG_HELP)
     explain.add_argument("--format", choices=("text", "json"), default="text")
     explain.add_argument("--verbose", action="store_true", help="add the rule trace and the generated program")
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
@@ -376,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="maintain a query over an update stream")
     run.add_argument("--query", required=True, help="a .sql file")
-    run.add_argument("--catalog", default="tpch")
+    run.add_argument("--catalog", help=CATALOG_HELP)
     run.add_argument("--stream", required=True, help="stream directory")
     run.add_argument("--engine", choices=("local", "spark"), default="local")
     run.add_argument("--batch-size", type=int, default=10_000)
@@ -429,6 +440,9 @@ class _NoPandas:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    default_catalog = getattr(args, "catalog", "") is None
+    if default_catalog:
+        args.catalog = DEFAULT_CATALOG
     # this process is the local run's own (argv None: `ivm` or `python -m planner.cli`), not an embedding program's
     own_local_run = argv is None and args.func is cmd_run and args.engine == "local"
     if own_local_run and "pandas" not in sys.modules:
@@ -439,6 +453,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.meta_path.insert(0, _NoPandas)
     try:
         code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's flush at exit
+    except BrokenPipeError:
+        code = _closed_pipe()
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
@@ -446,11 +463,21 @@ def main(argv: list[str] | None = None) -> int:
                  SparkBatchError, WorkDirMismatchError)
         if not isinstance(err, known):
             raise
-        print(f"ivm: error: {err}", file=sys.stderr)
+        hint = CATALOG_HINT if default_catalog and isinstance(err, (UnknownTableError, UnknownStreamTableError)) else ""
+        print(f"ivm: error: {err}{hint}", file=sys.stderr)
         code = 2
     if own_local_run:
         _exit_now(code)
     return code
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (``ivm explain q.sql | head -1``): end quietly, as a Unix tool
+    does. stdout is pointed at devnull so that no later flush (the interpreter's at exit) fails on the
+    pipe again, the recipe of Python's ``signal`` documentation; the exit code is 1, as there."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
 
 
 def _exit_now(code: int) -> NoReturn:

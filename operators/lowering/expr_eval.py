@@ -21,6 +21,7 @@ from types import FunctionType
 
 import attrs
 
+from catalog.literals import sql_literal
 from catalog.types import (
     BIGINT,
     BOOLEAN,
@@ -65,10 +66,10 @@ def _like_regex(pattern: str) -> re.Pattern:
         if ch == "\\":
             escaped = next(characters, None)
             if escaped is None:
-                raise values.SqlRuntimeError("INVALID_FORMAT.ESC_AT_THE_END", f"the LIKE pattern {pattern!r} ends with the escape character")
+                raise values.SqlRuntimeError("INVALID_FORMAT.ESC_AT_THE_END", f"the LIKE pattern {sql_literal(pattern)} ends with the escape character")
             if escaped not in "_%\\":
                 raise values.SqlRuntimeError(
-                    "INVALID_FORMAT.ESC_IN_THE_MIDDLE", f"the LIKE pattern {pattern!r} escapes {escaped!r}, which is not _, % or \\"
+                    "INVALID_FORMAT.ESC_IN_THE_MIDDLE", f"the LIKE pattern {sql_literal(pattern)} escapes {sql_literal(escaped)}, which is not _, % or \\"
                 )
             parts.append(re.escape(escaped))
         else:
@@ -212,7 +213,7 @@ def _add_days(day: datetime.date, days: int) -> datetime.date:
     try:
         return day + datetime.timedelta(days=days)
     except OverflowError:
-        raise values.SqlRuntimeError("DATETIME_OVERFLOW", f"{day} + {days} days is outside years 1..9999") from None
+        raise values.SqlRuntimeError("DATETIME_OVERFLOW", f"{sql_literal(day)} + {days} days is outside years 1..9999") from None
 
 
 def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:

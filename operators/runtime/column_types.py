@@ -20,8 +20,10 @@ import attrs
 import pyarrow as pa
 
 from catalog import types
+from catalog.literals import shown_value, sql_literal
 from catalog.schema import Column
 from operators.doubles import NAN
+from operators.runtime.exact_numbers import checked_by_value, exact_number
 
 
 def _is_string(arrow_type: pa.DataType) -> bool:
@@ -101,22 +103,26 @@ def conformed_value(column: Column, value: object, in_key: bool = False) -> tupl
         if in_key:
             return value, f"NULL in key column {column.name}"
         return value, None if column.nullable else f"NULL in NOT NULL column {column.name}"
+    written = value
+    value, reason = exact_number(value, column.type)  # a float into an exact column, exactly or not at all
+    if reason:
+        return written, f"column {column.name} expects {column.type}, got {shown_value(written)}: {reason}"
     allowed = runtime_type(column.type).python
     wrong_bool = isinstance(value, bool) and column.type != types.BOOLEAN
     # a datetime is a date subclass that carries a time
     wrong_datetime = isinstance(value, datetime.datetime) and column.type not in types.TIMESTAMPS
     if not isinstance(value, allowed) or wrong_bool or wrong_datetime:
-        return value, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}"
+        return written, f"column {column.name} expects {column.type}, got {shown_value(written)}"
     if column.type in types.TIMESTAMPS:
         return _conformed_timestamp(column, value)
     if column.type in types.INTEGRAL:
         low, high = types.integral_range(column.type)
         if not low <= value <= high:
-            return value, f"column {column.name} expects {column.type}, {value} is out of its range"
+            return written, f"column {column.name} expects {column.type}, {sql_literal(written)} is out of its range"
     if isinstance(column.type, types.DecimalType):
         scaled, reason = conformed_decimal(value, column.type)
         if reason:
-            return value, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}: {reason}"
+            return written, f"column {column.name} expects {column.type}, got {shown_value(written)}: {reason}"
         return scaled, None
     if value != value:  # a NaN: the one NaN, equal to itself and above every number (operators/doubles.py)
         return NAN, None
@@ -136,6 +142,17 @@ def _conformed_timestamp(column: Column, value: datetime.datetime) -> tuple[date
         return value, (f"column {column.name} expects timestamp_ntz (a local date-time: a datetime without a time zone), "
                        f"got {value.isoformat(' ')}")
     return value, None
+
+
+def checked_by_type(column_type: types.DataType, python_type: type) -> bool:
+    """Whether a value of ``python_type`` that ``conformed_value`` accepts for one value of the column
+    accepts it for every value (beyond an integer column's range, which the validator checks apart):
+    not a float into an exact column nor an int or Decimal into a DOUBLE one (``checked_by_value``), nor
+    anything into a DECIMAL one (its digits count) or a TIMESTAMP one. The validator's cache of row type
+    signatures relies on this."""
+    if isinstance(column_type, types.DecimalType) or column_type in types.TIMESTAMPS:
+        return False  # (a TIMESTAMP's datetime is aware or naive, and made UTC)
+    return not checked_by_value(python_type, column_type)
 
 
 def conformed_decimal(value: int | decimal.Decimal, dtype: types.DecimalType) -> tuple[decimal.Decimal, str | None]:

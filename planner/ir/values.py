@@ -19,6 +19,7 @@ import operator
 import re
 
 from catalog import types
+from catalog.literals import sql_literal
 from catalog.types import (
     BIGINT,
     BOOLEAN,
@@ -162,7 +163,7 @@ _DATE_TEXT = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[ T].*)?")
 def _invalid(value: object, source: DataType, target: DataType) -> CastError:
     return CastError(
         "CAST_INVALID_INPUT",
-        f"the value {value!r} of the type {str(source).upper()} cannot be cast to {str(target).upper()} because it is malformed",
+        f"the value {sql_literal(value, source)} of the type {str(source).upper()} cannot be cast to {str(target).upper()} because it is malformed",
     )
 
 
@@ -228,7 +229,7 @@ def _from_string(text: str, target: DataType) -> object:
     if target in types.INTEGRAL:
         if not _INTEGER_TEXT.fullmatch(trimmed):
             raise _invalid(text, STRING, target)
-        return check_integral(int(trimmed), target, f"CAST({text!r} AS {target})")
+        return check_integral(int(trimmed), target, f"CAST({sql_literal(text)} AS {target})")
     if isinstance(target, DecimalType) or target == DOUBLE:
         try:
             number = decimal.Decimal(trimmed) if isinstance(target, DecimalType) else float(trimmed)

@@ -27,6 +27,7 @@ from planner.sql.calls import as_written, spark_call
 from planner.sql.errors import UnsupportedSqlError
 from planner.sql.grouping_sets import grouping_call
 from planner.sql.scope import Scope, output_names, output_types
+from planner.sql.spark_names import spark_name
 from planner.sql.typing import date_literal, explicit_cast, literal_of_number, typed_aggregate, typed_call
 
 _BINARY_OPS: dict[type[exp.Expression], str] = {
@@ -223,7 +224,7 @@ class ExpressionConverter:
                 return grouping_call(node, self.convert)
             case exp.Func() | exp.DPipe():
                 return self._registered(node)
-        raise UnsupportedSqlError(f"{node.key} expression in {self.clause} is not supported: {node.sql(dialect='spark')}")
+        raise UnsupportedSqlError(f"{spark_name(node)} in {self.clause} is not supported: {node.sql(dialect='spark')}")
 
     def _registered(self, node: exp.Expression) -> Expr:
         """A call of a function in the registry (planner/ir/functions), found by its Spark name."""

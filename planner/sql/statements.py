@@ -15,12 +15,13 @@ see the query as written.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import attrs
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, TokenError
 
 from catalog.schema import Catalog
 from planner.ir.expressions import (
@@ -65,6 +66,7 @@ from planner.sql.grouping_sets import (
     reject_grouping_functions,
 )
 from planner.sql.scope import Relation, Scope, output_names, output_types
+from planner.sql.spark_names import spark_name
 from planner.sql.typing import typed_aggregate, typed_call
 
 _SELECT_CLAUSES = frozenset(
@@ -91,14 +93,34 @@ def parse_sql(sql: str, catalog: Catalog, time_zone: str | None = None) -> Logic
     try:
         tree = sqlglot.parse_one(sql, read=DIALECT)
     except ParseError as err:
-        where = ", ".join(f"{e['description']} at line {e['line']}, column {e['col']}" for e in err.errors)
-        raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {where or err}") from err
+        raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {_located(sql, err)}") from err
+    except TokenError as err:  # an unterminated string or quoted name: sqlglot gives no position
+        raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {err}") from err
     try:
         zone = None if time_zone is None else checked_zone_name(time_zone)
     except ValueError as error:
         raise UnsupportedSqlError(f"the session time zone: {error}") from None
     with time_zone_of_session(zone):
         return _Planner(catalog).query(tree, None, {})
+
+
+def _located(sql: str, err: ParseError) -> str:
+    """The first parse error's description and position, then the offending line with a caret under the
+    token sqlglot stopped at (its ``col`` is the 1-based column where that token ends)."""
+    if not err.errors:
+        return str(err)
+    first = err.errors[0]
+    line, end, token = first["line"], first["col"], first.get("highlight") or ""
+    lines = sql.splitlines() or [""]
+    text = lines[min(max(line, 1), len(lines)) - 1]
+    start = max(end - len(token), 0)
+    caret = " " * start + "^" * max(len(token), 1)
+    # "Required keyword: 'expression' missing for <class 'sqlglot.expressions.core.EQ'>" speaks sqlglot
+    description = _MISSING.sub("an expression is missing", first["description"])
+    return f"{description} at line {line}, column {start + 1}:\n  {text}\n  {caret}"
+
+
+_MISSING = re.compile(r"Required keyword: '\w+' missing for <class '[\w.]+'>")
 
 
 def _reject_other_clauses(node: exp.Expression, handled: frozenset[str]) -> None:
@@ -440,9 +462,9 @@ class _Planner:
             inner = self.query(node.this, outer, ctes)
             plan = SubqueryAlias(alias, _renamed(inner, alias_node, f"FROM {alias}", self.catalog))
             return plan, self._derived(alias, plan)
-        raise UnsupportedSqlError(
-            f"{node.key.upper()} in FROM is not supported: {node.sql(dialect='spark')[:120]}"
-        )
+        function = node.args.get("this")  # FROM range(10): a table-valued function
+        what = f"table-valued {spark_name(function)}" if isinstance(function, exp.Func) else node.key.upper()
+        raise UnsupportedSqlError(f"{what} in FROM is not supported: {node.sql(dialect='spark')[:120]}")
 
     def _derived(self, alias: str, plan: LogicalPlan) -> Relation:
         """The relation ``plan`` adds to a FROM under ``alias``: its column names and their types."""

@@ -18,6 +18,7 @@ import datetime
 import decimal as pydecimal
 
 from catalog import types
+from catalog.literals import sql_literal
 from catalog.types import (
     BIGINT,
     BOOLEAN,
@@ -49,7 +50,8 @@ class TypeMismatchError(UnsupportedSqlError):
 
 
 def _mismatch(clause: str, what: str, args: tuple[Expr, ...]) -> TypeMismatchError:
-    described = ", ".join(f"{print_expr(a)} ({type_of(a) or 'unknown type'})" for a in args)
+    described = ", ".join(f"{sql_literal(a.value, a.type) if isinstance(a, Literal) else print_expr(a)} "
+                          f"({type_of(a) or 'unknown type'})" for a in args)
     return TypeMismatchError(f"{clause}: {what} is not defined for {described} (Spark rejects it: DATATYPE_MISMATCH)")
 
 
@@ -133,7 +135,7 @@ def typed_call(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     if op in ARITHMETIC:
         return _folded(_arithmetic(op, args, clause))
     if op in COMPARISONS or op in ("in", "not in", "between"):
-        new_args, _ = _unify(args, clause, f"{op!r}", literal_digits=op not in ("in", "not in"))
+        new_args, _ = _unify(args, clause, f"operator {op.upper()}", literal_digits=op not in ("in", "not in"))
         return Call(op, new_args, BOOLEAN)
     if op in ("and", "or", "not"):
         for arg in args:
@@ -243,7 +245,7 @@ def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
         known = rt if lt == NULL else lt
         return Call(op, (left, right), DOUBLE if op == "/" else known if known != NULL else DOUBLE)
     if not (types.is_numeric(lt) and types.is_numeric(rt)):
-        raise _mismatch(clause, f"{op!r}", args)
+        raise _mismatch(clause, f"operator {op.upper()}", args)
     if op == "div":
         if DOUBLE in (lt, rt):
             raise _mismatch(clause, "DIV (integral division)", args)
@@ -296,7 +298,7 @@ def _date_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
             return Call("date_diff", (left, right), IntervalType("day"))
         if rt == STRING and op == "-":
             return Call("date_diff", (left, cast(right, DATE, clause)), IntervalType("day"))
-    raise _mismatch(clause, f"{op!r}", (left, right))
+    raise _mismatch(clause, f"operator {op.upper()}", (left, right))
 
 
 #: Spark's aggregates of a numeric argument read as DOUBLE, whose result is a DOUBLE: the variance
@@ -352,4 +354,4 @@ def date_literal(text: str, clause: str) -> Literal:
     try:
         return Literal(datetime.date.fromisoformat(text), DATE)
     except ValueError:
-        raise UnsupportedSqlError(f"{clause}: {text!r} is not a date (yyyy-mm-dd)") from None
+        raise UnsupportedSqlError(f"{clause}: {sql_literal(text)} is not a date (yyyy-mm-dd)") from None
