@@ -61,6 +61,8 @@ def _function(node: exp.Window, over: ExpressionConverter, ordered: bool) -> Exp
     """The IR of the function a window computes, typed as Spark types it."""
     text = node.sql(dialect="spark")
     function = node.this
+    if isinstance(function, exp.Filter):
+        raise UnsupportedSqlError(f"an aggregate with FILTER (WHERE ...) in a window is not supported: {text}")
     if isinstance(function, exp.IgnoreNulls | exp.RespectNulls):
         raise UnsupportedSqlError(f"IGNORE NULLS / RESPECT NULLS in a window function is not supported: {text}")
     name = _RANKING.get(type(function)) or _OFFSETS.get(type(function))

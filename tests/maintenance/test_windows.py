@@ -171,6 +171,7 @@ def test_explain_names_the_strategy_and_cost():
     ("select id from orders where row_number() over (order by id) = 1", "window functions (OVER) in WHERE"),
     ("select count(distinct amount) over (partition by cust) from orders", "DISTINCT window functions"),
     ("select ntile(2) over (order by id) from orders", "window function"),
+    ("select sum(amount) filter (where id > 2) over (partition by cust) from orders", "FILTER"),
 ])
 def test_unsupported_windows_are_refused_with_the_reason(sql, words):
     with pytest.raises(UnsupportedSqlError) as refused:

@@ -23,6 +23,7 @@ import io
 import os
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import attrs
@@ -178,20 +179,26 @@ def test_links_resolve_inside_the_repository(page):
 
 
 _OUTSIDE = re.compile("|".join(re.escape(part) for part in ("../" + "shared", "/" + "work/")))
-_SKIPPED_DIRS = {".git", ".venv", "data", "__pycache__", ".ruff_cache", ".pytest_cache", "node_modules"}
+
+
+def _repository_files() -> list[Path]:
+    """The files the repository holds (git's index), not what runs leave beside them (.hypothesis/,
+    data/, a virtualenv); without git (an unpacked copy) every file under the root but dot-folders."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True)
+    if listed.returncode == 0:
+        return [ROOT / name for name in listed.stdout.split("\0") if name]
+    return [path for path in ROOT.rglob("*") if path.is_file()
+            and not any(part.startswith(".") or part in ("data", "__pycache__") for part in path.relative_to(ROOT).parts)]
 
 
 def test_no_file_points_outside_the_repository():
     pointing = []
-    for directory, subdirectories, files in os.walk(ROOT):
-        subdirectories[:] = [name for name in subdirectories if name not in _SKIPPED_DIRS and not name.endswith(".egg-info")]
-        for name in files:
-            path = Path(directory, name)
-            if name == ".git" or path.suffix not in {".py", ".md", ".sql", ".txt", ".cfg", ".toml", ""}:
-                continue
-            try:
-                text = path.read_text()
-            except UnicodeDecodeError:
-                continue
-            pointing += [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}" for m in _OUTSIDE.finditer(text)]
+    for path in _repository_files():
+        if path.suffix not in {".py", ".md", ".sql", ".txt", ".cfg", ".toml", ""} or not path.is_file():
+            continue
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        pointing += [f"{path.relative_to(ROOT)}:{text.count(chr(10), 0, m.start()) + 1}" for m in _OUTSIDE.finditer(text)]
     assert not pointing, pointing
