@@ -24,10 +24,11 @@ from planner.ir.logical import (
     SubqueryAlias,
 )
 from planner.ir.maintenance import ViewAtom
+from planner.ir.window import Window
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
-_BLOCKING = (Aggregate, Distinct, Limit, Sort, SetOperation, SubqueryAlias)
+_BLOCKING = (Aggregate, Distinct, Limit, Sort, SetOperation, SubqueryAlias, Window)
 
 
 def _blocks_inlining(node: LogicalPlan) -> bool:

@@ -71,7 +71,7 @@ class StageBuilder:
 
     catalog: Catalog
     #: Lowers a subplan into this builder (the query lowering, given by pipeline.py).
-    lower_subplan: Callable[[StageBuilder, LogicalPlan], LoweredQuery]
+    lower_subplan: Callable[[StageBuilder, LogicalPlan, frozenset[Column]], LoweredQuery]
     stages: list[KeyedStage] = attrs.field(factory=list)
     downstream: dict[int, tuple[int, int]] = attrs.field(factory=dict)
     sources: list[SourceRoute] = attrs.field(factory=list)
@@ -85,9 +85,10 @@ class StageBuilder:
         self.stages.append(stage)
         return len(self.stages) - 1
 
-    def lower(self, plan: LogicalPlan) -> LoweredQuery:
-        """Add the stages maintaining the subplan ``plan``."""
-        return self.lower_subplan(self, plan)
+    def lower(self, plan: LogicalPlan, read_above: frozenset[Column] = frozenset()) -> LoweredQuery:
+        """Add the stages maintaining the subplan ``plan``; ``read_above``: columns of its result the
+        operator above it reads too."""
+        return self.lower_subplan(self, plan, read_above)
 
     def lower_scalar(self, plan: LogicalPlan, name: str) -> LoweredQuery:
         """Add the stages of an uncorrelated scalar subquery: a one-row view. Unless its plan is a

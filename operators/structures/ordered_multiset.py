@@ -53,7 +53,7 @@ class Descending:
 _NEGATABLE = (int, float, Decimal)
 
 
-def _inverted(value):
+def inverted(value):
     """NaN sorts above every number (operators/doubles.py), so descending it goes first: not -NaN (NaN)."""
     if isinstance(value, _NEGATABLE):
         return BELOW_ALL if value is NAN else -value
@@ -74,7 +74,7 @@ def order_key(order: Order) -> Callable[[Row], tuple]:
             if ascending:
                 parts += (value is not None, value)
             else:
-                parts += (value is None, None if value is None else _inverted(value))
+                parts += (value is None, None if value is None else inverted(value))
         for value in row:
             parts += (value is not None, value)
         return tuple(parts)

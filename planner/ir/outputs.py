@@ -36,6 +36,7 @@ from planner.ir.maintenance import (
     ViewAtom,
 )
 from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
+from planner.ir.window import MaintainedWindow, Window, window_columns
 
 
 @singledispatch
@@ -141,3 +142,9 @@ def _(plan: SubqueryAlias) -> tuple[Column, ...]:
 @output_columns.register(FactorizedViewTree)
 def _(plan: FactorizedViewTree) -> tuple[Column, ...]:
     return plan.output
+
+
+@output_columns.register(Window)
+@output_columns.register(MaintainedWindow)
+def _(plan) -> tuple[Column, ...]:
+    return output_columns(plan.child) + window_columns(plan.functions)

@@ -41,6 +41,7 @@ from rules.threshold import MaintainThresholdCondition, MaintainThresholdFilter
 from rules.top_k import MaintainTopK
 from rules.view_edges import JoinEachViewOnce
 from rules.view_tree import ChooseViewTree
+from rules.window import MaintainWindow
 
 NORMALIZE = (
     InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
@@ -78,6 +79,8 @@ BATCHES = (
     # The insert-only variants last: they look below the aggregates and top-k the rules before built.
     Batch("Aggregates and top-k", Once(), (MaintainRingAggregate(), MaintainGroupAggregate(), MaintainDistinct(), MaintainTopK(),
                                             KeepExtremaOfInsertOnlyInput(), KeepTopRowsOfInsertOnlyInput())),
+    # Above the joins and aggregates they read: windows per partition, bounded by an outer rank filter.
+    Batch("Windows", Once(), (MaintainWindow(),)),
     Batch("Prune columns", Once(), (PruneAtomColumns(),)),
 )
 

@@ -35,11 +35,12 @@ from planner.ir.maintenance import (
     TopK,
     ViewAtom,
 )
+from planner.ir.window import MaintainedWindow
 from planner.optimizer.context import OptimizerContext
 
 MAINTAINED = (CrossProductAggregate, ThresholdFilter, Atom, ViewAtom, ForeignKeyJoin, ChangePropagationJoin, BinaryJoin,
               GeneralizedJoinTree,
-              RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK, Project, Sort)
+              RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK, Project, Sort, MaintainedWindow)
 
 
 def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
@@ -73,6 +74,10 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
                     f"row), not over {below.node_name}")
         case SetOperation(kind=kind):
             return f"{kind.upper()} is maintained only between two maintained queries; one side here is not"
+        case SubqueryAlias(alias=alias, child=Project(child=MaintainedWindow())):
+            return (f"the derived table or WITH view {alias} computes window functions: their rows are maintained as "
+                    "the query's result, filtered and projected by the query around them (the top-N pattern), but "
+                    "joining or grouping them is not supported yet")
         case SubqueryAlias(alias=alias):
             return (f"the derived table or WITH view {alias} sorts, limits or aggregates, so it cannot be inlined, "
                     "and it is not a grouped select list keyed by its group, the one kind maintained as a view")

@@ -126,6 +126,8 @@ class ExpressionConverter:
     ctes: Mapping[str, LogicalPlan]
     clause: str
     aliases: Mapping[str, Expr] = attrs.field(factory=dict)
+    #: the select list's window expressions (by Spark SQL text) → the column their ``Window`` adds
+    windows: Mapping[str, Column] = attrs.field(factory=dict)
 
     def convert(self, node: exp.Expression) -> Expr:
         """The IR expression of ``node``; UnsupportedSqlError names what has no IR form."""
@@ -205,9 +207,12 @@ class ExpressionConverter:
                     "and x > ALL (q) as a comparison with (select max(...)) with the empty and NULL cases spelled "
                     f"out: {node.sql(dialect='spark')[:120]}"
                 )
+            case exp.Window() if (window := self.windows.get(node.sql(dialect="spark"))) is not None:
+                return window
             case exp.Window():
                 raise UnsupportedSqlError(
-                    f"window functions (OVER) in {self.clause} are not supported: {node.sql(dialect='spark')}"
+                    f"window functions (OVER) in {self.clause} are not supported: only in the SELECT list of a "
+                    f"query block without GROUP BY or aggregates: {node.sql(dialect='spark')}"
                 )
             case _ if type(node) in _AGGREGATES:
                 return self._aggregate(node)

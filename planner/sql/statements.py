@@ -68,6 +68,7 @@ from planner.sql.grouping_sets import (
 from planner.sql.scope import Relation, Scope, output_names, output_types
 from planner.sql.spark_names import spark_name
 from planner.sql.typing import typed_aggregate, typed_call
+from planner.sql.windows import plan_windows, window_calls
 
 _SELECT_CLAUSES = frozenset(
     {"with_", "expressions", "distinct", "from_", "joins", "where", "group", "having", "order", "limit"}
@@ -337,7 +338,10 @@ class _Planner:
             reject_grouping_functions([condition], "WHERE")
             plan = Filter(condition, plan)
 
-        items = self._select_items(select, scope, ctes)
+        windows: dict[str, Column] = {}
+        if window_calls(select):
+            plan, windows = plan_windows(select, plan, ExpressionConverter(self, scope, ctes, "OVER"))
+        items = self._select_items(select, scope, ctes, windows)
         by_alias = {item.name: item.expr for item in items}
         group = select.args.get("group")
         keys, sets = (
@@ -352,7 +356,7 @@ class _Planner:
             else None
         )
         order = select.args.get("order")
-        order_by = ExpressionConverter(self, scope, ctes, "ORDER BY")
+        order_by = ExpressionConverter(self, scope, ctes, "ORDER BY", windows=windows)
         sort_keys = [self._sort_key(o, items, order_by) for o in order.expressions] if order else []
 
         ratio = _RatioAsAverage(self.catalog, plan)
@@ -363,6 +367,10 @@ class _Planner:
         distinct = select.args.get("distinct")
         if sets is None:
             reject_grouping_functions(uses, "SELECT, HAVING or ORDER BY")
+        if windows and (sets is not None or group or having or any(contains_aggregate(e) for e in uses)):
+            raise UnsupportedSqlError(
+                "window functions over a grouped or aggregated query block are not supported: "
+                "aggregate in a derived table and apply the window outside it")
         if sets is not None:
             plan, items, sort_keys = _grouping_sets_plan(
                 _Grouping.of(keys, uses, scope.aliases), keys, sets, uses, plan, items, having, sort_keys, bool(distinct))
@@ -471,9 +479,9 @@ class _Planner:
         return Relation(alias, output_names(plan), output_types(plan, self.catalog))
 
     def _select_items(
-        self, select: exp.Select, scope: Scope, ctes: Mapping[str, LogicalPlan]
+        self, select: exp.Select, scope: Scope, ctes: Mapping[str, LogicalPlan], windows: Mapping[str, Column]
     ) -> list[NamedExpr]:
-        expressions = ExpressionConverter(self, scope, ctes, "SELECT")
+        expressions = ExpressionConverter(self, scope, ctes, "SELECT", windows=windows)
         items: list[NamedExpr] = []
         for position, node in enumerate(select.expressions):
             if isinstance(node, exp.Star):

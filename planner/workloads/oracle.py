@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
 
 from catalog.schema import Catalog, Table
 from catalog.types import parse_type
@@ -252,11 +253,19 @@ class DuckDBOracle:
     def reference(self, sql: str) -> Reference:
         """The query's result as DuckDB computes it, in its ORDER BY order (Spark's NULL order)."""
         query = OrderedQuery.parse(sql)
-        return query.reference(self.connection.execute(query.sql("duckdb")).fetchall())
+        return query.reference(self.connection.execute(query.sql(_DuckDBWithSparkNullOrder)).fetchall())
 
     def query(self, sql: str) -> list[tuple]:
         """The query's rows: ORDER BY as DuckDB orders, LIMIT applied (ties at the limit: DuckDB's pick)."""
         return self.reference(sql).visible
+
+
+class _DuckDBWithSparkNullOrder(DuckDB):
+    """DuckDB as the oracle's connection is set (``default_null_order``): NULLs first ascending, last
+    descending, as in Spark. sqlglot must know it to spell out a NULL order that differs (an explicit
+    ``ASC NULLS LAST`` would otherwise be dropped as DuckDB's usual default)."""
+
+    NULL_ORDERING = "nulls_are_small"
 
 
 def state_sql(table: Table, seq: int, dialect: str) -> str:

@@ -260,9 +260,16 @@ def test_ambiguous_column_names_both_candidates() -> None:
         plan_of("select n_name from nation n1, nation n2")
 
 
-def test_window_functions_are_unsupported_naming_the_clause() -> None:
-    with pytest.raises(UnsupportedSqlError, match=r"window functions \(OVER\) in SELECT are not supported"):
-        plan_of("select sum(n_nationkey) over (partition by n_regionkey) from nation")
+def test_window_functions_plan_a_window_under_the_select_list() -> None:
+    plan = plan_of("select n_name, sum(n_nationkey) over (partition by n_regionkey) as s from nation")
+    window = plan.child
+    assert (window.node_name, window.frame.unit, window.functions[0].name) == ("Window", "partition", "_w0")
+    assert plan.items[1].expr == Column(None, "_w0")
+
+
+def test_window_functions_outside_the_select_list_are_refused_naming_the_clause() -> None:
+    with pytest.raises(UnsupportedSqlError, match=r"window functions \(OVER\) in WHERE are not supported"):
+        plan_of("select n_name from nation where rank() over (order by n_name) = 1")
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,25 @@
+"""Window functions on the Spark runner equal DuckDB after every batch: the window stage runs as a
+generic keyed stage there (its per-partition index pickled per key, operators/runtime/spark_stage_processors.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.maintenance.checking import check_against_recomputation
+from tests.maintenance.test_windows import CATALOG, ORDERS_QUERIES, _orders_stream
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from operators.runtime.spark_session import make_spark_session
+
+    return make_spark_session(app="spark-ivm-windows")
+
+
+@pytest.mark.parametrize("name", ["top 2 per customer", "rank below 3 over ties and NULLs", "lag and lead",
+                                  "running sums, RANGE over ties"])
+def test_window_on_spark_equals_recomputation(spark, tmp_path, name):
+    check_against_recomputation(ORDERS_QUERIES[name], CATALOG, _orders_stream(seed=11, steps=200), batch_size=40,
+                                engine="spark", spark=spark, work_dir=str(tmp_path), informative_at_least=0.9)
