@@ -327,12 +327,15 @@ class ProgramWriter:
         else:  # the conditions placed on this join filter what it emits
             self.namespace[f"_W{u}"] = stage.where
             emitted = [f"j{u} = {joined}", f"if _W{u}(j{u}):", *indented(self.emit(unit, f"j{u}", f"{w} * n{u}", False))]
-        return [f"k{u} = {key_source(row, key)}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
+        # a row with a NULL in its key joins nothing (NULL = anything is not true): not kept
+        known = f"k{u} is not None" if len(key) == 1 else f"None not in k{u}"  # key_source: one column is itself
+        return [f"k{u} = {key_source(row, key)}", f"if {known}:", *indented([
+                f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
                 f"    st{u} = _S{u}[k{u}] = [{{}}, {{}}]",
                 f"for q{u}, n{u} in st{u}[{other}].items():", *indented(emitted),
                 f"side{u} = st{u}[{own}]", f"n{u} = side{u}.get({row}, 0) + {w}", f"if n{u}:",
                 f"    side{u}[{row}] = n{u}", "else:", f"    del side{u}[{row}]",
-                f"if not st{u}[0] and not st{u}[1]:", f"    del _S{u}[k{u}]"]
+                f"if not st{u}[0] and not st{u}[1]:", f"    del _S{u}[k{u}]"])]
 
     # -- functions -----------------------------------------------------------------------------------
 

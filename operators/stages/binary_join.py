@@ -53,6 +53,8 @@ class BinaryJoinStage(KeyedStage):
         return self._left if port == self.LEFT else self._right
 
     def process(self, key: tuple, state: JoinState | None, changes: list[Change]) -> tuple[JoinState | None, Changelog]:
+        if None in key:  # NULL = anything is not true: such rows join nothing, so they are not kept
+            return None, []
         state = state or JoinState()
         left = [(c.row, c.weight) for c in changes if c.port == self.LEFT]
         right = [(c.row, c.weight) for c in changes if c.port == self.RIGHT]
