@@ -20,29 +20,32 @@ from sqlglot import exp
 
 from catalog.properties import table_properties
 from catalog.schema import Catalog, CatalogError, Column, ForeignKey, Table
-from catalog.types import DataType, TypeParseError, parse_type
+from catalog.types import DataType, IntervalType, TypeParseError, UnsupportedType, parse_type
 
 
 def column_type(data_type: exp.DataType) -> DataType | None:
     """The catalog type of a sqlglot column type (``DECIMAL(15,2)``, ``VARCHAR(25)``...), None when unsupported.
 
     >>> from sqlglot import exp
-    >>> [str(column_type(exp.DataType.build(t))) for t in ("DECIMAL(15,2)", "VARCHAR(25)", "BIGINT")]
-    ['decimal(15,2)', 'string', 'bigint']
-    >>> column_type(exp.DataType.build("TIMESTAMP")) is None
+    >>> [str(column_type(exp.DataType.build(t, dialect="spark"))) for t in ("DECIMAL(15,2)", "VARCHAR(25)", "TIMESTAMP")]
+    ['decimal(15,2)', 'string', 'timestamp']
+    >>> column_type(exp.DataType.build("BINARY")) is None
     True
     """
+    if data_type.expressions and data_type.is_type(*exp.DataType.TEMPORAL_TYPES):
+        return None  # TIMESTAMP(3): Spark has no timestamp precision
     try:
         return parse_type(data_type.sql(dialect="spark"))
     except TypeParseError:
         return None
 
 
-def _column_type(table: str, column: str, data_type: exp.DataType) -> DataType:
+def _column_type(data_type: exp.DataType) -> DataType | UnsupportedType:
+    """The column's catalog type; a type spark-ivm lacks is kept as written (Spark's spelling), so the
+    table stays usable and only the views that read the column are refused (catalog/schema.py)."""
     found = column_type(data_type)
-    if found is None:
-        raise CatalogError(f"table {table}, column {column}: unsupported type {data_type.sql()}")
-    return found
+    # an interval is a type of expressions here, not of stored columns
+    return UnsupportedType(data_type.sql(dialect="spark")) if found is None or isinstance(found, IntervalType) else found
 
 
 def _names(nodes) -> tuple[str, ...]:
@@ -62,6 +65,7 @@ def _table_from_create(create: exp.Create) -> Table:
         raise CatalogError(f"CREATE TABLE without a column list is not supported: {create.sql()[:80]}")
     name = schema.this.name.lower()
     columns: list[Column] = []
+    unsupported: list[Column] = []
     primary_key: tuple[str, ...] = ()
     foreign_keys: list[ForeignKey] = []
     for item in schema.expressions:
@@ -79,7 +83,8 @@ def _table_from_create(create: exp.Create) -> Table:
                     not_null = True
                 elif isinstance(kind, exp.Reference):
                     foreign_keys.append(_reference(name, (col,), kind))
-            columns.append(Column(col, _column_type(name, col, item.args["kind"]), nullable=not not_null))
+            column = Column(col, _column_type(item.args["kind"]), nullable=not not_null)
+            (unsupported if isinstance(column.type, UnsupportedType) else columns).append(column)
         elif isinstance(item, exp.PrimaryKey):
             if primary_key:
                 raise CatalogError(f"table {name} declares more than one primary key")
@@ -96,7 +101,7 @@ def _table_from_create(create: exp.Create) -> Table:
     columns = [Column(c.name, c.type, nullable=c.nullable and c.name not in key_set) for c in columns]
     return Table(
         name, tuple(columns), primary_key, tuple(foreign_keys) + declared.foreign_keys,
-        declared.static, declared.insert_only, declared.functional_dependencies, declared.rows,
+        declared.static, declared.insert_only, declared.functional_dependencies, declared.rows, tuple(unsupported),
     )
 
 

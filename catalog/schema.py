@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 import attrs
 
-from catalog.types import DataType, to_type
+from catalog.types import DataType, UnsupportedType, to_type
 
 
 class CatalogError(ValueError):
@@ -26,10 +26,22 @@ class UnknownColumnError(CatalogError):
     pass
 
 
+class UnsupportedColumnError(CatalogError):
+    """A column whose type spark-ivm lacks is read (by a view, a key, a dependency): names the table,
+    the column and its type as the user wrote it."""
+
+    def __init__(self, table: str, column: Column, where: str = ""):
+        super().__init__(
+            f"{where}{': ' if where else ''}table {table}, column {column.name} has type {column.type}, which spark-ivm "
+            "does not support (supported: BOOLEAN, INT, BIGINT, DOUBLE, DECIMAL(p,s), STRING, DATE, TIMESTAMP, "
+            "TIMESTAMP_NTZ); the table's other columns can be used"
+        )
+
+
 @attrs.frozen
 class Column:
     name: str
-    type: DataType = attrs.field(converter=to_type)  # a name such as "decimal(15,2)" is parsed
+    type: DataType | UnsupportedType = attrs.field(converter=to_type)  # a name such as "decimal(15,2)" is parsed
     nullable: bool = True
 
 
@@ -72,6 +84,9 @@ class Table:
     functional_dependencies: tuple[FunctionalDependency, ...] = ()
     #: an estimate of the row count (``ivm.rows``), read only by cost models; None: unknown
     rows: int | None = None
+    #: columns of a type spark-ivm lacks (``UnsupportedType``), apart from ``columns``: rows and
+    #: streams leave them out, and a view that reads one is refused (``unsupported_column``)
+    unsupported_columns: tuple[Column, ...] = ()
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -81,10 +96,16 @@ class Table:
         for col in self.columns:
             if col.name == name:
                 return col
+        if (unsupported := self.unsupported_column(name)) is not None:
+            raise UnsupportedColumnError(self.name, unsupported)
         raise UnknownColumnError(f"table {self.name} has no column {name!r} (columns: {', '.join(self.column_names)})")
 
     def has_column(self, name: str) -> bool:
         return any(c.name == name for c in self.columns)
+
+    def unsupported_column(self, name: str) -> Column | None:
+        """The column ``name`` when its type is one spark-ivm lacks, else None."""
+        return next((c for c in self.unsupported_columns if c.name == name), None)
 
 
 @attrs.frozen
@@ -122,6 +143,8 @@ class Catalog:
                 table.column(col)
             for fd in table.functional_dependencies:
                 for col in fd.determinant + fd.dependent:
+                    if (unsupported := table.unsupported_column(col)) is not None:
+                        raise UnsupportedColumnError(table.name, unsupported, f"functional dependency {fd}")
                     if not table.has_column(col):
                         raise UnknownColumnError(f"functional dependency {fd}: table {table.name} has no column {col!r}")
             for fk in table.foreign_keys:

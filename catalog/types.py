@@ -5,7 +5,10 @@ Spark's analyzer would give it, and the implicit casts Spark would insert:
 
 - numbers widen ``int → bigint → decimal → double``; an integer meets a decimal as ``decimal(10,0)``
   (``bigint``: ``decimal(20,0)``; an integer *literal*: exactly its digits, ``3`` is ``decimal(1,0)``);
-- a string meets an integer as ``bigint``, a decimal or double as ``double``, a date as ``date``;
+- a string meets an integer as ``bigint``, a decimal or double as ``double``, a date as ``date``, a
+  timestamp as that timestamp;
+- a date meets a timestamp as the timestamp; ``timestamp`` (``TIMESTAMP_LTZ``, an instant) meets
+  ``timestamp_ntz`` (a local date-time) as ``timestamp``;
 - ``+ - * /`` on decimals follow Spark's precision/scale formulas, capped at 38 digits with the
   ``allowPrecisionLoss`` adjustment (keep at least 6 fractional digits);
 - ``/`` of two non-decimals is ``double``; SUM widens to ``bigint`` / ``decimal(p+10,s)`` / ``double``,
@@ -60,6 +63,17 @@ class IntervalType:
         return f"interval {self.unit}"
 
 
+@attrs.frozen
+class UnsupportedType:
+    """A column type spark-ivm lacks (``BINARY``, ``ARRAY<INT>``, ``MAP<...>``...), kept as the user
+    wrote it: its table stays usable, and only a view that reads the column is refused, naming it."""
+
+    written: str
+
+    def __str__(self) -> str:
+        return self.written
+
+
 DataType = AtomicType | DecimalType | IntervalType
 
 BOOLEAN = AtomicType("boolean")
@@ -68,6 +82,11 @@ BIGINT = AtomicType("bigint")
 DOUBLE = AtomicType("double")
 STRING = AtomicType("string")
 DATE = AtomicType("date")
+#: Spark's ``TIMESTAMP`` (``TIMESTAMP_LTZ``): an instant, shown in the session time zone
+TIMESTAMP = AtomicType("timestamp")
+#: ``TIMESTAMP_NTZ``: a local date-time, no time zone
+TIMESTAMP_NTZ = AtomicType("timestamp_ntz")
+TIMESTAMPS = (TIMESTAMP, TIMESTAMP_NTZ)
 NULL = AtomicType("void")
 
 INTEGRAL = (INT, BIGINT)
@@ -82,6 +101,10 @@ _NAMES = {
     DOUBLE: ("double", "float", "real", "double precision"),
     STRING: ("string", "varchar", "char", "text", "nchar", "nvarchar", "name", "character varying", "character"),
     DATE: ("date",),
+    # sqlglot writes Spark's TIMESTAMP back as TIMESTAMP, and reads TIMESTAMPTZ / WITH TIME ZONE as it
+    TIMESTAMP: ("timestamp", "timestamp_ltz", "timestamptz", "timestamp with time zone",
+                "timestamp with local time zone"),
+    TIMESTAMP_NTZ: ("timestamp_ntz", "timestamp without time zone"),
     NULL: ("void", "null"),
 }
 _BY_NAME = {name: t for t, names in _NAMES.items() for name in names}
@@ -187,6 +210,8 @@ def common_type(a: DataType, b: DataType, a_literal: object = None, b_literal: o
 
     >>> str(common_type(INT, STRING)), str(common_type(DecimalType(15, 2), STRING)), str(common_type(DATE, STRING))
     ('bigint', 'double', 'date')
+    >>> str(common_type(DATE, TIMESTAMP_NTZ)), str(common_type(TIMESTAMP_NTZ, TIMESTAMP))
+    ('timestamp_ntz', 'timestamp')
     """
     if a == b:
         return a
@@ -200,9 +225,12 @@ def common_type(a: DataType, b: DataType, a_literal: object = None, b_literal: o
             return BIGINT
         if other == DOUBLE or isinstance(other, DecimalType):
             return DOUBLE
-        if other == DATE:
-            return DATE
+        if other == DATE or other in TIMESTAMPS:
+            return other
         return None
+    if {a, b} <= {DATE, *TIMESTAMPS}:
+        # a date widens to either timestamp; the two timestamps meet as TIMESTAMP (LTZ)
+        return TIMESTAMP if TIMESTAMP in (a, b) else TIMESTAMP_NTZ
     if not (is_numeric(a) and is_numeric(b)):
         return None
     if DOUBLE in (a, b):

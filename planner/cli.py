@@ -17,13 +17,19 @@ import pyarrow.parquet as pq
 
 from catalog.iedyn import TRANS, iedyn_catalog
 from catalog.load import load_catalog
-from catalog.schema import CatalogError
+from catalog.schema import CatalogError, UnknownTableError
 from catalog.tpch import tpch_catalog
 from operators.lowering.route_masks import row_masks
 from operators.lowering.stream_columns import columns_read
 from operators.runtime.result_files import rows_table
 from operators.runtime.run_errors import SparkBatchError, WorkDirMismatchError
-from operators.runtime.stream_format import OpenStream, StreamFormatError, open_stream, write_stream
+from operators.runtime.stream_format import (
+    OpenStream,
+    StreamFormatError,
+    UnknownStreamTableError,
+    open_stream,
+    write_stream,
+)
 from operators.runtime.validate import InvalidChangeError, Rejected
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import UnsupportedQueryError, compile_query
@@ -38,6 +44,11 @@ from planner.workloads.lambda_streams import make_lambda_stream
 from planner.workloads.tpch_streams import default_window, make_stream
 
 DEFAULT_DATA = Path("data")
+#: the catalog of ``explain`` and ``run`` without --catalog, and what a query naming another table is told
+DEFAULT_CATALOG = "tpch"
+CATALOG_HELP = "'tpch' (the default) or a DDL file with CREATE TABLE ... keys"
+CATALOG_HINT = ("; without --catalog the catalog is TPC-H's: pass your tables' CREATE TABLE statements with "
+                "--catalog schema.sql")
 
 
 def _read_query(text: str) -> str:
@@ -65,6 +76,10 @@ JOIN_STRATEGY_HELP = ("'binary': maintain joins by the materializing fallback in
                       "reason when the query is not hierarchical after its FD reduct)")
 
 
+TIME_ZONE_HELP = ("the session time zone (Spark's spark.sql.session.timeZone): how a TIMESTAMP shows, truncates and "
+                  "reads a string or a date; a region such as America/Los_Angeles or an offset +02:00 (default UTC)")
+
+
 def _planner_options(args) -> dict:
     """--nested-strategy, --join-tree ('theorem11' or comma-separated aliases), --variable-order
     (comma-separated variables or columns), --join-strategy and --heavy-light-epsilon as optimizer options."""
@@ -79,6 +94,8 @@ def _planner_options(args) -> dict:
         options["variable_order"] = tuple(args.variable_order.split(","))
     if args.heavy_light_epsilon is not None:
         options["heavy_light_epsilon"] = args.heavy_light_epsilon
+    if args.time_zone:
+        options["time_zone"] = args.time_zone
     return options
 
 
@@ -328,7 +345,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     explain = sub.add_parser("explain", help="show the maintenance plan of a query")
     explain.add_argument("query", help="a .sql file or SQL text")
-    explain.add_argument("--catalog", default="tpch", help="'tpch' or a DDL file with CREATE TABLE ... keys")
+    explain.add_argument("--catalog", help=CATALOG_HELP)
     explain.add_argument("--format", choices=("text", "json"), default="text")
     explain.add_argument("--verbose", action="store_true", help="add the rule trace and the generated program")
     explain.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
@@ -337,6 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
                         "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
     explain.add_argument("--join-strategy", choices=JOIN_STRATEGIES, help=JOIN_STRATEGY_HELP)
+    explain.add_argument("--time-zone", help=TIME_ZONE_HELP)
     explain.set_defaults(func=cmd_explain)
 
     tpch = sub.add_parser("tpch", help="TPC-H data and update streams").add_subparsers(dest="tpch_command", required=True)
@@ -369,7 +387,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="maintain a query over an update stream")
     run.add_argument("--query", required=True, help="a .sql file")
-    run.add_argument("--catalog", default="tpch")
+    run.add_argument("--catalog", help=CATALOG_HELP)
     run.add_argument("--stream", required=True, help="stream directory")
     run.add_argument("--engine", choices=("local", "spark"), default="local")
     run.add_argument("--batch-size", type=int, default=10_000)
@@ -387,6 +405,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--heavy-light-epsilon", type=_epsilon, help="ε of the heavy/light triangle count (threshold N^ε), "
                         "in [0, 1]: 0.5 gives O(√N) per update (default), 1 plain delta queries")
     run.add_argument("--join-strategy", choices=JOIN_STRATEGIES, help=JOIN_STRATEGY_HELP)
+    run.add_argument("--time-zone", help=TIME_ZONE_HELP)
     run.add_argument("--report-lambda", action="store_true",
                      help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
     run.add_argument("--stats-json", help="local engine: write updates, process_seconds, maintenance_seconds (wall), "
@@ -421,6 +440,9 @@ class _NoPandas:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    default_catalog = getattr(args, "catalog", "") is None
+    if default_catalog:
+        args.catalog = DEFAULT_CATALOG
     # this process is the local run's own (argv None: `ivm` or `python -m planner.cli`), not an embedding program's
     own_local_run = argv is None and args.func is cmd_run and args.engine == "local"
     if own_local_run and "pandas" not in sys.modules:
@@ -431,6 +453,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.meta_path.insert(0, _NoPandas)
     try:
         code = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's flush at exit
+    except BrokenPipeError:
+        code = _closed_pipe()
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
@@ -438,11 +463,21 @@ def main(argv: list[str] | None = None) -> int:
                  SparkBatchError, WorkDirMismatchError)
         if not isinstance(err, known):
             raise
-        print(f"ivm: error: {err}", file=sys.stderr)
+        hint = CATALOG_HINT if default_catalog and isinstance(err, (UnknownTableError, UnknownStreamTableError)) else ""
+        print(f"ivm: error: {err}{hint}", file=sys.stderr)
         code = 2
     if own_local_run:
         _exit_now(code)
     return code
+
+
+def _closed_pipe() -> int:
+    """The reader of stdout went away (``ivm explain q.sql | head -1``): end quietly, as a Unix tool
+    does. stdout is pointed at devnull so that no later flush (the interpreter's at exit) fails on the
+    pipe again, the recipe of Python's ``signal`` documentation; the exit code is 1, as there."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    return 1
 
 
 def _exit_now(code: int) -> NoReturn:

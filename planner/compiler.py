@@ -71,7 +71,7 @@ def _join_not_on_a_view_tree(plan: LogicalPlan) -> LogicalPlan | None:
     return None
 
 
-def compile_query(sql: str, catalog: Catalog, strict: bool = False, **options) -> CompiledQuery:
+def compile_query(sql: str, catalog: Catalog, strict: bool = False, time_zone: str | None = None, **options) -> CompiledQuery:
     """Parse and plan ``sql``; raises ``UnsupportedSqlError``/``UnsupportedQueryError`` with the reason.
 
     Options, to compare strategies: ``nested_strategy="general"`` forces RPAI's general algorithm;
@@ -81,5 +81,6 @@ def compile_query(sql: str, catalog: Catalog, strict: bool = False, **options) -
     maintains a join by the materializing fallback instead of a generalized join tree or a view tree,
     ``join_strategy="view-tree"`` on a view tree where another strategy would apply (else refused);
     ``heavy_light_epsilon=1.0`` sets the triangle count's ε (``rules/heavy_light.py``; 0.5 by default).
+    ``time_zone``: the session time zone (Spark's ``spark.sql.session.timeZone``; UTC by default).
     """
-    return compile_plan(sql, parse_sql(sql, catalog), catalog, strict, **options)
+    return compile_plan(sql, parse_sql(sql, catalog, time_zone), catalog, strict, **options)

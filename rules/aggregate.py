@@ -4,10 +4,16 @@ SUM and COUNT form a ring under + and −: a deleted row subtracts exactly what 
 group's value is kept in O(1) per change with no access to the other rows of the group. AVG is kept
 as the pair (SUM, COUNT). That is the preferred strategy, ``RingAggregate``.
 
-MIN/MAX and the DISTINCT aggregates are not rings: deleting the current minimum needs the next
-value, deleting one of two equal values must leave the value in. ``GroupAggregate`` keeps, per group,
-such an aggregate's argument values as value → multiplicity, sorted for MIN/MAX: O(log n) per change
-for MIN/MAX (Theorem 14's ordered structure per group), O(1) for the DISTINCT ones.
+STDDEV and VARIANCE are read off the ring payload (Σx, Σx²) kept beside the count (F-IVM's degree-1
+covariance ring), kept exactly so a delete takes its value back out with no residue.
+
+MIN/MAX, MAX_BY/MIN_BY, the exact percentiles and the DISTINCT aggregates are not rings: deleting
+the current minimum needs the next value, deleting one of two equal values must leave the value in.
+``GroupAggregate`` keeps, per group, such an aggregate's argument values as value → multiplicity,
+sorted for MIN/MAX (for MAX_BY/MIN_BY the (ordering, value) pairs): O(log n) per change (Theorem
+14's ordered structure per group), O(1) for the DISTINCT ones; a percentile keeps every copy in an
+order-statistic index, O(log n) per change. FILTER, count_if and bool_and/bool_or reach the rules as
+COUNT/SUM/MIN/MAX over CASE arguments (planner/sql/aggregates.py), so they are rings where those are.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from planner.ir.view_tree_plan import FactorizedViewTree
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
-RING_FUNCTIONS = ("sum", "count", "avg")
+# STDDEV/VARIANCE: the ring of (Σx, Σx²) payloads (operators/structures/moments.py), read at the end
+RING_FUNCTIONS = ("sum", "count", "avg", "stddev", "stddev_samp", "stddev_pop", "std", "variance", "var_samp", "var_pop")
 
 
 def _is_ring(call: AggregateCall) -> bool:

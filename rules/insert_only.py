@@ -43,7 +43,8 @@ from planner.ir.view_tree_plan import ViewTreeAggregate
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
-EXTREMA = ("min", "max")
+EXTREMA = ("min", "max", "max_by", "min_by")
+PERCENTILES = ("median", "percentile", "percentile_cont", "percentile_disc")  # they read every copy of the values
 #: set operations whose result only grows while both sides do
 MONOTONE_SET_OPERATIONS = ("union", "union_all", "intersect")
 
@@ -145,8 +146,9 @@ class KeepExtremaOfInsertOnlyInput(Rule):
                     if not growth.inserts_only:
                         _refuse(self, ctx, "the aggregate", growth, growth.retracts)
                         return node
-                    kept = sorted({f"{a.expr.func.upper()}(DISTINCT ...)" for a in aggregates
-                                   if a.expr.distinct and a.expr.func not in EXTREMA})
+                    kept = sorted({f"{a.expr.func.upper()}({'DISTINCT ' if a.expr.distinct else ''}...)"
+                                   for a in aggregates if (a.expr.distinct or a.expr.func in PERCENTILES)
+                                   and a.expr.func not in EXTREMA})
                     if kept:
                         _refuse(self, ctx, "the aggregate", growth,
                                 f"{', '.join(kept)} must still count each value's copies")

@@ -8,13 +8,13 @@ process (``local_speed.run_child``); the maintenance time is `ivm run --stats-js
 Medians over ``--repeat``; the load average is printed before and after.
 
     # throughput, batches of 10 000 (issue 13's "maintenance ≥ 0.5× the loop"):
-    python examples/benchmarks/ab_maintenance.py --before /tmp/main-checkout --stream /work/streams/sf0.1-window
+    python examples/benchmarks/ab_maintenance.py --before /tmp/main-checkout --stream data/streams/sf0.1-window
     # per-update cost at batch sizes 1, 50 and 10 000 (Q3, SF 0.01):
     python examples/benchmarks/ab_maintenance.py --before /tmp/main-checkout --mode batch-sizes \\
-        --stream /work/streams/sf0.01-window --queries q3
+        --stream data/streams/sf0.01-window --queries q3
     # Q5 on the live-dimension stream, the live-tuple plan and the Theorem 11 tree:
     python examples/benchmarks/ab_maintenance.py --before /tmp/main-checkout --mode join-trees \\
-        --stream /work/streams/sf0.1-live --queries q5
+        --stream data/streams/sf0.1-live --queries q5
 
 Not a test: nothing asserts; numbers go to RESULTS.md by hand.
 """

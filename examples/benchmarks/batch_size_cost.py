@@ -9,7 +9,7 @@ updates are timed at each batch size, each size on a fresh view warmed the same 
 Two modes per size: ``apply`` alone (the ordered result not yet read, so not kept), and ``apply +
 ordered`` (the result enumerated once before timing, so the sorted list is kept up to date per batch).
 
-    python examples/benchmarks/batch_size_cost.py --stream /work/streams/sf0.01-window
+    python examples/benchmarks/batch_size_cost.py --stream data/streams/sf0.01-window
 
 Not a test: nothing here asserts; numbers go to RESULTS.md by hand with the machine described.
 """
@@ -69,7 +69,7 @@ def measure(sql: str, warm: UpdateBatch, timed: UpdateBatch, size: int, ordered:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--stream", default="/work/streams/sf0.01-window", help="a stream directory (ivm tpch stream)")
+    parser.add_argument("--stream", default="data/streams/sf0.01-window", help="a stream directory (ivm tpch stream)")
     parser.add_argument("--warm", type=int, default=60_000, help="updates applied untimed first")
     parser.add_argument("--measure", type=int, default=20_000, help="updates timed at each batch size")
     parser.add_argument("--repeat", type=int, default=3, help="runs per cell; the fastest is shown (the machine is shared)")

@@ -6,7 +6,7 @@ made by the runner, inside the generated checked function for a batch of one cha
 ``CompiledRunner.apply``). Each view's ``apply`` is timed by CPU (``time.process_time``); the ratio
 is general / checked time (above 1: the checked path is faster). Reading the stream is not timed.
 
-    python examples/benchmarks/checked_path.py --stream /work/streams/sf0.1-window --batch-sizes 1,10000
+    python examples/benchmarks/checked_path.py --stream data/streams/sf0.1-window --batch-sizes 1,10000
 
 Not a test: nothing asserts; numbers go to RESULTS.md by hand.
 """

@@ -36,8 +36,8 @@ broken differently from the local runner; `--check` would then report them.
 
 Runs in its own venv, not the project's (PyFlink pins its own pyarrow and Beam):
 
-    python3 -m venv /work/flink-venv && /work/flink-venv/bin/pip install apache-flink==2.3.0
-    /work/flink-venv/bin/python examples/benchmarks/flink_q3.py --stream /work/streams/sf0.1-window \
+    python3 -m venv data/peers/flink && data/peers/flink/bin/pip install apache-flink==2.3.0
+    data/peers/flink/bin/python examples/benchmarks/flink_q3.py --stream data/streams/sf0.1-window \
         --check /tmp/flink-check/local.parquet
 
 Not a test: numbers go to RESULTS.md by hand with the machine described.

@@ -31,14 +31,14 @@ and times only the loop on each batch: at SF 1 the whole stream as ``Update`` ob
 Both wall and CPU seconds (``time.process_time``) are reported.
 
     # one loop, JSON line with maintenance seconds, peak RSS and the result size:
-    python examples/benchmarks/hand_loops.py --query q3 --stream /work/streams/sf0.01-window
+    python examples/benchmarks/hand_loops.py --query q3 --stream data/streams/sf0.01-window
     # the same, batch by batch (any stream size):
-    python examples/benchmarks/hand_loops.py --query q3 --stream /work/streams/sf1-window --streamed
+    python examples/benchmarks/hand_loops.py --query q3 --stream data/streams/sf1-window --streamed
     # check every loop against MaintainedView after every batch of 10 000 (non-empty asserted):
-    python examples/benchmarks/hand_loops.py --check --stream /work/streams/sf0.01-window
-    python examples/benchmarks/hand_loops.py --check --stream /work/streams/sf0.01-live
+    python examples/benchmarks/hand_loops.py --check --stream data/streams/sf0.01-window
+    python examples/benchmarks/hand_loops.py --check --stream data/streams/sf0.01-live
     # random inserts and deletes of every table, re-inserts, dangling keys (Q5 is non-empty here too):
-    ivm tpch stream --sf 0.01 --kind random --data /work/streams/tpch-sf0.01 --out /tmp/sf0.01-random
+    ivm tpch stream --sf 0.01 --kind random --data data/streams/tpch-sf0.01 --out /tmp/sf0.01-random
     python examples/benchmarks/hand_loops.py --check --stream /tmp/sf0.01-random --batch-size 1000
 
 ``--check`` runs the loop and ``planner.view.MaintainedView(sql, tpch_catalog())`` side by side on

@@ -12,8 +12,8 @@ same stream file. The numbers:
 - **ivm whole process**: wall time of the `ivm run` child from its start to its exit (interpreter
   start, reading the stream, maintenance, whatever else it does), measured here the same way as the
   peers'; peak RSS from ``--stats-json``, else from ``wait4`` (the child's ``ru_maxrss``).
-- **peers** (``--peers``): ``flink_q3.py`` (Flink SQL, parallelism 1, in ``/work/peers/flink``) and
-  ``pathway_q3.py`` (Pathway, commits of 1 000 updates, in ``/work/peers/pathway``), each timed as
+- **peers** (``--peers``): ``flink_q3.py`` (Flink SQL, parallelism 1, in ``data/peers/flink``) and
+  ``pathway_q3.py`` (Pathway, commits of 1 000 updates, in ``data/peers/pathway``), each timed as
   a whole child process on the same stream file as `ivm run` Q3 (peak RSS: the larger of ``wait4``'s
   and the one the script reports; Flink's JVM is not a waited-for child, ``flink_q3.py`` samples
   its process tree). Ratio = peer wall / ivm wall,
@@ -33,21 +33,21 @@ wall times: on a shared machine they are the ones a ratio can trust.
 Modes (``--mode``), the ones the issue's "Done when" needs:
 
     # loops vs ivm on Q3, Q5, Q10 (+ peers on Q3), one stream:
-    python examples/benchmarks/local_speed.py --stream /work/streams/sf0.1-window --peers
+    python examples/benchmarks/local_speed.py --stream data/streams/sf0.1-window --peers
     # (a) per-update cost at batch sizes 1, 50, 10 000 (Q3, SF 0.01):
-    python examples/benchmarks/local_speed.py --mode batch-sizes --stream /work/streams/sf0.01-window
+    python examples/benchmarks/local_speed.py --mode batch-sizes --stream data/streams/sf0.01-window
     # (b) per-update time across scale factors (streams that do not exist are skipped):
     python examples/benchmarks/local_speed.py --mode scale \\
-        --streams /work/streams/sf0.01-window,/work/streams/sf0.1-window,/work/streams/sf1-window
+        --streams data/streams/sf0.01-window,data/streams/sf0.1-window,data/streams/sf1-window
     # (c) Q5: AJU's live-tuple plan vs `--join-tree theorem11` on a live-dimension stream:
-    python examples/benchmarks/local_speed.py --mode join-trees --stream /work/streams/sf0.1-live
+    python examples/benchmarks/local_speed.py --mode join-trees --stream data/streams/sf0.1-live
 
 The live-dimension stream is `ivm tpch stream --lambda 1` (``planner/workloads/lambda_streams.py``):
 every table but orders and lineitem inserted first and never deleted, orders and lineitem in a FIFO
 window of a fifth of them (λ ≈ 1.5 counted over all tables). On the window stream nation and region
 leave too, so Q5's result is empty nearly throughout; that is why (c) uses this one:
 
-    ivm tpch stream --sf 0.1 --lambda 1 --data /work/streams/tpch-sf0.1 --out /work/streams/sf0.1-live
+    ivm tpch stream --sf 0.1 --lambda 1 --data data/streams/tpch-sf0.1 --out data/streams/sf0.1-live
 
 Not a test: nothing here asserts timing; numbers go to RESULTS.md by hand with the machine and its
 load (printed first).
@@ -73,8 +73,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 QUERY_FILES = {"q3": "q03.sql", "q5": "q05.sql", "q10": "q10.sql"}
 # each peer in its own venv: the first of these that exists
-FLINK_PYTHONS = (Path("/work/peers/flink/bin/python"), Path("/work/flink-venv/bin/python"))
-PATHWAY_PYTHONS = (Path("/work/peers/pathway/bin/python"), Path("/work/pathway-venv/bin/python"))
+FLINK_PYTHONS = (ROOT / "data" / "peers" / "flink" / "bin" / "python",)
+PATHWAY_PYTHONS = (ROOT / "data" / "peers" / "pathway" / "bin" / "python",)
 # the last line `ivm run` prints: "<n> updates (...) in <s> s (<rate> updates/s) with the local runner; result: <k> rows"
 IVM_LINE = re.compile(r"^(\d+) updates .* in ([\d.]+) s \(.*; result: (\d+) rows")
 # the peers' last line: "<n> updates of customer, orders, lineitem in <s> s (...) ... <rss> MiB"
@@ -354,9 +354,9 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=("compare", "batch-sizes", "scale", "join-trees"), default="compare")
     parser.add_argument("--queries", default=None, help="comma list of q3,q5,q10 (default: all; batch-sizes: q3)")
-    parser.add_argument("--stream", type=Path, help="default: /work/streams/sf0.01-window (join-trees: sf0.01-live)")
-    parser.add_argument("--streams", default="/work/streams/sf0.01-window,/work/streams/sf0.1-window,"
-                                             "/work/streams/sf1-window", help="scale: comma list of streams")
+    parser.add_argument("--stream", type=Path, help="default: data/streams/sf0.01-window (join-trees: sf0.01-live)")
+    parser.add_argument("--streams", default="data/streams/sf0.01-window,data/streams/sf0.1-window,"
+                                             "data/streams/sf1-window", help="scale: comma list of streams")
     parser.add_argument("--batch-size", type=int, default=10_000)
     parser.add_argument("--batch-sizes", default="1,50,10000", help="batch-sizes: comma list")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each measurement (median shown)")
@@ -368,7 +368,7 @@ def main() -> None:
     unknown = set(args.queries) - set(QUERY_FILES)
     if unknown:
         parser.error(f"unknown queries {sorted(unknown)}; choose from {', '.join(QUERY_FILES)}")
-    args.stream = args.stream or Path("/work/streams/sf0.01-live" if args.mode == "join-trees" else "/work/streams/sf0.01-window")
+    args.stream = args.stream or Path("data/streams/sf0.01-live" if args.mode == "join-trees" else "data/streams/sf0.01-window")
     stats_json = stats_json_supported()
     with open("/proc/loadavg") as load:
         print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "

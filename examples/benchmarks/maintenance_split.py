@@ -9,7 +9,7 @@ The last column times ``apply`` whole on a fresh compiled view, as `ivm run` cal
 batches validated and run at once by the runner (``CompiledRunner.apply_checked``), which the split
 above cannot take apart.
 
-    python examples/benchmarks/maintenance_split.py --stream /work/streams/sf0.1-window --queries q3,q5,q10
+    python examples/benchmarks/maintenance_split.py --stream data/streams/sf0.1-window --queries q3,q5,q10
 
 Not a test: nothing asserts; numbers go to RESULTS.md by hand.
 """

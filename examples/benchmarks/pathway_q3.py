@@ -27,11 +27,11 @@ turned back into a Decimal at the end. Dates are fed as days since 1970-01-01.
 
 Runs in its own venv, not the project's (Pathway pins its own pyarrow and numpy):
 
-    python3 -m venv /work/pathway-venv && /work/pathway-venv/bin/pip install pathway   # 0.33.0 here
-    /work/pathway-venv/bin/python examples/benchmarks/pathway_q3.py --stream /work/streams/sf0.1-window
+    python3 -m venv data/peers/pathway && data/peers/pathway/bin/pip install pathway   # 0.33.0 here
+    data/peers/pathway/bin/python examples/benchmarks/pathway_q3.py --stream data/streams/sf0.1-window
     # the check (SF 0.01; the live stream ends with more than 10 groups, the window stream with 1):
-    ivm run --query examples/tpch/q03.sql --stream /work/streams/sf0.01-live --out /tmp/q3-live.parquet
-    /work/pathway-venv/bin/python examples/benchmarks/pathway_q3.py --stream /work/streams/sf0.01-live \\
+    ivm run --query examples/tpch/q03.sql --stream data/streams/sf0.01-live --out /tmp/q3-live.parquet
+    data/peers/pathway/bin/python examples/benchmarks/pathway_q3.py --stream data/streams/sf0.01-live \\
         --check /tmp/q3-live.parquet
 
 Not a test: numbers go to RESULTS.md by hand with the machine described.

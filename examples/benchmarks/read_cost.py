@@ -23,7 +23,7 @@ of a stream directory:
 The reader decodes, casts and fingerprints each chunk on the main thread when a batch needs it
 (only the stream's ``_seq``/``_op`` are read on a thread, while the query compiles).
 
-    python examples/benchmarks/read_cost.py --stream /work/streams/sf0.1-window
+    python examples/benchmarks/read_cost.py --stream data/streams/sf0.1-window
 
 Not a test: numbers go to RESULTS.md by hand, with the load average printed first.
 """

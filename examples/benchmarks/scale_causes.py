@@ -14,7 +14,7 @@ machine is shared, wall time swings):
   caches, only the first keeps its locality.
 
     python examples/benchmarks/scale_causes.py parts --query q3 \\
-        --streams /work/streams/sf0.01-window,/work/streams/sf0.1-window,/work/streams/sf1-window
+        --streams data/streams/sf0.01-window,data/streams/sf0.1-window,data/streams/sf1-window
     python examples/benchmarks/scale_causes.py dicts
 
 Not a test: numbers go to RESULTS.md by hand.
@@ -104,7 +104,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=("parts", "dicts"))
     parser.add_argument("--query", choices=sorted(QUERIES), default="q3")
-    parser.add_argument("--streams", default="/work/streams/sf0.01-window,/work/streams/sf0.1-window")
+    parser.add_argument("--streams", default="data/streams/sf0.01-window,data/streams/sf0.1-window")
     parser.add_argument("--updates", type=int, default=1_000_000, help="dicts: updates per measurement")
     args = parser.parse_args()
     if args.what == "dicts":

@@ -7,7 +7,7 @@ JVM start, reading, maintenance, writing --out), the rate the command itself pri
 Python driver and of the JVM (and of the Python workers together). Compare ratios within one run:
 the machine is shared and noisy.
 
-    python examples/benchmarks/spark_run.py --stream /work/streams/sf0.1-window \\
+    python examples/benchmarks/spark_run.py --stream data/streams/sf0.1-window \\
         --runs spark:100000 spark:10000 local:100000 [--before /path/to/old/checkout]
 
 Not a test: nothing here asserts; numbers go to RESULTS.md by hand with the machine described.

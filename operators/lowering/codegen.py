@@ -53,6 +53,7 @@ from operators.stages.binary_join import BinaryJoinStage
 from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
 from operators.stages.fused import FusedStage
 from operators.stages.map import MapStage
+from operators.structures.moments import VARIANCE_FUNCTIONS, moments
 
 
 def _kind(stage: KeyedStage) -> str:
@@ -327,15 +328,17 @@ class ProgramWriter:
         else:  # the conditions placed on this join filter what it emits
             self.namespace[f"_W{u}"] = stage.where
             emitted = [f"j{u} = {joined}", f"if _W{u}(j{u}):", *indented(self.emit(unit, f"j{u}", f"{w} * n{u}", False))]
-        # a row with a NULL in its key joins nothing (NULL = anything is not true): not kept
-        known = f"k{u} is not None" if len(key) == 1 else f"None not in k{u}"  # key_source: one column is itself
-        return [f"k{u} = {key_source(row, key)}", f"if {known}:", *indented([
-                f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
+        body = [f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
                 f"    st{u} = _S{u}[k{u}] = [{{}}, {{}}]",
                 f"for q{u}, n{u} in st{u}[{other}].items():", *indented(emitted),
                 f"side{u} = st{u}[{own}]", f"n{u} = side{u}.get({row}, 0) + {w}", f"if n{u}:",
                 f"    side{u}[{row}] = n{u}", "else:", f"    del side{u}[{row}]",
-                f"if not st{u}[0] and not st{u}[1]:", f"    del _S{u}[k{u}]"])]
+                f"if not st{u}[0] and not st{u}[1]:", f"    del _S{u}[k{u}]"]
+        if not key:  # a constant key: every row joins
+            return [f"k{u} = ()", *body]
+        # a key holding a NULL joins nothing and is not kept (BinaryJoinStage.process)
+        present = f"k{u} is not None" if len(key) == 1 else f"None not in k{u}"
+        return [f"k{u} = {key_source(row, key)}", f"if {present}:", *indented(body)]
 
     # -- functions -----------------------------------------------------------------------------------
 
@@ -450,8 +453,10 @@ class ProgramWriter:
                 loop.append(f"st[{count}] += w")
                 continue
             loop += [f"if a{i} is not None:", f"    st[{count}] += w"]
+            if spec.func in VARIANCE_FUNCTIONS:  # summed as its exact (x, x²) payload
+                loop.append(f"    a{i} = {self.expressions.constant(moments, 'moments')}(a{i})")
             if spec.func != "count":
-                if spec.double:  # a NaN or infinite term is counted apart (operators/doubles.py)
+                if spec.double and spec.func not in VARIANCE_FUNCTIONS:  # NaN or ±Infinity counted apart (operators/doubles.py)
                     counted = self.expressions.constant(non_finite, "non_finite")
                     loop += [f"    if isinstance(a{i}, float) and a{i} - a{i} != 0.0:", f"        a{i} = {counted}(a{i})"]
                 loop += [f"    v = st[{value}]", f"    st[{value}] = a{i} * w if v is None else v + a{i} * w"]

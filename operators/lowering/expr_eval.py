@@ -16,18 +16,30 @@ import decimal
 import operator
 import re
 from collections.abc import Callable, Mapping
-from functools import cache
+from functools import cache, partial
 from types import FunctionType
 
 import attrs
 
-from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, STRING, DataType, DecimalType
+from catalog.literals import sql_literal
+from catalog.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    DataType,
+    DecimalType,
+)
 from operators.doubles import NAN, canonical
 from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Compiled, Row
-from planner.ir import values
+from planner.ir import functions, values
 from planner.ir.dates import shift_date
 from planner.ir.expressions import Call, Column, Expr, Literal, Subquery, cast_target, type_of
+from planner.ir.timestamps import DEFAULT_TIME_ZONE, shift_timestamp
 
 
 class ExpressionError(ValueError):
@@ -54,24 +66,15 @@ def _like_regex(pattern: str) -> re.Pattern:
         if ch == "\\":
             escaped = next(characters, None)
             if escaped is None:
-                raise values.SqlRuntimeError("INVALID_FORMAT.ESC_AT_THE_END", f"the LIKE pattern {pattern!r} ends with the escape character")
+                raise values.SqlRuntimeError("INVALID_FORMAT.ESC_AT_THE_END", f"the LIKE pattern {sql_literal(pattern)} ends with the escape character")
             if escaped not in "_%\\":
                 raise values.SqlRuntimeError(
-                    "INVALID_FORMAT.ESC_IN_THE_MIDDLE", f"the LIKE pattern {pattern!r} escapes {escaped!r}, which is not _, % or \\"
+                    "INVALID_FORMAT.ESC_IN_THE_MIDDLE", f"the LIKE pattern {sql_literal(pattern)} escapes {sql_literal(escaped)}, which is not _, % or \\"
                 )
             parts.append(re.escape(escaped))
         else:
             parts.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
     return re.compile("".join(parts), re.DOTALL)
-
-
-def substring(text: str, position: int, length: int) -> str:
-    """Spark's ``substring`` (``UTF8String.substringSQL``): position 1 is the first character, 0 too,
-    a negative position counts from the end; a negative length gives ''."""
-    start = position - 1 if position > 0 else len(text) + position if position < 0 else 0
-    end = start + length
-    start = max(start, 0)
-    return text[start:end] if start < end else ""
 
 
 def _value_type(value: object) -> DataType:
@@ -85,6 +88,8 @@ def _value_type(value: object) -> DataType:
             return DecimalType(38, max(-value.as_tuple().exponent, 0))
         case float():
             return DOUBLE
+        case datetime.datetime():
+            return TIMESTAMP if value.tzinfo is not None else TIMESTAMP_NTZ
         case datetime.date():
             return DATE
     return STRING
@@ -165,6 +170,8 @@ def _compile(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
             return _three_valued([_compile(a, layout) for a in args], dominant=op == "or")
         case Call(op="not", args=(arg,)):
             return _strict(operator.not_, _compile(arg, layout))
+        case Call(op="timestamp_shift", args=(subject, Literal(value=(amount, unit)), *zone)):
+            return _timestamp_shift(_compile(subject, layout), amount, unit, *(z.value for z in zone))
         case Call(op=("+" | "-") as op, args=(left, right)) if type_of(expr) == DATE or isinstance(right, Literal) and str(right.type).startswith("interval"):
             return _date_shift(op, left, right, layout)
         case Call(op=("+" | "-" | "*" | "/" | "%" | "div") as op, args=(left, right)):
@@ -190,12 +197,23 @@ def _date_shift(op: str, date: Expr, amount: Expr, layout: Mapping[Column, int])
     return _strict(lambda d, n: _add_days(d, sign * n), _compile(date, layout), _compile(amount, layout))
 
 
+def _timestamp_shift(subject: Compiled, amount: int, unit: str, zone: str | None = None) -> Compiled:
+    """``timestamp ± interval`` (planner/ir/timestamps.py); a TIMESTAMP_NTZ has no zone."""
+    def shift(value: datetime.datetime) -> datetime.datetime:
+        try:
+            return shift_timestamp(value, amount, unit, zone)
+        except (ValueError, OverflowError):
+            raise values.SqlRuntimeError("DATETIME_OVERFLOW", f"{value} + {amount} {unit} is outside years 1..9999") from None
+
+    return _strict(shift, subject)
+
+
 def _add_days(day: datetime.date, days: int) -> datetime.date:
     """``date_add``; a result outside years 1..9999 (Python's dates; Spark's reach further) is an error."""
     try:
         return day + datetime.timedelta(days=days)
     except OverflowError:
-        raise values.SqlRuntimeError("DATETIME_OVERFLOW", f"{day} + {days} days is outside years 1..9999") from None
+        raise values.SqlRuntimeError("DATETIME_OVERFLOW", f"{sql_literal(day)} + {days} days is outside years 1..9999") from None
 
 
 def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:
@@ -224,28 +242,33 @@ def _compile_function(expr: Call, layout: Mapping[Column, int]) -> Compiled:
             return lambda row: inner(row) is not None
         case Call(op="case"):
             return _compile_case(args)
-        case Call(op="coalesce"):
-            return lambda row: next((v for v in (p(row) for p in args) if v is not None), None)
-        case Call(op=("greatest" | "least") as op):
-            pick = max if op == "greatest" else min
-            return lambda row: pick((v for v in (p(row) for p in args) if v is not None), default=None)
         case Call(op=op) if op in _EXTRACT:
             return _strict(_EXTRACT[op], *args)
         case Call(op="date_diff"):
             return _strict(operator.sub, *args)
-        case Call(op="datediff"):
-            return _strict(lambda end, start: (end - start).days, *args)
-        case Call(op="substring"):
-            return _strict(substring, *args)
-        case Call(op=op, args=(operand,)) if op.startswith("cast as "):
-            return _cast(cast_target(op), type_of(operand), args[0])
+        case Call(op=op, args=(operand, *zone)) if op.startswith("cast as "):
+            # a cast between a TIMESTAMP and a date, string or TIMESTAMP_NTZ carries the session time zone
+            return _cast(cast_target(op), type_of(operand), args[0], *(z.value for z in zone))
+        case Call(op=op) if (function := functions.registered(op)) is not None and function.evaluator is not None:
+            return _registered(function, expr, args)
     raise ExpressionError(f"unsupported expression {expr!r}")
 
 
-def _cast(target: DataType, source: DataType | None, operand: Compiled) -> Compiled:
+def _registered(function: functions.Function, expr: Call, args: list[Compiled]) -> Compiled:
+    """A registered function's evaluator (planner/ir/functions) over the compiled arguments, given
+    non-NULL values (``strict``), every value (``aware``) or one thunk per argument (``lazy``)."""
+    evaluate = _nan_made_one(function.evaluator(functions.Bound(functions.arguments(expr.args), expr.dtype)), expr.dtype)
+    if function.nulls == "strict":
+        return _strict(evaluate, *args)
+    if function.nulls == "aware":
+        return lambda row: evaluate(*(arg(row) for arg in args))
+    return lambda row: evaluate(*(partial(arg, row) for arg in args))
+
+
+def _cast(target: DataType, source: DataType | None, operand: Compiled, zone: str = DEFAULT_TIME_ZONE) -> Compiled:
     if source is None:
-        return _strict(_nan_made_one(lambda v: values.cast_value(v, _value_type(v), target), target), operand)
-    return _strict(_nan_made_one(lambda v: values.cast_value(v, source, target), target), operand)
+        return _strict(_nan_made_one(lambda v: values.cast_value(v, _value_type(v), target, zone), target), operand)
+    return _strict(_nan_made_one(lambda v: values.cast_value(v, source, target, zone), target), operand)
 
 
 def _nan_made_one(function: Callable, dtype: DataType | None) -> Callable:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import attrs
 
+from catalog.literals import sql_literal
 from operators.lowering.builder import Emitter, LoweredQuery, LoweringError, StageBuilder, finish_function
 from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.runtime.dataflow import RowRequirement
@@ -103,7 +104,7 @@ def _positive(layout: dict[Column, int], where: Expr | None, argument: Expr):
         value = amount(row)
         if value is not None and value > 0 and value - value == 0:  # not NaN, not Infinity (above every number)
             return None
-        return (f"{shown} is {value!r}, but the RPAI tree maintaining this query sums it by prefix "
+        return (f"{shown} is {sql_literal(value)}, but the RPAI tree maintaining this query sums it by prefix "
                 "and needs it positive and finite on every row (RPAI §3)")
 
     return violation

@@ -24,7 +24,13 @@ from operators.lowering.heavy_light import lower_heavy_light
 from operators.lowering.nested import lower_nested
 from operators.lowering.view_tree import lower_view_tree
 from operators.lowering.view_tree_output import lower_factorized_view_tree
-from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
+from operators.stages.aggregate import (
+    AggregateSpec,
+    GroupAggregateStage,
+    RingAggregateStage,
+    all_present,
+    ordered_by,
+)
 from operators.stages.base import StageDescription
 from operators.stages.distinct import DistinctStage
 from operators.stages.insert_only import insert_only_reason
@@ -240,7 +246,7 @@ def _lower_aggregate_over_threshold(builder: StageBuilder, aggregate: RingAggreg
     """An aggregate keyed by its group over the rows a threshold passes (``MIN(x) ... WHERE v > q``):
     the threshold emits exactly the rows flipping across q, the aggregate takes them as any change."""
     read = frozenset().union(*(columns(g.expr) for g in aggregate.group_by),
-                             *(columns(a.expr.arg) for a in aggregate.aggregates if a.expr.arg is not None))
+                             *(columns(a.expr) for a in aggregate.aggregates))
     stage, layout = _lower_threshold(builder, threshold, None, read)
     last, output_layout = _lower_aggregate(builder, aggregate, items, having, layout, None)
     builder.downstream[stage] = (last, 0)
@@ -295,8 +301,13 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
     for item in aggregate.aggregates:
         call: AggregateCall = item.expr
         argument = None if call.arg is None else compile_expr(call.arg, index)
+        further = tuple(compile_expr(a, index) for a in call.further_args)
+        if call.func in ("max_by", "min_by"):
+            argument = ordered_by(argument, further[0])
+        elif further:  # count(DISTINCT a, b, ...)
+            argument = all_present((argument, *further))
         double = call.arg is not None and type_of(call.arg) in (DOUBLE, None)
-        specs.append(AggregateSpec(call.func, argument, call.distinct, double))
+        specs.append(AggregateSpec(call.func, argument, call.distinct, double, call.parameters))
     agg_layout = output_columns(aggregate)
     finish = finish_function(items, having, agg_layout)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout

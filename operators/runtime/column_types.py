@@ -20,8 +20,10 @@ import attrs
 import pyarrow as pa
 
 from catalog import types
+from catalog.literals import shown_value, sql_literal
 from catalog.schema import Column
 from operators.doubles import NAN
+from operators.runtime.exact_numbers import checked_by_value, exact_number
 
 
 def _is_string(arrow_type: pa.DataType) -> bool:
@@ -31,6 +33,20 @@ def _is_string(arrow_type: pa.DataType) -> bool:
         return _is_string(arrow_type.value_type)
     return any(is_kind(arrow_type) for is_kind in (pa.types.is_string, pa.types.is_large_string, pa.types.is_string_view,
                                                    pa.types.is_binary, pa.types.is_large_binary))
+
+
+def _is_naive_or_aware_timestamp(arrow_type: pa.DataType) -> bool:
+    """Any Arrow timestamp into a TIMESTAMP column: one with a time zone is the instant it holds; a
+    naive one is read as an instant in UTC, as Spark 4 reads a Parquet timestamp that is not adjusted
+    to UTC into a TIMESTAMP column (its microseconds as they are, whatever the session time zone).
+    Units other than microseconds are read when exact (a nanosecond fraction is a lossy value)."""
+    return pa.types.is_timestamp(arrow_type)
+
+
+def _is_naive_timestamp(arrow_type: pa.DataType) -> bool:
+    """Only a naive Arrow timestamp into a TIMESTAMP_NTZ column: an instant has no one local
+    date-time (which zone's would it be?), so a column with a time zone is a wrong type."""
+    return pa.types.is_timestamp(arrow_type) and arrow_type.tz is None
 
 
 def _is_number(arrow_type: pa.DataType) -> bool:
@@ -55,6 +71,9 @@ _RUNTIME_TYPES: dict[types.DataType, RuntimeType] = {
     types.STRING: RuntimeType(pa.string(), (str,), _is_string),
     types.DATE: RuntimeType(pa.date32(), (datetime.date,), pa.types.is_date),
     types.BOOLEAN: RuntimeType(pa.bool_(), (bool,), pa.types.is_boolean),
+    # an instant: an aware datetime (in UTC once read); a local date-time: a naive one
+    types.TIMESTAMP: RuntimeType(pa.timestamp("us", tz="UTC"), (datetime.datetime,), _is_naive_or_aware_timestamp),
+    types.TIMESTAMP_NTZ: RuntimeType(pa.timestamp("us"), (datetime.datetime,), _is_naive_timestamp),
 }
 
 
@@ -84,23 +103,56 @@ def conformed_value(column: Column, value: object, in_key: bool = False) -> tupl
         if in_key:
             return value, f"NULL in key column {column.name}"
         return value, None if column.nullable else f"NULL in NOT NULL column {column.name}"
+    written = value
+    value, reason = exact_number(value, column.type)  # a float into an exact column, exactly or not at all
+    if reason:
+        return written, f"column {column.name} expects {column.type}, got {shown_value(written)}: {reason}"
     allowed = runtime_type(column.type).python
     wrong_bool = isinstance(value, bool) and column.type != types.BOOLEAN
-    wrong_datetime = isinstance(value, datetime.datetime)  # a datetime is a date subclass that carries a time
+    # a datetime is a date subclass that carries a time
+    wrong_datetime = isinstance(value, datetime.datetime) and column.type not in types.TIMESTAMPS
     if not isinstance(value, allowed) or wrong_bool or wrong_datetime:
-        return value, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}"
+        return written, f"column {column.name} expects {column.type}, got {shown_value(written)}"
+    if column.type in types.TIMESTAMPS:
+        return _conformed_timestamp(column, value)
     if column.type in types.INTEGRAL:
         low, high = types.integral_range(column.type)
         if not low <= value <= high:
-            return value, f"column {column.name} expects {column.type}, {value} is out of its range"
+            return written, f"column {column.name} expects {column.type}, {sql_literal(written)} is out of its range"
     if isinstance(column.type, types.DecimalType):
         scaled, reason = conformed_decimal(value, column.type)
         if reason:
-            return value, f"column {column.name} expects {column.type}, got {type(value).__name__} {value!r}: {reason}"
+            return written, f"column {column.name} expects {column.type}, got {shown_value(written)}: {reason}"
         return scaled, None
     if value != value:  # a NaN: the one NaN, equal to itself and above every number (operators/doubles.py)
         return NAN, None
     return value, None
+
+
+def _conformed_timestamp(column: Column, value: datetime.datetime) -> tuple[datetime.datetime, str | None]:
+    """A TIMESTAMP's value is an aware datetime, made UTC (one representation per instant); a
+    TIMESTAMP_NTZ's a naive one: a naive instant or an aware local date-time would be a guess."""
+    aware = value.tzinfo is not None and value.utcoffset() is not None
+    if column.type == types.TIMESTAMP:
+        if not aware:
+            return value, (f"column {column.name} expects timestamp (an instant: a datetime with a time zone), "
+                           f"got the naive datetime {value.isoformat(' ')}")
+        return value.astimezone(datetime.UTC), None
+    if aware:
+        return value, (f"column {column.name} expects timestamp_ntz (a local date-time: a datetime without a time zone), "
+                       f"got {value.isoformat(' ')}")
+    return value, None
+
+
+def checked_by_type(column_type: types.DataType, python_type: type) -> bool:
+    """Whether a value of ``python_type`` that ``conformed_value`` accepts for one value of the column
+    accepts it for every value (beyond an integer column's range, which the validator checks apart):
+    not a float into an exact column nor an int or Decimal into a DOUBLE one (``checked_by_value``), nor
+    anything into a DECIMAL one (its digits count) or a TIMESTAMP one. The validator's cache of row type
+    signatures relies on this."""
+    if isinstance(column_type, types.DecimalType) or column_type in types.TIMESTAMPS:
+        return False  # (a TIMESTAMP's datetime is aware or naive, and made UTC)
+    return not checked_by_value(python_type, column_type)
 
 
 def conformed_decimal(value: int | decimal.Decimal, dtype: types.DecimalType) -> tuple[decimal.Decimal, str | None]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from catalog.literals import sql_literal
 from catalog.schema import FunctionalDependency, Table
 from operators.zset import Row
 
@@ -97,4 +98,4 @@ def table_defect(table: Table, op: int, loaded: bool) -> str | None:
 
 
 def _show(values: tuple) -> str:
-    return "(" + ", ".join(map(repr, values)) + ")"
+    return sql_literal(tuple(values))

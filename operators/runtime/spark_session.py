@@ -16,6 +16,8 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -70,22 +72,24 @@ def parse_java_version(banner: str) -> int:
     return minor if major == 1 else major
 
 
-def make_spark_session(app: str = "spark-ivm", cores: int = 2, master: str | None = None) -> SparkSession:
+def make_spark_session(app: str = "spark-ivm", cores: int = 2, master: str | None = None,
+                       settings: Mapping[str, str] | None = None) -> SparkSession:
     """The active session if there is one, else a new session set up for the runner, on ``master``
     (default ``local[cores]``; ``local-cluster[2,1,1024]`` runs two executor JVMs on this machine).
+    ``settings`` are the caller's Spark settings, applied after (so over) the runner's defaults.
 
     A reused session keeps its own settings, except the state-store provider, which is set here
-    because it is a session (SQL) setting and the runner cannot work without it; its Python workers
-    must already be able to import this project.
+    because it is a session (SQL) setting and the runner cannot work without it, and what its Python
+    workers need to import this project (``prepare_workers``).
     """
     active = SparkSession.getActiveSession()
     if active is not None:
-        active.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+        prepare_workers(active)
         return active
     ensure_java()
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    spark = (
+    builder = (
         SparkSession.builder.master(master or f"local[{cores}]")
         .appName(app)
         .config("spark.ui.enabled", "false")
@@ -96,9 +100,12 @@ def make_spark_session(app: str = "spark-ivm", cores: int = 2, master: str | Non
         .config("spark.executorEnv.PYTHONPATH", worker_python_path())
         .config("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
         .config("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
-        .getOrCreate()
     )
+    for key, value in (settings or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    prepare_workers(spark)
     return spark
 
 
@@ -106,3 +113,92 @@ def worker_python_path() -> str:
     """The caller's PYTHONPATH with the project root in front; Spark adds its own entries to it."""
     inherited = os.environ.get("PYTHONPATH", "")
     return os.pathsep.join(entry for entry in (str(PROJECT_ROOT), inherited) if entry)
+
+
+class WorkerSetupError(RuntimeError):
+    """The session's Python workers cannot run the project's stages; the message names the settings."""
+
+
+_PREPARED: set[str] = set()  # the application ids whose workers were prepared and checked
+
+
+def prepare_workers(spark: SparkSession) -> None:
+    """Make ``spark``'s Python workers able to run this project's stages, or say which settings they need.
+
+    A session the user built (``SparkSession.builder...getOrCreate()`` in a notebook or script) runs
+    its workers with ``PYSPARK_PYTHON`` or ``python3`` from ``PATH``, which need not have this
+    project or its dependencies (pyarrow, attrs): the first micro-batch then fails with pages of JVM
+    traces. Python functions are shipped with the interpreter and environment the driver's
+    ``SparkContext`` holds when they are created (``pythonExec``, ``environment``), so on a local
+    master, where workers run on this machine, they are pointed at this interpreter and the project
+    root is put in front of their ``PYTHONPATH`` unless the caller chose an interpreter
+    (``PYSPARK_PYTHON``). On any master the project's packages are then checked to import in a worker
+    once per application (one small job, a few seconds); when they do not, ``WorkerSetupError`` names
+    the settings to give instead of the traces. Also sets the state-store provider
+    ``transformWithState`` requires (a session setting).
+    """
+    spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
+    context = spark.sparkContext
+    if context.applicationId in _PREPARED:
+        return
+    if context.master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
+        context.pythonExec = sys.executable
+    paths = context.environment.get("PYTHONPATH", "").split(os.pathsep)
+    if str(PROJECT_ROOT) not in paths:
+        context.environment["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), *paths) if p)
+    try:
+        problem = context.parallelize([0], 1).map(_import_probe()).collect()[0]
+    except Exception as error:  # the worker could not even start or unpickle the probe
+        problem = _last_line(str(error))
+    if problem:
+        raise WorkerSetupError(
+            f"Spark's Python workers ({context.pythonExec}) cannot run spark-ivm's stages: {problem}. "
+            f"Give the workers this interpreter and the project: set PYSPARK_PYTHON={sys.executable} before "
+            f"the session starts (or spark.pyspark.python), and spark.executorEnv.PYTHONPATH={PROJECT_ROOT}; "
+            "on a cluster, install spark-ivm and its dependencies on every executor"
+        ) from None
+    _PREPARED.add(context.applicationId)
+
+
+def _import_probe():
+    """A function for a worker: '' when the modules a stage needs import there, else the import error.
+    Made here as a closure so that it is pickled by value: a function of this module would be
+    pickled by reference, and unpickling it would need the very import it checks."""
+
+    def probe(_: object) -> str:
+        try:
+            import operators.runtime.spark_stage_processors  # noqa: F401
+            import operators.runtime.spark_validation  # noqa: F401
+        except ImportError as error:
+            return f"{type(error).__name__}: {error}"
+        return ""
+
+    return probe
+
+
+def _last_line(trace: str) -> str:
+    """The last line of a worker's traceback that names an error (``ModuleNotFoundError: ...``)."""
+    errors = [line.strip() for line in trace.splitlines() if re.match(r"\s*\w+(Error|Exception)\b", line)]
+    return errors[-1] if errors else trace.strip().splitlines()[0]
+
+
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+
+
+@contextmanager
+def state_partitions_pinned(spark: SparkSession) -> Iterator[int]:
+    """While a streaming query starts, its shuffle (and so state-store) partitions set to the cluster's
+    cores (``defaultParallelism``), then the caller's setting restored.
+
+    A streaming query clones its session's settings when it starts and records the partition count in
+    its checkpoint at batch 0, for the checkpoint's whole life. A user's session keeps Spark's default
+    of 200: every stage would then run 200 tasks, state-store commits and Python connections per
+    micro-batch on a machine of 2 cores. A resumed query keeps the count its checkpoint recorded.
+    """
+    previous = spark.conf.get(SHUFFLE_PARTITIONS)
+    cores = max(spark.sparkContext.defaultParallelism, 1)
+    spark.conf.set(SHUFFLE_PARTITIONS, str(cores))
+    try:
+        yield cores
+    finally:
+        spark.conf.set(SHUFFLE_PARTITIONS, previous)

@@ -12,9 +12,12 @@ batch that was planned and not committed.
 
 The driver only plans: ``_seq`` bounds come from the Parquet footers' statistics, and the rows are
 read by the executors' Python workers (``read``), row groups the batch's range cannot touch skipped,
-values cast to the catalog's Arrow types by an exact cast. A value that does not convert exactly
-fails the micro-batch with the file and column named (the local reader quarantines such a row on its
-own; here the stream is rejected as a whole, before anything is committed).
+values cast to the catalog's Arrow types by an exact cast (``exact_numbers``: a float into a DECIMAL
+column only when its shortest text is exactly a value of it). A value that does not convert exactly
+fails the micro-batch with ``InvalidChangeError`` naming the table, ``_seq``, column and value, as the
+local reader words it, before anything is committed. Unlike the local reader, it does so under the
+``quarantine`` policy too: a source's rows have the table's column types, and a value that is none of
+them has no way to travel to the validation stage that sets changes aside.
 """
 
 from __future__ import annotations
@@ -26,17 +29,19 @@ from pathlib import Path
 
 import attrs
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from catalog.schema import Table
+from catalog.literals import sql_literal
+from catalog.schema import Column, Table
 from catalog.types import parse_type
-from operators.runtime.column_types import arrow_type
+from operators.runtime.column_types import arrow_type, value_defect
+from operators.runtime.exact_numbers import CAST_ERRORS, casts_exactly, exact_cast
 from operators.runtime.spark_changes import OP, SEQ, change_schema
-from operators.runtime.stream_format import StreamFormatError
+from operators.runtime.stream_format import StreamFormatError, Update
+from operators.runtime.validate import InvalidChangeError
 
 FORMAT = "spark_ivm_stream"
 
@@ -160,14 +165,28 @@ class StreamDirectoryReader(DataSourceStreamReader):
         columns = []
         for field in schema:
             try:
-                columns.append(pc.cast(data.column(field.name), field.type, safe=True))
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
-                raise StreamFormatError(
-                    f"{partition.path}: column {field.name} of table {self.table_name} does not convert exactly "
-                    f"to {field.type}: {err}"
-                ) from err
+                columns.append(exact_cast(data.column(field.name), field.type))
+            except CAST_ERRORS as err:
+                if field.name in (OP, SEQ):
+                    raise StreamFormatError(f"{partition.path}: column {field.name} of table {self.table_name} does "
+                                            f"not convert exactly to {field.type}: {err}") from None
+                raise self._inexact(data, field) from None
         yield from pa.Table.from_arrays(columns, schema=schema).to_batches()
+
+    def _inexact(self, data: pa.Table, field: pa.Field) -> InvalidChangeError:
+        """The error naming the first change (by ``_seq``) whose ``field`` value is not exactly one of its
+        column's, as the local reader words it (``column_types.value_defect``)."""
+        column = data.column(field.name)
+        bad = [row for row in range(len(data)) if not casts_exactly(column.slice(row, 1), field.type)]
+        row = min(bad, key=lambda row: data.column(SEQ)[row].as_py())
+        values = tuple(data.column(name)[row].as_py() for name, _ in self.columns)
+        update = Update(data.column(SEQ)[row].as_py(), self.table_name, data.column(OP)[row].as_py(), values)
+        catalog_column = Column(field.name, dict(self.columns)[field.name])
+        value = column[row].as_py()
+        reason = value_defect(catalog_column, value) or (
+            f"column {field.name} expects {catalog_column.type}, got {column.type} {sql_literal(value)}, "
+            f"which is not exactly a {catalog_column.type}")
+        return InvalidChangeError(update, reason)
 
     def commit(self, end: dict) -> None:
         pass
-

@@ -25,7 +25,7 @@ import gc
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from itertools import islice, repeat
 from operator import attrgetter, lt
@@ -39,9 +39,17 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from catalog import types
+from catalog.literals import sql_literal
 from catalog.schema import Catalog, Column, Table
 from operators.doubles import canonical_values
 from operators.runtime.column_types import arrow_type, column_reads, value_defect
+from operators.runtime.exact_numbers import (
+    casts_exactly,
+    checked_by_value,
+    exact_cast,
+    exact_number,
+    inexact_floats,
+)
 from operators.runtime.row_fingerprints import arrow_fingerprints
 from operators.runtime.row_masks import RowMask, made_at
 
@@ -56,6 +64,10 @@ _ARROW_CONVERSION_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImple
 
 class StreamFormatError(ValueError):
     """A stream is unreadable as a whole (or a write is refused); the message names the file or table."""
+
+
+class UnknownStreamTableError(StreamFormatError):
+    """A stream holds a file of a table the catalog does not have (``ivm run`` hints at --catalog)."""
 
 
 @attrs.frozen
@@ -466,19 +478,15 @@ def _wrong_value(column: Column, written_as: pa.DataType, value: object, in_key:
     (``value_defect`` names it), or one that changes when cast (an integer beyond 2**53 into a
     double), or of an Arrow type the column does not read whose Python value would pass."""
     return value_defect(column, value, in_key) or (
-        f"column {column.name} expects {column.type}, got {written_as} {value!r}, which is not exactly a {column.type}"
+        f"column {column.name} expects {column.type}, got {written_as} {sql_literal(value)}, "
+        f"which is not exactly a {column.type}"
     )
 
 
 def _uncastable(data: pa.ChunkedArray, column_type: types.DataType) -> list[int]:
     """Positions (ascending) of the values of ``data`` that do not cast exactly to ``column_type``."""
     if pa.types.is_floating(data.type) and pa.types.is_integer(arrow_type(column_type)):
-        # The common lossy column (pandas turns an integer column with NULLs into floats): a float is
-        # a whole number in range exactly when truncating it to an integer and back gives it again.
-        # NaN, ±inf and out-of-range values truncate to something else, so they are caught too.
-        truncated = data.cast(arrow_type(column_type), safe=False).cast(data.type, safe=False)
-        same = pc.equal(truncated, data).fill_null(True)
-        return np.flatnonzero(~same.to_numpy(zero_copy_only=False)).tolist()
+        return np.flatnonzero(inexact_floats(data, arrow_type(column_type))).tolist()
     bad: list[int] = []
     for start in range(0, len(data), _CAST_BLOCK):
         block = data.slice(start, _CAST_BLOCK)
@@ -553,6 +561,8 @@ def _each_value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.Dat
         return lambda: list(map(Decimal, texts.to_pylist()))
     if column_type == types.DOUBLE and pc.any(pc.is_nan(column)).as_py():
         return lambda: canonical_values(column.to_pylist())  # every NaN the one NaN (operators/doubles.py)
+    if column_type in types.TIMESTAMPS:
+        return timestamp_maker(column, aware=column_type == types.TIMESTAMP)
     if column.null_count or column_type == types.STRING:
         return column.to_pylist
     if column_type == types.DATE:
@@ -565,17 +575,31 @@ def _each_value_maker(column: pa.ChunkedArray | pa.Array, column_type: types.Dat
 _EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
 
 
+def timestamp_maker(column: pa.ChunkedArray | pa.Array, aware: bool) -> ValueMaker:
+    """The maker of a timestamp[us] column's values: through numpy's datetime64, 0.3 µs a value where
+    pyarrow's to_pylist of a column with a time zone takes 10 µs; aware ones in UTC (``timezone.utc``)."""
+    micros = column.cast(pa.int64())
+    valid = None if not micros.null_count else pc.is_valid(micros).to_numpy(zero_copy_only=False)
+    local = micros.fill_null(0).to_numpy().astype("datetime64[us]")
+
+    def make() -> list:
+        values = local.tolist()
+        if aware:
+            values = [value.replace(tzinfo=UTC) for value in values]
+        if valid is not None:
+            values = [value if keep else None for value, keep in zip(values, valid.tolist(), strict=True)]
+        return values
+
+    return make
+
+
 def _cast(column: pa.ChunkedArray, column_type: types.DataType) -> pa.ChunkedArray | pa.Array:
-    """``column`` in the Arrow type of ``column_type`` by a safe cast: a value that would change fails."""
-    return column.cast(arrow_type(column_type))
+    """``column`` in the Arrow type of ``column_type`` by an exact cast: a value that would change fails."""
+    return exact_cast(column, arrow_type(column_type))
 
 
 def _casts(column: pa.ChunkedArray, column_type: types.DataType) -> bool:
-    try:
-        _cast(column, column_type)
-    except _ARROW_CONVERSION_ERRORS:
-        return False
-    return True
+    return casts_exactly(column, arrow_type(column_type))
 
 
 def arrow_from_rows(rows: Sequence[tuple], table: Table, source: str, seqs: Sequence[int] | None = None) -> pa.Table:
@@ -602,12 +626,14 @@ def arrow_from_rows(rows: Sequence[tuple], table: Table, source: str, seqs: Sequ
         wrong = _first_wrong_value(values, column, column.name in table.primary_key)
         if wrong is not None:
             raise StreamFormatError(f"{where}, {place(wrong[0])}: {wrong[1]}")
+        if any(checked_by_value(kind, column.type) for kind in set(map(type, values))):  # each exact (checked)
+            values = [exact_number(value, column.type)[0] for value in values]
         try:
             arrays.append(pa.array(values, field.type))
         except _ARROW_CONVERSION_ERRORS:
             row = next(i for i, value in enumerate(values) if not _converts(value, field.type))
             raise StreamFormatError(
-                f"{where}, {place(row)}: column {column.name} expects {column.type}, got {values[row]!r}, "
+                f"{where}, {place(row)}: column {column.name} expects {column.type}, got {sql_literal(values[row])}, "
                 f"which is not exactly a {field.type}"
             ) from None
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -615,14 +641,26 @@ def arrow_from_rows(rows: Sequence[tuple], table: Table, source: str, seqs: Sequ
 
 def _first_wrong_value(values: list, column: Column, in_key: bool) -> tuple[int, str] | None:
     """The first position whose value ``value_defect`` refuses, and why. ``value_defect`` depends only
-    on a value's type, so it runs once per distinct type, not once per value."""
+    on a value's kind (``_value_kind``), so it runs once per distinct kind, not once per value; but a float into an
+    exact column (and a number into a DOUBLE one) is exact or not by its value (``exact_numbers``), so
+    each such value is checked.
+    (Beyond that, ``pa.array`` refuses an integer out of its column's range or a Decimal with too many
+    digits.)"""
     wrong = []
-    for value_type in set(map(type, values)):
-        first = next(i for i, value in enumerate(values) if type(value) is value_type)
-        reason = value_defect(column, values[first], in_key)
-        if reason is not None:
-            wrong.append((first, reason))
+    for value_type in set(map(_value_kind, values)):
+        positions = (i for i, value in enumerate(values) if _value_kind(value) == value_type)
+        each = checked_by_value(value_type, column.type)
+        for position in positions if each else islice(positions, 1):
+            reason = value_defect(column, values[position], in_key)
+            if reason is not None:
+                wrong.append((position, reason))
+                break
     return min(wrong, default=None)
+
+
+def _value_kind(value: object) -> object:
+    """What ``value_defect`` depends on: a value's type, and for a datetime whether it is aware."""
+    return type(value) if not isinstance(value, datetime) else (datetime, value.tzinfo is None)
 
 
 def _converts(value: object, target: pa.DataType) -> bool:
@@ -711,7 +749,7 @@ def _stream_entries(stream_dir: Path, catalog: Catalog) -> dict[str, Path]:
             )
         name = path.stem if path.is_file() else path.name
         if not catalog.has_table(name):
-            raise StreamFormatError(f"stream file {path} is for table {name!r}, which the catalog does not have")
+            raise UnknownStreamTableError(f"stream file {path} is for table {name!r}, which the catalog does not have")
         table = catalog.table(name).name
         if table in entries:
             raise StreamFormatError(f"table {table} has two stream inputs: {entries[table]} and {path}")
@@ -931,7 +969,8 @@ def _read_parquet(file: Path, where: str, columns: Sequence[str], table: Table) 
         missing = [name for name in (*table.column_names, SEQ_COLUMN, OP_COLUMN) if name not in present]
         if missing:
             raise StreamFormatError(f"{where}: missing column(s) {', '.join(missing)}")
-        extra = sorted(present - {*table.column_names, SEQ_COLUMN, OP_COLUMN})
+        # a column of a type spark-ivm lacks may be there: it is not read (nor decoded)
+        extra = sorted(present - {*table.column_names, *(c.name for c in table.unsupported_columns), SEQ_COLUMN, OP_COLUMN})
         if extra:
             raise StreamFormatError(f"{where}: unexpected column(s) {', '.join(extra)} (not in the catalog)")
         return parquet.read(columns=list(columns))

@@ -36,10 +36,11 @@ from collections.abc import Iterable
 
 import attrs
 
+from catalog.literals import sql_literal
 from catalog.schema import Catalog, Table
-from catalog.types import DOUBLE, DecimalType
+from catalog.types import DOUBLE, INTEGRAL, DecimalType, integral_range
 from operators.doubles import canonical
-from operators.runtime.column_types import conformed_value
+from operators.runtime.column_types import checked_by_type, conformed_value
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.dependencies import DependencyState, table_defect
 from operators.runtime.packed_keys import MAX_WIDTH, PackedRowKey, RowKey, key_for
@@ -56,7 +57,7 @@ class InvalidChangeError(ValueError):
     def __init__(self, update: Update, reason: str):
         place = "without a _seq" if update.seq is None else f"at _seq {update.seq}"
         op = "NULL" if update.op is None else f"{update.op:+d}"
-        super().__init__(f"invalid change to table {update.table} {place} (op {op}, row {update.row!r}): {reason}")
+        super().__init__(f"invalid change to table {update.table} {place} (op {op}, row {sql_literal(update.row)}): {reason}")
         self.update = update
         self.reason = reason
 
@@ -319,6 +320,8 @@ class Validator:
         width = len(table.columns)
         # a DECIMAL value's digits matter, not only its type: such rows are conformed one by one
         one_by_one = any(isinstance(c.type, DecimalType) for c in table.columns)
+        # a row whose signature was seen valid is still checked against its integer columns' ranges
+        ranges = tuple((i, *integral_range(c.type)) for i, c in enumerate(table.columns) if c.type in INTEGRAL)
         # a DOUBLE NaN is made the one NaN (operators/doubles.py; conformed rows get it from conformed_row,
         # rows read from Parquet from the reader)
         doubles = () if checked else tuple(i for i, c in enumerate(table.columns) if c.type == DOUBLE)
@@ -334,15 +337,26 @@ class Validator:
                     rows[position], reason = conformed_row(table, row)
             elif one_by_one or tuple(map(type, row)) not in valid:
                 rows[position], reason = conformed_row(table, row)
-                if reason is None and not one_by_one:
+                if reason is None and not one_by_one and _checked_by_type(table, row):
                     valid.add(tuple(map(type, row)))
             else:
                 reason = None
+                for i, low, high in ranges:  # (inline: a call per row was a third of the loop)
+                    value = row[i]
+                    if value is not None and not low <= value <= high:
+                        rows[position], reason = conformed_row(table, row)
+                        break
                 if doubles and any(row[i] != row[i] for i in doubles):
                     rows[position] = tuple(canonical(value) if i in doubles else value for i, value in enumerate(row))
             if reason is not None:
                 reasons[position] = reason
         return rows, reasons
+
+
+def _checked_by_type(table: Table, row: Row) -> bool:
+    """Whether ``row``'s value types alone say every row of them is valid (``checked_by_type``), so
+    that the validator may cache its type signature."""
+    return all(checked_by_type(c.type, type(v)) for c, v in zip(table.columns, row, strict=True))
 
 
 def _store(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list) -> bool:
@@ -444,7 +458,7 @@ def _by_table(batch: UpdateBatch, tables: dict[str, Table]) -> list[TableChanges
 def keyed_change_defect(current: Row | None, row: Row, op: int | None, key: tuple) -> str | None:
     """Why changing a keyed table whose row under ``key`` is ``current`` (None: absent) by ``op`` of
     ``row`` breaks set semantics, or None: for the Spark runner's validation stage, which keeps rows."""
-    return set_semantics_defect(op, key, current is not None, current == row, f"the stored row {current!r}")
+    return set_semantics_defect(op, key, current is not None, current == row, f"the stored row {sql_literal(current)}")
 
 
 def set_semantics_defect(op: int | None, key: tuple, present: bool, same_row: bool, stored: str) -> str | None:
@@ -476,4 +490,4 @@ def _bag_change(copies: int, op: int | None) -> tuple[str | None, int]:
 
 
 def _show(key) -> str:
-    return str(key if isinstance(key, tuple) else (key,))
+    return sql_literal(key if isinstance(key, tuple) else (key,))

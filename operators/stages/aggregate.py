@@ -11,6 +11,11 @@ only the changes that move a multiplicity across zero touch the rest of the stat
 (DISTINCT) add or subtract that one value (O(1)); MIN/MAX add or remove it in a sorted list of the
 present values (O(log n), n the distinct values of the group), whose ends are the answer.
 
+The STDDEV/VARIANCE family is a ring too: its running "sum" is the exact payload (Σx, Σx²)
+(operators/structures/moments.py), O(1) per change. The exact percentiles (MEDIAN, PERCENTILE,
+PERCENTILE_CONT/DISC) keep every copy of the group's values in an order-statistic index
+(operators/structures/order_statistics.py): O(log n) per change and per read, n the group's values.
+
 The stage also applies what sits above the aggregate in SQL (HAVING, the select list), so it emits
 the final result rows of its group: the old row retracted, the new one inserted.
 """
@@ -26,36 +31,83 @@ from sortedcontainers import SortedList
 from operators.doubles import NAN, DoubleSum, non_finite, summand
 from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription
+from operators.structures.moments import VARIANCE_FUNCTIONS, moments, variance
+from operators.structures.order_statistics import percentile
 from operators.zset import Changelog, Row, consolidate
 
-ORDERED_FUNCTIONS = ("min", "max")
+ORDERED_FUNCTIONS = ("min", "max", "min_by", "max_by")
+#: The ordered aggregates that answer with the least kept value (the others: the greatest).
+LEAST_FUNCTIONS = ("min", "min_by")
+#: max_by/min_by keep ``ordered_by``'s triples and answer with the value inside.
+_BY_FUNCTIONS = ("min_by", "max_by")
+#: Spark's exact percentiles; their ``AggregateSpec.parameters`` are (fraction, descending order).
+PERCENTILE_FUNCTIONS = ("median", "percentile", "percentile_cont", "percentile_disc")
 _COUNTED, _SUMMED, _SUMMED_DOUBLE, _KEPT = "counted", "summed", "summed double", "kept"
+_MOMENTS = "moments"  # summed as the (Σx, Σx²) payload of the STDDEV/VARIANCE family
 
 
 @attrs.frozen
 class AggregateSpec:
-    """One aggregate: ``func`` in sum/count/avg/min/max; ``argument`` None for COUNT(*);
+    """One aggregate: ``func`` in sum/count/avg/min/max/max_by/min_by, the variance family
+    (VARIANCE_FUNCTIONS) or the percentiles (PERCENTILE_FUNCTIONS); ``argument`` None for COUNT(*)
+    (for max_by/min_by ``ordered_by``'s, for count(DISTINCT a, b) ``all_present``'s);
     ``distinct`` aggregates each distinct non-NULL argument value once; ``double``: the argument may be
     a DOUBLE (unless its type says otherwise), whose NaN and infinite terms a sum counts apart
-    (``DoubleSum``) so that deleting them leaves the finite sum."""
+    (``DoubleSum``) so that deleting them leaves the finite sum; ``parameters``: a percentile's
+    (fraction, descending order)."""
 
     func: str
     argument: Callable[[Row], object] | None = attrs.field(eq=False)
     distinct: bool = False
     double: bool = True
+    parameters: tuple = ()
 
     @property
     def keeps_values(self) -> bool:
-        """Whether a delete needs the group's other values (MIN, MAX, DISTINCT): not a ring."""
-        return self.func in ORDERED_FUNCTIONS or self.distinct
+        """Whether a delete needs the group's other values (MIN, MAX, percentiles, DISTINCT): not a ring."""
+        return self.func in ORDERED_FUNCTIONS or self.func in PERCENTILE_FUNCTIONS or self.distinct
 
     @property
     def label(self) -> str:
         distinct = " DISTINCT" if self.distinct and self.func not in ORDERED_FUNCTIONS else ""
+        if self.func in PERCENTILE_FUNCTIONS and self.func != "median":
+            fraction, descending = self.parameters
+            return f"{self.func.upper()}{distinct}({fraction:g}{' DESC' if descending else ''})"
         return f"{self.func.upper()}{distinct}"
 
     def new_values(self) -> ValueCounts:
-        return OrderedValues() if self.func in ORDERED_FUNCTIONS else DistinctValues(self.func != "count")
+        if self.func in PERCENTILE_FUNCTIONS:
+            return RankedValues(self.distinct, *self.parameters)
+        if self.func in ORDERED_FUNCTIONS:
+            return OrderedValues()
+        return DistinctValues(self.func != "count", moments if self.func in VARIANCE_FUNCTIONS else summand)
+
+
+def ordered_by(value: Callable[[Row], object], ordering: Callable[[Row], object]) -> Callable[[Row], object]:
+    """max_by(value, ordering)'s kept argument of a row: ``(ordering, value is not NULL, value)``, or
+    None (the row is skipped, as Spark skips it) when the ordering is NULL.
+
+    The triples are ordered by the ordering, then by the value with NULL first: Spark leaves the
+    value of tied orderings to whichever row it meets last (not a function of the input), where
+    this is. max_by answers with the greatest triple's value, min_by with the least's, so on a tie
+    max_by takes the greatest value and min_by the least (a NULL value first). The middle flag
+    keeps a NULL value from being compared with a value."""
+    def kept(row: Row) -> object:
+        order = ordering(row)
+        if order is None:
+            return None
+        shown = value(row)
+        return order, shown is not None, shown
+    return kept
+
+
+def all_present(arguments: tuple[Callable[[Row], object], ...]) -> Callable[[Row], object]:
+    """count(DISTINCT a, b, ...)'s kept argument of a row: the tuple of its values, None (skipped,
+    as Spark skips it) when any of them is NULL."""
+    def kept(row: Row) -> object:
+        values = tuple(argument(row) for argument in arguments)
+        return None if None in values else values
+    return kept
 
 
 class ValueCounts(ABC):
@@ -97,31 +149,37 @@ class ValueCounts(ABC):
 
 
 class DistinctValues(ValueCounts):
-    """COUNT/SUM/AVG(DISTINCT): the number of present values and, when ``summed``, their sum."""
+    """COUNT/SUM/AVG/STDDEV/VARIANCE(DISTINCT): the number of present values and, when ``summed``,
+    the sum of their ``term``s (the value, or its (x, x²) payload for the variance family)."""
 
-    __slots__ = ("summed", "present", "total")
+    __slots__ = ("summed", "term", "present", "total")
 
-    def __init__(self, summed: bool) -> None:
+    def __init__(self, summed: bool, term: Callable[[object], object] = summand) -> None:
         super().__init__()
         self.summed = summed
+        self.term = term
         self.present = 0
-        self.total = 0
+        self.total = None
 
     def _appeared(self, value: object) -> None:
         self.present += 1
         if self.summed:
-            self.total += summand(value)
+            term = self.term(value)
+            self.total = term if self.total is None else self.total + term
 
     def _vanished(self, value: object) -> None:
         self.present -= 1
         if self.summed:
-            self.total = self.total - summand(value) if self.present else 0  # no float residue once empty
+            # no float residue once empty
+            self.total = self.total + self.term(value) * -1 if self.present else None
 
     def result(self, func: str) -> object:
         if func == "count":
             return self.present
         if not self.present:
             return None
+        if func in VARIANCE_FUNCTIONS:
+            return variance(func, self.total, self.present)
         total = self.total.total() if self.total.__class__ is DoubleSum else self.total
         return average(total, self.present) if func == "avg" else total
 
@@ -144,7 +202,51 @@ class OrderedValues(ValueCounts):
     def result(self, func: str) -> object:
         if not self.ordered:
             return None
-        return self.ordered[0] if func == "min" else self.ordered[-1]
+        return extreme_value(func, self.ordered[0] if func in LEAST_FUNCTIONS else self.ordered[-1])
+
+
+def extreme_value(func: str, kept: object) -> object:
+    """The answer of ordered aggregate ``func`` whose extreme kept argument is ``kept`` (not None)."""
+    return kept[2] if func in _BY_FUNCTIONS else kept
+
+
+class RankedValues(ValueCounts):
+    """MEDIAN/PERCENTILE*: every present copy of the values (each distinct value once for DISTINCT)
+    in an order-statistic index, read at the percentile's ranks (operators/structures/order_statistics.py).
+
+    A value's copies in the index are its multiplicity when positive, else none, so the index after
+    a batch does not depend on the order of its changes either."""
+
+    __slots__ = ("ordered", "distinct", "fraction", "descending")
+
+    def __init__(self, distinct: bool, fraction: float, descending: bool) -> None:
+        super().__init__()
+        self.ordered = SortedList()
+        self.distinct, self.fraction, self.descending = distinct, fraction, descending
+
+    def add(self, value: object, weight: int) -> None:
+        if self.distinct:
+            super().add(value, weight)
+            return
+        before = self.multiplicity.get(value, 0)
+        after = before + weight
+        if after:
+            self.multiplicity[value] = after
+        else:
+            del self.multiplicity[value]
+        for _ in range(max(after, 0) - max(before, 0)):
+            self.ordered.add(value)
+        for _ in range(max(before, 0) - max(after, 0)):
+            self.ordered.remove(value)
+
+    def _appeared(self, value: object) -> None:
+        self.ordered.add(value)
+
+    def _vanished(self, value: object) -> None:
+        self.ordered.remove(value)
+
+    def result(self, func: str) -> object:
+        return percentile(self.ordered, self.fraction, func == "percentile_disc", self.descending)
 
 
 @attrs.define
@@ -167,6 +269,8 @@ def aggregate_value(spec: AggregateSpec, value: object, count: int) -> object:
         result = value.result(spec.func)
     elif spec.func == "count":
         return count
+    elif spec.func in VARIANCE_FUNCTIONS:
+        result = variance(spec.func, value, count)
     else:
         total = value.total() if value.__class__ is DoubleSum else value
         result = average(total, count) if spec.func == "avg" else total
@@ -191,7 +295,7 @@ class GroupAggregateStage(KeyedStage):
         # per aggregate (argument, how a change updates it), read once per change: the hot loop
         self._updates = tuple(
             (spec.argument, _KEPT if spec.keeps_values else _COUNTED if spec.func == "count"
-             else _SUMMED_DOUBLE if spec.double else _SUMMED)
+             else _MOMENTS if spec.func in VARIANCE_FUNCTIONS else _SUMMED_DOUBLE if spec.double else _SUMMED)
             for spec in aggregates
         )
         self._keeps_values = any(spec.keeps_values for spec in aggregates)
@@ -262,9 +366,11 @@ class GroupAggregateStage(KeyedStage):
                 if value is None:
                     continue
                 counts[i] += weight
-                if update == _SUMMED or update == _SUMMED_DOUBLE:
+                if update == _SUMMED or update == _SUMMED_DOUBLE or update == _MOMENTS:
                     if update == _SUMMED_DOUBLE and isinstance(value, float) and value - value != 0.0:
                         value = non_finite(value)  # NaN or ±Infinity: counted apart (operators/doubles.py)
+                    elif update == _MOMENTS:
+                        value = moments(value)
                     values[i] = value * weight if values[i] is None else values[i] + value * weight
                 elif update == _KEPT:
                     self._keep(values, i, value, weight, kept_log)
@@ -286,19 +392,36 @@ class GroupAggregateStage(KeyedStage):
         return old_state
 
     def describe(self) -> StageDescription:
-        ordered = any(s.func in ORDERED_FUNCTIONS for s in self.aggregates)
-        distinct = any(s.keeps_values and s.func not in ORDERED_FUNCTIONS for s in self.aggregates)
+        ordered = any(s.func in ("min", "max") for s in self.aggregates)
+        by = any(s.func in _BY_FUNCTIONS for s in self.aggregates)
+        ranked = any(s.func in PERCENTILE_FUNCTIONS for s in self.aggregates)
+        distinct = any(s.keeps_values and s.func not in ORDERED_FUNCTIONS + PERCENTILE_FUNCTIONS for s in self.aggregates)
+        second_moments = any(s.func in VARIANCE_FUNCTIONS and not s.distinct for s in self.aggregates)
         state = ["row count, sums, non-NULL counts"]
         why = []
+        if second_moments:
+            state.append("per STDDEV/VARIANCE the exact (Σx, Σx²)")
         if ordered:
             state.append("per MIN/MAX a sorted multiset of its values")
             why.append("MIN/MAX are not rings (deleting the minimum needs the next value): values kept in order")
+        if by:
+            state.append("per MAX_BY/MIN_BY a sorted multiset of its (ordering, value) pairs")
+            why.append("MAX_BY/MIN_BY are not rings (deleting the row of the largest ordering needs the next "
+                       "one): pairs kept in order of the ordering")
+        if ranked:
+            state.append("per percentile every value in an order-statistic index (sorted sublists with positional counts)")
+            why.append("a percentile reads the values at its ranks: each copy kept in order, ranks found in O(log n)")
         if distinct:
             state.append("per DISTINCT aggregate value → multiplicity")
             why.append("a DISTINCT aggregate changes only when a value's multiplicity crosses zero")
-        cost = ("O(log n) per join change, n the distinct MIN/MAX values of the group; O(1) for the others"
-                if ordered else "O(1) per join change")
+        logarithmic = [what for what, kept in (("the distinct MIN/MAX values", ordered),
+                                               ("the MAX_BY/MIN_BY pairs", by),
+                                               ("the percentile's values", ranked)) if kept]
+        cost = (f"O(log n) per join change, n {' or '.join(logarithmic)} of the group; O(1) for the others"
+                if logarithmic else "O(1) per join change")
         ring = "SUM/COUNT form a ring: a delete subtracts its insert"
+        if second_moments:
+            ring += "; STDDEV/VARIANCE are read off the ring payload (Σx, Σx²), kept exactly"
         return self._description("join result changes", "per group: " + "; ".join(state), cost,
                                  "; ".join(why or [ring]) + " (AJU Thm 14)")
 

@@ -7,7 +7,8 @@ this materializes every intermediate view, and a join that is not along a key ca
 
 ``where`` (optional) filters the joined rows: the conditions of the query that this join is the
 first to see all columns of (an inequality join has an empty, constant key and only ``where``).
-The materialized view this stage's output feeds is then the filtered sub-join.
+The materialized view this stage's output feeds is then the filtered sub-join. A row whose join key
+holds a NULL matches no row (``NULL = x`` is never true), so it is neither kept nor joined.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ class BinaryJoinStage(KeyedStage):
         return self._left if port == self.LEFT else self._right
 
     def process(self, key: tuple, state: JoinState | None, changes: list[Change]) -> tuple[JoinState | None, Changelog]:
-        if None in key:  # NULL = anything is not true: such rows join nothing, so they are not kept
-            return None, []
+        if None in key:  # SQL's = is never true of a NULL: such a row joins nothing, and is not kept
+            return state, []
         state = state or JoinState()
         left = [(c.row, c.weight) for c in changes if c.port == self.LEFT]
         right = [(c.row, c.weight) for c in changes if c.port == self.RIGHT]

@@ -1,4 +1,4 @@
-"""MIN/MAX by group over input that only grows (Olteanu §4.6), keyed by the group.
+"""MIN/MAX (and MAX_BY/MIN_BY) by group over input that only grows (Olteanu §4.6), keyed by the group.
 
 When every row reaching the aggregate is an insert (rules/insert_only.py proves it of the plan, and
 validation rejects the tables' deletes), a group's minimum only ever falls and its maximum only ever
@@ -13,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from operators.stages.aggregate import (
+    LEAST_FUNCTIONS,
     ORDERED_FUNCTIONS,
     AggregateSpec,
     GroupAggregateStage,
     GroupState,
     aggregate_value,
+    extreme_value,
 )
 from operators.stages.base import Change, StageDescription
 from operators.stages.insert_only import insert_only_reason, net_inserts
@@ -44,7 +46,7 @@ class InsertOnlyAggregateStage(GroupAggregateStage):
         super().__init__(group_names, group_by, aggregates, finish, output_columns, where)
         self.insert_only = insert_only
         self._keeps_values = False  # the extremes are scalars, copied with the group's state
-        self._least = tuple(spec.func == "min" for spec in aggregates)
+        self._least = tuple(spec.func in LEAST_FUNCTIONS for spec in aggregates)
 
     def process(self, key: tuple, state: GroupState | None, changes: list[Change]) -> tuple[GroupState | None, Changelog]:
         return super().process(key, state, net_inserts(self.name, key, changes, self.insert_only))
@@ -56,7 +58,8 @@ class InsertOnlyAggregateStage(GroupAggregateStage):
             values[i] = value
 
     def _values(self, state: GroupState) -> list:
-        return [value if spec.func in ORDERED_FUNCTIONS else aggregate_value(spec, value, count)
+        return [(None if value is None else extreme_value(spec.func, value)) if spec.func in ORDERED_FUNCTIONS
+                else aggregate_value(spec, value, count)
                 for spec, value, count in zip(self.aggregates, state.values, state.counts, strict=True)]
 
     def describe(self) -> StageDescription:

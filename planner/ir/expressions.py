@@ -70,12 +70,21 @@ class Call:
 
 @attrs.frozen
 class AggregateCall:
-    """``func`` is sum, count, avg, min or max; ``arg`` None means ``count(*)``."""
+    """``func`` is sum, count, avg, min, max, max_by, min_by, one of Spark's variance family (stddev,
+    stddev_samp, stddev_pop, std, variance, var_samp, var_pop) or exact percentiles (median,
+    percentile, percentile_cont, percentile_disc); ``arg`` None means ``count(*)``.
+
+    ``further_args`` are the arguments after ``arg``: max_by/min_by's ordering (``max_by(x, y)`` is
+    ``arg`` x, ``further_args`` (y,)) and the other columns of ``count(DISTINCT a, b, ...)``.
+    ``parameters`` are an aggregate's constant arguments: a percentile's (fraction, descending order).
+    """
 
     func: str
     arg: Expr | None
     distinct: bool = False
     dtype: DataType | None = attrs.field(default=None, eq=False, repr=False)
+    further_args: tuple[Expr, ...] = ()
+    parameters: tuple = ()
 
 
 @attrs.frozen
@@ -96,8 +105,8 @@ def children(expr: Expr) -> tuple[Expr, ...]:
     match expr:
         case Call(args=args):
             return args
-        case AggregateCall(arg=arg) if arg is not None:
-            return (arg,)
+        case AggregateCall(arg=arg, further_args=further) if arg is not None:
+            return (arg, *further)
         case Subquery(operand=operand) if operand is not None:
             return (operand,)
     return ()
@@ -134,10 +143,11 @@ def transform(expr: Expr, fn: Callable[[Expr], Expr]) -> Expr:
             new_args = tuple(transform(a, fn) for a in args)
             if any(n is not o for n, o in zip(new_args, args, strict=True)):
                 expr = attrs.evolve(expr, args=new_args)
-        case AggregateCall(arg=arg) if arg is not None:
+        case AggregateCall(arg=arg, further_args=further) if arg is not None:
             new_arg = transform(arg, fn)
-            if new_arg is not arg:
-                expr = attrs.evolve(expr, arg=new_arg)
+            new_further = tuple(transform(a, fn) for a in further)
+            if new_arg is not arg or any(n is not o for n, o in zip(new_further, further, strict=True)):
+                expr = attrs.evolve(expr, arg=new_arg, further_args=new_further)
         case Subquery(operand=operand) if operand is not None:
             new_operand = transform(operand, fn)
             if new_operand is not operand:

@@ -61,7 +61,10 @@ two spaces deeper, after which the expression (and the node's fields) go on::
 
 Limits: field names must be identifiers that are not keywords of the notation (``and``, ``end``,
 ``date``...); a node may have at most one child field holding a tuple of plans; literal floats are
-finite; ``AggregateCall.func`` is one of ``sum count avg min max``.
+finite; ``AggregateCall.func`` is one of ``AGGREGATE_FUNCTIONS`` (``sum count avg min max max_by
+min_by``, the variance family and the percentiles): further arguments follow the first
+(``max_by(x, y)``, ``count(distinct a, b)``), and a percentile's parameters follow its argument as
+literals (``percentile_disc(x, 0.25, true)``).
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ from planner.ir.notation_parser import expr_from_tree, parse_expr, parse_plan
 from planner.ir.notation_printer import print_expr, print_plan
 from planner.ir.notation_syntax import (
     AGGREGATE_FUNCTIONS,
+    PARAMETERIZED_AGGREGATES,
     format_identifier,
     identifier_from_token,
     load_grammar,
@@ -80,6 +84,7 @@ from planner.ir.notation_syntax import (
 
 __all__ = [
     "AGGREGATE_FUNCTIONS",
+    "PARAMETERIZED_AGGREGATES",
     "expr_from_tree",
     "format_identifier",
     "identifier_from_token",

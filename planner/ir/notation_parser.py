@@ -10,14 +10,26 @@ import typing
 import attrs
 from lark import Token, Tree
 
-from catalog.types import BOOLEAN, DATE, DOUBLE, NULL, STRING, IntervalType, literal_decimal_type
+from catalog.types import (
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    IntervalType,
+    literal_decimal_type,
+)
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
     AGGREGATE_FUNCTIONS,
+    PARAMETERIZED_AGGREGATES,
     absent_value,
     edge_class,
     expr_parser,
+    full_parameters,
     identifier_from_token,
     origin,
     parse_with,
@@ -28,7 +40,7 @@ from planner.ir.notation_syntax import (
     value_class,
     value_class_names,
 )
-from planner.ir.values import integral_type_of
+from planner.ir.values import SqlRuntimeError, cast_value, integral_type_of
 
 _INTEGER = re.compile(r"-?[0-9]+")
 
@@ -228,6 +240,20 @@ class _Builder:
         except ValueError:
             raise token_error(token, f"date {token} is not a date written YYYY-MM-DD") from None
 
+    def expr_timestamp(self, tree, token):
+        return self._timestamp(token, TIMESTAMP)
+
+    def expr_timestamp_ntz(self, tree, token):
+        return self._timestamp(token, TIMESTAMP_NTZ)
+
+    @staticmethod
+    def _timestamp(token, kind):
+        """``timestamp '2024-03-10 19:00:00Z'`` (an instant, written in UTC), ``timestamp_ntz '...'``."""
+        try:
+            return Literal(cast_value(unquoted(token), STRING, kind), kind)
+        except SqlRuntimeError:
+            raise token_error(token, f"{kind} {token} is not a timestamp written YYYY-MM-DD HH:MM:SS") from None
+
     def expr_interval(self, tree, count, unit):
         if not _INTEGER.fullmatch(unquoted(count)):
             raise token_error(count, f"interval count {count} is not a whole number")
@@ -249,11 +275,17 @@ class _Builder:
                     name, f"only the aggregates {', '.join(AGGREGATE_FUNCTIONS)} take * or distinct"
                 )
             return Call(function, args)
-        if len(args) > 1 or rule is None:
+        parameters = ()
+        if function in PARAMETERIZED_AGGREGATES and all(isinstance(a, Literal) for a in args[1:]):
+            args, parameters = args[:1], full_parameters(function, tuple(a.value for a in args[1:]))
+        arity = 2 if function in ("max_by", "min_by") else len(args) if function == "count" and rule == "distinct" else 1
+        if rule is None or (args and len(args) != arity):
             raise token_error(
-                name, f'aggregate {function} takes one argument or *; quote it ("{function}") for a function'
+                name, f'aggregate {function} takes {"one argument" if arity == 1 else f"{arity} arguments"} or *; '
+                      f'quote it ("{function}") for a function'
             )
-        return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"))
+        return AggregateCall(function, args[0] if args else None, rule.startswith("distinct"),
+                             further_args=args[1:], parameters=parameters)
 
     def expr_case(self, tree, *parts):
         *whens, otherwise = parts

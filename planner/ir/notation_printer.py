@@ -9,7 +9,19 @@ from collections.abc import Iterator
 
 import attrs
 
-from catalog.types import BOOLEAN, DATE, DOUBLE, INTEGRAL, NULL, STRING, DecimalType, IntervalType, is_numeric
+from catalog.types import (
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INTEGRAL,
+    NULL,
+    STRING,
+    TIMESTAMP,
+    TIMESTAMPS,
+    DecimalType,
+    IntervalType,
+    is_numeric,
+)
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
@@ -22,10 +34,13 @@ from planner.ir.notation_syntax import (
     is_omitted,
     quoted,
     shown_fields,
+    shown_parameters,
     value_class,
 )
+from planner.ir.timestamps import format_local
 
 _EXPRESSION_TYPES = typing.get_args(Expr)
+_PARAMETER_TYPES = {float: DOUBLE, bool: BOOLEAN}  # an aggregate's parameters: a percentile's (fraction, descending)
 
 #: A line longer than this wraps: a node's fields move to continuation lines, four spaces deeper
 #: than the node (its children are two deeper), and long lists and value objects put their items on
@@ -204,12 +219,14 @@ def _expr(expr: Expr, indent: int) -> tuple[str, int]:
             return text, _ATOM
         case Literal():
             return _literal(expr)
-        case AggregateCall(func, arg, distinct):
+        case AggregateCall(func, arg, distinct, _, further, parameters):
             if func not in AGGREGATE_FUNCTIONS:
                 raise ValueError(
                     f"aggregate {func!r} has no notation; known: {', '.join(AGGREGATE_FUNCTIONS)}"
                 )
-            inner = "*" if arg is None else _expr(arg, indent)[0]
+            inner = "*" if arg is None else ", ".join(_expr(a, indent)[0] for a in (arg, *further))
+            inner += "".join(f", {_literal(Literal(p, _PARAMETER_TYPES[type(p)]))[0]}"
+                             for p in shown_parameters(func, parameters))
             return f"{func}({'distinct ' if distinct else ''}{inner})", _ATOM
         case Subquery():
             return _subquery(expr, indent)
@@ -291,6 +308,10 @@ def _literal(literal: Literal) -> tuple[str, int]:
         text = quoted(value, "'")
     elif kind == DATE and type(value) is datetime.date:
         text = f"date '{value.isoformat()}'"
+    elif kind in TIMESTAMPS and isinstance(value, datetime.datetime):
+        # an instant in UTC, marked so it reads back as the same instant in any session time zone
+        suffix = "Z" if kind == TIMESTAMP else ""
+        text = f"{kind} '{format_local(value.replace(tzinfo=None))}{suffix}'"
     elif kind == BOOLEAN and isinstance(value, bool):
         text = "true" if value else "false"
     elif kind == NULL and value is None:

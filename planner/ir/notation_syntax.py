@@ -20,7 +20,25 @@ import attrs
 import lark
 from lark import Token, Tree
 
-AGGREGATE_FUNCTIONS = ("sum", "count", "avg", "min", "max")
+AGGREGATE_FUNCTIONS = ("sum", "count", "avg", "min", "max", "max_by", "min_by", "stddev", "stddev_samp", "stddev_pop", "std", "variance",
+                       "var_samp", "var_pop", "median", "percentile", "percentile_cont", "percentile_disc")
+#: Aggregates whose constant parameters (fraction, descending order) follow the argument:
+#: ``percentile_disc(x, 0.25, true)``; the defaults are left out (``median(x)``, ``percentile(x, 0.25)``).
+PARAMETERIZED_AGGREGATES = ("median", "percentile", "percentile_cont", "percentile_disc")
+
+
+def shown_parameters(func: str, parameters: tuple) -> tuple:
+    """The parameters the notation writes: those that differ from ``full_parameters``' defaults."""
+    if func == "median" and parameters == (0.5, False):
+        return ()
+    return parameters[:1] if parameters[1:] == (False,) else parameters
+
+
+def full_parameters(func: str, written: tuple) -> tuple:
+    """A percentile's (fraction, descending) from what the notation wrote (see ``shown_parameters``)."""
+    if func == "median" and not written:
+        return (0.5, False)
+    return written + (False,) if len(written) == 1 else written
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BARE_FUNCTION = re.compile(r"[a-z_][A-Za-z0-9_]*")

@@ -19,7 +19,21 @@ import operator
 import re
 
 from catalog import types
-from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, NULL, STRING, DataType, DecimalType
+from catalog.literals import sql_literal
+from catalog.types import (
+    BIGINT,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    INT,
+    NULL,
+    STRING,
+    TIMESTAMP_NTZ,
+    TIMESTAMPS,
+    DataType,
+    DecimalType,
+)
+from planner.ir import timestamps
 
 CONTEXT = types.DECIMAL_CONTEXT
 
@@ -149,14 +163,17 @@ _DATE_TEXT = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?(?:[ T].*)?")
 def _invalid(value: object, source: DataType, target: DataType) -> CastError:
     return CastError(
         "CAST_INVALID_INPUT",
-        f"the value {value!r} of the type {str(source).upper()} cannot be cast to {str(target).upper()} because it is malformed",
+        f"the value {sql_literal(value, source)} of the type {str(source).upper()} cannot be cast to {str(target).upper()} because it is malformed",
     )
 
 
-def cast_value(value: object, source: DataType, target: DataType) -> object:
-    """``CAST(value AS target)`` for a ``value`` of type ``source``, with Spark's ANSI semantics."""
+def cast_value(value: object, source: DataType, target: DataType, zone: str = timestamps.DEFAULT_TIME_ZONE) -> object:
+    """``CAST(value AS target)`` for a ``value`` of type ``source``, with Spark's ANSI semantics;
+    ``zone``: the session time zone, where a TIMESTAMP meets a date, a string or a TIMESTAMP_NTZ."""
     if value is None or source == target or target == NULL:
         return value
+    if source in TIMESTAMPS or target in TIMESTAMPS:
+        return _timestamp_cast(value, source, target, zone)
     if target == STRING:
         return to_string(value, source)
     if source == STRING:
@@ -179,6 +196,28 @@ def cast_value(value: object, source: DataType, target: DataType) -> object:
     raise _invalid(value, source, target)
 
 
+def _timestamp_cast(value: object, source: DataType, target: DataType, zone: str) -> object:
+    """Casts to and from the timestamps (planner/ir/timestamps.py): a TIMESTAMP is read and shown
+    as its local date-time in the session time zone, a TIMESTAMP_NTZ as it is."""
+    try:
+        if source == STRING:
+            local, named = timestamps.parse_timestamp(value)
+            return local if target == TIMESTAMP_NTZ else timestamps.from_local(local, named or zone)
+        local = value if source == TIMESTAMP_NTZ else timestamps.to_local(value, zone) if source in TIMESTAMPS else None
+        if source == DATE:
+            midnight = timestamps.date_to_local(value)
+            return midnight if target == TIMESTAMP_NTZ else timestamps.from_local(midnight, zone)
+        if local is not None and target == STRING:
+            return timestamps.format_local(local)
+        if local is not None and target == DATE:
+            return local.date()
+        if local is not None and target in TIMESTAMPS:
+            return local if target == TIMESTAMP_NTZ else timestamps.from_local(local, zone)
+    except (ValueError, OverflowError):
+        raise _invalid(value, source, target) from None
+    raise _invalid(value, source, target)
+
+
 def _float_to_int(value: float, target: DataType) -> int:
     if not math.isfinite(value):
         raise SqlRuntimeError("CAST_OVERFLOW", f"the value {value} of the type DOUBLE cannot be cast to {str(target).upper()} due to an overflow")
@@ -190,7 +229,7 @@ def _from_string(text: str, target: DataType) -> object:
     if target in types.INTEGRAL:
         if not _INTEGER_TEXT.fullmatch(trimmed):
             raise _invalid(text, STRING, target)
-        return check_integral(int(trimmed), target, f"CAST({text!r} AS {target})")
+        return check_integral(int(trimmed), target, f"CAST({sql_literal(text)} AS {target})")
     if isinstance(target, DecimalType) or target == DOUBLE:
         try:
             number = decimal.Decimal(trimmed) if isinstance(target, DecimalType) else float(trimmed)

@@ -17,12 +17,17 @@ from sqlglot import exp
 
 from catalog.ddl import column_type
 from catalog.schema import Catalog, UnknownColumnError
-from catalog.types import BOOLEAN, DATE, INT, INTEGRAL, NULL, STRING, IntervalType
-from planner.ir.dates import shift_date
+from catalog.types import BOOLEAN, DATE, INTEGRAL, NULL, STRING, IntervalType
+from planner.ir.dates import INTERVAL_UNITS, shift_date
 from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
+from planner.ir.functions import ArgumentCountError, UnsupportedArgumentError, lookup
 from planner.ir.logical import LogicalPlan
+from planner.sql.aggregates import SYNONYMS, aggregate_call, approximate_refusal
+from planner.sql.calls import as_written, spark_call
 from planner.sql.errors import UnsupportedSqlError
+from planner.sql.grouping_sets import grouping_call
 from planner.sql.scope import Scope, output_names, output_types
+from planner.sql.spark_names import spark_name
 from planner.sql.typing import date_literal, explicit_cast, literal_of_number, typed_aggregate, typed_call
 
 _BINARY_OPS: dict[type[exp.Expression], str] = {
@@ -45,10 +50,32 @@ _AGGREGATES: dict[type[exp.Expression], str] = {
     exp.Avg: "avg",
     exp.Min: "min",
     exp.Max: "max",
+    exp.Stddev: "stddev",
+    exp.StddevSamp: "stddev_samp",
+    exp.StddevPop: "stddev_pop",
+    exp.Variance: "variance",  # sqlglot reads var_samp as variance too: the same function in Spark
+    exp.VariancePop: "var_pop",
+    exp.Median: "median",
+    exp.Quantile: "percentile",
+    exp.CountIf: "count_if",
+    exp.LogicalAnd: "bool_and",
+    exp.LogicalOr: "bool_or",
+    exp.ArgMax: "max_by",
+    exp.ArgMin: "min_by",
 }
+# Approximate aggregates, refused (planner/sql/aggregates.py), with the exact form to suggest.
+_APPROXIMATE: dict[type[exp.Expression], str] = {
+    exp.ApproxDistinct: "count(DISTINCT x)",
+    exp.ApproxQuantile: "percentile(x, p)",
+}
+# Spark's aggregates that sqlglot leaves as anonymous functions, by their (lower-case) name.
+_ANONYMOUS_AGGREGATES = {"std": "std"}
+_WITHIN_GROUP = {exp.PercentileCont: "percentile_cont", exp.PercentileDisc: "percentile_disc"}
 # Spark's year(d), month(d), day(d) are EXTRACT in disguise.
 _DATE_PART_FUNCTIONS: dict[type[exp.Expression], str] = {exp.Year: "year", exp.Month: "month", exp.Day: "day"}
 _EXTRACT_UNITS = frozenset({"year", "quarter", "month", "week", "day"})
+# (EXTRACT(SECOND ...) is a decimal(8,6) with the fraction, not second(): not supported)
+_EXTRACT_FUNCTIONS = {"hour": "hour", "minute": "minute", "dayofweek": "dayofweek", "dow": "dayofweek"}
 _INTERVAL_UNITS = {
     "day": "day",
     "days": "day",
@@ -56,13 +83,19 @@ _INTERVAL_UNITS = {
     "months": "month",
     "year": "year",
     "years": "year",
+    "hour": "hour",
+    "hours": "hour",
+    "minute": "minute",
+    "minutes": "minute",
+    "second": "second",
+    "seconds": "second",
 }
 
 
 def _arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
     """``left op right``, folding date ± interval constants so rules compare plain date literals."""
     match op, left, right:
-        case "+" | "-", Literal(value=day, type=DATE), Literal(value=(amount, unit), type=IntervalType()):
+        case "+" | "-", Literal(value=day, type=DATE), Literal(value=(amount, unit), type=IntervalType()) if unit in INTERVAL_UNITS:
             return Literal(shift_date(day, amount if op == "+" else -amount, unit), DATE)
         case "+", Literal(type=IntervalType()), Literal(type=DATE):
             return _arithmetic(op, right, left, clause)
@@ -145,38 +178,24 @@ class ExpressionConverter:
         return typed_call(op, args, self.clause)
 
     def _function(self, node: exp.Expression) -> Expr:
-        """CASE, casts, date parts, substring and aggregates: the function-call forms Spark SQL has."""
-        convert, call = self.convert, self._call
+        """CASE, casts, date parts, aggregates, then every other function by its Spark name."""
         match node:
             case exp.Case():
                 return self._case(node)
-            case exp.If():
-                false = node.args.get("false")
-                return call("case", *(convert(n) for n in (node.this, node.args["true"], false) if n is not None))
             case exp.Cast() | exp.TryCast():
                 return self._cast(node)
             case exp.Extract():
                 return self._extract(node.this.name.lower(), node.expression)
             case _ if type(node) in _DATE_PART_FUNCTIONS:
-                return self._extract(_DATE_PART_FUNCTIONS[type(node)], _as_written(node.this))
-            case exp.Substring():
-                # Spark reads substring(s, pos) as substring(s, pos, 2147483647)
-                length = node.args.get("length")
-                length_expr = convert(length) if length is not None else Literal(2**31 - 1, INT)
-                return call("substring", convert(node.this), convert(node.args["start"]), length_expr)
-            case exp.DateDiff() if node.args.get("unit") is None:
-                # Spark's datediff(end, start): whole days from start to end (sqlglot adds the DATE casts)
-                return call("datediff", convert(_as_written(node.this)), convert(_as_written(node.expression)))
-            case exp.Coalesce():
-                return call("coalesce", convert(node.this), *(convert(e) for e in node.expressions))
-            case exp.Greatest() | exp.Least():
-                # Spark's greatest/least skip NULLs: NULL only when every argument is NULL.
-                args = (node.this, *node.expressions)
-                if len(args) < 2:
-                    raise UnsupportedSqlError(
-                        f"{node.key} in {self.clause} needs at least two arguments (as in Spark): {node.sql(dialect='spark')}"
-                    )
-                return call(node.key, *(convert(a) for a in args))
+                return self._extract(_DATE_PART_FUNCTIONS[type(node)], as_written(node.this))
+            case exp.Filter():
+                return self._aggregate(node.this, node.expression.this)
+            case exp.Any() if not isinstance(node.this.unnest(), exp.Query | exp.Subquery):  # any(p): bool_or
+                return self._aggregate(node)
+            case exp.Anonymous() if node.name.lower() in SYNONYMS:
+                return self._aggregate(node)
+            case _ if type(node) in _APPROXIMATE:
+                raise approximate_refusal(node.sql(dialect="spark"), _APPROXIMATE[type(node)], self.clause)
             case exp.All() | exp.Any():
                 # Checked on pyspark 4.3: spark.sql fails with PARSE_SYNTAX_ERROR on every quantified
                 # subquery comparison, so there is no Spark answer to maintain.
@@ -192,8 +211,43 @@ class ExpressionConverter:
                 )
             case _ if type(node) in _AGGREGATES:
                 return self._aggregate(node)
-        what = f"function {node.key}" if isinstance(node, exp.Func) else f"{node.key} expression"
-        raise UnsupportedSqlError(f"{what} in {self.clause} is not supported: {node.sql(dialect='spark')}")
+            case exp.Anonymous() if node.name.lower() in _ANONYMOUS_AGGREGATES:
+                return self._aggregate(node)
+            case exp.Anonymous() if node.name.lower() == "percentile":
+                raise UnsupportedSqlError(
+                    f"percentile in {self.clause} takes a column and one percentage here; its frequency "
+                    f"argument and an array of percentages are not supported: {node.sql(dialect='spark')}"
+                )
+            case exp.WithinGroup() if type(node.this) in _WITHIN_GROUP:
+                return self._within_group(node)
+            case exp.Grouping() | exp.GroupingId():
+                return grouping_call(node, self.convert)
+            case exp.Func() | exp.DPipe():
+                return self._registered(node)
+        raise UnsupportedSqlError(f"{spark_name(node)} in {self.clause} is not supported: {node.sql(dialect='spark')}")
+
+    def _registered(self, node: exp.Expression) -> Expr:
+        """A call of a function in the registry (planner/ir/functions), found by its Spark name."""
+        name, arg_nodes = spark_call(node)
+        function = lookup(name)
+        if function is None:
+            raise UnsupportedSqlError(
+                f"function {name} in {self.clause} is not supported: {node.sql(dialect='spark')} "
+                "(docs/supported-functions.md lists the supported functions)"
+            )
+        if function.refusal is not None:
+            raise UnsupportedSqlError(f"{name} in {self.clause} cannot be maintained: {function.refusal}")
+        try:
+            function.check_arity(len(arg_nodes))
+        except ArgumentCountError as error:
+            raise UnsupportedSqlError(f"{self.clause}: {error}: {node.sql(dialect='spark')}") from None
+        args = [self.convert(a) for a in arg_nodes]
+        if function.rewrite is not None:
+            try:
+                return function.rewrite(self._call, *args)
+            except UnsupportedArgumentError as error:
+                raise UnsupportedSqlError(f"{self.clause}: {error}") from None
+        return self._call(function.name, *args)
 
     def _negate(self, node: exp.Expression) -> Expr:
         """``-x``; a negated number is folded into a negative literal."""
@@ -235,7 +289,7 @@ class ExpressionConverter:
         if unit_name.lower() not in _INTERVAL_UNITS or not amount.lstrip("-").isdigit():
             raise UnsupportedSqlError(
                 f"interval {node.sql(dialect='spark')} in {self.clause} is not supported: "
-                "only whole numbers of days, months or years"
+                "only whole numbers of years, months, days, hours, minutes or seconds"
             )
         unit = _INTERVAL_UNITS[unit_name.lower()]
         return Literal((int(amount), unit), IntervalType(unit))
@@ -311,32 +365,82 @@ class ExpressionConverter:
         return explicit_cast(operand, target, self.clause)
 
     def _extract(self, unit: str, date: exp.Expression) -> Expr:
+        if unit in _EXTRACT_FUNCTIONS:  # EXTRACT(HOUR FROM ts) is hour(ts)
+            return self._registered(exp.Anonymous(this=_EXTRACT_FUNCTIONS[unit], expressions=[date]))
         if unit not in _EXTRACT_UNITS:
             raise UnsupportedSqlError(f"EXTRACT({unit.upper()} ...) in {self.clause} is not supported")
         return self._call(f"extract_{unit}", self.convert(date))
 
-    def _aggregate(self, node: exp.Expression) -> AggregateCall:
-        func = _AGGREGATES[type(node)]
-        arg_node = node.this
-        distinct = isinstance(arg_node, exp.Distinct)
-        if distinct:
-            if len(arg_node.expressions) != 1:
-                raise UnsupportedSqlError(
-                    f"{func}(DISTINCT ...) of several columns in {self.clause} is not supported"
-                )
-            arg_node = arg_node.expressions[0]
-        if isinstance(arg_node, exp.Star):
-            if func != "count" or distinct:
-                raise UnsupportedSqlError(f"{node.sql(dialect='spark')} in {self.clause} is not supported")
-            return typed_aggregate("count", None, False, self.clause)
-        if node.args.get("expressions"):
-            raise UnsupportedSqlError(f"{func} of several arguments in {self.clause} is not supported")
-        arg = self.convert(arg_node)
-        if contains_aggregate(arg):
+    def _aggregate(self, node: exp.Expression, condition: exp.Expression | None = None) -> Expr:
+        """An aggregate call, ``condition`` its FILTER (WHERE ...): planner/sql/aggregates.py."""
+        written = node.sql(dialect="spark")
+        if type(node) in _AGGREGATES:
+            func = _AGGREGATES[type(node)]
+        elif isinstance(node, exp.Anonymous) and node.name.lower() in _ANONYMOUS_AGGREGATES:
+            func = _ANONYMOUS_AGGREGATES[node.name.lower()]
+        elif isinstance(node, exp.Anonymous | exp.Any):
+            func = SYNONYMS[node.name.lower() if isinstance(node, exp.Anonymous) else "any"]
+        else:
+            raise UnsupportedSqlError(f"FILTER applies to aggregate functions, not to {written} in {self.clause}")
+        distinct, written_args = _aggregate_arguments(node)
+        args = tuple(None if isinstance(a, exp.Star) else self.convert(a) for a in written_args)
+        filter_expr = None if condition is None else self.convert(condition)
+        parameters = ()
+        if func == "median":
+            parameters = (0.5, False)
+        elif func == "percentile":
+            parameters = (self._percentage(node.args["quantile"], node), False)
+        return aggregate_call(func, args, distinct, filter_expr, self.clause, written, parameters)
+
+    def _within_group(self, node: exp.WithinGroup) -> AggregateCall:
+        """``percentile_cont(p) WITHIN GROUP (ORDER BY x [DESC])`` and ``percentile_disc``."""
+        func = _WITHIN_GROUP[type(node.this)]
+        order = node.expression
+        keys = order.expressions if isinstance(order, exp.Order) else []
+        if len(keys) != 1 or isinstance(keys[0].this, exp.Distinct):
             raise UnsupportedSqlError(
-                f"nested aggregate functions in {self.clause} are not supported: {node.sql()}"
+                f"{func} in {self.clause} orders by exactly one expression (as in Spark): {node.sql(dialect='spark')}"
             )
-        return typed_aggregate(func, arg, distinct, self.clause)
+        arg = self.convert(keys[0].this)
+        if contains_aggregate(arg):
+            raise UnsupportedSqlError(f"nested aggregate functions in {self.clause} are not supported: {node.sql()}")
+        parameters = (self._percentage(node.this.this, node), bool(keys[0].args.get("desc")))
+        return typed_aggregate(func, arg, False, self.clause, parameters=parameters)
+
+    def _percentage(self, node: exp.Expression, call: exp.Expression) -> float:
+        """A percentile's percentage: a constant in [0, 1], as Spark's analyzer requires."""
+        if isinstance(node, exp.Array):
+            raise UnsupportedSqlError(
+                f"{call.sql(dialect='spark')} in {self.clause}: an array of percentages (an ARRAY result) is not "
+                "supported; write one percentile per percentage"
+            )
+        value = self.convert(node)
+        if not (isinstance(value, Literal) and isinstance(value.value, int | float | Decimal)
+                and not isinstance(value.value, bool)):
+            raise UnsupportedSqlError(
+                f"{call.sql(dialect='spark')} in {self.clause}: the percentage must be one numeric constant "
+                "(Spark: NON_FOLDABLE_INPUT; an array of percentages is not supported here)"
+            )
+        if not 0 <= value.value <= 1:
+            raise UnsupportedSqlError(
+                f"{call.sql(dialect='spark')} in {self.clause}: the percentage must be between 0.0 and 1.0 "
+                f"(Spark: VALUE_OUT_OF_RANGE), not {value.value}"
+            )
+        return float(value.value)
+
+
+def _aggregate_arguments(node: exp.Expression) -> tuple[bool, list[exp.Expression]]:
+    """Whether an aggregate call is DISTINCT, and its arguments as written (``*`` an ``exp.Star``)."""
+    match node:
+        case exp.Anonymous():
+            first, rest = node.expressions[0] if node.expressions else None, node.expressions[1:]
+        case exp.Any():
+            first, rest = node.this.unnest(), []
+        case _:
+            first, rest = node.this, [node.expression] if node.args.get("expression") else node.expressions
+    if isinstance(first, exp.Distinct):
+        return True, [*first.expressions, *rest]
+    return False, [first, *rest] if first is not None else list(rest)
 
 
 def _constant_subquery(node: exp.Subquery) -> exp.Expression | None:
@@ -349,11 +453,6 @@ def _constant_subquery(node: exp.Subquery) -> exp.Expression | None:
         return None
     value = select.expressions[0]
     return value.this if isinstance(value, exp.Alias) else value
-
-
-def _as_written(node: exp.Expression) -> exp.Expression:
-    """A date argument without the ``TO_DATE`` sqlglot wraps it in: typing inserts Spark's own cast."""
-    return node.this if isinstance(node, exp.TsOrDsToDate) else node
 
 
 def _literal(node: exp.Literal) -> Literal:

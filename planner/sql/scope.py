@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import attrs
 
-from catalog.schema import Catalog, UnknownColumnError
+from catalog.schema import Catalog, UnknownColumnError, UnsupportedColumnError
+from catalog.schema import Column as CatalogColumn
 from catalog.types import DataType, common_type, is_numeric
 from planner.ir.expressions import Column, type_of
 from planner.ir.logical import Aggregate, Join, LogicalPlan, Project, Scan, SetOperation
@@ -23,9 +24,19 @@ class Relation:
     alias: str
     columns: tuple[str, ...]
     types: tuple[DataType | None, ...]
+    #: a base table's columns of a type spark-ivm lacks: not in ``columns``, and refused when read
+    unsupported: tuple[CatalogColumn, ...] = ()
+    table: str = ""
 
     def column(self, name: str) -> Column:
         return Column(self.alias, name, self.types[self.columns.index(name)])
+
+    def refuse_unsupported(self, name: str | None, clause: str) -> None:
+        """Refuse reading column ``name`` (None: every column, as ``*`` does) when its type is one
+        spark-ivm lacks, naming the table, the column and the type as written."""
+        for column in self.unsupported:
+            if name is None or column.name == name:
+                raise UnsupportedColumnError(self.table, column, f"{clause} reads {'*' if name is None else name}")
 
 
 @attrs.frozen
@@ -44,6 +55,12 @@ class Scope:
     @property
     def aliases(self) -> frozenset[str]:
         return frozenset(r.alias for r in self.relations)
+
+    def refuse_unsupported(self, alias: str | None, clause: str) -> None:
+        """``SELECT *`` (``alias.*``) would list a column of a type spark-ivm lacks: refused."""
+        for relation in self.relations:
+            if alias is None or relation.alias == alias:
+                relation.refuse_unsupported(None, clause)
 
     def star_columns(self) -> tuple[Column, ...]:
         """``SELECT *``: every column of every relation, or Spark's order after USING joins."""
@@ -101,6 +118,7 @@ class Scope:
             if relation is None:
                 return None
             if name not in relation.columns:
+                relation.refuse_unsupported(name, clause)
                 raise UnknownColumnError(
                     f"unknown column {qualifier}.{name} in {clause}: {qualifier} has columns {', '.join(relation.columns)}"
                 )
@@ -109,6 +127,9 @@ class Scope:
         if len(matches) > 1:
             candidates = " and ".join(f"{r.alias}.{name}" for r in matches)
             raise AmbiguousColumnError(f"column {name} in {clause} is ambiguous: it could be {candidates}")
+        if not matches:
+            for relation in self.relations:
+                relation.refuse_unsupported(name, clause)
         return _unique_column(matches[0], name, clause) if matches else None
 
 

@@ -15,12 +15,13 @@ see the query as written.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import attrs
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError
+from sqlglot.errors import ParseError, TokenError
 
 from catalog.schema import Catalog
 from planner.ir.expressions import (
@@ -53,9 +54,19 @@ from planner.ir.logical import (
     SortKey,
     SubqueryAlias,
 )
+from planner.ir.timestamps import checked_zone_name, time_zone_of_session
+from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.expressions import ExpressionConverter
+from planner.sql.grouping_sets import (
+    branch_constants,
+    grouping_id,
+    grouping_sets,
+    has_grouping_sets,
+    reject_grouping_functions,
+)
 from planner.sql.scope import Relation, Scope, output_names, output_types
+from planner.sql.spark_names import spark_name
 from planner.sql.typing import typed_aggregate, typed_call
 
 _SELECT_CLAUSES = frozenset(
@@ -76,14 +87,40 @@ _CLAUSE_WORDS = {
 }
 
 
-def parse_sql(sql: str, catalog: Catalog) -> LogicalPlan:
-    """The logical plan of one Spark SQL query, with every column resolved against ``catalog``."""
+def parse_sql(sql: str, catalog: Catalog, time_zone: str | None = None) -> LogicalPlan:
+    """The logical plan of one Spark SQL query, with every column resolved against ``catalog``;
+    ``time_zone``: the session time zone its TIMESTAMP expressions are given (default UTC)."""
     try:
-        tree = sqlglot.parse_one(sql, read="spark")
+        tree = sqlglot.parse_one(sql, read=DIALECT)
     except ParseError as err:
-        where = ", ".join(f"{e['description']} at line {e['line']}, column {e['col']}" for e in err.errors)
-        raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {where or err}") from err
-    return _Planner(catalog).query(tree, None, {})
+        raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {_located(sql, err)}") from err
+    except TokenError as err:  # an unterminated string or quoted name: sqlglot gives no position
+        raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {err}") from err
+    try:
+        zone = None if time_zone is None else checked_zone_name(time_zone)
+    except ValueError as error:
+        raise UnsupportedSqlError(f"the session time zone: {error}") from None
+    with time_zone_of_session(zone):
+        return _Planner(catalog).query(tree, None, {})
+
+
+def _located(sql: str, err: ParseError) -> str:
+    """The first parse error's description and position, then the offending line with a caret under the
+    token sqlglot stopped at (its ``col`` is the 1-based column where that token ends)."""
+    if not err.errors:
+        return str(err)
+    first = err.errors[0]
+    line, end, token = first["line"], first["col"], first.get("highlight") or ""
+    lines = sql.splitlines() or [""]
+    text = lines[min(max(line, 1), len(lines)) - 1]
+    start = max(end - len(token), 0)
+    caret = " " * start + "^" * max(len(token), 1)
+    # "Required keyword: 'expression' missing for <class 'sqlglot.expressions.core.EQ'>" speaks sqlglot
+    description = _MISSING.sub("an expression is missing", first["description"])
+    return f"{description} at line {line}, column {start + 1}:\n  {text}\n  {caret}"
+
+
+_MISSING = re.compile(r"Required keyword: '\w+' missing for <class '[\w.]+'>")
 
 
 def _reject_other_clauses(node: exp.Expression, handled: frozenset[str]) -> None:
@@ -126,6 +163,8 @@ class _Grouping:
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     local_aliases: frozenset[str]
+    #: expressions read as others, first: one grouping set's absent keys and grouping() constants
+    replaced: tuple[tuple[Expr, Expr], ...] = ()
 
     @classmethod
     def of(cls, keys: list[Expr], uses: list[Expr], local_aliases: frozenset[str]) -> _Grouping:
@@ -146,6 +185,9 @@ class _Grouping:
         return cls(tuple(group_by), aggregates, local_aliases)
 
     def rewrite(self, expr: Expr, clause: str) -> Expr:
+        for old, new in self.replaced:
+            if old == expr:
+                return new
         for item in (*self.group_by, *self.aggregates):
             if item.expr == expr:
                 return Column(None, item.name, type_of(item.expr))
@@ -292,15 +334,16 @@ class _Planner:
         if where := select.args.get("where"):
             condition = ExpressionConverter(self, scope, ctes, "WHERE").convert(where.this)
             _reject_aggregates(condition, "WHERE")
+            reject_grouping_functions([condition], "WHERE")
             plan = Filter(condition, plan)
 
         items = self._select_items(select, scope, ctes)
         by_alias = {item.name: item.expr for item in items}
         group = select.args.get("group")
-        keys = (
+        keys, sets = (
             self._group_keys(group, items, ExpressionConverter(self, scope, ctes, "GROUP BY", by_alias))
             if group
-            else []
+            else ([], None)
         )
         having_node = select.args.get("having")
         having = (
@@ -317,7 +360,13 @@ class _Planner:
         having = ratio.rewrite(having) if having is not None else None
         sort_keys = [SortKey(ratio.rewrite(k.expr), k.ascending) for k in sort_keys]
         uses = [item.expr for item in items] + ([having] if having else []) + [k.expr for k in sort_keys]
-        if group or having or any(contains_aggregate(e) for e in uses):
+        distinct = select.args.get("distinct")
+        if sets is None:
+            reject_grouping_functions(uses, "SELECT, HAVING or ORDER BY")
+        if sets is not None:
+            plan, items, sort_keys = _grouping_sets_plan(
+                _Grouping.of(keys, uses, scope.aliases), keys, sets, uses, plan, items, having, sort_keys, bool(distinct))
+        elif group or having or any(contains_aggregate(e) for e in uses):
             grouping = _Grouping.of(keys, uses, scope.aliases)
             plan = Aggregate(grouping.group_by, grouping.aggregates, plan)
             if having is not None:
@@ -325,9 +374,9 @@ class _Planner:
             items = [NamedExpr(i.name, grouping.rewrite(i.expr, "SELECT")) for i in items]
             sort_keys = [SortKey(grouping.rewrite(k.expr, "ORDER BY"), k.ascending) for k in sort_keys]
 
-        distinct = select.args.get("distinct")
         sort_keys, hidden = _hidden_sort_columns(sort_keys, items, bool(distinct))
-        plan = Project(tuple(items) + hidden, plan)
+        if sets is None:  # a grouping sets' union already has these columns, in this order
+            plan = Project(tuple(items) + hidden, plan)
         if distinct:
             if distinct.args.get("on"):
                 raise UnsupportedSqlError("SELECT DISTINCT ON is not supported; use GROUP BY")
@@ -400,9 +449,9 @@ class _Planner:
                 return plan, self._derived(alias, plan)
             if alias_node is not None and alias_node.args.get("columns"):
                 raise UnsupportedSqlError(f"FROM: column aliases on the base table {name} are not supported")
-            columns = self.catalog.table(name).column_names
-            scan = Scan(name, alias, columns)
-            return scan, self._derived(alias, scan)
+            table = self.catalog.table(name)
+            scan = Scan(name, alias, table.column_names)
+            return scan, attrs.evolve(self._derived(alias, scan), unsupported=table.unsupported_columns, table=name)
         if isinstance(node, exp.Subquery):
             if not alias:
                 raise UnsupportedSqlError(
@@ -413,9 +462,9 @@ class _Planner:
             inner = self.query(node.this, outer, ctes)
             plan = SubqueryAlias(alias, _renamed(inner, alias_node, f"FROM {alias}", self.catalog))
             return plan, self._derived(alias, plan)
-        raise UnsupportedSqlError(
-            f"{node.key.upper()} in FROM is not supported: {node.sql(dialect='spark')[:120]}"
-        )
+        function = node.args.get("this")  # FROM range(10): a table-valued function
+        what = f"table-valued {spark_name(function)}" if isinstance(function, exp.Func) else node.key.upper()
+        raise UnsupportedSqlError(f"{what} in FROM is not supported: {node.sql(dialect='spark')[:120]}")
 
     def _derived(self, alias: str, plan: LogicalPlan) -> Relation:
         """The relation ``plan`` adds to a FROM under ``alias``: its column names and their types."""
@@ -428,11 +477,13 @@ class _Planner:
         items: list[NamedExpr] = []
         for position, node in enumerate(select.expressions):
             if isinstance(node, exp.Star):
+                scope.refuse_unsupported(None, "SELECT")
                 items.extend(NamedExpr(column.name, column) for column in scope.star_columns())
             elif isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
                 qualifier = node.table.lower()
                 if qualifier not in scope.aliases:
                     raise UnsupportedSqlError(f"SELECT {qualifier}.*: no relation {qualifier} in FROM")
+                scope.refuse_unsupported(qualifier, "SELECT")
                 items.extend(NamedExpr(column.name, column) for column in scope.qualified_star(qualifier))
             elif isinstance(node, exp.Alias):
                 items.append(NamedExpr(node.alias.lower(), expressions.convert(node.this)))
@@ -443,10 +494,11 @@ class _Planner:
 
     def _group_keys(
         self, group: exp.Group, items: list[NamedExpr], expressions: ExpressionConverter
-    ) -> list[Expr]:
-        _reject_other_clauses(group, frozenset({"expressions"}))
-        keys = []
-        for node in group.expressions:
+    ) -> tuple[list[Expr], list[tuple[Expr, ...]] | None]:
+        """The GROUP BY keys, and the grouping sets of a ROLLUP/CUBE/GROUPING SETS (None without)."""
+        _reject_other_clauses(group, frozenset({"expressions", "rollup", "cube"}))
+
+        def key_of(node: exp.Expression) -> Expr:
             position = _ordinal(node)
             key = (
                 _item_at(items, position, "GROUP BY").expr
@@ -454,8 +506,12 @@ class _Planner:
                 else expressions.convert(node)
             )
             _reject_aggregates(key, "GROUP BY")
-            keys.append(key)
-        return keys
+            reject_grouping_functions([key], "GROUP BY")
+            return key
+
+        if has_grouping_sets(group):
+            return grouping_sets(group, key_of)
+        return [key_of(node) for node in group.expressions], None
 
     def _sort_key(
         self, ordered: exp.Ordered, items: list[NamedExpr], expressions: ExpressionConverter | None
@@ -485,6 +541,33 @@ class _Planner:
         expr = expressions.convert(node)
         named = [item for item in items if item.expr == expr]
         return SortKey(Column(None, named[0].name) if named else expr, ascending)
+
+
+def _grouping_sets_plan(grouping: _Grouping, keys: list[Expr], sets: list[tuple[Expr, ...]], uses: list[Expr],
+                        source: LogicalPlan, items: list[NamedExpr], having: Expr | None, sort_keys: list[SortKey],
+                        distinct: bool) -> tuple[LogicalPlan, list[NamedExpr], list[SortKey]]:
+    """A ROLLUP/CUBE/GROUPING SETS block as the UNION ALL of one aggregate per set
+    (planner/sql/grouping_sets.py says why), and the select list and sort keys that read it."""
+    branches: list[LogicalPlan] = []
+    for members in sets:
+        branch = attrs.evolve(grouping, replaced=tuple(branch_constants(keys, members, uses)))
+        group_by = tuple(item for item in grouping.group_by if item.expr in members)
+        if not group_by:  # (): grouped by its constant grouping id, so no rows over no input (as in Spark)
+            group_by = (NamedExpr("_gid", Literal(grouping_id(keys, members), "bigint")),)
+        plan: LogicalPlan = Aggregate(group_by, grouping.aggregates, source)
+        if having is not None:
+            plan = Filter(branch.rewrite(having, "HAVING"), plan)
+        branch_items = [NamedExpr(i.name, branch.rewrite(i.expr, "SELECT")) for i in items]
+        branch_keys = [SortKey(branch.rewrite(k.expr, "ORDER BY"), k.ascending) for k in sort_keys]
+        branch_keys, hidden = _hidden_sort_columns(branch_keys, branch_items, distinct)
+        branches.append(Project(tuple(branch_items) + hidden, plan))
+        if len(branches) == 1:
+            outputs = [NamedExpr(i.name, Column(None, i.name, type_of(i.expr))) for i in branch_items]
+            sorted_by = branch_keys
+    union = branches[0]
+    for branch_plan in branches[1:]:
+        union = SetOperation("union_all", union, branch_plan)
+    return union, outputs, sorted_by
 
 
 def _using_names(join: exp.Join, scope: Scope, right: Relation) -> tuple[str, ...]:

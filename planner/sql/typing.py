@@ -18,6 +18,7 @@ import datetime
 import decimal as pydecimal
 
 from catalog import types
+from catalog.literals import sql_literal
 from catalog.types import (
     BIGINT,
     BOOLEAN,
@@ -26,13 +27,17 @@ from catalog.types import (
     INT,
     NULL,
     STRING,
+    TIMESTAMP,
+    TIMESTAMP_NTZ,
+    TIMESTAMPS,
     DataType,
     DecimalType,
     IntervalType,
 )
-from planner.ir import values
+from planner.ir import functions, values
 from planner.ir.expressions import AggregateCall, Call, Expr, Literal, cast_op, cast_target, type_of
 from planner.ir.notation import print_expr
+from planner.ir.timestamps import session_time_zone
 from planner.ir.values import SqlRuntimeError, cast_value
 from planner.sql.errors import UnsupportedSqlError
 
@@ -45,7 +50,8 @@ class TypeMismatchError(UnsupportedSqlError):
 
 
 def _mismatch(clause: str, what: str, args: tuple[Expr, ...]) -> TypeMismatchError:
-    described = ", ".join(f"{print_expr(a)} ({type_of(a) or 'unknown type'})" for a in args)
+    described = ", ".join(f"{sql_literal(a.value, a.type) if isinstance(a, Literal) else print_expr(a)} "
+                          f"({type_of(a) or 'unknown type'})" for a in args)
     return TypeMismatchError(f"{clause}: {what} is not defined for {described} (Spark rejects it: DATATYPE_MISMATCH)")
 
 
@@ -62,7 +68,16 @@ def cast(expr: Expr, target: DataType, clause: str, compared_only: bool = True) 
         return _constant_cast(expr, target, clause, in_branch=not compared_only)
     if compared_only and _widens_exactly(source, target):
         return expr
-    return Call(cast_op(target), (expr,), target)
+    return Call(cast_op(target), (expr, *zone_argument(source, target)), target)
+
+
+def zone_argument(source: DataType | None, target: DataType | None) -> tuple[Literal, ...]:
+    """The session time zone as the last argument of an expression from ``source`` to ``target``
+    when its value depends on it (a TIMESTAMP meeting a date, a string or a TIMESTAMP_NTZ), as
+    Spark's analyzer gives such an expression the session's zone; else nothing."""
+    if TIMESTAMP in (source, target) and {source, target} & {STRING, DATE, TIMESTAMP_NTZ}:
+        return (Literal(session_time_zone.get(), STRING),)
+    return ()
 
 
 def _widens_exactly(source: DataType, target: DataType) -> bool:
@@ -78,10 +93,10 @@ def _constant_cast(literal: Literal, target: DataType, clause: str, in_branch: b
     Spark (refused here) unless it sits in a branch of CASE/COALESCE, which Spark leaves unfolded so
     it raises only if a row takes that branch: there it stays a run-time cast."""
     try:
-        return Literal(cast_value(literal.value, literal.type, target), target)
+        return Literal(cast_value(literal.value, literal.type, target, session_time_zone.get()), target)
     except SqlRuntimeError as error:
         if in_branch:
-            return Call(cast_op(target), (literal,), target)
+            return Call(cast_op(target), (literal, *zone_argument(literal.type, target)), target)
         raise UnsupportedSqlError(f"{clause}: {error} (Spark fails the query)") from None
 
 
@@ -120,7 +135,7 @@ def typed_call(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     if op in ARITHMETIC:
         return _folded(_arithmetic(op, args, clause))
     if op in COMPARISONS or op in ("in", "not in", "between"):
-        new_args, _ = _unify(args, clause, f"{op!r}", literal_digits=op not in ("in", "not in"))
+        new_args, _ = _unify(args, clause, f"operator {op.upper()}", literal_digits=op not in ("in", "not in"))
         return Call(op, new_args, BOOLEAN)
     if op in ("and", "or", "not"):
         for arg in args:
@@ -168,23 +183,30 @@ def _function(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
             if len(args) % 2:
                 rebuilt.append(new_values[-1])
             return Call(op, tuple(rebuilt), target)
-        case "coalesce" | "greatest" | "least":
-            new_args, target = _unify(args, clause, op, compared_only=False)
-            return Call(op, new_args, target)
-        case "substring":
-            subject = cast(args[0], STRING, clause)
-            for bound in args[1:]:
-                if type_of(bound) not in (*types.INTEGRAL, NULL):
-                    raise _mismatch(clause, "substring's position and length (integers)", args)
-            return Call(op, (subject, *args[1:]), STRING)
-        case "datediff":
-            return Call(op, tuple(cast(a, DATE, clause) for a in args), INT)
         case _ if op.startswith("extract_"):
             date = cast(args[0], DATE, clause)
             return Call(op, (date,), INT)
         case _ if (target := cast_target(op)) is not None:
             return explicit_cast(args[0], target, clause)
-    raise UnsupportedSqlError(f"function {op} in {clause} is not supported")
+    function = functions.registered(op)
+    if function is None or function.typing is None:
+        raise UnsupportedSqlError(f"function {op} in {clause} is not supported")
+    return _registered_call(function, args, clause)
+
+
+def _registered_call(function: functions.Function, args: tuple[Expr, ...], clause: str) -> Expr:
+    """A call of a registered function: its typing rule's casts and result type (planner/ir/functions)."""
+    try:
+        signature = function.typing(functions.arguments(args))
+    except functions.UnsupportedArgumentError as error:
+        raise UnsupportedSqlError(f"{clause}: {error}") from None
+    except functions.ArgumentTypeError as error:
+        raise _mismatch(clause, str(error), args) from None
+    cast_args = tuple(
+        a if target is None else cast(a, target, clause, compared_only=False)
+        for a, target in zip(args, signature.params, strict=True)
+    )
+    return Call(function.name, cast_args, signature.result)
 
 
 def explicit_cast(operand: Expr, target: DataType, clause: str) -> Expr:
@@ -195,17 +217,20 @@ def explicit_cast(operand: Expr, target: DataType, clause: str) -> Expr:
         or target == STRING
         or (types.is_numeric(source) and (types.is_numeric(target) or target == BOOLEAN))
         or (source == BOOLEAN and types.is_numeric(target))
+        or (source in (DATE, *TIMESTAMPS) and target in (DATE, *TIMESTAMPS))
     )
     if not allowed:
         raise _mismatch(clause, f"CAST to {target}", (operand,))
     if isinstance(operand, Literal):
         return _constant_cast(operand, target, clause, in_branch=False)
-    return operand if source == target else Call(cast_op(target), (operand,), target)
+    return operand if source == target else Call(cast_op(target), (operand, *zone_argument(source, target)), target)
 
 
 def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     left, right = args
     lt, rt = type_of(left), type_of(right)
+    if set(TIMESTAMPS) & {lt, rt} or DATE in (lt, rt) and _day_time(lt if rt == DATE else rt):
+        return _timestamp_arithmetic(op, left, right, clause)
     if DATE in (lt, rt):
         return _date_arithmetic(op, left, right, clause)
     # a string operand is read as a number: bigint beside an integer, double otherwise (AnsiTypeCoercion)
@@ -220,7 +245,7 @@ def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
         known = rt if lt == NULL else lt
         return Call(op, (left, right), DOUBLE if op == "/" else known if known != NULL else DOUBLE)
     if not (types.is_numeric(lt) and types.is_numeric(rt)):
-        raise _mismatch(clause, f"{op!r}", args)
+        raise _mismatch(clause, f"operator {op.upper()}", args)
     if op == "div":
         if DOUBLE in (lt, rt):
             raise _mismatch(clause, "DIV (integral division)", args)
@@ -234,6 +259,29 @@ def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     left_decimal = types.as_decimal(lt, left.value if isinstance(left, Literal) else None)
     right_decimal = types.as_decimal(rt, right.value if isinstance(right, Literal) else None)
     return Call(op, (left, right), types.decimal_result(op, left_decimal, right_decimal))
+
+
+def _day_time(dtype: DataType | None) -> bool:
+    """An interval of hours, minutes or seconds: a date plus one is a TIMESTAMP, as in Spark."""
+    return isinstance(dtype, IntervalType) and dtype.unit in ("hour", "minute", "second")
+
+
+def _timestamp_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
+    """``timestamp ± interval`` (``timestamp_shift``, the interval's sign folded in; a date plus a day-time
+    interval is a TIMESTAMP plus it). ``timestamp - timestamp`` (an interval day to second) is not supported."""
+    lt, rt = type_of(left), type_of(right)
+    if op == "+" and isinstance(lt, IntervalType):
+        return _timestamp_arithmetic(op, right, left, clause)
+    if op in ("+", "-") and isinstance(right, Literal) and isinstance(rt, IntervalType) and lt in (DATE, *TIMESTAMPS):
+        subject = cast(left, TIMESTAMP, clause) if lt == DATE else left
+        amount, unit = right.value
+        shift = Literal((amount if op == "+" else -amount, unit), rt)
+        zone = zone_argument(TIMESTAMP, STRING) if type_of(subject) == TIMESTAMP else ()
+        return Call("timestamp_shift", (subject, shift, *zone), type_of(subject))
+    if op == "-" and lt in (DATE, STRING, *TIMESTAMPS) and rt in (DATE, STRING, *TIMESTAMPS):
+        raise UnsupportedSqlError(f"{clause}: timestamp - timestamp (an interval day to second) is not supported: "
+                                  f"{print_expr(left)} - {print_expr(right)}")
+    raise _mismatch(clause, f"{op!r}", (left, right))
 
 
 def _date_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
@@ -250,18 +298,34 @@ def _date_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
             return Call("date_diff", (left, right), IntervalType("day"))
         if rt == STRING and op == "-":
             return Call("date_diff", (left, cast(right, DATE, clause)), IntervalType("day"))
-    raise _mismatch(clause, f"{op!r}", (left, right))
+    raise _mismatch(clause, f"operator {op.upper()}", (left, right))
 
 
-def typed_aggregate(func: str, arg: Expr | None, distinct: bool, clause: str) -> AggregateCall:
-    """An aggregate with Spark's result type: COUNT bigint, SUM/AVG widened, MIN/MAX as their argument."""
+#: Spark's aggregates of a numeric argument read as DOUBLE, whose result is a DOUBLE: the variance
+#: family (``CentralMomentAgg``) and the exact percentiles (``Percentile``, ``PercentileCont/Disc``).
+DOUBLE_STATISTICS = frozenset({"stddev", "stddev_samp", "stddev_pop", "std", "variance", "var_samp", "var_pop",
+                               "median", "percentile", "percentile_cont", "percentile_disc"})
+
+
+def typed_aggregate(func: str, arg: Expr | None, distinct: bool, clause: str,
+                    further_args: tuple[Expr, ...] = (), parameters: tuple = ()) -> AggregateCall:
+    """An aggregate with Spark's result type: COUNT bigint, SUM/AVG widened, MIN/MAX as their argument,
+    max_by/min_by as their first argument (``further_args``: its ordering; count(DISTINCT a, b)'s b),
+    the variance family and the percentiles DOUBLE (``parameters``: a percentile's constants)."""
     if arg is None or func == "count":
-        return AggregateCall(func, arg, distinct, BIGINT)
+        return AggregateCall(func, arg, distinct, BIGINT, further_args)
     arg_type = type_of(arg)
     if arg_type is None:
-        return AggregateCall(func, arg, distinct)
-    if func in ("min", "max"):
-        return AggregateCall(func, arg, distinct, arg_type)
+        return AggregateCall(func, arg, distinct, further_args=further_args, parameters=parameters)
+    if func in ("min", "max", "max_by", "min_by"):
+        return AggregateCall(func, arg, distinct, arg_type, further_args)
+    if func in DOUBLE_STATISTICS:
+        # a string is read as a double (ANSI implicit cast); a BOOLEAN or DATE is refused, as by Spark
+        if arg_type == STRING:
+            arg = cast(arg, DOUBLE, clause)
+        elif not (types.is_numeric(arg_type) or arg_type == NULL):
+            raise _mismatch(clause, f"{func.upper()} (a numeric argument)", (arg,))
+        return AggregateCall(func, arg, distinct, DOUBLE, parameters=parameters)
     if arg_type == STRING:
         arg, arg_type = cast(arg, DOUBLE, clause), DOUBLE
     result = types.sum_type(arg_type) if func == "sum" else types.avg_type(arg_type)
@@ -290,4 +354,4 @@ def date_literal(text: str, clause: str) -> Literal:
     try:
         return Literal(datetime.date.fromisoformat(text), DATE)
     except ValueError:
-        raise UnsupportedSqlError(f"{clause}: {text!r} is not a date (yyyy-mm-dd)") from None
+        raise UnsupportedSqlError(f"{clause}: {sql_literal(text)} is not a date (yyyy-mm-dd)") from None

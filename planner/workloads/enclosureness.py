@@ -26,6 +26,7 @@ from operator import itemgetter
 
 import numpy as np
 
+from catalog.literals import sql_literal
 from catalog.schema import Catalog
 from operators.runtime.stream_format import DELETE, INSERT, Update, gc_paused
 
@@ -67,16 +68,16 @@ def _lifespan_columns(updates: Iterable[Update], catalog: Catalog) -> tuple[list
         tuple_id = (table, key_of(row)) if key_of is not None else _copy_id(table, row, update.op, present)
         if update.op == INSERT:
             if tuple_id in present:
-                raise StreamLifespanError(f"{_where(update)}: inserts key {tuple_id[1]!r} of table {table}, which is already present")
+                raise StreamLifespanError(f"{_where(update)}: inserts key {sql_literal(tuple_id[1])} of table {table}, which is already present")
             present[tuple_id] = (len(starts), row)
             starts.append(seq)
             ends.append(OPEN_END)
         elif update.op == DELETE:
             opened = present.pop(tuple_id, None)
             if opened is None:
-                raise StreamLifespanError(f"{_where(update)}: deletes key {tuple_id[1]!r} of table {table}, which is not present")
+                raise StreamLifespanError(f"{_where(update)}: deletes key {sql_literal(tuple_id[1])} of table {table}, which is not present")
             if opened[1] != row:
-                raise StreamLifespanError(f"{_where(update)}: deletes a row of table {table} that differs from the present {opened[1]!r}")
+                raise StreamLifespanError(f"{_where(update)}: deletes a row of table {table} that differs from the present {sql_literal(opened[1])}")
             ends[opened[0]] = seq
         else:
             raise StreamLifespanError(f"{_where(update)}: op is {update.op!r}, must be +1 or -1")
@@ -100,7 +101,7 @@ def _identity(catalog: Catalog, spelling: str) -> tuple[str, Callable[[tuple], o
 
 
 def _where(update: Update) -> str:
-    return f"update at _seq {update.seq} (table {update.table}, row {update.row!r})"
+    return f"update at _seq {update.seq} (table {update.table}, row {sql_literal(update.row)})"
 
 
 def stream_enclosureness(updates: Iterable[Update], catalog: Catalog) -> float:

@@ -35,6 +35,7 @@ from catalog.types import parse_type
 from operators.doubles import canonical
 from operators.runtime.column_types import arrow_type as column_arrow_type
 from operators.runtime.stream_format import OP_COLUMN, SEQ_COLUMN, Update, arrow_from_rows
+from planner.ir.timestamps import DEFAULT_TIME_ZONE
 
 _ORDER_KEY_PREFIX = "__ivm_order_"
 _COPIES = "__ivm_copies"
@@ -165,7 +166,7 @@ class OrderedQuery:
         # a SELECT * is one select expression but many columns: count them only when keys were appended
         return cls(tree, len(names) if hidden else None, tuple(positions), limit_rows)
 
-    def sql(self, dialect: str) -> str:
+    def sql(self, dialect: str | type) -> str:
         return self.tree.sql(dialect=dialect)
 
     def tables(self) -> set[str]:
@@ -199,10 +200,12 @@ class DuckDBOracle:
     user closes it explicitly.
     """
 
-    def __init__(self, catalog: Catalog):
+    def __init__(self, catalog: Catalog, time_zone: str = DEFAULT_TIME_ZONE):
         self.catalog = catalog
         self.connection = duckdb.connect()
         self.schemas: dict[str, pa.Schema] = {}
+        # the session time zone, as the maintained view's (a TIMESTAMP column is DuckDB's TIMESTAMPTZ)
+        self.connection.execute("SET TimeZone = ?", [time_zone])
         # Spark's NULL order (first ascending, last descending); DuckDB's default puts them last.
         self.connection.execute("SET default_null_order = 'nulls_first_on_asc_last_on_desc'")
 

@@ -13,8 +13,30 @@ users of the session see its own tables again.
 
 from __future__ import annotations
 
-from catalog.schema import Catalog
+import datetime
+
+from catalog.schema import Catalog, Table
+from catalog.types import TIMESTAMPS
+from planner.sql.calls import DIALECT
 from planner.workloads.oracle import DuckDBOracle, OrderedQuery, Reference, StreamTables
+
+
+def _schema(table: Table) -> str | None:
+    """The table's Spark schema where Arrow's would be read otherwise: pyspark reads a naive Arrow
+    timestamp as a TIMESTAMP in the session time zone, not as the TIMESTAMP_NTZ it is."""
+    if not any(c.type in TIMESTAMPS for c in table.columns):
+        return None
+    return ", ".join(f"`{c.name}` {c.type}" for c in table.columns)
+
+
+def _aware(row: tuple, instants: list[int]) -> tuple:
+    if not instants:
+        return row
+    values = list(row)
+    for i in instants:
+        if values[i] is not None:
+            values[i] = values[i].astimezone(datetime.UTC)
+    return tuple(values)
 
 
 class SparkReference:
@@ -38,9 +60,13 @@ class SparkReference:
         query = OrderedQuery.parse(sql)
         for name in sorted(query.tables() & set(self.catalog.tables)):
             if self.shown.get(name) != self.seq:
-                self.spark.createDataFrame(self.state.table(name)).createOrReplaceTempView(name)
+                self.spark.createDataFrame(self.state.table(name), _schema(self.catalog.table(name))).createOrReplaceTempView(name)
                 self.shown[name] = self.seq
-        return query.reference(tuple(row) for row in self.spark.sql(query.sql("spark")).collect())
+        frame = self.spark.sql(query.sql(DIALECT))  # DIALECT writes WITHIN GROUP back as such
+        # pyspark hands a TIMESTAMP back as a naive datetime in this process's local time: the instant,
+        # made aware (UTC), is what the engine holds
+        instants = [i for i, f in enumerate(frame.schema.fields) if f.dataType.typeName() == "timestamp"]
+        return query.reference(_aware(tuple(row), instants) for row in frame.collect())
 
     def close(self) -> None:
         for view in sorted(self.shown):

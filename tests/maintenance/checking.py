@@ -42,7 +42,7 @@ def check_against_recomputation(sql: str, catalog: Catalog, updates: Sequence[Up
     ``oracle_sql`` is what DuckDB runs instead of ``sql`` where the two dialects differ (e.g. the
     column order of ``SELECT *`` over ``JOIN ... USING``: Spark's, spelled out for DuckDB).
     """
-    with DuckDBOracle(catalog) as oracle, MaintainedView(sql, catalog, engine=engine, strict=True,
+    with DuckDBOracle(catalog, view_options.get("time_zone") or "UTC") as oracle, MaintainedView(sql, catalog, engine=engine, strict=True,
                                                          **view_options) as view:
         oracle.load_stream(stream_tables(catalog, updates))
         compare_every_batch(view, oracle, oracle_sql or sql, updates, batch_size, informative_at_least,

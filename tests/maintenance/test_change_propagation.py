@@ -37,3 +37,18 @@ def test_a_many_to_many_join_falls_back_and_says_why(tpch_streams):
 def test_explain_shows_the_theorem_11_tree_beside_the_live_tuple_plan():
     text = explain_text(compile_query(Q5, tpch_catalog()))
     assert "theorem 11 tree" in text and "BinaryJoin" in text and "LiveTuples" in text
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled runner", "generic stages"])
+@pytest.mark.parametrize("on", ["r.c = s.f", "r.c = s.f and r.a = s.d"], ids=["one column", "two columns"])
+def test_a_null_join_key_matches_nothing(on, compiled):
+    """``NULL = NULL`` is not true: rows with a NULL in the join key join no row (the fallback's binary
+    join once joined them, and counted them, on both runners)."""
+    from tests.maintenance.test_gjt_aggregate import CATALOG as catalog
+    from tests.maintenance.test_gjt_local import random_stream
+
+    sql = f"select r.b, count(*) as n, sum(s.e) as t from r, s where {on} group by r.b"
+    stream = random_stream(11, 300, domain=4, deletes=0.3, nulls=0.2)
+    assert sum(None in u.row for u in stream) > 50
+    view = check_against_recomputation(sql, catalog, stream, batch_size=25, compiled=compiled, informative_at_least=0.5)
+    assert view.result()

@@ -126,4 +126,4 @@ def test_a_change_refused_for_a_read_column_shows_its_unread_values_as_written(t
     view = run_pruned(tmp_path, "quarantine")
     [rejected] = view.rejected
     assert (rejected.update.seq, rejected.update.row) == (2, (1, 7, "b"))
-    assert rejected.reason.startswith("duplicate primary key (1,)")
+    assert rejected.reason.startswith("duplicate primary key (1)")

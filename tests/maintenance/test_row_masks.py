@@ -118,7 +118,7 @@ def test_the_rejects_file_shows_a_thinned_row_as_written(tmp_path, capsys):
                  "--out", str(out), "--batch-size", "10"]) == 0
     [line] = [json.loads(line) for line in rejects.read_text().splitlines()]
     assert (line["seq"], line["row"]) == (4, ["11", "1", "1995-03-14", "8.75", "4", "again"])
-    assert line["reason"].startswith("duplicate primary key (11,)")
+    assert line["reason"].startswith("duplicate primary key (11)")
     assert "result: 1 rows" in capsys.readouterr().out
 
 

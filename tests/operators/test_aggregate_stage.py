@@ -10,7 +10,7 @@ from operator import itemgetter
 
 import pytest
 
-from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage
+from operators.stages.aggregate import AggregateSpec, GroupAggregateStage, RingAggregateStage, ordered_by
 from operators.stages.base import Change
 from operators.stages.distinct import DistinctStage
 from operators.zset import apply_changes
@@ -181,3 +181,18 @@ def test_distinct_emits_a_row_when_its_count_leaves_zero_and_retracts_it_when_it
 def test_distinct_rejects_a_delete_without_its_insert():
     with pytest.raises(RuntimeError, match=r"row \('a', 1\) has multiplicity -1"):
         DistinctStage(("g", "v")).process(("a", 1), None, changes((("a", 1), -1)))
+
+
+def test_max_by_and_min_by_break_ties_by_the_value_and_fall_back_on_delete():
+    """Spark leaves a tie in the ordering to whichever row it meets last; the stage takes the greatest
+    value for max_by and the least (NULL first) for min_by, a function of the rows present.
+    Rows are (group, value, ordering); a NULL ordering is skipped, a NULL value is an answer."""
+    by = ordered_by(itemgetter(1), itemgetter(2))
+    stage = grouped((AggregateSpec("max_by", by), AggregateSpec("min_by", by)))
+    state, out = stage.process(("g",), None, changes(
+        (("g", "b", 5), 1), (("g", "c", 5), 1), (("g", None, 1), 1), (("g", "a", 1), 1), (("g", "z", None), 1)))
+    assert out == [(("g", "c", None), 1)]
+    state, out = stage.process(("g",), state, changes((("g", "c", 5), -1), (("g", None, 1), -1)))
+    assert sorted(out, key=str) == sorted([(("g", "c", None), -1), (("g", "b", "a"), 1)], key=str)
+    state, out = stage.process(("g",), state, changes((("g", "b", 5), -1), (("g", "a", 1), -1)))
+    assert sorted(out, key=str) == sorted([(("g", "b", "a"), -1), (("g", None, None), 1)], key=str)

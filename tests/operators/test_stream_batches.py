@@ -73,7 +73,7 @@ def test_batches_are_consecutive_slices_of_the_stream_in_seq_order_with_their_de
     updates = [update for batch in batches for update in batch]
     assert [_as_tuple(u) for u in updates] == [u if isinstance(u, tuple) else _as_tuple(u) for u in EXPECTED]
     assert updates[0] == EXPECTED[0] and updates[2] == EXPECTED[2] and updates[5] == EXPECTED[5]
-    assert all("column shop_id expects int, got str" in updates[i].defect for i in (1, 3, 4))
+    assert all("column shop_id expects int, got string" in updates[i].defect for i in (1, 3, 4))
     assert updates == list(read_stream_contents(tmp_path, CATALOG).updates)
     [unsequenced] = stream.without_seq
     assert (unsequenced.seq, unsequenced.table, unsequenced.op, unsequenced.row) == (None, "shop", 1, (3, None))
@@ -107,7 +107,7 @@ def test_a_stream_read_batch_by_batch_is_validated_like_a_whole_read(tmp_path):
         accepted += changes.get("shop", [])
         rejected += refused
     assert (accepted, rejected) == (whole[0]["shop"], whole[1])
-    assert [r.reason.split(":")[0] for r in rejected] == ["duplicate primary key (1,)", "delete does not match the stored row with this key"]
+    assert [r.reason.split(":")[0] for r in rejected] == ["duplicate primary key (1)", "delete does not match the stored row with this key"]
 
 
 def test_the_reader_fingerprints_rows_as_the_validator_fingerprints_the_same_python_rows(tmp_path):

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
+from catalog.tpch import tpch_catalog
 from operators.runtime.stream_format import Update, write_stream
 from planner.cli import main
 from planner.run_stats import thread_clock_cost
@@ -134,9 +135,9 @@ def customer_file(stream_dir) -> None:
 # invalid (a column of the wrong type makes every row wrong) and what the message names.
 ROW_PROBLEMS = {
     "NULL key": ({"o_orderkey": pa.array([10, None])}, [6], "NULL in key column o_orderkey"),
-    "numeric strings": ({"o_custkey": pa.array(["1", "1"])}, [5, 6], "column o_custkey expects int, got str '1'"),
-    "fractional float": ({"o_custkey": pa.array([1.0, 1.5])}, [6], "column o_custkey expects int, got float 1.5"),
-    "bools into int": ({"o_orderkey": pa.array([True, False])}, [5, 6], "column o_orderkey expects bigint, got bool True"),
+    "numeric strings": ({"o_custkey": pa.array(["1", "1"])}, [5, 6], "column o_custkey expects int, got string '1'"),
+    "fractional float": ({"o_custkey": pa.array([1.0, 1.5])}, [6], "column o_custkey expects int, got double 1.5"),
+    "bools into int": ({"o_orderkey": pa.array([True, False])}, [5, 6], "column o_orderkey expects bigint, got boolean TRUE"),
     "_op 2": ({"_op": pa.array([1, 2])}, [6], "_op is 2, must be +1 (insert) or -1 (delete)"),
     "_op NULL": ({"_op": pa.array([1, None], pa.int8())}, [6], "_op is NULL"),
 }
@@ -367,3 +368,51 @@ def test_the_progress_bar_shows_on_a_terminal_only(monkeypatch):
         bar.update(10)
         assert not hasattr(bar, "n")
     assert sys.stderr.getvalue() == ""
+
+
+# --- errors in the user's words --------------------------------------------------------------------
+
+CATALOG_HINT = "without --catalog the catalog is TPC-H's: pass your tables' CREATE TABLE statements with --catalog schema.sql"
+
+
+def test_a_table_tpch_lacks_without_catalog_hints_at_the_default_catalog_and_catalog(files, capsys, tmp_path):
+    _, ddl, _ = files
+    region = str(write_stream(tmp_path / "region", tpch_catalog(), [Update(1, "region", 1, (0, "AFRICA", "c"))]))
+    for argv in (["explain", "select c_nation from customers"],
+                 ["run", "--query", "select c_nation from customers", "--stream", region]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "unknown table 'customers'" in err and err.rstrip().endswith(CATALOG_HINT)
+        assert main([*argv, "--catalog", "tpch"]) == 2, "a catalog the user named is not the default"
+        err = capsys.readouterr().err
+        assert "unknown table 'customers'" in err and CATALOG_HINT not in err
+    assert main(["explain", "select c_nation from customers", "--catalog", str(ddl)]) == 2
+    assert CATALOG_HINT not in capsys.readouterr().err
+
+
+def test_a_stream_of_a_table_tpch_lacks_without_catalog_hints_at_catalog(capsys, tmp_path):
+    shops = catalog_from_ddl("CREATE TABLE shops (id INT, PRIMARY KEY (id));")
+    stream_dir = str(write_stream(tmp_path / "s", shops, [Update(1, "shops", 1, (1,))]))
+    assert main(["run", "--query", "select count(*) from orders", "--stream", stream_dir]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is for table 'shops', which the catalog does not have" in err
+    assert err.rstrip().endswith(CATALOG_HINT)
+
+
+def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
+    """``ivm explain q.sql | head -1``: the reader goes after one line. A pipe buffer of one page makes
+    the explain text (tens of kilobytes) meet the closed pipe on every run, not only when it is long."""
+    import fcntl
+
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "planner.cli", "explain", str(REPO / "examples" / "tpch" / "q21.sql"), "--verbose"],
+        stdout=write_end, stderr=subprocess.PIPE, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as out:
+        first = out.readline()
+    _, err = process.communicate(timeout=120)
+    assert first.startswith(b"stage") and err == b"", err.decode()
+    assert process.returncode == 1

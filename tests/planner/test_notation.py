@@ -31,6 +31,7 @@ from planner.ir.logical import (
 from planner.ir.maintenance import Atom, ForeignKeyJoin, JoinSelect
 from planner.ir.notation import (
     AGGREGATE_FUNCTIONS,
+    PARAMETERIZED_AGGREGATES,
     notation_value,
     parse_expr,
     parse_plan,
@@ -475,6 +476,14 @@ functions = [
 ]
 
 
+
+def _plain_parameters(call: AggregateCall) -> AggregateCall:
+    """Parameters only where the aggregate has them (a percentile's fraction and order; a percentile
+    has an argument, no ``*``)."""
+    if call.func not in PARAMETERIZED_AGGREGATES or call.arg is None:
+        return attrs.evolve(call, parameters=(), func=call.func if call.func not in PARAMETERIZED_AGGREGATES else "count")
+    return attrs.evolve(call, parameters=(0.5, False)) if call.func == "median" else call
+
 def extend(children: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
     args = st.lists(children, max_size=4).map(tuple)
     plans = st.one_of(scans, st.builds(Filter, children, scans))
@@ -483,7 +492,13 @@ def extend(children: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
         st.builds(Call, st.sampled_from(["between"]), st.tuples(children, children, children)),
         st.builds(Call, st.sampled_from(["not", "neg", "is null", "is not null"]), st.tuples(children)),
         st.builds(Call, st.sampled_from(["in", "not in", "case", *functions, *operators]), args),
-        st.builds(AggregateCall, st.sampled_from(AGGREGATE_FUNCTIONS), st.none() | children, st.booleans()),
+        st.builds(AggregateCall, st.sampled_from([f for f in AGGREGATE_FUNCTIONS if not f.endswith("_by")]),
+                  st.none() | children, st.booleans(),
+                  parameters=st.tuples(st.sampled_from([0.0, 0.25, 1.0]), st.booleans())).map(_plain_parameters),
+        st.builds(AggregateCall, st.sampled_from(["max_by", "min_by"]), children, st.booleans(),
+                  further_args=st.tuples(children)),
+        st.builds(AggregateCall, st.just("count"), children, st.just(True),
+                  further_args=st.lists(children, min_size=1, max_size=2).map(tuple)),
         st.builds(Subquery, st.just("exists"), plans, st.none(), st.booleans()),
         st.builds(Subquery, st.just("scalar"), plans),
         st.builds(Subquery, st.just("in"), plans, children, st.booleans()),

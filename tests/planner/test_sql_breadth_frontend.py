@@ -77,7 +77,7 @@ def test_greatest_and_least_skip_nulls_as_spark(values, greatest, least):
 
 
 def test_greatest_of_one_argument_is_refused_as_spark_does():
-    with pytest.raises(UnsupportedSqlError, match="greatest in SELECT needs at least two arguments"):
+    with pytest.raises(UnsupportedSqlError, match="SELECT: greatest takes at least 2 arguments, not 1"):
         parse_sql("select greatest(n_nationkey) from nation", tpch_catalog())
 
 

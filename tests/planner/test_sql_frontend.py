@@ -11,6 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+import sqlglot
 
 from catalog.schema import UnknownColumnError, UnknownTableError
 from catalog.tpch import TPCH_TABLES, tpch_catalog
@@ -31,7 +32,9 @@ from planner.ir.logical import (
     SortKey,
     SubqueryAlias,
 )
+from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
+from planner.sql.spark_names import spark_name
 from planner.sql.statements import parse_sql
 
 QUERY_DIR = Path(__file__).resolve().parents[2] / "examples" / "tpch"
@@ -275,7 +278,10 @@ def test_window_functions_are_unsupported_naming_the_clause() -> None:
         ("select n_name from nation where count(*) > 1", "aggregate functions are not allowed in WHERE"),
         ("select n_name from nation except all select r_name from region", "EXCEPT ALL"),
         ("select n_name from nation n, nation n", "alias 'n' is used twice"),
-        ("select upper(n_name) from nation", "function upper in SELECT"),
+        ("select soundex(n_name) from nation", "function soundex in SELECT"),
+        ("select rand() from nation", "rand in SELECT cannot be maintained"),
+        ("select n_name[1] from nation", r"n_name\[1\] in SELECT is not supported"),
+        ("select n_name from range(10)", r"table-valued function range in FROM is not supported"),
         ("insert into nation select * from nation", "INSERT statements are not supported"),
         (
             "select n_name from nation where n_nationkey in (select * from region)",
@@ -416,6 +422,44 @@ def test_a_join_without_on_is_a_cross_join_and_a_left_join_needs_on() -> None:
 def test_syntax_errors_are_reported_with_their_position() -> None:
     with pytest.raises(UnsupportedSqlError, match="cannot parse the SQL .* line 1, column"):
         plan_of("select n_name from nation where")
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("selec n_name from nation", "Invalid expression / Unexpected token at line 1, column 14:\n"
+                                 "  selec n_name from nation\n"
+                                 "               ^^^^"),
+    ("select n_name\nfrom nation\nwhere n_nationkey = = 1", "an expression is missing at line 3, column 21:\n"
+                                                             "  where n_nationkey = = 1\n"
+                                                             "                      ^"),
+])
+def test_a_parse_error_shows_the_offending_line_with_a_caret_under_the_token(sql: str, message: str) -> None:
+    with pytest.raises(UnsupportedSqlError) as error:
+        plan_of(sql)
+    assert str(error.value) == f"cannot parse the SQL (Spark dialect): {message}"
+
+
+def test_an_unterminated_string_is_a_parse_error_not_a_traceback() -> None:
+    with pytest.raises(UnsupportedSqlError, match="cannot parse the SQL .*Error tokenizing"):
+        plan_of("select 'n_name from nation")
+
+
+@pytest.mark.parametrize(("sql", "name"), [
+    ("current_date()", "function current_date"), ("date_trunc('month', d)", "function date_trunc"),
+    ("max_by(a, b)", "function max_by"), ("a || b", "operator ||"), ("a rlike 'x'", "operator RLIKE"),
+    ("percentile_approx(x, 0.5)", "function percentile_approx"), ("foo_bar(x)", "function foo_bar"), ("x[1]", "x[1]"),
+])
+def test_refusals_name_a_construct_as_spark_writes_it_not_as_sqlglot_classes_it(sql: str, name: str) -> None:
+    assert spark_name(sqlglot.parse_one(sql, read=DIALECT)) == name
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("select n_name from nation where n_name > date '2019-04-14' + n_name", r"operator \+ is not defined for DATE '2019-04-14' \(date\)"),
+    ("select n_nationkey + 'a' from nation", r"the value 'a' of the type STRING cannot be cast to BIGINT"),
+    ("select n_name from nation where n_name < date '2019-13-01'", r"'2019-13-01' is not a date"),
+])
+def test_refusals_show_values_as_sql_literals(sql: str, message: str) -> None:
+    with pytest.raises(UnsupportedSqlError, match=message):
+        plan_of(sql)
 
 
 def test_semi_join_hides_its_right_side_from_the_select_list() -> None:

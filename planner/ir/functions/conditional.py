@@ -1,0 +1,92 @@
+"""Conditional functions: coalesce (nvl, ifnull), greatest, least, and if / nvl2 / nullif, which
+Spark defines as CASE expressions (RuntimeReplaceable) and so are rewritten into ``case``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from catalog.types import DOUBLE, NULL
+from planner.ir.expressions import Literal
+from planner.ir.functions.registry import Arg, Bound, Function, Signature, common
+
+
+def _merged(name: str) -> Callable[[tuple[Arg, ...]], Signature]:
+    """Every argument cast to their common type, which is the result's (a value becomes the result)."""
+
+    def typing(args: tuple[Arg, ...]) -> Signature:
+        target = common(args, f"{name} (arguments of one common type)")
+        return Signature((target,) * len(args), target)
+
+    return typing
+
+
+def _coalesce(*thunks: Callable[[], object]) -> object:
+    for thunk in thunks:
+        value = thunk()
+        if value is not None:
+            return value
+    return None
+
+
+def _nan_last(value: object) -> tuple[bool, object]:
+    """Spark orders NaN above every other double (Python's ``max`` would not)."""
+    return (value != value, 0.0 if value != value else value)
+
+
+def _extreme(pick: Callable) -> Callable[[Bound], Callable[..., object]]:
+    """greatest / least: NULLs skipped, NULL only when every argument is NULL (Spark's semantics)."""
+
+    def bind(bound: Bound) -> Callable[..., object]:
+        key = _nan_last if bound.result == DOUBLE else None
+
+        def evaluate(*values: object) -> object:
+            present = [v for v in values if v is not None]
+            return pick(present, key=key) if present else None
+
+        return evaluate
+
+    return bind
+
+
+def _if(call, condition, then, otherwise):
+    return call("case", condition, then, otherwise)
+
+
+def _nvl2(call, value, then, otherwise):
+    return call("case", call("is not null", value), then, otherwise)
+
+
+def _nullif(call, value, other):
+    # Spark's NullIf is If(EqualTo(a, b), NULL of a's type, a)
+    return call("case", call("=", value, other), Literal(None, NULL), value)
+
+
+FUNCTIONS = (
+    Function(
+        "coalesce", "conditional", "the first argument that is not NULL; later arguments are not computed",
+        (1, None), "any of one common type", "the common type", typing=_merged("coalesce"),
+        evaluator=lambda bound: _coalesce, aliases=("nvl", "ifnull"), nulls="lazy",
+    ),
+    Function(
+        "greatest", "conditional", "the largest argument, skipping NULLs (NaN is the largest double)",
+        (2, None), "any of one common type", "the common type", typing=_merged("greatest"),
+        evaluator=_extreme(max), nulls="aware",
+    ),
+    Function(
+        "least", "conditional", "the smallest argument, skipping NULLs",
+        (2, None), "any of one common type", "the common type", typing=_merged("least"),
+        evaluator=_extreme(min), nulls="aware",
+    ),
+    Function(
+        "if", "conditional", "CASE WHEN cond THEN a ELSE b END", (3, 3), "boolean, then two of one common type",
+        "the common type", rewrite=_if,
+    ),
+    Function(
+        "nvl2", "conditional", "b when a is not NULL, else c", (3, 3), "any, then two of one common type",
+        "the common type", rewrite=_nvl2,
+    ),
+    Function(
+        "nullif", "conditional", "NULL when a = b, else a", (2, 2), "two comparable values", "the type of a",
+        rewrite=_nullif,
+    ),
+)
