@@ -21,7 +21,6 @@ from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.runtime.dataflow import RowRequirement, SourceRoute
 from operators.stages.base import KeyedStage, key_getter
 from operators.stages.scalar import OneRowStage
-from operators.zset import Row
 from planner.ir.expressions import Column, Expr
 from planner.ir.logical import Filter, LogicalPlan, Project, Sort
 from planner.ir.maintenance import (
@@ -41,12 +40,11 @@ class LoweringError(ValueError):
 
 @attrs.frozen
 class LoweredQuery:
-    """The stage emitting a (sub)query's result changes, the result's columns, its rows over empty
-    input, and its ORDER BY as (position, ascending) pairs."""
+    """The stage emitting a (sub)query's result changes, the result's columns, and its ORDER BY as
+    (position, ascending) pairs."""
 
     last: int
     layout: tuple[Column, ...]
-    initial: tuple[Row, ...]
     order: tuple[tuple[int, bool], ...]
     #: Trailing columns of the layout that only sort the result (dropped when it is read).
     hidden: int = 0
@@ -99,7 +97,7 @@ class StageBuilder:
             raise LoweringError(f"the scalar subquery {name} returns {len(lowered.layout)} columns; it must return one")
         if at_most_one_row(plan):
             return lowered
-        stage = self.add(OneRowStage(name, tuple(c.name for c in lowered.layout), lowered.initial))
+        stage = self.add(OneRowStage(name, tuple(c.name for c in lowered.layout)))
         self.downstream[lowered.last] = (stage, 0)
         return attrs.evolve(lowered, last=stage)
 

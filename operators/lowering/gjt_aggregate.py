@@ -30,9 +30,9 @@ from planner.ir.outputs import output_columns
 
 
 def lower_gjt_aggregate(builder: StageBuilder, aggregate: RingAggregate, ring: GjtRingAggregate, items: tuple | None,
-                        having: Expr | None) -> tuple[int, tuple[Column, ...], tuple]:
+                        having: Expr | None) -> tuple[int, tuple[Column, ...]]:
     """The stages of ``aggregate`` (a ``RingAggregate`` over ``ring.node``); returns (last stage,
-    result layout, rows over empty input) as the other aggregate lowerings do."""
+    result layout) as the other aggregate lowerings do."""
     node = ring.node
     inputs: list[GcqAtom] = []
     root = stage_tree(ring.plan.tree, inputs)
@@ -62,8 +62,7 @@ def lower_gjt_aggregate(builder: StageBuilder, aggregate: RingAggregate, ring: G
         tuple((read[1], read[2]) for read in ring.reads), finish_function(items, having, agg_layout),
         tuple(map(str, layout)), ring.explain))
     builder.downstream[stage] = (total, 0)
-    empty = builder.stages[total].empty_result()
-    return total, layout, (() if empty is None else (empty,))
+    return total, layout
 
 
 

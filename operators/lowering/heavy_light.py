@@ -3,8 +3,8 @@
 Each atom's source sends only its two join columns, in the stage's row layout (first variable,
 then second: R(A,B), S(B,C), T(C,A) on ports 0, 1, 2); a self-join routes one table to all three
 ports. The stage emits the count as −old/+new (0 included, as a global aggregate shows over empty
-input), so the map is linear: it repeats the count for every COUNT item, then applies HAVING and
-the select list. The result starts as Spark's row over empty tables: COUNT 0.
+input: its start output), so the map is linear: it repeats the count for every COUNT item, then
+applies HAVING and the select list. The result starts as Spark's row over empty tables: COUNT 0.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from planner.ir.outputs import output_columns
 
 
 def lower_heavy_light(builder: StageBuilder, node: HeavyLightTriangleCount, items: tuple | None,
-                      having: Expr | None) -> tuple[int, tuple[Column, ...], tuple]:
-    """The stages of ``node``; returns (last stage, result layout, rows over empty input)."""
+                      having: Expr | None) -> tuple[int, tuple[Column, ...]]:
+    """The stages of ``node``; returns (last stage, result layout)."""
     names = " ⋈ ".join(f"{a.alias}({', '.join(node.column_names(a.alias))})" for a in node.atoms)
     stage = builder.add(TriangleCountStage(f"triangle count {names}", node.epsilon))
     for port, atom in enumerate(node.atoms):
@@ -38,5 +38,4 @@ def lower_heavy_light(builder: StageBuilder, node: HeavyLightTriangleCount, item
         key="none (stateless)", update_cost="O(1) per count change",
         why="repeating the count per COUNT item is linear in the changes")))
     builder.downstream[stage] = (project, 0)
-    empty = result((0,))
-    return project, layout, (() if empty is None else (empty,))
+    return project, layout

@@ -50,14 +50,11 @@ def _first(row: Row) -> object:
     return row[0]
 
 
-def _scalar(builder: StageBuilder, q: SubqueryAggregate, fed: dict[str, LoweredQuery] | None = None) -> ScalarAggregate:
+def _scalar(builder: StageBuilder, q: SubqueryAggregate) -> ScalarAggregate:
     if q.func == "value":
-        # The fed query emits its one row as -old/+new from its row over empty input on, so its
-        # current value is Σ value·weight with Σ weight = 1 once that initial row is counted in.
-        initial = fed[q.alias].initial
-        start = (sum(row[0] for row in initial if row[0] is not None),
-                 sum(1 for row in initial if row[0] is not None))
-        return ScalarAggregate("sum", _first, compile_expr(q.value, AGG), start)
+        # The fed query emits its one row as -old/+new from its row over empty input on (its start
+        # output, sent here in the dataflow's start step), so its value is Σ value·weight.
+        return ScalarAggregate("sum", _first, compile_expr(q.value, AGG))
     layout = _table_layout(builder, q.table, q.alias)
     argument = None if q.argument is None else compile_expr(q.argument, layout)
     return ScalarAggregate(q.func, argument, compile_expr(q.value, AGG))
@@ -129,8 +126,8 @@ class _Given:
 
 
 def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | None, join: ForeignKeyJoin,
-                 root: Emitter) -> tuple[int, tuple[Column, ...], tuple[Row, ...]]:
-    """Add the stages of ``nested``; return (last stage, output layout, initial result)."""
+                 root: Emitter) -> tuple[int, tuple[Column, ...]]:
+    """Add the stages of ``nested``; return (last stage, output layout)."""
     if join.residual is not None:
         raise LoweringError(f"NestedAggregate[{nested.strategy}]: the join below it has a condition beside its foreign-key "
                             f"equalities ({print_expr(join.residual)}), which the nested-aggregate stages do not apply")
@@ -147,9 +144,7 @@ def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | 
         "rpai_tree": _rpai_tree, "pai_map": _pai_map, "per_key_index": _per_key_index, "general": _general,
     }[nested.strategy]
     last = lowering(builder, _Given(nested, join, root, sums, finish, names, _lower_feeds(builder, nested)))
-    # A global aggregate shows one row over empty input (COUNT 0, SUM NULL); a grouped one none.
-    empty = None if nested.group_by else builder.stages[last].empty_result()
-    return last, output_layout, (() if empty is None else (empty,))
+    return last, output_layout
 
 
 def _group_function(nested: NestedAggregate, layout: dict[Column, int]) -> Callable[[Row], tuple]:
@@ -167,11 +162,11 @@ def _split(nested: NestedAggregate) -> tuple[Expr, str, int]:
                          f"not {print_expr(nested.predicate)}")
 
 
-def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value: Expr, fed: dict[str, LoweredQuery]):
+def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value: Expr):
     """The uncorrelated subqueries (all but k) and ``value`` compiled over their values."""
     others = [i for i in range(len(nested.subqueries)) if i != k]
     compiled = compile_expr(value, {Column(None, f"_s{i}"): n for n, i in enumerate(others)})
-    return others, tuple(_scalar(builder, nested.subqueries[i], fed) for i in others), compiled
+    return others, tuple(_scalar(builder, nested.subqueries[i]) for i in others), compiled
 
 
 def _rpai_tree(builder: StageBuilder, given: _Given) -> int:
@@ -180,7 +175,7 @@ def _rpai_tree(builder: StageBuilder, given: _Given) -> int:
     value, op, k = _split(nested)
     q = nested.subqueries[k]
     (correlation,) = q.correlations
-    others, uncorrelated, v = _uncorrelated(builder, nested, k, value, fed)
+    others, uncorrelated, v = _uncorrelated(builder, nested, k, value)
     atom = join.atom(join.root)
     table = builder.catalog.table(atom.table)
     outer = {**_table_layout(builder, atom.table, q.alias), **_table_layout(builder, atom.table, atom.alias)}
@@ -218,7 +213,7 @@ def _pai_map(builder: StageBuilder, given: _Given) -> int:
     nested, root, sums, fed = given.nested, given.root, given.sums, given.fed
     value, op, k = _split(nested)
     q = nested.subqueries[k]
-    others, uncorrelated, v = _uncorrelated(builder, nested, k, value, fed)
+    others, uncorrelated, v = _uncorrelated(builder, nested, k, value)
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     grouped = " per GROUP BY group" if nested.group_by else ""
@@ -257,7 +252,7 @@ def _per_key_index(builder: StageBuilder, given: _Given) -> int:
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     keyed = builder.add(PerKeyIndexStage(
-        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q, fed), sums,
+        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
         _group_function(nested, layout), given.names,
         StageDescription(operator="NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
                          state="per key and group: q's Σ and count; RPAI trees v → required sums",
@@ -314,7 +309,7 @@ def _general(builder: StageBuilder, given: _Given) -> int:
             specs.append(_parameterized(builder, q, len(specs)))
             continue
         if q.correlation is None:
-            specs.append(_scalar(builder, q, fed))
+            specs.append(_scalar(builder, q))
             continue
         equalities = bool(q.correlations) and all(c.op == "=" for c in q.correlations)
         if equalities:  # pairwise aligned, so that bound values look up the equal free key

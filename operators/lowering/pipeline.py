@@ -8,6 +8,8 @@ it recurses through reach it by ``StageBuilder.lower``, so the package has no im
 
 from __future__ import annotations
 
+import attrs
+
 from catalog.schema import Catalog
 from operators.lowering.builder import StageBuilder
 from operators.lowering.fuse import fuse_owned_groups
@@ -27,11 +29,14 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
         StageNode(i, stage, *(builder.downstream.get(i, (None, 0)) if i != last else (None, 0)))
         for i, stage in enumerate(builder.stages)
     )
+    dataflow = Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in query.layout), (), query.order,
+                        tuple(builder.requirements), query.hidden)
+    # the result over empty tables: the start step on throwaway states (each runner runs it on its own)
+    initial = tuple(row for row, weight in dataflow.start({node.id: {} for node in nodes}) for _ in range(weight))
     enumerated_by = None
-    if not query.order and not query.hidden and not query.initial:
+    if not query.order and not query.hidden and not initial:
         enumerated_by = _enumerating_source(nodes, {new_id[i] for i in builder.enumerating}, last)
-    return Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in query.layout), query.initial, query.order,
-                    tuple(builder.requirements), query.hidden, enumerated_by)
+    return attrs.evolve(dataflow, initial_result=initial, enumerated_by=enumerated_by)
 
 
 def _enumerating_source(nodes: tuple[StageNode, ...], enumerating: set[int], last: int) -> int | None:

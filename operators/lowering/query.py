@@ -42,7 +42,6 @@ from operators.stages.map import MapStage
 from operators.stages.product import ProductCombineStage
 from operators.stages.set_operation import SetOperationStage
 from operators.stages.top_k import TopKStage
-from operators.zset import Row
 from planner.ir.expressions import AggregateCall, Column, Expr, columns, type_of
 from planner.ir.gjt_aggregate import GjtRingAggregate, gjt_ring_aggregate
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
@@ -63,8 +62,8 @@ from planner.ir.notation import print_expr
 from planner.ir.outputs import output_columns
 from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 
-#: A lowered body: its last stage, its result's columns and its rows over empty input.
-Body = tuple[int, tuple[Column, ...], tuple[Row, ...]]
+#: A lowered body: its last stage and its result's columns.
+Body = tuple[int, tuple[Column, ...]]
 
 
 @attrs.frozen
@@ -85,8 +84,8 @@ def lower_query(builder: StageBuilder, plan: LogicalPlan, read_above: frozenset[
     ``read_above``: columns of its result that the operator above it reads too (a threshold's)."""
     needed = columns_needed(plan, builder.catalog) | read_above
     finishing, body = _peel(plan)
-    last, layout, initial = _lower_body(builder, body, finishing.items, needed)
-    return _finish_query(builder, last, layout, initial, finishing)
+    last, layout = _lower_body(builder, body, finishing.items, needed)
+    return _finish_query(builder, last, layout, finishing)
 
 
 def _peel(plan: LogicalPlan) -> tuple[_Finishing, LogicalPlan]:
@@ -163,11 +162,11 @@ def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | No
         return lower_nested(builder, top, items, plan, root)
     if top is None:
         return _lower_map(builder, plan, items, root)
-    last, layout, initial = _lower_aggregate(builder, top, items, having, root.layout, join_where)
+    last, layout = _lower_aggregate(builder, top, items, having, root.layout, join_where)
     root.connect(builder, last, 0)
     if isinstance(plan, ForeignKeyJoin):
         note_aggregate_over_join(builder, plan, root, top, last)
-    return last, layout, initial
+    return last, layout
 
 
 def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Column], nested: bool) -> Emitter:
@@ -199,10 +198,10 @@ def _lower_map(builder: StageBuilder, join: LogicalPlan, items: tuple | None, ro
         operator="Map (σ, π)", inputs="join results", state="none", key="none (stateless)",
         update_cost="O(1) per result change", why="selection and projection are linear (AJU Thm 14)")))
     root.connect(builder, stage, 0)
-    return stage, layout, ()
+    return stage, layout
 
 
-def _finish_query(builder: StageBuilder, last: int, layout: tuple[Column, ...], initial: tuple[Row, ...],
+def _finish_query(builder: StageBuilder, last: int, layout: tuple[Column, ...],
                   finishing: _Finishing) -> LoweredQuery:
     """DISTINCT and top-k after the query's last stage; the ORDER BY applied when the result is read."""
     if finishing.distinct:
@@ -212,7 +211,7 @@ def _finish_query(builder: StageBuilder, last: int, layout: tuple[Column, ...], 
         last = _lower_top_k(builder, top_k, layout, last)
     order_keys = finishing.presentation or (top_k.keys if top_k is not None else ())
     order = tuple((layout.index(_output_column(k.expr, layout)), k.ascending) for k in order_keys)
-    return LoweredQuery(last, layout, initial, order, finishing.hidden)
+    return LoweredQuery(last, layout, order, finishing.hidden)
 
 
 def _lower_set_operation(builder: StageBuilder, plan: SetOperation) -> Body:
@@ -223,7 +222,7 @@ def _lower_set_operation(builder: StageBuilder, plan: SetOperation) -> Body:
     stage = builder.add(SetOperationStage(plan.kind, tuple(c.name for c in left.layout)))
     builder.downstream[left.last] = (stage, SetOperationStage.LEFT)
     builder.downstream[right.last] = (stage, SetOperationStage.RIGHT)
-    return stage, left.layout, ()
+    return stage, left.layout
 
 
 def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, items: tuple | None) -> Body:
@@ -232,14 +231,13 @@ def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, ite
     agg_layout = output_columns(node)
     layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     stage = builder.add(ProductCombineStage(
-        tuple(tuple(c.name for c in part.layout) for part in parts), tuple(part.initial for part in parts),
+        tuple(tuple(c.name for c in part.layout) for part in parts),
         node.funcs, tuple(tuple((t.coefficient, t.factors) for t in terms) for terms in node.sums),
         finish_function(items, None, agg_layout), tuple(c.name for c in layout),
         node.grouped_part, len(node.group_names)))
     for port, part in enumerate(parts):
         builder.downstream[part.last] = (stage, port)
-    empty = builder.stages[stage].empty_result()
-    return stage, layout, (() if empty is None else (empty,))
+    return stage, layout
 
 
 #: Which part of the rows ordered by v passes ``v θ q``, for the comparisons that are not a prefix or suffix.
@@ -252,10 +250,10 @@ def _lower_aggregate_over_threshold(builder: StageBuilder, aggregate: RingAggreg
     the threshold emits exactly the rows flipping across q, the aggregate takes them as any change."""
     read = frozenset().union(*(columns(g.expr) for g in aggregate.group_by),
                              *(columns(a.expr) for a in aggregate.aggregates))
-    stage, layout, _ = _lower_threshold(builder, threshold, None, read)
-    last, output_layout, initial = _lower_aggregate(builder, aggregate, items, having, layout, None)
+    stage, layout = _lower_threshold(builder, threshold, None, read)
+    last, output_layout = _lower_aggregate(builder, aggregate, items, having, layout, None)
     builder.downstream[stage] = (last, 0)
-    return last, output_layout, initial
+    return last, output_layout
 
 
 def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple | None,
@@ -275,19 +273,18 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple 
             update_cost="O(log n) per row; O(log n + rows that flip) when q changes",
             why=f"q is uncorrelated: the rows passing v θ q are {_PASSING_PART.get(node.op, 'a prefix or suffix')} "
                 "of the value order (AJU Theorem 15's join-select with a constant key)"),
-        initial_threshold=threshold.initial,
     ))
     builder.downstream[rows.last] = (stage, JoinSelectStage.ROWS)
     builder.downstream[threshold.last] = (stage, JoinSelectStage.THRESHOLD)
     if items is None:
-        return stage, rows.layout, ()
+        return stage, rows.layout
     layout = tuple(Column(None, i.name) for i in items)
     project = builder.add(MapStage(
         "project", finish_function(items, None, rows.layout), tuple(c.name for c in layout),
         StageDescription(operator="Map (π)", inputs="filtered rows", state="none", key="none (stateless)",
                          update_cost="O(1) per change", why="projection is linear")))
     builder.downstream[stage] = (project, 0)
-    return project, layout, ()
+    return project, layout
 
 
 def _output_column(expr: Expr, layout: tuple[Column, ...]) -> Column:
@@ -324,8 +321,7 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
     else:
         stage_class = RingAggregateStage if isinstance(aggregate, RingAggregate) else GroupAggregateStage
         stage = stage_class(names, group_by, tuple(specs), finish, columns_out, where=where)
-    empty = stage.empty_result()
-    return builder.add(stage), output_layout, (() if empty is None else (empty,))
+    return builder.add(stage), output_layout
 
 
 def _lower_distinct(builder: StageBuilder, layout: tuple[Column, ...], upstream: int) -> int:

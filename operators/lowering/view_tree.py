@@ -66,8 +66,8 @@ def _reader(ring, slots: tuple[int, ...]):
 
 
 def lower_view_tree(builder: StageBuilder, node: ViewTreeAggregate, items: tuple | None,
-                    having: Expr | None, single_stage: bool = False) -> tuple[int, tuple[Column, ...], tuple]:
-    """The stages of ``node``; returns (last stage, result layout, rows over empty input).
+                    having: Expr | None, single_stage: bool = False) -> tuple[int, tuple[Column, ...]]:
+    """The stages of ``node``; returns (last stage, result layout).
 
     ``single_stage`` lowers the whole tree to one ``GroupedViewTreeStage`` keyed by a constant instead
     of per-view stages: the specification the per-view stages are tested against and the baseline of
@@ -101,5 +101,4 @@ def lower_view_tree(builder: StageBuilder, node: ViewTreeAggregate, items: tuple
         key="none (stateless)", update_cost="O(1) per group change",
         why="reading aggregates off a payload is linear in the changes (−old, +new)")))
     builder.downstream[stage] = (project, 0)
-    empty = None if node.group_by else result((ring.zero,))
-    return project, layout, (() if empty is None else (empty,))
+    return project, layout

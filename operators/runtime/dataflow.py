@@ -3,6 +3,13 @@
 ``SourceRoute`` sends each change of a base table (a validated ``(row, weight)``) through a selection
 (rows failing it are dropped, AJU §2.3) and a projection to one stage port, as a ``Change``. Each stage sends its output to one downstream
 (stage, port), or to the result when ``downstream`` is None.
+
+The start step: before the first batch the dataflow must be the query over empty tables, where a
+global aggregate has one row (COUNT 0, SUM NULL) that every operator above it sees: a UNION of two
+global aggregates holds both rows, a join with one pairs with it. So each stage's ``start_output``
+(``KeyedStage``) goes downstream as changes, through the stages above in topological order, once,
+before any batch (``Dataflow.start``); a stage's first change then retracts or replaces its row.
+The result of that step is ``initial_result``.
 """
 
 from __future__ import annotations
@@ -13,8 +20,8 @@ from operator import itemgetter
 
 import attrs
 
-from operators.stages.base import Change, KeyedStage
-from operators.zset import Changelog, Row
+from operators.stages.base import Change, Journal, KeyedStage, run_keyed
+from operators.zset import Changelog, Row, consolidate
 
 
 @attrs.frozen
@@ -69,7 +76,7 @@ class Dataflow:
     stages: tuple[StageNode, ...]
     sources: tuple[SourceRoute, ...]
     output_columns: tuple[str, ...]
-    #: The result before any change (a global aggregate shows one row over empty input).
+    #: The result before any change, over empty tables (``start``; a global aggregate shows one row).
     initial_result: tuple[Row, ...] = ()
     #: ORDER BY of the query without LIMIT: applied when the result is read, not maintained.
     presentation_order: tuple[tuple[int, bool], ...] = ()
@@ -99,6 +106,33 @@ class Dataflow:
             if node.id == stage_id:
                 return node
         raise KeyError(stage_id)
+
+    def propagate(self, states: Mapping[int, dict], inputs: dict[int, list[Change]], journal: Journal,
+                  start: bool = False, counts: dict[str, tuple[int, int]] | None = None) -> Changelog:
+        """Run each stage over its ``inputs`` (stage id → changes; consumed) in topological order, its
+        output on to its downstream, with ``states`` (stage id → key → state) updated and each key
+        journaled; returns the result's changes, consolidated. ``start``: the start step, where each
+        stage also emits its ``start_output``. ``counts`` takes each run stage's (rows in, rows out)."""
+        result: Changelog = []
+        for node in self.stages:
+            changes = inputs.pop(node.id, [])
+            outputs = list(node.stage.start_output()) if start else []
+            if changes:
+                outputs += run_keyed(node.stage, states[node.id], changes, journal)
+                if counts is not None:
+                    counts[node.stage.name] = (len(changes), len(outputs))
+            if not outputs:
+                continue
+            if node.downstream is None:
+                result.extend(outputs)
+            else:
+                inputs.setdefault(node.downstream, []).extend(Change(node.downstream_port, row, w) for row, w in outputs)
+        return consolidate(result)
+
+    def start(self, states: Mapping[int, dict]) -> Changelog:
+        """The start step (module docstring) into ``states``, which must be empty; returns the result over
+        empty tables. Not journaled: a stage raising over empty input leaves a dataflow no one can run."""
+        return self.propagate(states, {}, Journal(), start=True)
 
     def route(self, changes_by_table: Mapping[str, Changelog]) -> dict[int, list[Change]]:
         """Validated base-table changes → per-stage input changes (selection and projection applied)."""

@@ -17,14 +17,15 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from operators.runtime.dataflow import Dataflow
-from operators.stages.base import Change, Journal, run_keyed
-from operators.zset import Changelog, consolidate
+from operators.stages.base import Journal
+from operators.zset import Changelog
 
 
 class LocalRunner:
     def __init__(self, dataflow: Dataflow):
         self.dataflow = dataflow
         self.states: dict[int, dict[tuple, Any]] = {node.id: {} for node in dataflow.stages}
+        dataflow.start(self.states)  # its result is the view's initial one, ``dataflow.initial_result``
         # stage name -> (rows in, rows out) of the last batch: what `ivm ui` shows per stage
         self.batch_counts: dict[str, tuple[int, int]] = {}
 
@@ -34,21 +35,10 @@ class LocalRunner:
         ``keep`` (the view's ordered result) takes them inside the batch: if it raises, the stages are
         undone too, so the batch leaves no state changed anywhere."""
         inputs = self.dataflow.route(changes_by_table)
-        result: Changelog = []
         journal = Journal()
         counts = {node.stage.name: (0, 0) for node in self.dataflow.stages}
         try:
-            for node in self.dataflow.stages:
-                changes = inputs.pop(node.id, [])
-                if not changes:
-                    continue
-                outputs = run_keyed(node.stage, self.states[node.id], changes, journal)
-                counts[node.stage.name] = (len(changes), len(outputs))
-                if node.downstream is None:
-                    result.extend(outputs)
-                else:
-                    inputs[node.downstream].extend(Change(node.downstream_port, row, w) for row, w in outputs)
-            delta = consolidate(result)
+            delta = self.dataflow.propagate(self.states, inputs, journal, counts=counts)
             if keep is not None and delta:
                 keep(delta)
         except BaseException:

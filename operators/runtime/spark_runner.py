@@ -62,6 +62,7 @@ from operators.runtime.spark_inbox import inbox_changes, next_file_number, write
 from operators.runtime.spark_session import make_spark_session, prepare_workers, state_partitions_pinned
 from operators.runtime.spark_sink import BatchOutput, ResultSink
 from operators.runtime.spark_stage_processors import packed_layout, state_name
+from operators.runtime.spark_start import result_start, start_changes, start_stream
 from operators.runtime.spark_validation import state_name as validation_state
 from operators.runtime.spark_validation import validated_changes
 from operators.runtime.stream_format import Update, UpdateBatch
@@ -100,8 +101,11 @@ class SparkRunner:
         self.work_dir = Path(tempfile.mkdtemp(prefix="spark-ivm-") if work_dir is None else work_dir)
         self.checkpoint_dir = self.work_dir / "checkpoint"
         self.inbox_dir = self.work_dir / "inbox"
+        # the result table starts with the rows the last stage emits over empty input; the rows stages
+        # send each other at start come through the query's first micro-batch (``spark_start``)
         self.sink = ResultSink(self.work_dir / "output", dataflow.output_columns, result_types,
-                               dataflow.initial_result, keep_outputs, dataflow.visible_width)
+                               result_start(dataflow), keep_outputs, dataflow.visible_width)
+        fresh = not _numbered(self.checkpoint_dir / "commits")
         self._reads_inbox = changes is None
         # a table without a given stream reads the inbox (empty unless ``apply`` fills it)
         inbox_tables = [table for name, table in self.tables.items() if name not in (changes or {})]
@@ -113,10 +117,23 @@ class SparkRunner:
         self._loaded = self._loaded_marker.exists()
         self._next_file = next_file_number(self.inbox_dir) if self._reads_inbox else 0
         try:
+            start = start_changes(dataflow, buckets)
+            #: the stages that take rows at start, and the stream holding them
+            self._start_stages = {row["stage"] for row in start}
+            self._start = start_stream(self.spark, self.work_dir / "start", start) if start else None
             self.query = self._start_query()
+            if fresh and start:
+                self._run_start()
         except Exception:
             self._remove_own_work_dir()
             raise
+
+    def _run_start(self) -> None:
+        """The start micro-batch: the rows stages send each other over empty input, so the result table
+        is the query's over empty tables before the first ``apply`` (whose changes then do not hold them)."""
+        self.run_available()
+        if self.sink.outputs is not None and self._reads_inbox:
+            self.sink.take_outputs()
 
     # ---- input through the inbox -------------------------------------------------------------
 
@@ -253,6 +270,8 @@ class SparkRunner:
             for stage_id in dict.fromkeys(route.stage for route, _ in routes):
                 feeds.setdefault(stage_id, []).append(validated.where(col("stage") == stage_id))
             feeds.setdefault(RESULT, []).append(validated.where(col("stage") == REJECTED))
+        for stage_id in self._start_stages:
+            feeds.setdefault(stage_id, []).append(self._start.where(col("stage") == stage_id))
         for node in self.dataflow.stages:
             inputs = feeds.pop(node.id, [])
             if not inputs:

@@ -309,6 +309,10 @@ class GroupAggregateStage(KeyedStage):
             return None
         return self.finish(tuple(self._values(self._new_state(()))))
 
+    def start_output(self) -> Changelog:
+        empty = self.empty_result()
+        return [] if empty is None else [(empty, 1)]
+
     def _new_state(self, group: Row) -> GroupState:
         return GroupState(0, group, [None] * len(self.aggregates), [0] * len(self.aggregates))
 

@@ -121,6 +121,13 @@ class KeyedStage(ABC):
         restored, _ = self.process(key, current, [Change(c.port, c.row, -c.weight) for c in changes])
         return restored
 
+    def start_output(self) -> Changelog:
+        """The rows the stage emits over the empty database, before any change: a global aggregate's
+        one row (COUNT 0, SUM NULL), none for most stages. Its state None stands for having emitted
+        them: its first change retracts them. Runners send them downstream in the start step
+        (``Dataflow.start``), so every stage starts as the query over empty tables has it."""
+        return []
+
     def describe(self) -> StageDescription:
         """What EXPLAIN shows of this stage (overridden by each stage; the default names it only)."""
         return StageDescription(self.name)

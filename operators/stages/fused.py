@@ -19,6 +19,9 @@ from operators.zset import Changelog, Row
 
 class FusedStage(KeyedStage):
     def __init__(self, first: KeyedStage, second: KeyedStage, second_port: int = 0):
+        if first.start_output() or second.start_output():  # fusion owns groups: a grouped aggregate has none
+            raise ValueError(f"{self.__class__.__name__}: {first.name} or {second.name} emits rows over empty "
+                             "input; a fused stage has no start step of its own")
         self.first, self.second, self.second_port = first, second, second_port
         self.name = f"{first.name} + {second.name}"
         self.output_columns = second.output_columns

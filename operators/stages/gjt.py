@@ -61,6 +61,7 @@ import gc
 import operator
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import timedelta
 from decimal import Decimal
 
 import attrs
@@ -79,7 +80,7 @@ class Bound:
     left: str
     op: str
     right: str
-    offset: int | float | Decimal = 0
+    offset: int | float | Decimal | timedelta = 0  # a timedelta for dates (date + n days, + interval)
 
 
 @attrs.frozen

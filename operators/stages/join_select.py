@@ -53,21 +53,19 @@ class JoinSelectStage(KeyedStage):
 
     ``value`` reads x3 from a Q' row, ``threshold_value`` is x2's position in Q's row, ``row_key``
     and ``threshold_key`` the positions of x1 in each (empty: one constant key).
-    ``initial_threshold`` is Q's result over empty input (a global aggregate's one row).
     """
 
     ROWS, THRESHOLD = 0, 1
 
     def __init__(self, name: str, value: Callable[[Row], object], op: str, output_columns: tuple[str, ...],
                  description: StageDescription, *, row_key: tuple[int, ...] = (), threshold_key: tuple[int, ...] = (),
-                 threshold_value: int = 0, initial_threshold: tuple[Row, ...] = ()):
+                 threshold_value: int = 0):
         if op not in COMPARISONS:
             raise ValueError(f"unsupported comparison {op!r} in a join-select")
         if len(row_key) != len(threshold_key):
             raise ValueError(f"{name}: the key has {len(row_key)} columns in the rows, {len(threshold_key)} in Q")
         self.name, self.value, self.op = name, value, op
         self.row_key, self.threshold_key, self.threshold_value = row_key, threshold_key, threshold_value
-        self.initial_threshold = initial_threshold
         self.output_columns, self.description = output_columns, description
 
     def key_function(self, port: int) -> Callable[[Row], tuple]:
@@ -100,7 +98,7 @@ class JoinSelectStage(KeyedStage):
         # x3 of every changed row first: an error there leaves the state as it was (base.py, atomic)
         rows = [(row, weight, self.value(row))
                 for row, weight in consolidate((c.row, c.weight) for c in changes if c.port == self.ROWS)]
-        state = state or JoinSelectState(SortedKeyList(key=_value_of), Counter(self.initial_threshold))
+        state = state or JoinSelectState(SortedKeyList(key=_value_of), Counter())
         q_before = self._pointer(state)
         threshold = [(c.row, c.weight) for c in changes if c.port == self.THRESHOLD]
         apply_changes(state.threshold, threshold)
@@ -124,7 +122,7 @@ class JoinSelectStage(KeyedStage):
                 (state.rows.add if weight > 0 else state.rows.remove)((value, row))
             if q_after is not None and compare(value, q_after):
                 out.append((self._extended(row), weight))
-        empty = not state.rows and not state.threshold and not self.initial_threshold
+        empty = not state.rows and not state.threshold
         return (None if empty else state), consolidate(out)
 
     def describe(self) -> StageDescription:

@@ -18,13 +18,13 @@ from operators.zset import Changelog, Row, apply_changes, consolidate
 
 
 class ProductCombineStage(KeyedStage):
-    def __init__(self, layouts: tuple[tuple[str, ...], ...], initial: tuple[tuple[Row, ...], ...],
+    def __init__(self, layouts: tuple[tuple[str, ...], ...],
                  funcs: tuple[str, ...], sums: tuple[tuple[tuple[float, tuple[tuple[int, str], ...]], ...], ...],
                  finish: Callable[[Row], Row | None], output_columns: tuple[str, ...],
                  grouped_part: int = -1, group_width: int = 0):
         self.name = "cross-product combine"
         self.positions = tuple({name: i for i, name in enumerate(layout)} for layout in layouts)
-        self.initial, self.funcs, self.sums, self.finish = initial, funcs, sums, finish
+        self.funcs, self.sums, self.finish = funcs, sums, finish
         self.output_columns = output_columns
         # GROUP BY (MST): one part has a row per group (group columns first); the others one row
         self.grouped_part, self.group_width = grouped_part, group_width
@@ -69,7 +69,7 @@ class ProductCombineStage(KeyedStage):
         return self.finish(group + tuple(values))
 
     def process(self, key: tuple, state: list | None, changes: list[Change]) -> tuple[list, Changelog]:
-        parts = state if state is not None else [Counter(rows) for rows in self.initial]
+        parts = state if state is not None else [Counter() for _ in self.positions]
         before = self._rows(parts)
         def apply(sign: int) -> None:
             for change in changes:
@@ -78,9 +78,12 @@ class ProductCombineStage(KeyedStage):
         after = apply_then_read(apply, lambda: self._rows(parts))
         return parts, consolidate([(row, -1) for row in before] + [(row, 1) for row in after])
 
-    def empty_result(self) -> Row | None:
-        rows = self._rows([Counter(rows) for rows in self.initial])
-        return rows[0] if rows and self.grouped_part < 0 else None
+    def start_output(self) -> Changelog:
+        """A global aggregate's row over no pairs (COUNT 0, SUM NULL); the parts' own rows over empty
+        input arrive as changes in the start step."""
+        if self.grouped_part >= 0:
+            return []
+        return [(row, 1) for row in self._rows([Counter() for _ in self.positions])]
 
     def describe(self) -> StageDescription:
         return StageDescription(operator="CrossProductAggregate (product of per-relation sums)",

@@ -27,14 +27,14 @@ class OneRowStage(KeyedStage):
     """Passes a scalar subquery's result changes on, keyed by a constant; raises when more than one
     row would remain after a batch (rows of one batch are summed first, so -old/+new is one row)."""
 
-    def __init__(self, name: str, output_columns: tuple[str, ...], initial: tuple[Row, ...] = ()):
-        self.name, self.output_columns, self.initial = name, output_columns, initial
+    def __init__(self, name: str, output_columns: tuple[str, ...]):
+        self.name, self.output_columns = name, output_columns
 
     def key_of(self, port: int, row: Row) -> tuple:
         return ()
 
     def process(self, key: tuple, state: Counter | None, changes: list[Change]) -> tuple[Counter | None, Changelog]:
-        rows = state if state is not None else Counter(self.initial)
+        rows = state if state is not None else Counter()
         delta = consolidate((c.row, c.weight) for c in changes)
         after = rows.copy()
         apply_changes(after, delta)
@@ -43,8 +43,7 @@ class OneRowStage(KeyedStage):
                 f"[{ScalarSubqueryTooManyRowsError.error_class}] More than one row returned by a subquery used as "
                 f"an expression ({self.name}: {sum(after.values())} rows, e.g. {sorted(after, key=repr)[:2]}). "
                 "SQLSTATE: 21000")
-        # an empty state is dropped, unless the initial rows would then come back
-        return (after if after or self.initial else None), delta
+        return (after or None), delta
 
     def describe(self) -> StageDescription:
         return StageDescription(

@@ -36,8 +36,8 @@ queries, O(N) per update, the survey's §3.1 baseline; the benchmark compares th
 
 Ports: 0 = R(A,B), 1 = S(B,C), 2 = T(C,A), rows of two columns, multiset weights. One stage keyed
 by a constant (the count is global), emitting the count as −old/+new like the other global
-aggregates, the count 0 included: it is the row COUNT shows over empty input, which the lowering
-puts in the initial result.
+aggregates, the count 0 included: it is the row COUNT shows over empty input, the stage's start
+output.
 """
 
 from __future__ import annotations
@@ -89,6 +89,9 @@ class TriangleCountStage(ConstantKey, KeyedStage):
             raise ValueError(f"{name}: epsilon must be in [0, 1], got {epsilon}")
         self.name, self.epsilon = name, epsilon
         self.output_columns = ("count",)
+
+    def start_output(self) -> Changelog:
+        return [((0,), 1)]
 
     def process(self, key: tuple, state: TriangleState | None,
                 changes: list[Change]) -> tuple[TriangleState, Changelog]:

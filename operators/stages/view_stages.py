@@ -223,6 +223,9 @@ class TotalStage(ConstantKey, UnchangedOldState, KeyedStage):
         self.name, self.ring = name, ring
         self.output_columns = ("payload",)
 
+    def start_output(self) -> Changelog:
+        return [((self.ring.zero,), 1)]
+
     def process(self, key: tuple, state: Any | None, changes: list[Change]) -> tuple[Any | None, Changelog]:
         ring = self.ring
         old = ring.zero if state is None else state

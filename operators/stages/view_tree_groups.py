@@ -42,6 +42,10 @@ class GroupedViewTreeStage(ViewTreeStage):
             tuple((visited.index(v), i) for i, v in enumerate(atom.variables) if v in visited)
             for atom in order.atoms)
 
+    def start_output(self) -> Changelog:
+        """A global aggregate's one group, present over empty input with the zero payload."""
+        return [] if self.order.free else [((self.ring.zero,), 1)]
+
     def process(self, key: tuple, state: ViewTreeState | None,
                 changes: list[Change]) -> tuple[ViewTreeState, Changelog]:
         deltas = self._consolidate(changes, state is None)  # raises before anything changes

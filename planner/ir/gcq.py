@@ -66,7 +66,16 @@ class Inequality:
         if not self.offset:
             return f"{self.left} {self.op} {self.right}"
         negative = self.offset < type(self.offset)(0)
-        return f"{self.left} {self.op} {self.right} {'-' if negative else '+'} {-self.offset if negative else self.offset}"
+        return f"{self.left} {self.op} {self.right} {'-' if negative else '+'} {_text(-self.offset if negative else self.offset)}"
+
+
+def _text(offset: Offset) -> str:
+    """An offset as SQL: a number, or an interval (``interval '30' day``, not Python's ``30 days, 0:00:00``)."""
+    if isinstance(offset, timedelta):
+        if not offset % timedelta(days=1):
+            return f"interval '{offset.days}' day"
+        return f"interval '{offset.total_seconds():g}' second"
+    return str(offset)
 
 
 def inequality(left: str, op: str, right: str, offset: Offset = 0) -> Inequality:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from datetime import timedelta
 from decimal import Decimal
 
+from catalog.types import DATE
 from planner.ir.expressions import Call, Column, Expr, Literal, columns, conjuncts
 from planner.ir.gcq import Atom, Gcq, Inequality, Offset, inequality
 from planner.ir.logical import Filter, Join, LogicalPlan, Scan
@@ -67,12 +68,38 @@ def _shifted(expr: Expr) -> tuple[Column, Offset] | None:
         case Column():
             return expr, 0
         case Call("+", (Column() as col, constant)) | Call("+", (constant, Column() as col)):
-            c = _constant(constant)
+            c = _typed_offset(col, _constant(constant))
             return None if c is None else (col, c)
         case Call("-", (Column() as col, constant)):
-            c = _constant(constant)
+            c = _typed_offset(col, _constant(constant))
             return None if c is None else (col, -c)
     return None
+
+
+def _typed_offset(col: Column, c: Offset | None) -> Offset | None:
+    """``c`` in the unit of ``col``'s values: a DATE plus an integer (Spark's ``date_add``) or a day
+    interval moves by whole days, a ``timedelta`` the stages add to dates; a part of a day (a DATE
+    plus hours is a TIMESTAMP in Spark) is no offset of a date."""
+    if c is None or col.dtype != DATE:
+        return c
+    if isinstance(c, int):
+        return timedelta(days=c)
+    if isinstance(c, timedelta) and not c % timedelta(days=1):
+        return c
+    return None
+
+
+def _difference(a: Offset, b: Offset) -> Offset | None:
+    """``a - b`` for offsets where either may be the plain 0 of an unshifted column; None when the two
+    are of kinds that do not subtract (a number and an interval)."""
+    if not b:
+        return a
+    if not a:
+        return -b
+    try:
+        return a - b
+    except TypeError:
+        return None
 
 
 def _comparison(op: str, left: Expr, right: Expr, variables: _Variables) -> Inequality | None:
@@ -83,7 +110,8 @@ def _comparison(op: str, left: Expr, right: Expr, variables: _Variables) -> Ineq
     lhs, rhs = _shifted(left), _shifted(right)
     if lhs is None or rhs is None:
         return None
-    return inequality(variables.name(lhs[0]), op, variables.name(rhs[0]), rhs[1] - lhs[1])
+    offset = _difference(rhs[1], lhs[1])
+    return None if offset is None else inequality(variables.name(lhs[0]), op, variables.name(rhs[0]), offset)
 
 
 def _predicates(parts: list[Expr], variables: _Variables) -> tuple[list[Inequality], list[tuple[str, Expr]]]:

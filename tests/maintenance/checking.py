@@ -66,8 +66,12 @@ def check_against_spark(sql: str, catalog: Catalog, updates: Sequence[Update], b
 
 def compare_every_batch(view: MaintainedView, reference, sql: str, updates: Sequence[Update], batch_size: int,
                         informative_at_least: float, name: str) -> float:
-    """Apply the batches, compare after each, and return the fraction of batches whose reference
+    """Compare before the first batch (the query over empty tables: a global aggregate's one row), then
+    apply the batches, compare after each, and return the fraction of batches whose reference
     result was informative (``Reference.is_informative``), asserted to be at least ``informative_at_least``."""
+    if updates:
+        reference.as_of(updates[0].seq - 1)
+        assert_matches_reference(view.result(), reference.reference(sql), f"{name}, before any batch")
     compared = informative = 0
     for number, batch in enumerate(batches(updates, batch_size)):
         view.apply(batch)

@@ -18,10 +18,12 @@ Q3 = (QUERIES / "q03.sql").read_text()
 
 
 def swap_first_two(rows):
-    return [rows[1], rows[0], *rows[2:]]
+    return [rows[1], rows[0], *rows[2:]] if len(rows) > 1 else rows  # (the result before any batch is empty)
 
 
 def cent_more_revenue(rows):
+    if not rows:
+        return rows
     key, revenue, *rest = rows[-1]
     return [*rows[:-1], (key, revenue + type(revenue)("0.01"), *rest)]  # float now, Decimal later
 

@@ -76,6 +76,16 @@ class CompiledRunner:
                     self._to_result[unit.id] = tuple(chain)
                     break
                 current = program.units[current.downstream]
+        self._start()
+
+    def _start(self) -> None:
+        """The dataflow's start step (``Dataflow.start``) through the program: each unit's start output
+        (a global aggregate's row over empty input) forwarded as its first output, before any batch;
+        its result is the view's initial one (``dataflow.initial_result``)."""
+        steps: list[tuple] = []
+        for unit in self.program.units:
+            self._forward(unit, unit.stage.start_output(), steps)
+        self._finish(steps, self._journal)
 
     @property
     def states(self) -> dict[int, dict]:

@@ -123,7 +123,7 @@ class GeneralNestedStage(GlobalResult, KeyedStage):
             if self.predicate(key + values) is True:
                 group = self.group(key)
                 totals[group] = add_vectors(totals.get(group, self.sums.zero()), vector)
-        return self.result_rows(totals, self.grouped)
+        return self.result_rows(totals)
 
     def process(self, key: tuple, state: GeneralState | None, changes: list[Change]):
         n = len(self.subqueries)

@@ -102,7 +102,11 @@ class AggregateIndexStage(GlobalResult, KeyedStage):
             v = self.value(tuple(agg.result(*acc) for agg, acc in zip(self.uncorrelated, state.uncorrelated, strict=True)))
             vectors = {group: tuple(range_sum(index, self.op, v) for index in indexes)
                        for group, indexes in state.indexes.items()}
-        return self.result_rows(vectors, bool(self.group_width))
+        return self.result_rows(vectors)
+
+    @property
+    def grouped(self) -> bool:
+        return bool(self.group_width)
 
     def process(self, key: tuple, state: IndexState | None, changes: list[Change]):
         before = self._output(state)

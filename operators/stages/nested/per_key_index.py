@@ -108,13 +108,17 @@ class SumVectorsStage(UnchangedOldState, GlobalResult, KeyedStage):
     def key_of(self, port: int, row: Row) -> tuple:
         return row[: self.group_width]
 
+    @property
+    def grouped(self) -> bool:
+        return bool(self.group_width)
+
     def process(self, key: tuple, state: tuple | None, changes: list[Change]):
         total = state if state is not None else self.sums.zero()
-        before = self.result_rows({key: total}, bool(self.group_width))
+        before = self.result_rows({key: total})
         for change in changes:
             total = add_vectors(total, change.row[self.group_width :], change.weight)
         empty = self.group_width and total[0] == 0
-        return (None if empty else total), diff_rows(before, self.result_rows({key: total}, bool(self.group_width)))
+        return (None if empty else total), diff_rows(before, self.result_rows({key: total}))
 
     def describe(self) -> StageDescription:
         return self.description

@@ -46,7 +46,11 @@ class RpaiTreeStage(GlobalResult, KeyedStage):
 
     def _output(self, state: RpaiState | None) -> list[Row]:
         vectors = {} if state is None else self.index.range_vectors(state.index, self.op, self._v(state))
-        return self.result_rows(vectors, self.group is not None)
+        return self.result_rows(vectors)
+
+    @property
+    def grouped(self) -> bool:
+        return self.group is not None
 
     def process(self, key: tuple, state: RpaiState | None, changes: list[Change]):
         before = self._output(state)

@@ -59,14 +59,12 @@ class ScalarAggregate:
     func: str
     argument: Compiled | None = attrs.field(eq=False)
     value: Compiled = attrs.field(eq=False)  # over the one-column row (aggregate,)
-    start: tuple = (0, 0)  # (Σ, count) before any input: a fed query's row over empty input
 
     def contribution(self, row: Row, weight: int) -> tuple:
         value = 1 if self.argument is None else self.argument(row)
         return (0, 0) if value is None else (weight * value, weight)
 
     def result(self, total, count):
-        total, count = total + self.start[0], count + self.start[1]
         if self.func == "count":
             aggregate = count
         elif count == 0:
@@ -89,20 +87,24 @@ class GlobalResult:
 
     sums: RequiredSums
     finish: Callable[[Row], Row | None]
+    #: GROUP BY: a row per group that has rows; else the one row of a global aggregate
+    grouped: bool
 
     def result_row(self, vector) -> Row | None:
         return self.finish(self.sums.values(vector))
 
-    def result_rows(self, vectors: dict, grouped: bool) -> list[Row]:
+    def result_rows(self, vectors: dict) -> list[Row]:
         """The result: a row per group that has rows, or the global aggregate's one row (also over
         no rows: COUNT 0, SUM NULL); a row HAVING drops is left out."""
-        if grouped:
+        if self.grouped:
             return grouped_rows(self.finish, self.sums, vectors)
         row = self.result_row(vectors.get((), self.sums.zero()))
         return [] if row is None else [row]
 
-    def empty_result(self) -> Row | None:
-        return self.result_row(self.sums.zero())
+    def start_output(self) -> Changelog:
+        """A global aggregate's row over no rows (COUNT 0, SUM NULL); a grouped one has none."""
+        row = None if self.grouped else self.result_row(self.sums.zero())
+        return [] if row is None else [(row, 1)]
 
     def key_of(self, port: int, row: Row) -> tuple:
         return ()
