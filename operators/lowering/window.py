@@ -40,8 +40,6 @@ def lower_window_query(builder: StageBuilder, plan: LogicalPlan, items: tuple[Na
         plan = plan.child
     layer_ids = {id(layer) for layer in layers}
     body = builder.lower(plan, frozenset(columns_read(layers[0], lambda node, field: id(node) not in layer_ids)))
-    if body.initial:
-        raise LoweringError("a window over a global aggregate (a query with one row over empty input) is not supported")
     last, layout = body.last, body.layout
     condition = None  # a WHERE above the windows, applied with the select list that follows it
     for layer in reversed(layers):
@@ -57,7 +55,7 @@ def lower_window_query(builder: StageBuilder, plan: LogicalPlan, items: tuple[Na
                 condition = None
     if items is not None or condition is not None:
         last, layout = _project(builder, items, condition, layout, last)
-    return last, layout, ()
+    return last, layout
 
 
 def _project(builder: StageBuilder, items: tuple[NamedExpr, ...] | None, condition, layout: tuple[Column, ...],
