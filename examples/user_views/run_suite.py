@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from planner.workloads.user_view_streams import write_streams  # noqa: E402
-from planner.workloads.user_view_suite import report, run_schema  # noqa: E402
+from planner.workloads.user_view_suite import duckdb_disagreements, report, run_schema  # noqa: E402
 from planner.workloads.user_views import SCHEMAS, SchemaCatalogs, schema_ddl  # noqa: E402
 
 
@@ -32,10 +32,12 @@ def main() -> int:
     parser.add_argument("--reference", choices=["spark", "duckdb"], default="spark")
     parser.add_argument("--batches", type=int, default=8, help="batches the stream is applied in (default 8)")
     parser.add_argument("--stream", type=Path, help="a directory written by generate_stream.py (default: generate one)")
+    parser.add_argument("--compare-references", action="store_true",
+                        help="instead: list the views where DuckDB's result differs from spark.sql's")
     args = parser.parse_args()
     schemas = SCHEMAS if args.schema == "all" else (args.schema,)
     spark = None
-    if args.reference == "spark":
+    if args.reference == "spark" or args.compare_references:
         from operators.runtime.spark_session import make_spark_session
 
         spark = make_spark_session(app="user-view-suite")
@@ -43,6 +45,11 @@ def main() -> int:
         stream = args.stream or Path(scratch)
         if args.stream is None:
             write_streams(stream, schemas)
+        if args.compare_references:
+            for schema in schemas:
+                for name, difference in duckdb_disagreements(schema, stream / schema, spark, args.batches).items():
+                    print(f"{schema}/{name}: {difference}")
+            return 0
         outcomes = [outcome for schema in schemas
                     for outcome in run_schema(schema, stream / schema, args.reference, spark, args.batches, args.only)]
     refused = {schema: SchemaCatalogs(schema_ddl(schema)).refused for schema in schemas}

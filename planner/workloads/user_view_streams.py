@@ -189,6 +189,11 @@ def shop_stream(seed: int = 24) -> Stream:
         if rng.random() < 0.03:
             product.delete(rng.uniform(90, 180) * 86_400)
         products.append(product)
+    for product_id in range(61, 65):  # listed but never ordered: new arrivals nobody has found yet
+        born = rng.uniform(86_400, HORIZON)
+        stream.add("products", born, product_id=product_id, sku=f"HOM-{product_id:05d}", name=f"New item {product_id}",
+                   category_id=7, brand="Hooli", list_price=Decimal("24.90"), cost=Decimal("12.00"), weight_kg=1.5,
+                   is_active=True, created_at=at(born))
 
     domains = ["gmail.com", "Yahoo.com", "outlook.com", "shop-mail.de", "ACME.io"]
     customers = []
@@ -213,6 +218,7 @@ def shop_stream(seed: int = 24) -> Stream:
 
     order_id = 1000
     payment_id = shipment_id = review_id = 0
+    buyers = set()
     for customer_id, born, _ in customers:
         orders = 0 if rng.random() < 0.2 else min(1 + int(rng.expovariate(0.6)), 7)
         if customer_id in (1, 2):
@@ -223,6 +229,7 @@ def shop_stream(seed: int = 24) -> Stream:
             if placed >= HORIZON - 3600:
                 break
             order_id += 1
+            buyers.add(customer_id)
             ordered = stream.add(
                 "orders", placed if rng.random() > 0.03 else born - 60,  # a few orders before their customer
                 order_id=order_id, customer_id=customer_id, order_date=day(placed), created_at=at(placed),
@@ -281,7 +288,8 @@ def shop_stream(seed: int = 24) -> Stream:
                 best_seller = lines[0].row["product_id"] == products[0].row["product_id"]
                 if best_seller and 100 * 86_400 <= written < 130 * 86_400:
                     written += 30 * 86_400  # reviews of the best seller wait while it is under moderation
-                rating = _pick(rng, {5: 5, 4: 3, 3: 1, 2: 1, 1: 1})
+                poorly_made = products[lines[0].row["product_id"] - 1].row["brand"] == "Umbrella"
+                rating = _pick(rng, {5: 1, 4: 1, 3: 1, 2: 3, 1: 3} if poorly_made else {5: 5, 4: 3, 3: 1, 2: 1, 1: 1})
                 title = _maybe(rng, 0.1, rng.choice(["Great!", "Does the job", "Refund requested", "Broke after a week",
                                                      "Love it", "refund please", "OK"]))
                 review = stream.add("reviews", written, review_id=review_id,
@@ -289,6 +297,12 @@ def shop_stream(seed: int = 24) -> Stream:
                                     title=title, created_at=at(written))
                 if best_seller and written < 100 * 86_400:  # hidden for moderation, then shown again
                     review.delete(100 * 86_400 + rng.uniform(0, 600)).restore(130 * 86_400 + rng.uniform(0, 600))
+    for _ in range(6):  # reviews of gifts, by customers who never ordered themselves
+        customer_id, born, _ = rng.choice([c for c in customers if c[0] not in buyers])
+        review_id += 1
+        written = born + rng.uniform(1, 30) * 86_400
+        stream.add("reviews", written, review_id=review_id, product_id=_zipf(rng, products).row["product_id"],
+                   customer_id=customer_id, rating=rng.randint(1, 5), title=None, created_at=at(written))
     return stream
 
 
@@ -318,7 +332,8 @@ def saas_stream(seed: int = 25) -> Stream:
             created_at=at(created), is_internal=account_id in (1, 17))
         if account_id == 33:
             account.delete(140 * 86_400)  # closed: its users and events dangle
-        subscriptions = _subscribe(rng, stream, account_id, created, plans, subscription_id)
+        # every seventh account is a lead that never subscribes
+        subscriptions = [] if account_id % 7 == 0 else _subscribe(rng, stream, account_id, created, plans, subscription_id)
         subscription_id += len(subscriptions)
         for subscription, ends in subscriptions:
             for invoice in _invoices(rng, stream, subscription, ends, invoice_id):
