@@ -258,16 +258,18 @@ def shop_stream(seed: int = 24) -> Stream:
             method = _pick(rng, {"card": 6, "paypal": 3, "voucher": 1, "bank_transfer": 1})
             if method == "voucher" and 110 * 86_400 <= paid < 150 * 86_400:
                 method = "card"  # the voucher scheme is paused: no voucher payments meanwhile
+            attempts = []
             if rng.random() < 0.15:
                 payment_id += 1
-                stream.add("payments", paid - 30, payment_id=payment_id, order_id=order_id, method=method,
-                           amount=total, status="failed", paid_at=at(paid - 30))
+                attempts.append(stream.add("payments", paid - 30, payment_id=payment_id, order_id=order_id,
+                                           method=method, amount=total, status="failed", paid_at=at(paid - 30)))
             payment_id += 1
             amount = total if rng.random() > 0.1 else money(float(total) * 0.5)
-            payment = stream.add("payments", paid, payment_id=payment_id, order_id=order_id, method=method,
-                                 amount=amount, status="captured", paid_at=at(paid))
+            attempts.append(stream.add("payments", paid, payment_id=payment_id, order_id=order_id, method=method,
+                                       amount=amount, status="captured", paid_at=at(paid)))
             if method == "voucher" and paid < 110 * 86_400:  # and its earlier payments voided while it is paused
-                payment.delete(120 * 86_400 + rng.uniform(0, 3600)).restore(150 * 86_400 + rng.uniform(0, 3600))
+                for attempt in attempts:
+                    attempt.delete(120 * 86_400 + rng.uniform(0, 3600)).restore(150 * 86_400 + rng.uniform(0, 3600))
             ordered.set(paid, status="paid")
             if rng.random() < 0.2 or paid + 86_400 >= HORIZON:
                 continue
