@@ -36,6 +36,13 @@ KNOWN_BUGS = {
 
 #: views DuckDB computes differently from spark.sql (or cannot run), checked by the slow test
 DUCKDB_DIFFERS = {
+    "shop/revenue_rollup_country_category": "ROLLUP over no rows: DuckDB gives the grand total's row, Spark no row",
+    "saas/accounts_rollup_industry_country": "ROLLUP over no rows: DuckDB gives the grand total's row, Spark no row",
+    "shop/median_order_value_by_channel": "median of DECIMAL: Spark interpolates as DOUBLE, DuckDB keeps a DECIMAL",
+    "saas/session_median_by_device": "percentile: Spark interpolates, sqlglot writes DuckDB's quantile_disc",
+    "shop/orders_by_weekday": "dayofweek: Spark counts Sunday as 1, DuckDB as 0",
+    "shop/signup_cohort_retention": "date_trunc of a DATE: Spark gives a TIMESTAMP (an instant), DuckDB a naive one",
+    "saas/billed_by_month": "date_trunc of a DATE: Spark gives a TIMESTAMP (an instant), DuckDB a naive one",
     "saas/ticket_resolution_hours": "DuckDB has no unix_timestamp of a TIMESTAMP WITH TIME ZONE",
 }
 
