@@ -24,9 +24,6 @@ from planner.workloads.user_view_suite import (
 from planner.workloads.user_views import SCHEMAS, load_views, schema_ddl, table_shapes
 
 KNOWN_BUGS = {
-    "shop/catalogue_counts": "UNION ALL of global COUNT(*)s gives no rows over the empty database (issue 24 item 1)",
-    "shop/repurchase_within_30_days": "a DATE plus an INT in an inequality self-join: TypeError in operators/stages/gjt.py "
-                                      "(issue 24)",
     "saas/events_per_session": "a global aggregate whose value over the empty database is a Spark run-time error "
                                "(COUNT(*) / COUNT(DISTINCT ...) = 0/0): MaintainedView(...) raises DIVIDE_BY_ZERO, "
                                "so the view cannot be created before its data",
