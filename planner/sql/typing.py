@@ -185,6 +185,8 @@ def _registered_call(function: functions.Function, args: tuple[Expr, ...], claus
         signature = function.typing(functions.arguments(args))
     except functions.ArgumentTypeError as error:
         raise _mismatch(clause, str(error), args) from None
+    except functions.UnsupportedArgumentError as error:
+        raise UnsupportedSqlError(f"{clause}: {error}") from None
     cast_args = tuple(
         a if target is None else cast(a, target, clause, compared_only=False)
         for a, target in zip(args, signature.params, strict=True)

@@ -27,7 +27,7 @@ docs table (a test fails while it differs).
 
 from __future__ import annotations
 
-from planner.ir.functions import conditional, dates, nondeterministic, strings
+from planner.ir.functions import conditional, dates, nondeterministic, numeric, regex, strings
 from planner.ir.functions.registry import (
     Arg,
     ArgumentCountError,
@@ -35,10 +35,11 @@ from planner.ir.functions.registry import (
     Bound,
     Function,
     Signature,
+    UnsupportedArgumentError,
     arguments,
 )
 
-_MODULES = (conditional, strings, dates, nondeterministic)
+_MODULES = (numeric, strings, regex, conditional, dates, nondeterministic)
 
 #: Every registered function, in declaration order.
 FUNCTIONS: tuple[Function, ...] = tuple(f for module in _MODULES for f in module.FUNCTIONS)
@@ -69,6 +70,6 @@ def registered(op: str) -> Function | None:
 
 
 __all__ = [
-    "FUNCTIONS", "Arg", "ArgumentCountError", "ArgumentTypeError", "Bound", "Function", "Signature", "arguments",
+    "FUNCTIONS", "Arg", "ArgumentCountError", "ArgumentTypeError", "Bound", "Function", "Signature", "UnsupportedArgumentError", "arguments",
     "lookup", "registered",
 ]

@@ -28,6 +28,11 @@ class ArgumentTypeError(ValueError):
     what the function needs, e.g. ``round's scale (an integer constant)``."""
 
 
+class UnsupportedArgumentError(ValueError):
+    """An argument Spark accepts that spark-ivm cannot evaluate exactly as Spark does (a regular
+    expression whose meaning differs in Python); the message says what and why."""
+
+
 #: The value of an argument that is not a constant.
 NOT_CONSTANT = object()
 
@@ -151,11 +156,9 @@ def numeric_type(arg: Arg, what: str) -> DataType:
 
 
 def integer_param(arg: Arg, what: str) -> DataType:
-    """An INT parameter (a position, a length, a scale): an int, or a NULL; Spark refuses a bigint
-    unless it is a constant that fits an int."""
-    if arg.type in (types.INT, NULL):
-        return types.INT
-    if arg.type == types.BIGINT and arg.constant and isinstance(arg.value, int) and -(2**31) <= arg.value < 2**31:
+    """An INT parameter (a position, a length): an integer, a NULL, or a string read as an int, as
+    Spark's ANSI coercion reads them (a bigint out of the int range fails when cast)."""
+    if arg.type in (*types.INTEGRAL, NULL, STRING):
         return types.INT
     raise ArgumentTypeError(what)
 
