@@ -200,8 +200,8 @@ def common_type(a: DataType, b: DataType, a_literal: object = None, b_literal: o
             return BIGINT
         if other == DOUBLE or isinstance(other, DecimalType):
             return DOUBLE
-        if other == DATE:
-            return DATE
+        if other in (DATE, BOOLEAN):  # a string meets a date or a boolean as that type (checked on Spark 4)
+            return other
         return None
     if not (is_numeric(a) and is_numeric(b)):
         return None

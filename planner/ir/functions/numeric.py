@@ -17,7 +17,7 @@ import math
 from collections.abc import Callable
 
 from catalog import types
-from catalog.types import BIGINT, DOUBLE, INT, NULL, DecimalType
+from catalog.types import BIGINT, DOUBLE, INT, NULL, STRING, DecimalType
 from planner.ir import values
 from planner.ir.functions.registry import (
     Arg,
@@ -31,6 +31,7 @@ from planner.ir.functions.registry import (
 )
 
 _DOUBLE_AS_DECIMAL = DecimalType(30, 15)
+_DEFAULT_DECIMAL = DecimalType(38, 18)  # a string or NULL where a decimal is expected
 _ROUNDING = {"round": decimal.ROUND_HALF_UP, "bround": decimal.ROUND_HALF_EVEN,
              "ceil": decimal.ROUND_CEILING, "floor": decimal.ROUND_FLOOR}
 
@@ -39,13 +40,14 @@ _ROUNDING = {"round": decimal.ROUND_HALF_UP, "bround": decimal.ROUND_HALF_EVEN,
 
 
 def _scale_of(args: tuple[Arg, ...], name: str) -> int:
-    """The constant INT scale of a rounding function (0 when omitted; a NULL scale types as 0)."""
+    """The constant INT scale of a rounding function (0 when omitted; round's NULL scale types as 0,
+    ceil's and floor's is refused)."""
     if len(args) < 2:
         return 0
     scale = args[1]
-    if scale.type == NULL and scale.constant:
+    if scale.type == NULL and scale.constant and name in ("round", "bround"):
         return 0
-    if not (scale.constant and scale.type == INT):
+    if not (scale.constant and scale.type in types.INTEGRAL and -(2**31) <= scale.value < 2**31):
         raise ArgumentTypeError(f"{name}'s scale (an integer constant)")
     return scale.value
 
@@ -80,7 +82,8 @@ def _ceil_floor_typing(name: str) -> Callable[[tuple[Arg, ...]], Signature]:
                 return Signature((source,), types.bounded_decimal(source.precision - source.scale + 1, 0))
             return Signature((source,), BIGINT)
         scale = _scale_of(args, name)
-        as_decimal = _DOUBLE_AS_DECIMAL if source == DOUBLE else types.as_decimal(source)
+        as_decimal = (_DOUBLE_AS_DECIMAL if args[0].type == DOUBLE else _DEFAULT_DECIMAL if args[0].type in (STRING, NULL)
+                      else types.as_decimal(source))
         return Signature((as_decimal, None), _rounded_decimal(as_decimal, scale))
 
     return typing
@@ -120,7 +123,9 @@ def _round_double(x: float, scale: int, rounding: str) -> float:
 
 
 def _double_to_bigint(x: float, rounding: str, name: str) -> int:
-    if not math.isfinite(x):
+    if math.isnan(x):
+        return 0  # Math.ceil(NaN).toLong, which Spark's range check lets through
+    if math.isinf(x):
         raise values.SqlRuntimeError("ARITHMETIC_OVERFLOW", f"{name}({values.to_string(x, DOUBLE)}) overflows bigint")
     whole = math.ceil(x) if rounding == decimal.ROUND_CEILING else math.floor(x)
     return values.check_integral(whole, BIGINT, name)
@@ -144,7 +149,7 @@ def _abs(bound: Bound) -> Callable[[object], object]:
 
 
 def _sign(x: float) -> float:
-    if x != x or x == 0:
+    if math.isnan(x) or x == 0:
         return x  # NaN, 0.0 and -0.0 are their own sign (Math.signum)
     return 1.0 if x > 0 else -1.0
 
@@ -154,6 +159,13 @@ def _pmod_typing(args: tuple[Arg, ...]) -> Signature:
     decimal gives ``DecimalPrecision``'s remainder type (an integer literal counts its digits)."""
     kinds = [numeric_type(a, "pmod's arguments (numbers)") for a in args]
     known = [k for a, k in zip(args, kinds, strict=True) if a.type != NULL]
+    strings = [a.type == STRING for a in args]
+    if any(strings):  # a string is read as a bigint beside an integer, else as a double; never beside NULL
+        if NULL in (a.type for a in args):
+            raise ArgumentTypeError("pmod of a string and NULL (numbers)")
+        others = [a.type for a in args if a.type != STRING]
+        target = BIGINT if others and others[0] in types.INTEGRAL else DOUBLE
+        return Signature((target, target), target)
     if not known or DOUBLE in known:
         return Signature((DOUBLE, DOUBLE), DOUBLE)
     if all(k in types.INTEGRAL for k in known):
@@ -195,7 +207,7 @@ def _doubles(args: tuple[Arg, ...]) -> Signature:
 
 def _ieee_divide(a: float, b: float) -> float:
     if b == 0:
-        return math.nan if a == 0 or a != a else math.copysign(math.inf, a) * math.copysign(1.0, b)
+        return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
     return a / b
 
 
@@ -224,7 +236,7 @@ def _exp(x: float) -> float:
 def _power(x: float, y: float) -> float:
     """``StrictMath.pow``: NaN exponent gives NaN (C's pow gives 1 for 1^NaN), ±1^±inf is NaN, a
     negative base with a fractional exponent is NaN, 0 to a negative power is infinity."""
-    if y != y or (abs(x) == 1 and math.isinf(y)):
+    if math.isnan(y) or (abs(x) == 1 and math.isinf(y)):
         return math.nan
     try:
         return math.pow(x, y)

@@ -156,15 +156,21 @@ def numeric_type(arg: Arg, what: str) -> DataType:
 
 
 def integer_param(arg: Arg, what: str) -> DataType:
-    """An INT parameter (a position, a length): an integer, a NULL, or a string read as an int, as
-    Spark's ANSI coercion reads them (a bigint out of the int range fails when cast)."""
-    if arg.type in (*types.INTEGRAL, NULL, STRING):
+    """An INT parameter (a position, a length): any number (a decimal or double is truncated, a
+    bigint out of the int range fails), a NULL, or a string read as an int, as Spark's ANSI
+    coercion casts them."""
+    if types.is_numeric(arg.type) or arg.type in (NULL, STRING):
         return types.INT
     raise ArgumentTypeError(what)
 
 
-def common(args: tuple[Arg, ...], what: str) -> DataType:
-    """The one type ``args`` are merged as (``findWiderCommonType``); refused when there is none."""
+def common(args: tuple[Arg, ...], what: str, string_promotion: bool = True) -> DataType:
+    """The one type ``args`` are merged as (``findWiderCommonType``); refused when there is none.
+    Without ``string_promotion`` (``findWiderTypeWithoutStringPromotion``, greatest and least) a
+    string does not meet another type."""
+    kinds = {a.type for a in args} - {NULL}
+    if not string_promotion and STRING in kinds and len(kinds) > 1:
+        raise ArgumentTypeError(what)
     result: DataType = NULL
     for arg in args:
         widened = types.common_type(result, arg.type)
