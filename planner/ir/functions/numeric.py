@@ -93,9 +93,8 @@ def _quantized(value: decimal.Decimal, scale: int, rounding: str) -> decimal.Dec
     """``value`` rounded to ``scale`` fractional digits (a negative scale rounds to tens, hundreds...)."""
     if value.as_tuple().exponent >= -scale:
         return value  # already has no more digits than the scale keeps
-    if scale < -(value.adjusted() + 1):
-        return decimal.Decimal(0)  # rounds away every digit (and any carry would need one more)
-    return value.quantize(decimal.Decimal(1).scaleb(-scale), rounding=rounding, context=values.CONTEXT)
+    # beyond 400 tens every double and decimal rounds to 0 (or to one digit for ceil/floor)
+    return value.quantize(decimal.Decimal(1).scaleb(-max(scale, -400)), rounding=rounding, context=values.CONTEXT)
 
 
 def _rounder(name: str) -> Evaluator:
