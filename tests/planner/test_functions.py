@@ -16,6 +16,7 @@ from operators.lowering.expr_eval import compile_expr
 from planner.ir.expressions import Column, type_of
 from planner.ir.functions import FUNCTIONS, lookup
 from planner.ir.functions.regex import UnsupportedRegex, java_regex
+from planner.ir.functions.table import DOCS_FILE, supported_functions_table
 from planner.ir.values import SqlRuntimeError
 from planner.sql.errors import UnsupportedSqlError
 from planner.sql.statements import parse_sql
@@ -200,3 +201,10 @@ def test_every_registered_name_resolves_to_its_function():
         for name in (function.name, *function.aliases):
             assert lookup(name) is function and lookup(name.upper()) is function
         assert function.doc and function.category
+
+
+def test_docs_list_every_registered_function_as_the_registry_renders_it():
+    """docs/supported-functions.md is generated (python -m planner.ir.functions.table): it must not drift."""
+    assert DOCS_FILE.read_text() == supported_functions_table(), "run: python -m planner.ir.functions.table"
+    for function in FUNCTIONS:
+        assert f"| `{function.name}` |" in DOCS_FILE.read_text()
