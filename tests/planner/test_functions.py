@@ -114,6 +114,23 @@ def test_string_functions(sql, expected):
     assert value(sql) == expected
 
 
+def test_nullif_casts_a_constant_only_when_a_row_compares_it():
+    assert value("nullif(cast(s as date), 'x')") is None  # Spark: the NULL side is not compared
+    with pytest.raises(SqlRuntimeError, match="CAST_INVALID_INPUT"):
+        value("nullif(cast(s as date), 'x')", s="2020-01-31")
+
+
+def test_an_empty_match_splitting_a_character_outside_the_bmp_fails_loudly():
+    assert value("regexp_replace(s, 'a*', '-')", s="ßé") == "-ß-é-"
+    with pytest.raises(SqlRuntimeError, match="UNSUPPORTED_REGEX"):
+        value("regexp_replace(s, 'a*', '-')", s="x😀")  # Java writes '-x-?-?-': half characters
+
+
+@pytest.mark.parametrize("sql", ["s / cast(null as double)", "s % cast(null as int)", "pmod(s, cast(null as int))"])
+def test_a_null_divisor_is_computed_first_and_the_dividend_never(sql):
+    assert value(sql, s="not a number") is None  # Spark's DivModLike: the malformed s is never cast
+
+
 def test_split_part_index_zero_raises():
     with pytest.raises(SqlRuntimeError, match="INVALID_INDEX_OF_ZERO"):
         value("split_part(s, ',', 0)", s="a,b")

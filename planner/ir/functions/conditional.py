@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from catalog.types import BOOLEAN, NULL
-from planner.ir.expressions import Literal, type_of
+from catalog import types
+from catalog.types import BOOLEAN, NULL, STRING
+from planner.ir.expressions import Call, Literal, cast_op, type_of
 from planner.ir.functions.registry import Arg, Function, Signature, common, plain
 
 
@@ -50,7 +51,11 @@ def _nvl2(call, value, then, otherwise):
 
 
 def _nullif(call, value, other):
-    # Spark's NullIf is If(EqualTo(a, b), NULL of a's type, a)
+    """Spark's NullIf is ``If(EqualTo(a, b), NULL of a's type, a)``; a constant that cannot be cast
+    to ``a``'s type fails only when a row compares it (Spark does not fold a failing cast)."""
+    target = types.common_type(type_of(value) or NULL, type_of(other) or NULL)
+    if isinstance(other, Literal) and other.type == STRING and target not in (None, STRING):
+        other = Call(cast_op(target), (other,), target)
     return call("case", call("=", value, other), Literal(None, NULL), value)
 
 

@@ -178,11 +178,16 @@ def _pmod_typing(args: tuple[Arg, ...]) -> Signature:
 
 
 def _pmod(bound: Bound) -> Callable[[object, object], object]:
-    """``r = a % n; if r < 0 then (r + n) % n else r``, as Spark computes it (its int ``r + n`` wraps)."""
+    """``r = a % n; if r < 0 then (r + n) % n else r``, as Spark computes it (its int ``r + n`` wraps);
+    the divisor first: when it is NULL the dividend is not computed."""
     remainder = values.arithmetic("%", bound.result)
     width = {INT: 32, BIGINT: 64}.get(bound.result)
 
-    def pmod(a: object, n: object) -> object:
+    def pmod(dividend: Callable[[], object], divisor: Callable[[], object]) -> object:
+        n = divisor()
+        a = None if n is None else dividend()
+        if a is None:
+            return None
         r = remainder(a, n)
         if r >= 0:
             return r
@@ -285,7 +290,7 @@ FUNCTIONS = (
     Function("mod", "numeric", "the remainder, with the dividend's sign (the same as a % b)", (2, 2),
              "two numbers", "as a % b", rewrite=_mod),
     Function("pmod", "numeric", "the remainder made non-negative for a positive divisor", (2, 2), "two numbers",
-             "as a % b", typing=_pmod_typing, evaluator=_pmod),
+             "as a % b", typing=_pmod_typing, evaluator=_pmod, nulls="lazy"),
     Function("power", "numeric", "x raised to the power y (java.lang.StrictMath.pow)", (2, 2), "double, double",
              "double", typing=_doubles, evaluator=plain(_power), aliases=("pow",)),
     _unary_double("sqrt", "the square root; NaN for a negative number", _sqrt),

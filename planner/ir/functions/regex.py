@@ -104,6 +104,8 @@ def _escape(pattern: str, i: int, in_class: bool) -> tuple[str, int]:
     if d == "x" and not pattern.startswith("{", i + 2):
         return pattern[i: i + 4], i + 4
     if d == "u":
+        if 0xD800 <= int(pattern[i + 2: i + 6] or "0", 16) <= 0xDFFF:
+            raise UnsupportedRegex("a surrogate \\u escape matches half a character in Java, nothing in Python")
         return pattern[i: i + 6], i + 6
     if d == "z" and not in_class:
         return r"\Z", i + 2
@@ -154,6 +156,12 @@ def _matches(regex: re.Pattern, text: str):
     position = 0
     while position <= len(text) and (match := regex.search(text, position)) is not None:
         yield match
+        if match.end() == match.start() and match.end() < len(text) and ord(text[match.end()]) > 0xFFFF:
+            # Java steps one UTF-16 unit, into the character's surrogate pair (Spark then writes '?')
+            raise values.SqlRuntimeError(
+                "UNSUPPORTED_REGEX", f"an empty match of {regex.pattern!r} before {text[match.end()]!r}, a character "
+                "outside the Basic Multilingual Plane, splits it in Java: Spark's result there is not text",
+            )
         position = match.end() + (1 if match.end() == match.start() else 0)
 
 
