@@ -225,7 +225,7 @@ def common_type(a: DataType, b: DataType, a_literal: object = None, b_literal: o
             return BIGINT
         if other == DOUBLE or isinstance(other, DecimalType):
             return DOUBLE
-        if other == DATE or other in TIMESTAMPS:
+        if other in (DATE, BOOLEAN) or other in TIMESTAMPS:  # a string meets these as that type (checked on Spark 4)
             return other
         return None
     if {a, b} <= {DATE, *TIMESTAMPS}:

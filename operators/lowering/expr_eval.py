@@ -175,8 +175,11 @@ def _compile(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
         case Call(op=("+" | "-") as op, args=(left, right)) if type_of(expr) == DATE or isinstance(right, Literal) and str(right.type).startswith("interval"):
             return _date_shift(op, left, right, layout)
         case Call(op=("+" | "-" | "*" | "/" | "%" | "div") as op, args=(left, right)):
-            return _strict(_nan_made_one(values.arithmetic(op, expr.dtype), expr.dtype), _compile(left, layout),
-                           _compile(right, layout))
+            compute = _nan_made_one(values.arithmetic(op, expr.dtype), expr.dtype)
+            if op in ("/", "%", "div"):  # Spark's DivModLike computes the divisor first: NULL there skips the dividend
+                return _strict(lambda divisor, dividend: compute(dividend, divisor), _compile(right, layout),
+                               _compile(left, layout))
+            return _strict(compute, _compile(left, layout), _compile(right, layout))
         case Call(op=op, args=(left, right)) if op in _COMPARE:
             return _strict(_COMPARE[op], _compile(left, layout), _compile(right, layout))
         case Call(op="neg", args=(arg,)):

@@ -8,8 +8,9 @@ Operator names (``Call.op``):
   arithmetic ``+ - * / neg``; comparison ``= <> < <= > >=``; logic ``and or not``;
   ``like``, ``not like``, ``in`` (args: operand, *values), ``not in``, ``between`` (x, lo, hi),
   ``is null``, ``is not null``, ``case`` (when1, then1, ..., [else]), ``extract_year`` etc.
-  (``extract_<unit>``), ``substring`` (s, start, length), ``cast`` (to ``dtype``), ``coalesce``,
-  ``greatest``, ``least``, ``date_diff`` (date - date, in days), ``div`` (integral division), ``%``.
+  (``extract_<unit>``), ``cast`` (to ``dtype``), ``date_diff`` (date - date, in days), ``div``
+  (integral division), ``%``; and every scalar function of the registry (planner/ir/functions) by
+  its Spark name: ``substring``, ``coalesce``, ``greatest``, ``upper``, ``round``, ``rlike``...
 
 Types: the SQL front end (planner/sql/typing.py) types every expression the way Spark's analyzer
 does and inserts its implicit casts, so ``dtype`` is the Spark type of the value. ``dtype`` is not

@@ -2,7 +2,8 @@
 
 Each example draws one row of typed values (NULLs included) and a list of expressions over its
 columns and over literals: arithmetic, comparisons, IN lists, CASE, casts, string and date
-functions. Spark evaluates them with ``spark.sql`` over a one-row view; we parse the same SQL,
+functions, and every registered scalar function (planner/ir/functions: rounding ties, negative
+scales, unicode, Java regular expressions). Spark evaluates them with ``spark.sql`` over a one-row view; we parse the same SQL,
 type it (planner/sql/typing.py) and evaluate the compiled closure on the same row
 (operators/lowering/expr_eval.py). Both must agree on the result type, on the value, and on
 whether evaluation fails (a plan-time refusal or a runtime error on our side, an exception on
@@ -45,6 +46,7 @@ def _decimal(precision: int, scale: int) -> st.SearchStrategy:
 
 
 SHORT_TEXT = st.text(alphabet="ab1_% 9", max_size=5)
+UNICODE_TEXT = st.text(alphabet="aB ßéΣς😀,\t", max_size=5)
 NUMERIC_TEXT = st.sampled_from(["1", "10", "-3", " 5 ", "1.5", "abc", "", "2147483648", "1e3"])
 DATE_TEXT = st.sampled_from(["1995-03-15", "1995-3-5", "1995", "2000-02-30", "x"])
 DATES = st.dates(datetime.date(1900, 1, 1), datetime.date(2100, 12, 31))
@@ -59,7 +61,7 @@ rows = st.tuples(
     _maybe_null(_decimal(5, 3)),
     _maybe_null(st.floats(-1e6, 1e6, allow_nan=False)),
     _maybe_null(st.one_of(st.just(0.0), st.floats(-1e3, 1e3, allow_nan=False))),
-    _maybe_null(st.one_of(SHORT_TEXT, NUMERIC_TEXT, DATE_TEXT)),
+    _maybe_null(st.one_of(SHORT_TEXT, NUMERIC_TEXT, DATE_TEXT, UNICODE_TEXT)),
     _maybe_null(st.one_of(SHORT_TEXT, NUMERIC_TEXT)),
     _maybe_null(DATES),
     _maybe_null(DATES),
@@ -140,6 +142,65 @@ def _same(ours: tuple[str, object], theirs: tuple[str, object]) -> bool:
     return our_type == their_type and our_value == their_value and type(our_value) is type(their_value)
 
 
+def _function_calls() -> st.SearchStrategy[str]:
+    """Calls of the registered scalar functions (planner/ir/functions) over columns and constants:
+    rounding ties, negative scales, NULLs, empty strings, unicode, Java regular expressions."""
+    pick = st.sampled_from
+    number = pick(NUMBERS + ["s", "null", "-2.5", "0.125", "15", "-15", "1.005", "2.675e0", "-0.5e0"])
+    scale = pick(["0", "1", "2", "-1", "-2", "5", "null"])
+    text = pick(["s", "t", "'hello'", "''", "'ßΣ😀é'", "' a b '", "i", "d", "dt", "null"])
+    count = pick(["-1", "0", "2", "7", "k", "null"])
+    pattern = pick(["'a'", "'^a'", "'a$'", "'[ab]+'", "'(a)(b)?'", "'\\\\d+'", "'.'", "'a*'", "'(?i)A'", "'1|9'", "''",
+                    "'(\\\\w)(\\\\w)'", "t"])
+    numeric = st.one_of(
+        st.builds("{}({}, {})".format, pick(["round", "bround"]), number, scale),
+        st.builds("{}({})".format, pick(["round", "bround", "ceil", "ceiling", "floor", "abs", "sign", "signum", "sqrt",
+                                         "ln", "log", "log10", "log2", "exp"]), number),
+        st.builds("{}({}, {})".format, pick(["ceil", "floor"]), number, pick(["0", "1", "-1"])),
+        st.builds("{}({}, {})".format, pick(["mod", "pmod", "power", "pow", "log"]), number, number),
+    )
+    strings = st.one_of(
+        st.builds("{}({})".format, pick(["upper", "lower", "ucase", "lcase", "length", "char_length", "trim", "ltrim",
+                                         "rtrim"]), text),
+        st.builds("trim({} {} from {})".format, pick(["both", "leading", "trailing"]), pick(["'a'", "' '", "'ab'", "t"]),
+                  text),
+        st.builds("btrim({}, {})".format, text, pick(["'a'", "'ß '", "t"])),
+        st.builds("concat({}, {})".format, text, text),
+        st.builds("concat({}, {}, {})".format, text, text, text),
+        st.builds("({}) || ({})".format, text, text),
+        st.builds("concat_ws({}, {}, {}, {})".format, pick(["','", "''", "t", "null"]), text, text, text),
+        st.builds("{}({}, {})".format, pick(["left", "right"]), text, count),
+        st.builds("replace({}, {}, {})".format, text, pick(["'a'", "''", "'l'", "t"]), pick(["'X'", "''", "s"])),
+        st.builds("replace({}, {})".format, text, pick(["'a'", "' '", "t"])),
+        st.builds("{}({}, {}, {})".format, pick(["lpad", "rpad"]), text, count, pick(["'xy'", "''", "t", "null"])),
+        st.builds("{}({}, {})".format, pick(["lpad", "rpad"]), text, count),
+        st.builds("instr({}, {})".format, text, text),
+        st.builds("locate({}, {}, {})".format, text, text, pick(["0", "1", "2", "9", "-1", "null", "k"])),
+        st.builds("position({} in {})".format, text, text),
+        st.builds("split_part({}, {}, {})".format, text, pick(["','", "'a'", "''", "' '", "t"]),
+                  pick(["1", "2", "-1", "0", "3", "k"])),
+        st.builds("{}({}, {})".format, pick(["startswith", "endswith", "contains"]), text, text),
+    )
+    regex = st.one_of(
+        st.builds("{} {} {}".format, text, pick(["rlike", "regexp"]), pattern),
+        st.builds("regexp_like({}, {})".format, text, pattern),
+        st.builds("regexp_extract({}, {}, {})".format, text, pattern, pick(["0", "1", "2"])),
+        st.builds("regexp_extract({}, {})".format, text, pattern),
+        st.builds("regexp_replace({}, {}, {})".format, text, pattern, pick(["'x'", "'$1'", "'<$0>'", "''", "'\\\\$'"])),
+        st.builds("regexp_replace({}, {}, {}, {})".format, text, pattern, pick(["'x'", "'$0$0'"]), pick(["1", "2", "4"])),
+    )
+    values = pick(NUMBERS + TEXTS + DAYS + ["b", "null"])
+    conditional = st.one_of(
+        st.builds("{}({}, {})".format, pick(["nvl", "ifnull", "nullif", "coalesce"]), values, values),
+        st.builds("nvl2({}, {}, {})".format, values, values, values),
+        st.builds("if({}, {}, {})".format, pick(["b", "i > j", "null", "s like 'a%'"]), values, values),
+        st.builds("{}({}, {}, {})".format, pick(["greatest", "least"]), values, values, values),
+        st.builds("{}({}, {})".format, pick(["greatest", "least"]), pick(["f", "g", "cast('NaN' as double)", "null"]),
+                  pick(["f", "g", "1e0"])),
+    )
+    return st.one_of(numeric, strings, regex, conditional)
+
+
 @pytest.fixture(scope="module")
 def spark():
     from operators.runtime.spark_session import make_spark_session
@@ -147,10 +208,9 @@ def spark():
     return make_spark_session(app="spark-ivm-semantics", cores=1)
 
 
-# no shrinking: the failure message already lists every differing expression of the example
-@settings(max_examples=25, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.reuse, Phase.generate], suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(row=rows, expressions=st.lists(_expressions(), min_size=30, max_size=30, unique=True))
-def test_typed_expressions_evaluate_as_spark_evaluates_them(spark, row, expressions):
+def _compare(spark, row: tuple, expressions: list[str]) -> None:
+    """Each of ``expressions`` over ``row`` as spark-ivm evaluates it and as ``spark.sql`` does: equal
+    type and value, or both failing."""
     spark.createDataFrame([row], SPARK_SCHEMA).createOrReplaceTempView("r")
     ours = {sql: _ours(sql, row) for sql in expressions}
     computed = [sql for sql, result in ours.items() if result[0] == "value"]
@@ -168,3 +228,20 @@ def test_typed_expressions_evaluate_as_spark_evaluates_them(spark, row, expressi
     assert not differing, f"row {row}: spark-ivm vs Spark differ on " + "\n".join(
         f"{sql}: ours {o}, Spark {t}" for sql, (o, t) in differing.items()
     )
+
+
+# no shrinking: the failure message already lists every differing expression of the example
+_SETTINGS = settings(max_examples=25, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.reuse, Phase.generate],
+                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@_SETTINGS
+@given(row=rows, expressions=st.lists(_expressions(), min_size=30, max_size=30, unique=True))
+def test_typed_expressions_evaluate_as_spark_evaluates_them(spark, row, expressions):
+    _compare(spark, row, expressions)
+
+
+@_SETTINGS
+@given(row=rows, expressions=st.lists(_function_calls(), min_size=40, max_size=40, unique=True))
+def test_functions_evaluate_as_spark_evaluates_them(spark, row, expressions):
+    _compare(spark, row, expressions)

@@ -27,7 +27,7 @@ docs table (a test fails while it differs).
 
 from __future__ import annotations
 
-from planner.ir.functions import conditional, dates, datetimes, nondeterministic, strings
+from planner.ir.functions import conditional, dates, datetimes, nondeterministic, numeric, regex, strings
 from planner.ir.functions.registry import (
     Arg,
     ArgumentCountError,
@@ -39,7 +39,7 @@ from planner.ir.functions.registry import (
     arguments,
 )
 
-_MODULES = (conditional, strings, dates, datetimes, nondeterministic)
+_MODULES = (numeric, strings, regex, conditional, dates, datetimes, nondeterministic)
 
 #: Every registered function, in declaration order.
 FUNCTIONS: tuple[Function, ...] = tuple(f for module in _MODULES for f in module.FUNCTIONS)

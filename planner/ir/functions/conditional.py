@@ -5,16 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from catalog.types import DOUBLE, NULL
-from planner.ir.expressions import Literal
-from planner.ir.functions.registry import Arg, Bound, Function, Signature, common
+from catalog import types
+from catalog.types import BOOLEAN, NULL, STRING
+from planner.ir.expressions import Call, Literal, cast_op, type_of
+from planner.ir.functions.registry import Arg, Function, Signature, common, plain
 
 
-def _merged(name: str) -> Callable[[tuple[Arg, ...]], Signature]:
+def _merged(name: str, string_promotion: bool = True) -> Callable[[tuple[Arg, ...]], Signature]:
     """Every argument cast to their common type, which is the result's (a value becomes the result)."""
 
     def typing(args: tuple[Arg, ...]) -> Signature:
-        target = common(args, f"{name} (arguments of one common type)")
+        target = common(args, f"{name} (arguments of one common type)", string_promotion)
         return Signature((target,) * len(args), target)
 
     return typing
@@ -28,27 +29,20 @@ def _coalesce(*thunks: Callable[[], object]) -> object:
     return None
 
 
-def _nan_last(value: object) -> tuple[bool, object]:
-    """Spark orders NaN above every other double (Python's ``max`` would not)."""
-    return (value != value, 0.0 if value != value else value)
+def _extreme(pick: Callable) -> Callable[..., object]:
+    """greatest / least: NULLs skipped, NULL only when every argument is NULL (Spark's semantics);
+    a NaN is operators.doubles' NAN by then, which orders above every double as Spark orders it."""
 
+    def evaluate(*values: object) -> object:
+        present = [v for v in values if v is not None]
+        return pick(present) if present else None
 
-def _extreme(pick: Callable) -> Callable[[Bound], Callable[..., object]]:
-    """greatest / least: NULLs skipped, NULL only when every argument is NULL (Spark's semantics)."""
-
-    def bind(bound: Bound) -> Callable[..., object]:
-        key = _nan_last if bound.result == DOUBLE else None
-
-        def evaluate(*values: object) -> object:
-            present = [v for v in values if v is not None]
-            return pick(present, key=key) if present else None
-
-        return evaluate
-
-    return bind
+    return evaluate
 
 
 def _if(call, condition, then, otherwise):
+    if type_of(condition) == NULL:  # If coerces a NULL condition to a boolean (CASE WHEN NULL is refused)
+        condition = Literal(None, BOOLEAN)
     return call("case", condition, then, otherwise)
 
 
@@ -57,7 +51,11 @@ def _nvl2(call, value, then, otherwise):
 
 
 def _nullif(call, value, other):
-    # Spark's NullIf is If(EqualTo(a, b), NULL of a's type, a)
+    """Spark's NullIf is ``If(EqualTo(a, b), NULL of a's type, a)``; a constant that cannot be cast
+    to ``a``'s type fails only when a row compares it (Spark does not fold a failing cast)."""
+    target = types.common_type(type_of(value) or NULL, type_of(other) or NULL)
+    if isinstance(other, Literal) and other.type == STRING and target not in (None, STRING):
+        other = Call(cast_op(target), (other,), target)
     return call("case", call("=", value, other), Literal(None, NULL), value)
 
 
@@ -69,13 +67,13 @@ FUNCTIONS = (
     ),
     Function(
         "greatest", "conditional", "the largest argument, skipping NULLs (NaN is the largest double)",
-        (2, None), "any of one common type", "the common type", typing=_merged("greatest"),
-        evaluator=_extreme(max), nulls="aware",
+        (2, None), "any of one common type", "the common type", typing=_merged("greatest", string_promotion=False),
+        evaluator=plain(_extreme(max)), nulls="aware",
     ),
     Function(
         "least", "conditional", "the smallest argument, skipping NULLs",
-        (2, None), "any of one common type", "the common type", typing=_merged("least"),
-        evaluator=_extreme(min), nulls="aware",
+        (2, None), "any of one common type", "the common type", typing=_merged("least", string_promotion=False),
+        evaluator=plain(_extreme(min)), nulls="aware",
     ),
     Function(
         "if", "conditional", "CASE WHEN cond THEN a ELSE b END", (3, 3), "boolean, then two of one common type",

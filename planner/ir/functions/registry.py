@@ -29,8 +29,9 @@ class ArgumentTypeError(ValueError):
 
 
 class UnsupportedArgumentError(ValueError):
-    """An argument Spark accepts and spark-ivm does not (a datetime pattern it cannot read exactly as
-    Spark does): refused with the reason, as unsupported SQL, not as Spark's type error."""
+    """An argument Spark accepts that spark-ivm cannot evaluate exactly as Spark does (a datetime
+    pattern it cannot read as Spark does, a regular expression whose meaning differs in Python):
+    refused with the reason, as unsupported SQL, not as Spark's type error."""
 
 
 #: The value of an argument that is not a constant.
@@ -156,17 +157,21 @@ def numeric_type(arg: Arg, what: str) -> DataType:
 
 
 def integer_param(arg: Arg, what: str) -> DataType:
-    """An INT parameter (a position, a length, a scale): an int, or a NULL; Spark refuses a bigint
-    unless it is a constant that fits an int."""
-    if arg.type in (types.INT, NULL):
-        return types.INT
-    if arg.type == types.BIGINT and arg.constant and isinstance(arg.value, int) and -(2**31) <= arg.value < 2**31:
+    """An INT parameter (a position, a length): any number (a decimal or double is truncated, a
+    bigint out of the int range fails), a NULL, or a string read as an int, as Spark's ANSI
+    coercion casts them."""
+    if types.is_numeric(arg.type) or arg.type in (NULL, STRING):
         return types.INT
     raise ArgumentTypeError(what)
 
 
-def common(args: tuple[Arg, ...], what: str) -> DataType:
-    """The one type ``args`` are merged as (``findWiderCommonType``); refused when there is none."""
+def common(args: tuple[Arg, ...], what: str, string_promotion: bool = True) -> DataType:
+    """The one type ``args`` are merged as (``findWiderCommonType``); refused when there is none.
+    Without ``string_promotion`` (``findWiderTypeWithoutStringPromotion``, greatest and least) a
+    string does not meet another type."""
+    kinds = {a.type for a in args} - {NULL}
+    if not string_promotion and STRING in kinds and len(kinds) > 1:
+        raise ArgumentTypeError(what)
     result: DataType = NULL
     for arg in args:
         widened = types.common_type(result, arg.type)

@@ -1,13 +1,29 @@
-"""String functions, with Spark's semantics on Python's ``str`` (both count Unicode code points)."""
+"""String functions, with Spark's semantics on Python's ``str``.
+
+Both count Unicode code points (``length('😀')`` is 1) and use Unicode's full case mappings
+(``upper('ß')`` is ``SS``, ``lower`` knows the final sigma). Any atomic argument where a string is
+expected is read as its text (``concat(1, true)`` is ``1true``), as Spark's implicit cast does.
+"""
 
 from __future__ import annotations
 
-from catalog import types
-from catalog.types import INT, NULL, STRING
-from planner.ir.functions.registry import Arg, ArgumentTypeError, Function, Signature, plain, string_param
+from collections.abc import Callable
+
+from catalog.types import BOOLEAN, INT, STRING, DataType
+from planner.ir import values
+from planner.ir.functions.registry import (
+    Arg,
+    Function,
+    Signature,
+    integer_param,
+    plain,
+    string_param,
+)
+
+_MAX_LENGTH = 2**31 - 1
 
 
-def substring(text: str, position: int, length: int = 2**31 - 1) -> str:
+def substring(text: str, position: int, length: int = _MAX_LENGTH) -> str:
     """Spark's ``substring`` (``UTF8String.substringSQL``): position 1 is the first character, 0 too,
     a negative position counts from the end; a negative length gives ''."""
     start = position - 1 if position > 0 else len(text) + position if position < 0 else 0
@@ -16,40 +32,126 @@ def substring(text: str, position: int, length: int = 2**31 - 1) -> str:
     return text[start:end] if start < end else ""
 
 
-def _substring_typing(args: tuple[Arg, ...]) -> Signature:
-    subject = string_param(args[0], "substring's string")
-    for bound in args[1:]:
-        if bound.type not in (*types.INTEGRAL, NULL):
-            raise ArgumentTypeError("substring's position and length (integers)")
-    return Signature((subject, *(None for _ in args[1:])), STRING)
+def _right(text: str, length: int) -> str:
+    return "" if length <= 0 else substring(text, -length, length)
 
 
-def _text_to(result, what: str):
-    """A function of one string (any atomic value is read as its text) with a ``result`` type."""
+def _replace(text: str, search: str, replacement: str = "") -> str:
+    return text if search == "" else text.replace(search, replacement)  # an empty search changes nothing
+
+
+def _pad(left: bool) -> Callable[..., str]:
+    """lpad / rpad: ``text`` cut or padded to ``length`` characters with repeats of ``pad``; an
+    empty pad only cuts."""
+
+    def pad(text: str, length: int, filler: str = " ") -> str:
+        if length <= len(text):
+            return text[: max(length, 0)]
+        if not filler:
+            return text
+        padding = (filler * ((length - len(text)) // len(filler) + 1))[: length - len(text)]
+        return padding + text if left else text + padding
+
+    return pad
+
+
+def _locate(substr: str | None, text: str | None, start: int | None = 1) -> int | None:
+    """Spark's ``StringLocate``: 1-based, 0 when absent or when ``start`` < 1; a NULL start gives 0
+    (Hive's rule), before the other arguments are looked at."""
+    if start is None:
+        return 0
+    if substr is None or text is None:
+        return None
+    if start < 1:
+        return 0
+    return text.find(substr, start - 1) + 1 if substr else 1
+
+
+def _split_part(text: str, delimiter: str, index: int) -> str:
+    if index == 0:
+        raise values.SqlRuntimeError(
+            "INVALID_INDEX_OF_ZERO", "split_part's index 0 is invalid: the first part is 1, the last -1"
+        )
+    parts = text.split(delimiter) if delimiter else [text]
+    if text == "" and delimiter:
+        parts = [""]
+    position = index - 1 if index > 0 else len(parts) + index
+    return parts[position] if 0 <= position < len(parts) else ""
+
+
+def _trimmer(strip: Callable[[str, str], str]) -> Callable[..., str]:
+    """trim / ltrim / rtrim: spaces (only ' ', not tabs), or every character of ``characters``."""
+    return lambda text, characters=" ": strip(text, characters)
+
+
+def _concat(*texts: str | None) -> str | None:
+    return None if any(t is None for t in texts) else "".join(texts)
+
+
+def _concat_ws(separator: str | None, *texts: str | None) -> str | None:
+    return None if separator is None else separator.join(t for t in texts if t is not None)
+
+
+# --- typing -----------------------------------------------------------------------------------------
+
+
+def _strings_to(result: DataType, name: str, integers: tuple[int, ...] = ()) -> Callable[[tuple[Arg, ...]], Signature]:
+    """Every argument read as a string, except those at ``integers`` (an INT each)."""
 
     def typing(args: tuple[Arg, ...]) -> Signature:
-        return Signature((string_param(args[0], what),), result)
+        params = tuple(
+            integer_param(a, f"{name}'s argument {i + 1} (an integer)") if i in integers
+            else string_param(a, f"{name}'s argument {i + 1} (a string)")
+            for i, a in enumerate(args)
+        )
+        return Signature(params, result)
 
     return typing
 
 
+def _string_function(name: str, doc: str, arity: tuple[int, int | None], params: str, fn: Callable[..., object],
+                     result: DataType = STRING, integers: tuple[int, ...] = (), aliases: tuple[str, ...] = (),
+                     nulls: str = "strict") -> Function:
+    return Function(name, "string", doc, arity, params, str(result), typing=_strings_to(result, name, integers),
+                    evaluator=plain(fn), aliases=aliases, nulls=nulls)
+
+
+def _predicate(name: str, doc: str, fn: Callable[[str, str], bool]) -> Function:
+    return _string_function(name, doc, (2, 2), "string, string", fn, result=BOOLEAN)
+
+
 FUNCTIONS = (
-    Function(
-        "substring", "string", "the characters from pos (1-based; negative: from the end), len of them",
-        (2, 3), "string, int[, int]", "string", typing=_substring_typing, evaluator=plain(substring),
-        aliases=("substr",),
-    ),
-    Function(
-        "upper", "string", "the string in upper case", (1, 1), "string", "string",
-        typing=_text_to(STRING, "upper's argument (a string)"), evaluator=plain(str.upper), aliases=("ucase",),
-    ),
-    Function(
-        "lower", "string", "the string in lower case", (1, 1), "string", "string",
-        typing=_text_to(STRING, "lower's argument (a string)"), evaluator=plain(str.lower), aliases=("lcase",),
-    ),
-    Function(
-        "length", "string", "the number of characters", (1, 1), "string", "int",
-        typing=_text_to(INT, "length's argument (a string)"), evaluator=plain(len),
-        aliases=("char_length", "character_length", "len"),
-    ),
+    _string_function("upper", "the string in upper case", (1, 1), "string", str.upper, aliases=("ucase",)),
+    _string_function("lower", "the string in lower case", (1, 1), "string", str.lower, aliases=("lcase",)),
+    _string_function("length", "the number of characters", (1, 1), "string", len, result=INT,
+                     aliases=("char_length", "character_length", "len")),
+    _string_function("trim", "without leading and trailing spaces (or characters of trimStr)", (1, 2),
+                     "string[, trimStr]", _trimmer(str.strip), aliases=("btrim",)),
+    _string_function("ltrim", "without leading spaces (or characters of trimStr)", (1, 2), "string[, trimStr]",
+                     _trimmer(str.lstrip)),
+    _string_function("rtrim", "without trailing spaces (or characters of trimStr)", (1, 2), "string[, trimStr]",
+                     _trimmer(str.rstrip)),
+    _string_function("concat", "the strings joined; NULL if any is NULL (also a || b)", (0, None), "strings",
+                     _concat, nulls="aware"),
+    _string_function("concat_ws", "the non-NULL strings joined by sep; NULL only if sep is", (1, None),
+                     "sep, strings", _concat_ws, nulls="aware"),
+    _string_function("substring", "len characters from pos (1-based; negative: from the end)", (2, 3),
+                     "string, int[, int]", substring, integers=(1, 2), aliases=("substr",)),
+    _string_function("left", "the first len characters", (2, 2), "string, int", lambda t, n: substring(t, 1, n),
+                     integers=(1,)),
+    _string_function("right", "the last len characters", (2, 2), "string, int", _right, integers=(1,)),
+    _string_function("replace", "every occurrence of search replaced (by '' when omitted)", (2, 3),
+                     "string, search[, replacement]", _replace),
+    _string_function("lpad", "padded on the left with pad (a space) to len characters, or cut to len", (2, 3),
+                     "string, int[, pad]", _pad(left=True), integers=(1,)),
+    _string_function("rpad", "padded on the right with pad (a space) to len characters, or cut to len", (2, 3),
+                     "string, int[, pad]", _pad(left=False), integers=(1,)),
+    _string_function("locate", "1-based position of substr in str from pos, 0 if absent; instr(str, substr) and "
+                     "position(substr IN str) too", (2, 3), "substr, str[, int pos]", _locate, result=INT,
+                     integers=(2,), aliases=("position",), nulls="aware"),
+    _string_function("split_part", "the index-th part of str split at delim (negative: from the end; '' beyond)",
+                     (3, 3), "str, delim, int", _split_part, integers=(2,)),
+    _predicate("startswith", "whether str starts with prefix", str.startswith),
+    _predicate("endswith", "whether str ends with suffix", str.endswith),
+    _predicate("contains", "whether str contains substr", lambda text, part: part in text),
 )
