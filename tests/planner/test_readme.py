@@ -160,8 +160,6 @@ def test_readme_is_a_front_door():
 
 
 # Pages another branch generates, linked before it lands: planner/ir/functions/table.py writes the
-# function list. Remove an entry once its page is in the repository.
-_PENDING = {ROOT / "docs" / "supported-functions.md"}
 
 
 def _markdown_files() -> list[Path]:
@@ -175,7 +173,7 @@ def test_links_resolve_inside_the_repository(page):
             continue
         resolved = (page.parent / target).resolve()
         assert resolved.is_relative_to(ROOT), f"{page.name}: link to {target} leaves the repository"
-        assert resolved.exists() or resolved in _PENDING, f"{page.name}: link to {target}, which does not exist"
+        assert resolved.exists(), f"{page.name}: link to {target}, which does not exist"
 
 
 _OUTSIDE = re.compile("|".join(re.escape(part) for part in ("../" + "shared", "/" + "work/")))
