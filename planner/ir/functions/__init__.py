@@ -11,15 +11,17 @@ To add a function, add one ``Function`` to the ``FUNCTIONS`` tuple of its catego
 listed in ``_MODULES`` below):
 
     Function(
-        "upper", "string", "the string in upper case",      # Spark name, category, one-line doc
-        (1, 1), "string", "string",                          # arity (min, max or None), params, result (docs)
-        typing=_text_to(STRING, "upper's argument (a string)"),   # Arg types -> Signature, or ArgumentTypeError
-        evaluator=plain(str.upper),                          # Bound -> function of the argument values
-        aliases=("ucase",),
+        "abs", "numeric", "the absolute value",               # Spark name, category, one-line doc
+        (1, 1), "number", "the number's type",                # arity (min, max or None), params, result (docs)
+        typing=_same_numeric("abs"),                          # (Arg, ...) -> Signature, or ArgumentTypeError
+        evaluator=_abs,                                       # Bound -> function of the argument values
+        aliases=(),                                           # other names Spark accepts
     )
 
 The evaluator sees non-NULL values unless ``nulls`` says otherwise (registry.py), and raises
-``planner.ir.values.SqlRuntimeError`` where Spark raises in ANSI mode. If sqlglot parses the new
+``planner.ir.values.SqlRuntimeError`` where Spark raises in ANSI mode. A function Spark defines as
+another expression (``nvl2`` is a CASE) has a ``rewrite`` instead; a non-deterministic one a
+``refusal`` (nondeterministic.py). If sqlglot parses the new
 function into a class whose Spark name or argument order differs from Spark's call, add its shape
 to planner/sql/calls.py; then re-run ``python -m planner.ir.functions.table`` to regenerate the
 docs table (a test fails while it differs).
