@@ -24,6 +24,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from catalog.schema import Catalog
+from catalog.types import BOOLEAN, INT
 from planner.ir.expressions import (
     AggregateCall,
     Call,
@@ -331,12 +332,14 @@ class _Planner:
         self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
     ) -> LogicalPlan:
         _reject_other_clauses(select, _SELECT_CLAUSES)
-        plan, scope = self._from(select, outer, ctes)
+        plan, scope, tests = self._from(select, outer, ctes)
         if where := select.args.get("where"):
             condition = ExpressionConverter(self, scope, ctes, "WHERE").convert(where.this)
             _reject_aggregates(condition, "WHERE")
             reject_grouping_functions([condition], "WHERE")
-            plan = Filter(condition, plan)
+            tests.append(condition)
+        if tests:
+            plan = Filter(conjunction(tests), plan)
 
         windows: dict[str, Column] = {}
         if window_calls(select):
@@ -401,8 +404,9 @@ class _Planner:
 
     def _from(
         self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
-    ) -> tuple[LogicalPlan, Scope]:
-        """Left-deep joins of the FROM list, and the scope its visible relations form."""
+    ) -> tuple[LogicalPlan, Scope, list[Expr]]:
+        """Left-deep joins of the FROM list, the scope its visible relations form, and the tests its
+        semi and anti joins became (``_semi_join_test``), which hold above the joins like WHERE."""
         from_ = select.args.get("from_")
         if from_ is None:
             raise UnsupportedSqlError(
@@ -410,6 +414,7 @@ class _Planner:
             )
         plan, relation = self._relation(from_.this, outer, ctes)
         scope = Scope((), outer).with_relation(relation)
+        tests: list[Expr] = []
         for join in select.args.get("joins") or []:
             right, relation = self._relation(join.this, outer, ctes)
             joined_scope = scope.with_relation(relation)
@@ -437,10 +442,13 @@ class _Planner:
                 kind = "cross"
             elif kind == "cross":
                 kind = "inner"
-            plan = Join(kind, condition, plan, right)
-            # The right side of a semi or anti join is visible in ON only.
-            scope = scope if kind in ("semi", "anti") else joined_scope
-        return plan, scope
+            if kind in ("semi", "anti"):
+                # The right side of a semi or anti join is visible in ON only.
+                tests.append(_semi_join_test(kind, condition, right))
+            else:
+                plan = Join(kind, condition, plan, right)
+                scope = joined_scope
+        return plan, scope, tests
 
     def _relation(
         self, node: exp.Expression, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
@@ -614,6 +622,17 @@ def _hidden_sort_columns(
             hidden.append(NamedExpr(name, key.expr))
         keys.append(SortKey(Column(None, name), key.ascending))
     return keys, tuple(hidden)
+
+
+def _semi_join_test(kind: str, condition: Expr, right: LogicalPlan) -> Subquery:
+    """``L LEFT SEMI JOIN R ON c`` as the test ``EXISTS (SELECT 1 FROM R WHERE c)`` on L's rows, and
+    the anti join as ``NOT EXISTS``: R ⋉_c S = σ_{∃s ∈ S: c}(R), R ▷_c S = σ_{∄s ∈ S: c}(R), the
+    form the planner maintains (``rules/decorrelate.py``), as Spark plans EXISTS as these joins.
+    ``c``'s references to the left side are the subquery's correlation. The test reads only the
+    left side's columns, and every later join keeps that side's rows (only inner, left outer, semi
+    and anti joins are planned), so it holds above all the joins, as WHERE does."""
+    one = Project((NamedExpr("_c0", Literal(1, INT)),), Filter(condition, right))
+    return Subquery("exists", one, negated=kind == "anti", dtype=BOOLEAN)
 
 
 def _join_kind(join: exp.Join) -> str:
