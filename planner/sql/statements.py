@@ -34,6 +34,7 @@ from planner.ir.expressions import (
     Subquery,
     cast_target,
     conjunction,
+    conjuncts,
     contains_aggregate,
     contains_subquery,
     transform,
@@ -56,6 +57,7 @@ from planner.ir.logical import (
     SubqueryAlias,
 )
 from planner.ir.timestamps import checked_zone_name, time_zone_of_session
+from planner.sql.anti_joins import anti_joins
 from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.expressions import ExpressionConverter
@@ -337,14 +339,16 @@ class _Planner:
             condition = ExpressionConverter(self, scope, ctes, "WHERE").convert(where.this)
             _reject_aggregates(condition, "WHERE")
             reject_grouping_functions([condition], "WHERE")
-            tests.append(condition)
+            tests += conjuncts(condition)
+        plan, tests, padded = anti_joins(plan, tests, self.catalog)
+        joins = plan
         if tests:
             plan = Filter(conjunction(tests), plan)
 
         windows: dict[str, Column] = {}
         if window_calls(select):
             plan, windows = plan_windows(select, plan, ExpressionConverter(self, scope, ctes, "OVER"))
-        items = self._select_items(select, scope, ctes, windows)
+        items = [NamedExpr(i.name, padded.substitute(i.expr)) for i in self._select_items(select, scope, ctes, windows)]
         by_alias = {item.name: item.expr for item in items}
         group = select.args.get("group")
         keys, sets = (
@@ -400,6 +404,7 @@ class _Planner:
             # The sort columns ride along to the result and are dropped when it is read (Spark
             # sorts by them and projects them away the same way).
             plan = Project(tuple(NamedExpr(i.name, Column(None, i.name, type_of(i.expr))) for i in items), plan)
+        padded.refuse_reads(plan, joins)
         return plan
 
     def _from(
