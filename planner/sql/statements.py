@@ -68,6 +68,7 @@ from planner.sql.grouping_sets import (
     has_grouping_sets,
     reject_grouping_functions,
 )
+from planner.sql.scalar_subqueries import scalar_subqueries_as_joins
 from planner.sql.scope import Relation, Scope, output_names, output_types
 from planner.sql.spark_names import spark_name
 from planner.sql.typing import typed_aggregate, typed_call
@@ -349,6 +350,10 @@ class _Planner:
         if window_calls(select):
             plan, windows = plan_windows(select, plan, ExpressionConverter(self, scope, ctes, "OVER"))
         items = [NamedExpr(i.name, padded.substitute(i.expr)) for i in self._select_items(select, scope, ctes, windows)]
+        if not windows and not select.args.get("group") and not select.args.get("having") \
+                and not any(contains_aggregate(i.expr) for i in items):
+            joined, items = scalar_subqueries_as_joins(plan, items, scope.aliases)
+            plan = joins = joined if joined is not plan else plan
         by_alias = {item.name: item.expr for item in items}
         group = select.args.get("group")
         keys, sets = (

@@ -1,6 +1,7 @@
 """Join shapes a user writes that the planner maintains through a rewrite to a form it already
 maintains (issue 25, item 2): Spark's ``LEFT SEMI JOIN`` / ``LEFT ANTI JOIN`` as ``EXISTS`` /
-``NOT EXISTS``, and the anti join written ``LEFT JOIN r ... WHERE r.k IS NULL`` as ``NOT EXISTS``. Each is maintained on the local runner (the generated program and the generic
+``NOT EXISTS``, the anti join written ``LEFT JOIN r ... WHERE r.k IS NULL`` as ``NOT EXISTS``, and a
+correlated aggregate subquery in the SELECT list as a LEFT JOIN with its grouped view. Each is maintained on the local runner (the generated program and the generic
 stages) and equal to DuckDB's recomputation after every batch of a random insert/delete stream,
 on results that are not empty."""
 
@@ -77,6 +78,11 @@ QUERIES: dict[str, tuple[str, str | None]] = {
     "LEFT JOIN ... WHERE NOT NULL column IS NULL, ON with a filter": (
         """select c.id, c.city from customers c left join orders o on o.cust = c.id and o.amount > 5
            where o.amount is null and c.city is not null""", None),
+    "correlated COUNT in the SELECT list (0 for no match), under a WHERE": (
+        """select c.name, (select count(*) from orders o where o.cust = c.id and o.amount > 3) as n
+           from customers c where c.city is not null""", None),
+    "correlated SUM in an expression in the SELECT list (NULL for no match)": (
+        "select c.id, 10 * (select sum(amount) from orders where cust = c.id) as s from customers c", None),
 }
 
 
@@ -103,3 +109,10 @@ def test_padded_column_read_after_the_rewrite_is_refused_in_one_line():
     sql = "select c.name from customers c left join orders o on o.cust = c.id where o.oid is null order by o.amount"
     with pytest.raises(UnsupportedSqlError, match=r"^o.amount outside the SELECT list and WHERE of a LEFT JOIN .*IS NULL"):
         compile_query(sql, catalog_from_ddl(DDL))
+
+
+def test_uncorrelated_scalar_subquery_in_the_select_list_is_refused_in_one_line():
+    sql = "select c.name, (select count(*) from orders) as total from customers c"
+    with pytest.raises(UnsupportedQueryError, match="SELECT list holds a subquery") as refused:
+        compile_query(sql, catalog_from_ddl(DDL))
+    assert "\n" not in str(refused.value)
