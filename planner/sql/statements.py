@@ -15,6 +15,7 @@ see the query as written.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -72,6 +73,7 @@ from planner.sql.scalar_subqueries import scalar_subqueries_as_joins
 from planner.sql.scope import Relation, Scope, output_names, output_types
 from planner.sql.spark_names import spark_name
 from planner.sql.typing import typed_aggregate, typed_call
+from planner.sql.union_blocks import per_branch_blocks
 from planner.sql.windows import plan_windows, window_calls
 
 _SELECT_CLAUSES = frozenset(
@@ -335,6 +337,9 @@ class _Planner:
         self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
     ) -> LogicalPlan:
         _reject_other_clauses(select, _SELECT_CLAUSES)
+        if (blocks := per_branch_blocks(select, self, outer, ctes)) is not None:
+            plans = [self._select(block, outer, ctes) for block in blocks]
+            return functools.reduce(lambda union, plan: SetOperation("union_all", union, plan), plans)
         plan, scope, tests = self._from(select, outer, ctes)
         if where := select.args.get("where"):
             condition = ExpressionConverter(self, scope, ctes, "WHERE").convert(where.this)

@@ -1,7 +1,8 @@
 """Join shapes a user writes that the planner maintains through a rewrite to a form it already
 maintains (issue 25, item 2): Spark's ``LEFT SEMI JOIN`` / ``LEFT ANTI JOIN`` as ``EXISTS`` /
 ``NOT EXISTS``, the anti join written ``LEFT JOIN r ... WHERE r.k IS NULL`` as ``NOT EXISTS``, and a
-correlated aggregate subquery in the SELECT list as a LEFT JOIN with its grouped view. Each is maintained on the local runner (the generated program and the generic
+correlated aggregate subquery in the SELECT list as a LEFT JOIN with its grouped view, and a query
+block over a ``UNION ALL`` derived table as the union of the block over each branch. Each is maintained on the local runner (the generated program and the generic
 stages) and equal to DuckDB's recomputation after every batch of a random insert/delete stream,
 on results that are not empty."""
 
@@ -83,6 +84,13 @@ QUERIES: dict[str, tuple[str, str | None]] = {
            from customers c where c.city is not null""", None),
     "correlated SUM in an expression in the SELECT list (NULL for no match)": (
         "select c.id, 10 * (select sum(amount) from orders where cust = c.id) as s from customers c", None),
+    "grouped by a per-branch tag over a UNION ALL derived table": (
+        """select kind, count(*) as n, sum(v) as s from (select 'order' as kind, amount as v from orders
+           union all select 'customer', id from customers where city is not null) t group by kind having count(*) > 1""",
+        None),
+    "filtered and projected over a three-way UNION ALL derived table": (
+        """select t.v + 1 as w, t.c from (select amount as v, cust as c from orders union all select id, id from customers
+           union all select oid, cust from orders where amount > 5) t where t.v > 2""", None),
 }
 
 
@@ -114,5 +122,12 @@ def test_padded_column_read_after_the_rewrite_is_refused_in_one_line():
 def test_uncorrelated_scalar_subquery_in_the_select_list_is_refused_in_one_line():
     sql = "select c.name, (select count(*) from orders) as total from customers c"
     with pytest.raises(UnsupportedQueryError, match="SELECT list holds a subquery") as refused:
+        compile_query(sql, catalog_from_ddl(DDL))
+    assert "\n" not in str(refused.value)
+
+
+def test_global_aggregate_over_a_union_derived_table_is_refused_in_one_line():
+    sql = "select count(*) as n from (select amount as v from orders union all select id from customers) t"
+    with pytest.raises(UnsupportedQueryError, match="UNION_ALL is maintained only between two maintained queries") as refused:
         compile_query(sql, catalog_from_ddl(DDL))
     assert "\n" not in str(refused.value)
