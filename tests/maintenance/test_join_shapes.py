@@ -131,3 +131,22 @@ def test_global_aggregate_over_a_union_derived_table_is_refused_in_one_line():
     with pytest.raises(UnsupportedQueryError, match="UNION_ALL is maintained only between two maintained queries") as refused:
         compile_query(sql, catalog_from_ddl(DDL))
     assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])
+def test_anti_join_after_a_join_along_a_foreign_key_is_maintained(compiled):
+    catalog = catalog_from_ddl(DDL.replace("cust INT,", "cust INT REFERENCES customers(id),"))
+    sql = """select c.name, o.amount from orders o join customers c on o.cust = c.id
+             left anti join orders x on x.cust = c.id and x.amount > 7"""
+    duckdb_sql = sql.replace("left anti join", "anti join")
+    view = check_against_recomputation(sql, catalog, shop_stream(3), batch_size=40, informative_at_least=0.7,
+                                       oracle_sql=duckdb_sql, compiled=compiled)
+    assert view.result(), "the final result must not be empty"
+
+
+def test_anti_join_in_a_join_not_along_keys_is_refused_in_one_line():
+    sql = "select c.name, o.amount from customers c left anti join orders x on x.cust = c.id join orders o on o.cust = c.id"
+    with pytest.raises(UnsupportedQueryError, match="NOT EXISTS, NOT IN or LEFT ANTI JOIN is maintained only in a join") \
+            as refused:
+        compile_query(sql, catalog_from_ddl(DDL))
+    assert "\n" not in str(refused.value)
