@@ -111,6 +111,11 @@ class ChooseChangePropagationJoin(Rule):
                 case JoinGraph(atoms=atoms) if all(isinstance(a, Atom | ViewAtom) for a in atoms) and not node.preserved:
                     if any(contains_subquery(c) for c in node.conditions) or len(atoms) < 2:
                         return node
+                    if any(isinstance(a, ViewAtom) and a.anti for a in atoms):
+                        # a binary join stage emits matches; an anti view's rows are the keys to exclude
+                        ctx.refuse(self.name, "a NOT EXISTS, NOT IN or LEFT ANTI JOIN is maintained only in a join "
+                                   "along keys, not by binary joins")
+                        return node
                     order = connected_order(node)
                     if order is None:
                         ctx.refuse(self.name, "the relations are not all connected by equalities or conditions "

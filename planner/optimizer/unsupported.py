@@ -100,8 +100,8 @@ def _subquery_reason(node: LogicalPlan) -> str:
     """Why a subquery held by a maintained operator (a select list, a sort key) is not maintained."""
     clause = {"Project": "the SELECT list", "Sort": "ORDER BY", "TopK": "ORDER BY"}.get(node.node_name, "this operator")
     return (f"{clause} holds a subquery, which is maintained only in WHERE or HAVING (EXISTS/IN, a comparison with "
-            "a correlated aggregate, or a comparison with an uncorrelated scalar as a one-row view); as a value "
-            "of every result row it is not maintained")
+            "a correlated aggregate, or a comparison with an uncorrelated scalar as a one-row view) and, in a "
+            "select list without GROUP BY, as an aggregate correlated by equalities; this one is neither")
 
 
 def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str | None:

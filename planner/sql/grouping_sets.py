@@ -116,8 +116,8 @@ def grouping_id(keys: list[Expr], members: tuple[Expr, ...]) -> int:
     return sum(1 << (len(keys) - 1 - i) for i, key in enumerate(keys) if key not in members)
 
 
-def _typed_null(key: Expr) -> Expr:
-    """A NULL of ``key``'s type: the union's column keeps the key's type whichever branch comes first."""
+def typed_null(key: Expr) -> Expr:
+    """A NULL of ``key``'s type (a grouping set's rolled-up key, a padded row's column): a union's column keeps the key's type whichever branch comes first."""
     kind = type_of(key)
     return Literal(None, NULL) if kind in (None, NULL) else Call(cast_op(kind), (Literal(None, NULL),), kind)
 
@@ -125,7 +125,7 @@ def _typed_null(key: Expr) -> Expr:
 def branch_constants(keys: list[Expr], members: tuple[Expr, ...], uses: list[Expr]) -> list[tuple[Expr, Expr]]:
     """What one set's query block reads in place of an expression: a key outside the set is a NULL
     of its type, ``grouping(k)`` and ``grouping_id(...)`` the set's constants."""
-    replaced: list[tuple[Expr, Expr]] = [(key, _typed_null(key)) for key in keys if key not in members]
+    replaced: list[tuple[Expr, Expr]] = [(key, typed_null(key)) for key in keys if key not in members]
     for call in {e: None for expr in uses for e in walk(expr) if isinstance(e, Call) and e.op in GROUPING_FUNCTIONS}:
         if call.op == "grouping":
             if call.args[0] not in keys:

@@ -15,6 +15,7 @@ see the query as written.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 
@@ -24,6 +25,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
 from catalog.schema import Catalog
+from catalog.types import BOOLEAN, INT
 from planner.ir.expressions import (
     AggregateCall,
     Call,
@@ -33,6 +35,7 @@ from planner.ir.expressions import (
     Subquery,
     cast_target,
     conjunction,
+    conjuncts,
     contains_aggregate,
     contains_subquery,
     transform,
@@ -55,6 +58,7 @@ from planner.ir.logical import (
     SubqueryAlias,
 )
 from planner.ir.timestamps import checked_zone_name, time_zone_of_session
+from planner.sql.anti_joins import anti_joins
 from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.expressions import ExpressionConverter
@@ -65,9 +69,11 @@ from planner.sql.grouping_sets import (
     has_grouping_sets,
     reject_grouping_functions,
 )
+from planner.sql.scalar_subqueries import scalar_subqueries_as_joins
 from planner.sql.scope import Relation, Scope, output_names, output_types
 from planner.sql.spark_names import spark_name
 from planner.sql.typing import typed_aggregate, typed_call
+from planner.sql.union_blocks import per_branch_blocks
 from planner.sql.windows import plan_windows, window_calls
 
 _SELECT_CLAUSES = frozenset(
@@ -331,17 +337,28 @@ class _Planner:
         self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
     ) -> LogicalPlan:
         _reject_other_clauses(select, _SELECT_CLAUSES)
-        plan, scope = self._from(select, outer, ctes)
+        if (blocks := per_branch_blocks(select, self, outer, ctes)) is not None:
+            plans = [self._select(block, outer, ctes) for block in blocks]
+            return functools.reduce(lambda union, plan: SetOperation("union_all", union, plan), plans)
+        plan, scope, tests = self._from(select, outer, ctes)
         if where := select.args.get("where"):
             condition = ExpressionConverter(self, scope, ctes, "WHERE").convert(where.this)
             _reject_aggregates(condition, "WHERE")
             reject_grouping_functions([condition], "WHERE")
-            plan = Filter(condition, plan)
+            tests += conjuncts(condition)
+        plan, tests, padded = anti_joins(plan, tests, self.catalog)
+        joins = plan
+        if tests:
+            plan = Filter(conjunction(tests), plan)
 
         windows: dict[str, Column] = {}
         if window_calls(select):
             plan, windows = plan_windows(select, plan, ExpressionConverter(self, scope, ctes, "OVER"))
-        items = self._select_items(select, scope, ctes, windows)
+        items = [NamedExpr(i.name, padded.substitute(i.expr)) for i in self._select_items(select, scope, ctes, windows)]
+        if not windows and not select.args.get("group") and not select.args.get("having") \
+                and not any(contains_aggregate(i.expr) for i in items):
+            joined, items = scalar_subqueries_as_joins(plan, items, scope.aliases)
+            plan = joins = joined if joined is not plan else plan
         by_alias = {item.name: item.expr for item in items}
         group = select.args.get("group")
         keys, sets = (
@@ -397,12 +414,14 @@ class _Planner:
             # The sort columns ride along to the result and are dropped when it is read (Spark
             # sorts by them and projects them away the same way).
             plan = Project(tuple(NamedExpr(i.name, Column(None, i.name, type_of(i.expr))) for i in items), plan)
+        padded.refuse_reads(plan, joins)
         return plan
 
     def _from(
         self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
-    ) -> tuple[LogicalPlan, Scope]:
-        """Left-deep joins of the FROM list, and the scope its visible relations form."""
+    ) -> tuple[LogicalPlan, Scope, list[Expr]]:
+        """Left-deep joins of the FROM list, the scope its visible relations form, and the tests its
+        semi and anti joins became (``_semi_join_test``), which hold above the joins like WHERE."""
         from_ = select.args.get("from_")
         if from_ is None:
             raise UnsupportedSqlError(
@@ -410,6 +429,7 @@ class _Planner:
             )
         plan, relation = self._relation(from_.this, outer, ctes)
         scope = Scope((), outer).with_relation(relation)
+        tests: list[Expr] = []
         for join in select.args.get("joins") or []:
             right, relation = self._relation(join.this, outer, ctes)
             joined_scope = scope.with_relation(relation)
@@ -437,10 +457,13 @@ class _Planner:
                 kind = "cross"
             elif kind == "cross":
                 kind = "inner"
-            plan = Join(kind, condition, plan, right)
-            # The right side of a semi or anti join is visible in ON only.
-            scope = scope if kind in ("semi", "anti") else joined_scope
-        return plan, scope
+            if kind in ("semi", "anti"):
+                # The right side of a semi or anti join is visible in ON only.
+                tests.append(_semi_join_test(kind, condition, right))
+            else:
+                plan = Join(kind, condition, plan, right)
+                scope = joined_scope
+        return plan, scope, tests
 
     def _relation(
         self, node: exp.Expression, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
@@ -614,6 +637,17 @@ def _hidden_sort_columns(
             hidden.append(NamedExpr(name, key.expr))
         keys.append(SortKey(Column(None, name), key.ascending))
     return keys, tuple(hidden)
+
+
+def _semi_join_test(kind: str, condition: Expr, right: LogicalPlan) -> Subquery:
+    """``L LEFT SEMI JOIN R ON c`` as the test ``EXISTS (SELECT 1 FROM R WHERE c)`` on L's rows, and
+    the anti join as ``NOT EXISTS``: R ⋉_c S = σ_{∃s ∈ S: c}(R), R ▷_c S = σ_{∄s ∈ S: c}(R), the
+    form the planner maintains (``rules/decorrelate.py``), as Spark plans EXISTS as these joins.
+    ``c``'s references to the left side are the subquery's correlation. The test reads only the
+    left side's columns, and every later join keeps that side's rows (only inner, left outer, semi
+    and anti joins are planned), so it holds above all the joins, as WHERE does."""
+    one = Project((NamedExpr("_c0", Literal(1, INT)),), Filter(condition, right))
+    return Subquery("exists", one, negated=kind == "anti", dtype=BOOLEAN)
 
 
 def _join_kind(join: exp.Join) -> str:
