@@ -38,6 +38,10 @@ LAST_REASONS = 5
 POLICIES = ("quarantine", "error")
 
 
+#: the page's default too (index.html): the default Q3 run's top 10 is full from the third batch
+DEFAULT_BATCH_SIZE = 10_000
+
+
 @attrs.frozen
 class RunConfig:
     """The page's inputs for one run."""
@@ -46,7 +50,7 @@ class RunConfig:
     catalog: str = "tpch"
     ddl: str = ""
     stream: StreamChoice = StreamChoice()
-    batch_size: int = 1_000
+    batch_size: int = DEFAULT_BATCH_SIZE
     on_invalid: str = "quarantine"
 
     @classmethod
@@ -54,7 +58,7 @@ class RunConfig:
         if not str(data.get("sql", "")).strip():
             raise InputError("sql: the query is empty")
         try:
-            batch_size = int(data.get("batch_size", 1_000))
+            batch_size = int(data.get("batch_size", DEFAULT_BATCH_SIZE))
         except (TypeError, ValueError) as err:
             raise InputError(f"batch size: {err}") from err
         if batch_size < 1:

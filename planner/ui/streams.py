@@ -18,10 +18,11 @@ from catalog.schema import Catalog
 from catalog.tpch import tpch_catalog
 from operators.runtime.stream_format import Update, UpdateBatch, read_stream_contents
 from operators.runtime.validate import Rejected
+from planner.demo import showcase_window
 from planner.workloads.lambda_streams import make_lambda_stream
 from planner.workloads.orderbook_streams import make_orderbook_stream, make_r_stream
 from planner.workloads.tpch_data import generate_tpch, load_tables
-from planner.workloads.tpch_streams import default_window, make_stream
+from planner.workloads.tpch_streams import make_stream
 
 CATALOGS = ("tpch", "orderbook", "ddl")
 #: stream kinds: TPC-H generators, the RPAI order book (bids and asks) and Example 2.1's r, a directory
@@ -53,7 +54,7 @@ class StreamChoice:
     kind: str = "window"
     sf: float = 0.01
     target_lambda: float = 2.0
-    window: int | None = None  # lineitem tuples in the sliding window (None: a tenth of lineitem)
+    window: int | None = None  # lineitem tuples in the sliding window (None: a third of lineitem, ``showcase_window``)
     events: int = 20_000  # order book and r: updates generated
     path: str = ""
     seed: int = 0
@@ -81,7 +82,7 @@ class StreamChoice:
     def describe(self) -> str:
         if self.kind in TPCH_KINDS:
             what = {"lambda": f"λ-target {self.target_lambda}",
-                    "window": f"window ({self.window or 'a tenth of lineitem'} lineitem tuples)"}.get(self.kind, self.kind)
+                    "window": f"window ({self.window or 'a third of lineitem'} lineitem tuples)"}.get(self.kind, self.kind)
             return f"TPC-H SF {self.sf} {what} stream"
         if self.kind == "path":
             return f"stream directory {self.path}"
@@ -103,7 +104,7 @@ def make_updates(choice: StreamChoice, catalog: Catalog, data_dir: Path) -> Stre
         tables = load_tables(generate_tpch(choice.sf, data_dir / f"tpch-sf{choice.sf}"), catalog)
         if choice.kind == "lambda":
             return Stream(make_lambda_stream(tables, catalog, choice.target_lambda, seed=choice.seed))
-        window = (choice.window or default_window(len(tables["lineitem"]))) if choice.kind == "window" else None
+        window = (choice.window or showcase_window(len(tables["lineitem"]))) if choice.kind == "window" else None
         return Stream(make_stream(tables, catalog, choice.kind, window, choice.seed))
     if choice.kind == "orderbook":
         _require_tables(catalog, ("bids", "asks"), "the order-book stream")

@@ -27,5 +27,17 @@ def test_the_demo_shows_the_result_as_the_stream_goes_and_exits_without_duckdb_l
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.count("top 10 by revenue") == SNAPSHOTS
+    assert snapshot_sizes(done.stdout) == [10] * SNAPSHOTS, "each snapshot shows a full top 10"
     assert "checked against DuckDB recomputation after every batch: equal" in done.stdout
     assert "nanobind" not in done.stderr
+
+
+def snapshot_sizes(output: str) -> list[int]:
+    """The rows of each printed snapshot: tabulate's "simple" table, a header and a dashed rule, then
+    one line per row up to the blank line."""
+    sizes = []
+    for snapshot in output.split("top 10 by revenue\n")[1:]:
+        table = snapshot.split("\n\n", 1)[0].splitlines()
+        assert set(table[1]) <= {"-", " "}, table
+        sizes.append(len(table) - 2)
+    return sizes

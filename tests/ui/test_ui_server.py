@@ -210,3 +210,14 @@ def test_state_bytes_are_measured_exactly_on_few_keys_and_refused_on_huge_entrie
     state = {("k1",): [1_001, 2_001], ("k2",): [3_001, 4_001]}  # nothing shared between the entries
     assert estimated_bytes(state) == sum(deep_size(k) + deep_size(v) for k, v in state.items())
     assert deep_size(list(range(100)), limit=50) is None
+
+
+def test_the_default_q3_run_shows_a_full_top_10_after_three_batches(client, tpch_sf001_dir, tmp_path):
+    """The page's first look: its Q3 example on the defaults (a window stream of ``showcase_window``
+    lineitems, ``DEFAULT_BATCH_SIZE``) holds ten rows by the third step, not "Result (0 rows)"."""
+    (tmp_path / "tpch-sf0.01").symlink_to(tpch_sf001_dir, target_is_directory=True)  # the session's data dir
+    q3 = next(e for e in client.get("/api/options").json()["examples"] if e["name"] == "TPC-H Q03")
+    loaded = client.post("/api/load", json={"sql": q3["sql"], "catalog": "tpch", "stream": {"kind": "window"}})
+    assert loaded.status_code == 200, loaded.text
+    totals = [client.post("/api/step").json()["table"]["total"] for _ in range(3)]
+    assert totals[-1] == 10, totals
