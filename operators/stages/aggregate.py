@@ -123,13 +123,18 @@ class ValueCounts(ABC):
     def __init__(self) -> None:
         self.multiplicity: dict[object, int] = {}
 
-    def add(self, value: object, weight: int) -> None:
+    def _counted(self, value: object, weight: int) -> tuple[int, int]:
+        """``value``'s multiplicity before and after adding ``weight`` (a zero multiplicity is no entry)."""
         before = self.multiplicity.get(value, 0)
         after = before + weight
         if after:
             self.multiplicity[value] = after
         else:
             del self.multiplicity[value]
+        return before, after
+
+    def add(self, value: object, weight: int) -> None:
+        before, after = self._counted(value, weight)
         if before <= 0 < after:
             self._appeared(value)
         elif after <= 0 < before:
@@ -228,12 +233,7 @@ class RankedValues(ValueCounts):
         if self.distinct:
             super().add(value, weight)
             return
-        before = self.multiplicity.get(value, 0)
-        after = before + weight
-        if after:
-            self.multiplicity[value] = after
-        else:
-            del self.multiplicity[value]
+        before, after = self._counted(value, weight)
         for _ in range(max(after, 0) - max(before, 0)):
             self.ordered.add(value)
         for _ in range(max(before, 0) - max(after, 0)):
