@@ -57,6 +57,8 @@ def _date_add(node: exp.TsOrDsAdd) -> tuple[str, list[exp.Expression]]:
 
 
 _SHAPES: dict[type[exp.Expression], Shape] = {
+    # initcap(s): sqlglot's parse adds the delimiter ' ' as a second argument Spark's initcap lacks
+    exp.Initcap: lambda n: ("initcap", [n.this] if n.expression == exp.Literal.string(" ") else [n.this, n.expression]),
     # date_trunc(unit, ts): sqlglot keeps the unit as a name and puts it second
     exp.TimestampTrunc: lambda n: ("date_trunc", [exp.Literal.string(n.unit.name) if isinstance(n.unit, exp.Var) else n.unit,
                                                   n.this]),

@@ -95,7 +95,7 @@ def test_double_functions_follow_java_special_cases():
 
 
 @pytest.mark.parametrize(("sql", "expected"), [
-    ("upper('ß')", "SS"), ("lower('ΑΣ')", "ας"), ("length('😀é')", 2), ("char_length('')", 0),
+    ("upper('ß')", "SS"), ("initcap('hELLO wORLD-x  y')", "Hello World-x  Y"), ("initcap('ßa')", "ßa"), ("lower('ΑΣ')", "ας"), ("length('😀é')", 2), ("char_length('')", 0),
     ("trim('\ta ')", "\ta"), ("trim(both 'x' from 'xxaxx')", "a"), ("ltrim('xxa', 'x')", ""), ("btrim('xxaxx', 'x')", "a"),
     ("concat('a', null)", None), ("concat('a', 1, true)", "a1true"), ("'a' || 2.50", "a2.50"),
     ("concat_ws(',', 'a', null, 'b')", "a,b"), ("concat_ws(null, 'a')", None), ("concat_ws(',', null)", ""),

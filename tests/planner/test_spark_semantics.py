@@ -160,8 +160,8 @@ def _function_calls() -> st.SearchStrategy[str]:
         st.builds("{}({}, {})".format, pick(["mod", "pmod", "power", "pow", "log"]), number, number),
     )
     strings = st.one_of(
-        st.builds("{}({})".format, pick(["upper", "lower", "ucase", "lcase", "length", "char_length", "trim", "ltrim",
-                                         "rtrim"]), text),
+        st.builds("{}({})".format, pick(["upper", "lower", "initcap", "ucase", "lcase", "length", "char_length", "trim",
+                                         "ltrim", "rtrim"]), text),
         st.builds("trim({} {} from {})".format, pick(["both", "leading", "trailing"]), pick(["'a'", "' '", "'ab'", "t"]),
                   text),
         st.builds("btrim({}, {})".format, text, pick(["'a'", "'ß '", "t"])),

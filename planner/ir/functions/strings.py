@@ -116,6 +116,19 @@ def _string_function(name: str, doc: str, arity: tuple[int, int | None], params:
                     evaluator=plain(fn), aliases=aliases, nulls=nulls)
 
 
+def _initcap(text: str) -> str:
+    """Spark's ``initcap`` (``UTF8String.toLowerCase().toTitleCase()``): the string in lower case, then
+    the first character and each character after a space (only a space: not a tab or a hyphen) in
+    title case; a character whose title case is not one character (``ß``) stays as it is, as Java's
+    ``Character.toTitleCase`` leaves it."""
+    characters = list(text.lower())
+    for i, character in enumerate(characters):
+        if i == 0 or characters[i - 1] == " ":
+            titled = character.title()
+            characters[i] = titled if len(titled) == 1 else character
+    return "".join(characters)
+
+
 def _predicate(name: str, doc: str, fn: Callable[[str, str], bool]) -> Function:
     return _string_function(name, doc, (2, 2), "string, string", fn, result=BOOLEAN)
 
@@ -123,6 +136,8 @@ def _predicate(name: str, doc: str, fn: Callable[[str, str], bool]) -> Function:
 FUNCTIONS = (
     _string_function("upper", "the string in upper case", (1, 1), "string", str.upper, aliases=("ucase",)),
     _string_function("lower", "the string in lower case", (1, 1), "string", str.lower, aliases=("lcase",)),
+    _string_function("initcap", "each word (after a space) capitalized, the rest in lower case", (1, 1), "string",
+                     _initcap),
     _string_function("length", "the number of characters", (1, 1), "string", len, result=INT,
                      aliases=("char_length", "character_length", "len")),
     _string_function("trim", "without leading and trailing spaces (or characters of trimStr)", (1, 2),
