@@ -12,7 +12,9 @@ from planner.sql.statements import parse_sql
 from tests.maintenance.checking import check_against_spark
 from tests.maintenance.test_aggregate_functions import CATALOG, sale_stream
 
-pytestmark = pytest.mark.spark
+# slow: each starts streaming queries on the Spark runner (a minute or more on 2 cores); the same views
+# run against the reference on the local runners in `make test`, and here in `make test-all`
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 QUERIES = {
     "count_if and the bool_and/bool_or family": """

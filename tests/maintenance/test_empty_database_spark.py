@@ -11,7 +11,9 @@ from planner.workloads.random_changes import emptied, random_changes
 from tests.maintenance.checking import check_against_recomputation
 from tests.maintenance.test_empty_database import SHOP
 
-pytestmark = pytest.mark.spark
+# slow: each starts streaming queries on the Spark runner (a minute or more on 2 cores); the same views
+# run against the reference on the local runners in `make test`, and here in `make test-all`
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

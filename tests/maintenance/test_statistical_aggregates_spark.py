@@ -16,7 +16,9 @@ from operators.runtime.stream_format import Update
 from tests.maintenance.checking import check_against_spark
 from tests.maintenance.test_statistical_aggregates import DDL
 
-pytestmark = pytest.mark.spark
+# slow: each starts streaming queries on the Spark runner (a minute or more on 2 cores); the same views
+# run against the reference on the local runners in `make test`, and here in `make test-all`
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

@@ -72,6 +72,7 @@ def test_a_users_own_session_maintains_a_view_equal_to_spark_sql(tmp_path):
     assert '"spark.sql.shuffle.partitions":"2"' in offsets  # the query's state partitions: the cores
 
 
+@pytest.mark.slow  # a second fresh interpreter and Spark session (about a minute); make test-all runs it
 @pytest.mark.skipif(shutil.which("python3", path="/usr/bin:/bin") is None, reason="no system python3")
 def test_workers_that_cannot_import_the_project_are_named_in_one_line(tmp_path):
     outcome = _run(tmp_path, PYSPARK_PYTHON=shutil.which("python3", path="/usr/bin:/bin"))
