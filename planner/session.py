@@ -120,7 +120,7 @@ class IncrementalViews:
                  work_dir: str | Path | None = None, catalog: Catalog | None = None):
         self.spark = spark if spark is not None else make_spark_session()
         self.catalog = catalog if catalog is not None else catalog_from_spark(self.spark, database=database)
-        self.work_dir = Path(work_dir) if work_dir is not None else Path(tempfile.mkdtemp(prefix="ivm-views-"))
+        self.work_dir = (Path(work_dir) if work_dir is not None else Path(tempfile.mkdtemp(prefix="ivm-views-"))).resolve()
         self.views: dict[str, IncrementalView] = {}
         self._registered: dict[str, DataFrame] = {}
 
@@ -147,7 +147,8 @@ class IncrementalViews:
         unknown = sorted(set(given) - set(tables))
         if unknown:
             raise IncrementalViewError(f"view {name} does not read table(s) {', '.join(unknown)}")
-        directory = Path(checkpoint) if checkpoint is not None else self.work_dir / name
+        # absolute: Spark (the JVM) and this process may not share a working directory
+        directory = (Path(checkpoint) if checkpoint is not None else self.work_dir / name).resolve()
         changes = {}
         for table in tables:
             streams = []

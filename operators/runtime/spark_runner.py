@@ -98,7 +98,9 @@ class SparkRunner:
         self.spark = spark if spark is not None else make_spark_session()
         prepare_workers(self.spark)  # a caller's own session: its workers may not reach this project yet
         self._owns_work_dir = work_dir is None
-        self.work_dir = Path(tempfile.mkdtemp(prefix="spark-ivm-") if work_dir is None else work_dir)
+        # absolute: the JVM resolves a relative path against its own working directory, which is the
+        # driver's only when the session was started from there (a notebook's session often was not)
+        self.work_dir = Path(tempfile.mkdtemp(prefix="spark-ivm-") if work_dir is None else work_dir).resolve()
         self.checkpoint_dir = self.work_dir / "checkpoint"
         self.inbox_dir = self.work_dir / "inbox"
         # the result table starts with the rows the last stage emits over empty input; the rows stages
