@@ -7,6 +7,7 @@ let loaded = false;
 let chart = null;        // the server's chart spec of the loaded query
 let history = [];        // per-batch points: latency, rate, chart value
 let examples = [];
+let shown = 0;           // the server's sequence number of what the page shows: older answers are stale
 
 async function call(path, body) {
   const response = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json"},
@@ -116,6 +117,9 @@ function renderQuarantine(quarantine) {
 
 // A whole state (on opening, after a load, after falling behind the event stream).
 function renderState(state) {
+  // A state fetched before a batch may arrive after that batch's event: it would show an older table.
+  if (state.sequence < shown) return;
+  shown = state.sequence;
   showError(state.error);
   renderCheck(state.check);
   loaded = state.loaded;
@@ -137,7 +141,11 @@ async function refresh() {
 
 function onEvent(message) {
   const event = JSON.parse(message.data);
+  if (event.type === "resync") shown = 0;  // the server restarted or the page fell behind: start over
   if (event.type === "resync" || event.type === "loaded") { refresh(); return; }
+  const sequence = Number(message.lastEventId);
+  if (sequence <= shown) return;  // already in the state shown
+  shown = sequence;
   showError(event.error);
   renderCheck(event.check);
   if (event.batches === undefined) renderQuarantine(null);  // no run loaded: nothing is quarantined
