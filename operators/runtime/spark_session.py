@@ -11,16 +11,20 @@ partitions as cores (the default 200 would mean 200 state-store partitions per s
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
 
 MINIMUM_JAVA = 17
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -141,6 +145,7 @@ def prepare_workers(spark: SparkSession) -> None:
     context = spark.sparkContext
     if context.applicationId in _PREPARED:
         return
+    send_worker_output_to_log(spark)
     if context.master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
         context.pythonExec = sys.executable
     paths = context.environment.get("PYTHONPATH", "").split(os.pathsep)
@@ -158,6 +163,31 @@ def prepare_workers(spark: SparkSession) -> None:
             "on a cluster, install spark-ivm and its dependencies on every executor"
         ) from None
     _PREPARED.add(context.applicationId)
+
+
+def worker_log_path(spark: SparkSession) -> Path:
+    """Where ``send_worker_output_to_log`` puts the Python workers' output of ``spark``'s application."""
+    return Path(tempfile.gettempdir()) / f"spark-ivm-python-workers-{spark.sparkContext.applicationId}.log"
+
+
+def send_worker_output_to_log(spark: SparkSession) -> Path:
+    """Send what Spark's Python workers print to a log file instead of the user's terminal.
+
+    Spark copies the standard output and error of every Python worker it starts to the JVM's
+    ``System.err`` as raw bytes, not through its logging: each ``transformWithState`` query start
+    prints half a dozen "Streaming TransformWithStateInPandas Python worker ..." lines per stage,
+    which no log level silences. The driver JVM's ``System.err`` is pointed at a file (appended,
+    one per application); Spark's own log messages keep going to the terminal, because its console
+    appender holds the stream it was configured with. A worker's failure still reaches the caller as
+    the exception of the query, with the worker's traceback. On a cluster this covers the driver's
+    workers; executors' workers write to the executors' logs as before.
+    """
+    path = worker_log_path(spark)
+    jvm = spark.sparkContext._jvm
+    stream = jvm.java.io.PrintStream(jvm.java.io.FileOutputStream(str(path), True), True)
+    jvm.java.lang.System.setErr(stream)
+    log.info("Spark's Python workers write their output to %s", path)
+    return path
 
 
 def _import_probe():
