@@ -23,7 +23,7 @@ from operators.lowering.route_masks import row_masks
 from operators.lowering.stream_columns import columns_read
 from operators.runtime.result_files import rows_table
 from operators.runtime.run_errors import SparkBatchError, WorkDirMismatchError
-from operators.runtime.stream_format import (
+from operators.runtime.stream import (
     OpenStream,
     StreamFormatError,
     UnknownStreamTableError,

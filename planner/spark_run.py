@@ -30,7 +30,7 @@ from catalog.schema import Catalog
 from operators.runtime.run_errors import WorkDirMismatchError
 from operators.runtime.spark_session import make_spark_session
 from operators.runtime.spark_stream_source import plan_batches, stream_changes, table_files
-from operators.runtime.stream_format import StreamFormatError
+from operators.runtime.stream import StreamFormatError
 from planner.view import MaintainedView
 
 RUN_FILE = "run.json"

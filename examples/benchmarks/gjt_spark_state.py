@@ -59,7 +59,7 @@ from operators.runtime.spark_stage_processors import (
     packed_layout,
     run_packed,
 )
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.stages.base import Change
 from operators.stages.gjt import GjtStage
 from operators.stages.gjt.pages import PagedGjtState

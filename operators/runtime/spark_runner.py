@@ -65,7 +65,7 @@ from operators.runtime.spark_stage_processors import packed_layout, state_name
 from operators.runtime.spark_start import result_start, start_changes, start_stream
 from operators.runtime.spark_validation import state_name as validation_state
 from operators.runtime.spark_validation import validated_changes
-from operators.runtime.stream_format import Update, UpdateBatch
+from operators.runtime.stream import Update, UpdateBatch
 from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
 from operators.zset import Row, consolidate
 

@@ -15,7 +15,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.doubles import NAN
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.stages.aggregate import GroupAggregateStage, RingAggregateStage
 from operators.stages.insert_only_aggregate import InsertOnlyAggregateStage
 from operators.stages.payload_aggregate import PayloadAggregateStage

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.stages.gjt import GjtStage
 from operators.stages.payload_aggregate import PayloadAggregateStage
 from planner.compiler import compile_query

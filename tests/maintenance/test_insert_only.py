@@ -18,7 +18,7 @@ from collections import Counter
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update, batches
+from operators.runtime.stream import Update, batches
 from operators.runtime.validate import InvalidChangeError
 from operators.stages.aggregate import GroupAggregateStage
 from operators.stages.fused import FusedStage

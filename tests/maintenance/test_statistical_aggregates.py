@@ -19,7 +19,7 @@ import pytest
 from catalog.ddl import catalog_from_ddl
 from catalog.tpch import tpch_catalog
 from operators.doubles import NAN
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.structures.moments import moments, variance
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.explain import explain_text

@@ -23,7 +23,7 @@ import pytest
 import operators.lowering.query as query_lowering
 from catalog.ddl import catalog_from_ddl
 from operators.lowering.view_tree import lower_view_tree
-from operators.runtime.stream_format import Update, batches
+from operators.runtime.stream import Update, batches
 from operators.stages.view_tree_groups import GroupedViewTreeStage
 from planner.compiler import compile_query
 from planner.explain import explain_json, explain_text

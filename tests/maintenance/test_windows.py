@@ -16,7 +16,7 @@ from decimal import Decimal
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.compiler import UnsupportedQueryError
 from planner.sql.errors import UnsupportedSqlError
 from planner.view import MaintainedView

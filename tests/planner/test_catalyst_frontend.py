@@ -21,7 +21,7 @@ from pyspark.sql.window import Window
 from catalog.spark import catalog_from_spark
 from catalog.tpch import tpch_catalog
 from operators.runtime.spark_session import make_spark_session
-from operators.runtime.stream_format import batches
+from operators.runtime.stream import batches
 from planner.compiler import compile_plan, compile_query
 from planner.sql.catalyst import dataframe_sql, logical_plan_from_dataframe
 from planner.sql.errors import UnsupportedDataFrameError, UnsupportedSqlError

@@ -14,7 +14,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, write_stream
+from operators.runtime.stream import Update, write_stream
 from planner.cli import main
 from planner.run_stats import thread_clock_cost
 

@@ -8,7 +8,7 @@ import json
 import pyarrow.parquet as pq
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update, write_stream
+from operators.runtime.stream import Update, write_stream
 from planner.cli import main
 from planner.compiler import compile_query
 from planner.explain import explain_json, explain_text

@@ -19,7 +19,7 @@ import pytest
 
 from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, batches, write_stream
+from operators.runtime.stream import Update, batches, write_stream
 from planner.compiler import compile_query
 from planner.demo import Q3_SQL
 from planner.sql.errors import UnsupportedSqlError
