@@ -49,10 +49,10 @@ def strategy_names(compiled: CompiledQuery) -> list[str]:
     """Each maintenance algorithm of the plan once, innermost first; relations maintained alone
     (a block of one table, a subquery's own table) in one name."""
     names: list[str] = []
-    alone = [n.root for n in reversed(list(compiled.plan.walk())) if isinstance(n, ForeignKeyJoin) and not n.edges]
+    alone = [n.root for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) and not n.edges]  # in plan order
     if alone:
         alone = list(dict.fromkeys(alone))
-        names.append(f"one relation ({alone[0]})" if len(alone) == 1 else f"relations alone ({', '.join(alone)})")
+        names.append(f"one relation ({alone[0]})" if len(alone) == 1 else f"one relation each ({', '.join(alone)})")
     for node in reversed(list(compiled.plan.walk())):
         names += _names(node)
     tree = view_tree_of(compiled)
