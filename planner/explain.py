@@ -121,7 +121,7 @@ def strategy_of(compiled: CompiledQuery) -> dict:
         "description": (
             f"AJU live tuples over a foreign-key tree rooted at {join.root}: O(λ) amortized update time, "
             "constant-delay enumeration, state linear in the input (no intermediate views)"
-            if join.edges else f"one relation ({join.root}): every change is O(1)"
+            if join.edges else f"one relation ({join.root}): no join to maintain; each change goes on to the operators above"
         ),
         "root": join.root,
         "fk_edges": [str(e) for e in join.edges],

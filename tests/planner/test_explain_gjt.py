@@ -21,7 +21,7 @@ THREE_WAY = "select r.a, r.b, s.d, s.e, t.g, t.h from r, s, t where r.a < s.d an
 
 def test_explain_text_shows_the_tree_edge_predicates_connex_set_and_bounds():
     text = explain_text(compile_query(THREE_WAY, CATALOG), verbose=True)
-    assert "IEDyn T-representation over a generalized join tree: free-connex" in text
+    assert "IEDyn T-representation over a generalized join tree: free-connex for the join's output" in text
     assert "[r.a < s.d] {r.a} *" in text and "[s.e < t.g]" in text
     assert "Edge predicates: " in text and "r.a < s.d" in text.split("Edge predicates: ")[1]
     assert "Update: O(M log M) per update" in text
