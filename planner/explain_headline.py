@@ -46,8 +46,8 @@ PROPAGATION = {"theorem11": "change propagation over AJU Theorem 11's join tree"
 
 
 def strategy_names(compiled: CompiledQuery) -> list[str]:
-    """Each maintenance algorithm of the plan once, innermost first; relations maintained alone
-    (a block of one table, a subquery's own table) in one name."""
+    """Each maintenance algorithm of the plan once: the relations maintained alone (a block of one
+    table, a subquery's own table) in one name first, then the others innermost first."""
     names: list[str] = []
     alone = [n.root for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) and not n.edges]  # in plan order
     if alone:
