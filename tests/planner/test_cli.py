@@ -63,9 +63,15 @@ def test_explain_json_names_strategy_root_edges_stages_and_rules(files, capsys):
 
 def test_explain_text_shows_the_maintenance_table_and_verbose_trace(files, capsys):
     _, ddl, query = files
+    assert main(["explain", str(query), "--catalog", str(ddl)]) == 0
+    compact = capsys.readouterr().out
+    for heading in ("Strategy:", "Update cost (the worst stages):", "operator", "key", "state kept", "update cost", "Sources"):
+        assert heading in compact
+    assert "Rule trace" not in compact and "Query class" not in compact and max(map(len, compact.splitlines())) <= 120
     assert main(["explain", str(query), "--catalog", str(ddl), "--verbose"]) == 0
     out = capsys.readouterr().out
-    for heading in ("operator", "state kept", "update cost", "why", "Rule trace", "ForeignKeyJoin"):
+    assert out.startswith(compact.rstrip("\n"))  # the theory comes after the compact plan
+    for heading in ("Why each stage", "Strategy in full:", "Query class", "Rule trace", "ForeignKeyJoin"):
         assert heading in out
     # the generated program, each table's function with its checked variant (the validator's check inside)
     for function in ("def _table_orders(", "def _checked_orders(", "def _table_customer(", "def _checked_customer("):
