@@ -420,5 +420,5 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
     with os.fdopen(read_end, "rb") as out:
         first = out.readline()
     _, err = process.communicate(timeout=120)
-    assert first.startswith(b"stage") and err == b"", err.decode()
+    assert first.startswith(b"Strategy: ") and err == b"", err.decode()
     assert process.returncode == 1
