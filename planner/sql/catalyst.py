@@ -1,8 +1,8 @@
 """The DataFrame front end: a Spark DataFrame → logical plan, by walking Catalyst's analyzed plan.
 
 A view given as a DataFrame is planned from ``df._jdf.queryExecution().analyzed()``, read through
-py4j, so it works in Spark's classic mode only; a Spark Connect DataFrame has no ``_jdf`` and is
-refused with a pointer to SQL text.
+py4j, in Spark's classic mode; a Spark Connect DataFrame has no ``_jdf``, and is read from its
+client-side plan by ``connect_plan.py`` instead.
 
 Design: the walk renders the analyzed plan, node by node, as one Spark SQL query, and that text goes
 through ``parse_sql`` like any view written in SQL. We chose text over building ``planner.ir``
@@ -78,11 +78,14 @@ def logical_plan_from_dataframe(df: Any, catalog: Catalog) -> LogicalPlan:
 def dataframe_sql(df: Any, catalog: Catalog) -> str:
     """The Spark SQL query the DataFrame's analyzed plan computes, over tables of ``catalog``."""
     jdf = getattr(df, "_jdf", None)
+    if jdf is None and hasattr(df, "_plan"):  # Spark Connect: the client-side plan, read by name
+        from planner.sql.connect_plan import connect_dataframe_sql
+
+        return connect_dataframe_sql(df, catalog)
     if jdf is None:
         raise UnsupportedDataFrameError(
-            f"a DataFrame view needs Spark's classic mode, where the planner can read the DataFrame's "
-            f"Catalyst plan; a {type(df).__module__}.{type(df).__qualname__} (Spark Connect) has none: "
-            f"give the view as SQL text instead"
+            f"a DataFrame view needs a Spark DataFrame (a Catalyst plan in classic mode, or a Spark Connect "
+            f"plan); a {type(df).__module__}.{type(df).__qualname__} is neither: give the view as SQL text instead"
         )
     jvm = df.sparkSession._jvm
     return _Translator(catalog, jvm).query(jdf.queryExecution().analyzed())
