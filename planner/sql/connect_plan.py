@@ -65,7 +65,11 @@ _IDENTIFIER_PART = re.compile(r"`((?:[^`]|``)*)`|([^.`]+)")
 
 def connect_dataframe_sql(df: Any, catalog: Catalog) -> str:
     """The Spark SQL query a Spark Connect DataFrame's plan computes, over tables of ``catalog``."""
-    relation = df._plan.plan(df._session.client)
+    return relation_sql(df._plan.plan(df._session.client), catalog)
+
+
+def relation_sql(relation: Message, catalog: Catalog) -> str:
+    """The Spark SQL query a Connect ``Relation`` message computes, over tables of ``catalog``."""
     if relation.WhichOneof("rel_type") == "sql":
         return _Translator(catalog).sql_text(relation.sql)  # the view is SQL text already
     return _Translator(catalog).block(relation).sql()
