@@ -163,7 +163,8 @@ def prepare_workers(spark: SparkSession) -> None:
                   "environment (a local server started by spark-ivm, e.g. --spark-remote local[2], has them), "
                   "or install spark-ivm and its dependencies where the server and its executors run")
     else:
-        workers, problem = f"Spark's Python workers ({spark.sparkContext.pythonExec})", _classic_probe_problem(spark)
+        problem = _classic_probe_problem(spark)  # (which may point the workers at this interpreter first)
+        workers = f"Spark's Python workers ({spark.sparkContext.pythonExec})"
         advice = (f"set PYSPARK_PYTHON={sys.executable} before the session starts (or spark.pyspark.python), and "
                   f"spark.executorEnv.PYTHONPATH={PROJECT_ROOT}; on a cluster, install spark-ivm and its "
                   "dependencies on every executor")
