@@ -224,13 +224,12 @@ def test_sql_front_end_refusals_reach_the_user_with_the_rendered_sql(spark, cata
     assert "FULL JOIN customer" in raised.value.__notes__[0]
 
 
-class ConnectLikeDataFrame:
-    """What a Spark Connect DataFrame looks like to the front end: no ``_jdf`` (the real class raises
-    an ``AttributeError`` for it; its module needs grpc, which is not installed here)."""
+class NotADataFrame:
+    """Neither classic (no ``_jdf``) nor Spark Connect (no ``_plan``): e.g. a pandas frame."""
 
     columns = ["o_orderkey"]
 
 
-def test_a_spark_connect_dataframe_is_refused_with_a_pointer_to_sql_text():
-    with pytest.raises(UnsupportedDataFrameError, match="classic mode.*give the view as SQL text"):
-        logical_plan_from_dataframe(ConnectLikeDataFrame(), tpch_catalog())
+def test_an_object_that_is_not_a_spark_dataframe_is_refused_with_a_pointer_to_sql_text():
+    with pytest.raises(UnsupportedDataFrameError, match="Spark Connect plan.*give the view as SQL text"):
+        logical_plan_from_dataframe(NotADataFrame(), tpch_catalog())
