@@ -22,6 +22,7 @@ from planner.compiler import CompiledQuery
 from planner.explain_classes import classes_json, classes_text
 from planner.explain_gjt import gjt_json, gjt_of, gjt_text
 from planner.explain_heavy_light import heavy_light_json, heavy_light_of, heavy_light_text
+from planner.explain_scalar import scalar_products_json, scalar_products_text
 from planner.explain_view_tree import view_tree_json, view_tree_of, view_tree_text
 from planner.explain_window import windows_json, windows_text
 from planner.ir.maintenance import (
@@ -179,6 +180,7 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
     if strategy["strategy"] == "heavy_light_triangle":
         parts += heavy_light_text(compiled)
     parts += windows_text(compiled)
+    parts += scalar_products_text(compiled)
     for rule, why in compiled.context.refusals.items():
         parts.append(f"Not applied: {rule}: {why}")
     parts += classes_text(compiled)
@@ -215,6 +217,7 @@ def explain_json(compiled: CompiledQuery) -> str:
         "maintenance_plan": print_plan(compiled.plan),
         "theorem11_tree": theorem11_text(compiled),
         "windows": windows_json(compiled),
+        "scalar_subqueries": scalar_products_json(compiled),
         **classes_json(compiled),
     }
     return json.dumps(document, indent=2)

@@ -23,12 +23,12 @@ from planner.ir.logical import (
     SortKey,
     SubqueryAlias,
 )
-from planner.ir.maintenance import ViewAtom
+from planner.ir.maintenance import ScalarProduct, ViewAtom
 from planner.ir.window import Window
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
-_BLOCKING = (Aggregate, Distinct, Limit, Sort, SetOperation, SubqueryAlias, Window)
+_BLOCKING = (Aggregate, Distinct, Limit, Sort, SetOperation, SubqueryAlias, Window, ScalarProduct)
 
 
 def _blocks_inlining(node: LogicalPlan) -> bool:
