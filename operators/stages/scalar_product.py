@@ -19,7 +19,7 @@ from collections import Counter
 import attrs
 
 from operators.stages.base import Change, ConstantKey, KeyedStage, StageDescription
-from operators.zset import Changelog, Row, apply_changes, consolidate
+from operators.zset import Changelog, apply_changes, consolidate
 
 
 @attrs.define
