@@ -27,6 +27,7 @@ from planner.explain_classes import classes_json, classes_text
 from planner.explain_gjt import gjt_json, gjt_of, gjt_text
 from planner.explain_headline import cost_line, strategy_names, worst_costs
 from planner.explain_heavy_light import heavy_light_json, heavy_light_of, heavy_light_text
+from planner.explain_scalar import scalar_products_json, scalar_products_text
 from planner.explain_view_tree import view_tree_json, view_tree_of, view_tree_text
 from planner.explain_window import windows_json, windows_text
 from planner.ir.maintenance import (
@@ -177,7 +178,7 @@ def compact_text(compiled: CompiledQuery) -> str:
     join_edges = [str(e) for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) for e in n.edges]
     if join_edges:
         parts += _wrapped(f"Foreign-key edges: {', '.join(dict.fromkeys(join_edges))}")
-    for line in windows_text(compiled):
+    for line in (*windows_text(compiled), *scalar_products_text(compiled)):
         parts += _wrapped(line)
     for rule, why in compiled.context.refusals.items():
         parts += _wrapped(f"Not applied: {rule}: {why}")
@@ -282,6 +283,7 @@ def explain_json(compiled: CompiledQuery) -> str:
         "maintenance_plan": print_plan(compiled.plan),
         "theorem11_tree": theorem11_text(compiled),
         "windows": windows_json(compiled),
+        "scalar_subqueries": scalar_products_json(compiled),
         **classes_json(compiled),
     }
     return json.dumps(document, indent=2)

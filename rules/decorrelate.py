@@ -28,6 +28,7 @@ from planner.ir.expressions import (
     conjunction,
     conjuncts,
     transform,
+    type_of,
 )
 from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project, Scan, SubqueryAlias
 from planner.ir.maintenance import Atom, JoinGraph, ViewAtom
@@ -102,20 +103,53 @@ def view_for(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple
         (item,) = plan.items
         if subquery.negated and (nullable(subquery.operand, None) or nullable(item.expr, plan)):
             raise CannotDecorrelate("NOT IN over a column that may be NULL is not NOT EXISTS; it is not maintained")
-        if _groups_by(plan.child, item):
-            # Already one row per value (Q18's GROUP BY ... HAVING): the subquery is the view itself.
+        if _groups_by(plan.child, item) and not nullable(_group_key(plan.child), plan):
+            # Already one row per value (Q18's GROUP BY ... HAVING): the subquery is the view itself
+            # (a NULL group would be a key no outer NULL may meet: such a subquery takes the path below).
             view = ViewAtom(alias, (item.name,), (item.name,), subquery.negated, plan)
             return view, [Call("=", (subquery.operand, Column(alias, item.name)))]
-        body, pairs = _split_correlation(plan.child, outer)
-        keys = [(item.expr, subquery.operand), *pairs]
+        if (grouped := _grouped_block(plan, alias)) is not None:
+            body, keys = grouped, [(Column(f"{alias}_g", item.name, type_of(item.expr)), subquery.operand)]
+        else:
+            body, pairs = _split_correlation(plan.child, outer)
+            keys = [(item.expr, subquery.operand), *pairs]
     else:
         raise CannotDecorrelate(f"{subquery.kind} subqueries are not decorrelated into views")
     names = tuple(f"k{i}" for i in range(len(keys)))
     group_by = tuple(NamedExpr(name, inner) for name, (inner, _) in zip(names, keys, strict=True))
+    # SQL's = is never true of a NULL: a NULL key matches no outer row, so the view leaves it out (else
+    # the join along the view's key would pair it with an outer NULL, which EXISTS and IN never do)
+    present = [Call("is not null", (inner,)) for inner, _ in keys if nullable(inner, subquery.plan)]
+    if present:
+        body = Filter(conjunction([*conjuncts(body.condition), *present]), body.child) if isinstance(body, Filter) \
+            else Filter(conjunction(present), body)
     view_plan = Aggregate(group_by, (NamedExpr("_n", AggregateCall("count", None)),), body)
     view = ViewAtom(alias, names, names + ("_n",), subquery.negated, view_plan)
     joins = [Call("=", (outer_expr, Column(alias, name))) for name, (_, outer_expr) in zip(names, keys, strict=True)]
     return view, joins
+
+
+def _group_key(plan: LogicalPlan) -> Expr:
+    """The one GROUP BY expression of a subquery ``_groups_by`` accepted."""
+    grouped = plan.child if isinstance(plan, Filter) else plan
+    return grouped.group_by[0].expr
+
+
+def _grouped_block(plan: Project, alias: str) -> LogicalPlan | None:
+    """An uncorrelated IN subquery that groups by more than the value it selects (``SELECT o.cust ...
+    GROUP BY o.id, o.cust HAVING sum(...) > 200``), as a derived table ``<alias>_g`` keyed by its
+    group (a view of its own) that selects the value too: the IN's view then counts that derived
+    table's rows per value, γ_{e; count}(π_{g, e}(Q)), since x IN (SELECT e FROM Q) holds exactly when
+    some row of Q has e = x. None for any other subquery."""
+    body = plan.child.child if isinstance(plan.child, Filter) else plan.child
+    if not (isinstance(body, Aggregate) and body.group_by) or _referenced_aliases(plan) - _inner_aliases(plan) - {None}:
+        return None
+    (item,) = plan.items
+    keys = tuple(NamedExpr(g.name, Column(None, g.name, type_of(g.expr))) for g in body.group_by)
+    if item not in keys and any(k.name == item.name for k in keys):
+        return None  # the value would share its name with another group column
+    selected = () if item in keys else (item,)
+    return SubqueryAlias(f"{alias}_g", Project(keys + selected, plan.child))
 
 
 def _nullability(graph: JoinGraph, catalog: Catalog):

@@ -23,12 +23,12 @@ from planner.ir.logical import (
     SortKey,
     SubqueryAlias,
 )
-from planner.ir.maintenance import ViewAtom
+from planner.ir.maintenance import ScalarProduct, ViewAtom
 from planner.ir.window import Window
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
-_BLOCKING = (Aggregate, Distinct, Limit, Sort, SetOperation, SubqueryAlias, Window)
+_BLOCKING = (Aggregate, Distinct, Limit, Sort, SetOperation, SubqueryAlias, Window, ScalarProduct)
 
 
 def _blocks_inlining(node: LogicalPlan) -> bool:
@@ -142,7 +142,8 @@ def _inline(plan: LogicalPlan, view: SubqueryAlias, inner: LogicalPlan, mapping:
 
 class MaintainDerivedAggregateAsView(Rule):
     """A derived table that groups (``(SELECT k, agg ... GROUP BY k) AS v``) becomes a view atom keyed by
-    its group columns, joined like a table (TPC-H Q13's c_orders, Q15's revenue0).
+    its group columns, joined like a table (TPC-H Q13's c_orders, Q15's revenue0). A global aggregate
+    (no GROUP BY) has exactly one row: a view keyed by the empty key (a window over it, a filter on it).
 
     Preconditions: every group-by column is in the select list (it becomes the view's key).
 
@@ -170,10 +171,10 @@ class MaintainDerivedAggregateAsView(Rule):
                     grouped = _distinct_as_group_by(items, body)
                     return ViewAtom(alias, tuple(item.name for item in items), tuple(item.name for item in items),
                                     False, grouped)
-                # a grouped subquery has one row per group key: a relation with that primary key
+                # a grouped subquery has one row per group key (a global one, one row): a relation with that primary key
                 case SubqueryAlias(alias=alias, child=Project(items=items, child=grouped) as inner):
                     aggregate = grouped.child if isinstance(grouped, Filter) else grouped
-                    if not (isinstance(aggregate, Aggregate) and aggregate.group_by):
+                    if not isinstance(aggregate, Aggregate):
                         return node
                     projected = {item.expr: item.name for item in items}
                     key = tuple(projected.get(Column(None, g.name)) for g in aggregate.group_by)

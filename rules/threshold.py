@@ -21,7 +21,7 @@ from planner.optimizer.executor import Rule
 from rules.decorrelate import CannotDecorrelate, _referenced_aliases, scalar_view
 
 
-def _uncorrelated(subquery: Subquery) -> bool:
+def uncorrelated(subquery: Subquery) -> bool:
     """Whether the subquery reads only its own relations (tables, derived tables, views)."""
     inner = {n.alias for n in subquery.plan.walk() if isinstance(n, Scan | SubqueryAlias | Atom | ViewAtom)}
     return _referenced_aliases(subquery.plan) <= inner | {None}
@@ -37,7 +37,7 @@ def threshold_comparison(condition: Expr) -> tuple[Expr, str, Subquery] | None:
             op = FLIPPED[op]
         case _:
             return None
-    if not _uncorrelated(q) or contains_subquery(value):
+    if not uncorrelated(q) or contains_subquery(value):
         return None
     return value, op, q
 

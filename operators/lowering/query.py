@@ -40,6 +40,7 @@ from operators.stages.insert_only_top_k import InsertOnlyTopKStage
 from operators.stages.join_select import JoinSelectStage
 from operators.stages.map import MapStage
 from operators.stages.product import ProductCombineStage
+from operators.stages.scalar_product import ScalarProductStage
 from operators.stages.set_operation import SetOperationStage
 from operators.stages.top_k import TopKStage
 from planner.ir.expressions import AggregateCall, Column, Expr, columns, type_of
@@ -55,6 +56,7 @@ from planner.ir.maintenance import (
     GroupAggregate,
     NestedAggregate,
     RingAggregate,
+    ScalarProduct,
     ThresholdFilter,
     TopK,
 )
@@ -125,6 +127,8 @@ def _hidden_columns(project: Project) -> int:
 def _lower_body(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, needed: frozenset[Column]) -> Body:
     if isinstance(plan, ThresholdFilter):
         return _lower_threshold(builder, plan, items)
+    if isinstance(plan, ScalarProduct):
+        return _lower_scalar_product(builder, plan, items)
     if isinstance(plan, CrossProductAggregate):
         return _lower_cross_product(builder, plan, items)
     if isinstance(plan, SetOperation) and items is None:
@@ -276,15 +280,40 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple 
     ))
     builder.downstream[rows.last] = (stage, JoinSelectStage.ROWS)
     builder.downstream[threshold.last] = (stage, JoinSelectStage.THRESHOLD)
+    return _projected(builder, stage, rows.layout, items, "filtered rows")
+
+
+def _lower_scalar_product(builder: StageBuilder, node: ScalarProduct, items: tuple | None) -> Body:
+    """The rows and each scalar subquery's one-row view as branches meeting in a product stage
+    (operators/stages/scalar_product.py), then the select list over the extended rows."""
+    read_above = frozenset().union(*(columns(i.expr) for i in items or ()))
+    rows = lower_query(builder, node.child, read_above)
+    scalars = [builder.lower_scalar(plan, f"the scalar subquery {name}") for name, plan in zip(node.names, node.scalars,
+                                                                                                 strict=True)]
+    layout = rows.layout + tuple(Column(None, name) for name in node.names)
+    stage = builder.add(ScalarProductStage(len(scalars), tuple(c.name for c in layout), StageDescription(
+        operator=f"ScalarProduct ({', '.join(node.names)})", inputs="rows; each scalar subquery's one value",
+        state="the rows (a multiset); each subquery's current value", key="constant (does not scale out)",
+        update_cost="O(1) per row change; O(rows) when a subquery's value changes",
+        why="the subquery is uncorrelated, one value for every row: each row is extended by it, and when it "
+            "changes every row of the result shows the new value, so every row changes (inherent to the query)")))
+    builder.downstream[rows.last] = (stage, ScalarProductStage.ROWS)
+    for port, scalar in enumerate(scalars, start=ScalarProductStage.ROWS + 1):
+        builder.downstream[scalar.last] = (stage, port)
+    return _projected(builder, stage, layout, items, "extended rows")
+
+
+def _projected(builder: StageBuilder, stage: int, layout: tuple[Column, ...], items: tuple | None, inputs: str) -> Body:
+    """``stage``'s rows (of ``layout``) through the select list ``items``, a stateless map; as they are without."""
     if items is None:
-        return stage, rows.layout
-    layout = tuple(Column(None, i.name) for i in items)
+        return stage, layout
+    projected = tuple(Column(None, i.name) for i in items)
     project = builder.add(MapStage(
-        "project", finish_function(items, None, rows.layout), tuple(c.name for c in layout),
-        StageDescription(operator="Map (π)", inputs="filtered rows", state="none", key="none (stateless)",
+        "project", finish_function(items, None, layout), tuple(c.name for c in projected),
+        StageDescription(operator="Map (π)", inputs=inputs, state="none", key="none (stateless)",
                          update_cost="O(1) per change", why="projection is linear")))
     builder.downstream[stage] = (project, 0)
-    return project, layout
+    return project, projected
 
 
 def _output_column(expr: Expr, layout: tuple[Column, ...]) -> Column:

@@ -320,6 +320,19 @@ class ThresholdFilter(LogicalPlan):
     threshold: LogicalPlan
 
 
+@attrs.frozen
+class ScalarProduct(LogicalPlan):
+    """The rows of ``child``, each extended by the one value of every uncorrelated plan of ``scalars``,
+    as the column of the same position in ``names`` (NULL while that plan has no row): an uncorrelated
+    scalar subquery in a select list, a product with one-row relations. When a value changes every
+    row changes with it (operators/stages/scalar_product.py)."""
+
+    child_fields = ("child", "scalars")
+    names: tuple[str, ...]
+    child: LogicalPlan
+    scalars: tuple[LogicalPlan, ...]
+
+
 @notation_value
 @attrs.frozen
 class ProductTerm:

@@ -31,6 +31,7 @@ from planner.ir.maintenance import (
     JoinGraph,
     NestedAggregate,
     RingAggregate,
+    ScalarProduct,
     ThresholdFilter,
     TopK,
     ViewAtom,
@@ -64,6 +65,11 @@ def _(plan) -> tuple[Column, ...]:
 @output_columns.register(CountedDistinct)
 def _(plan) -> tuple[Column, ...]:
     return output_columns(plan.child)
+
+
+@output_columns.register(ScalarProduct)
+def _(plan: ScalarProduct) -> tuple[Column, ...]:
+    return output_columns(plan.child) + tuple(Column(None, name) for name in plan.names)
 
 
 @output_columns.register(Project)

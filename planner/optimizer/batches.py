@@ -37,6 +37,7 @@ from rules.normalize import (
     PushSelectionsIntoAtoms,
 )
 from rules.prune_columns import PruneAtomColumns
+from rules.scalar_product import MaintainScalarProduct
 from rules.threshold import MaintainThresholdCondition, MaintainThresholdFilter
 from rules.top_k import MaintainTopK
 from rules.view_edges import JoinEachViewOnce
@@ -45,7 +46,7 @@ from rules.window import MaintainWindow
 
 NORMALIZE = (
     InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
-    DecorrelateExistsAndIn(), MaintainThresholdFilter(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
+    DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )
 
 BATCHES = (

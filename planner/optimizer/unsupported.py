@@ -31,6 +31,7 @@ from planner.ir.maintenance import (
     JoinGraph,
     NestedAggregate,
     RingAggregate,
+    ScalarProduct,
     ThresholdFilter,
     TopK,
     ViewAtom,
@@ -38,7 +39,7 @@ from planner.ir.maintenance import (
 from planner.ir.window import MaintainedWindow
 from planner.optimizer.context import OptimizerContext
 
-MAINTAINED = (CrossProductAggregate, ThresholdFilter, Atom, ViewAtom, ForeignKeyJoin, ChangePropagationJoin, BinaryJoin,
+MAINTAINED = (CrossProductAggregate, ThresholdFilter, ScalarProduct, Atom, ViewAtom, ForeignKeyJoin, ChangePropagationJoin, BinaryJoin,
               GeneralizedJoinTree,
               RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK, Project, Sort, MaintainedWindow)
 
@@ -101,7 +102,8 @@ def _subquery_reason(node: LogicalPlan) -> str:
     clause = {"Project": "the SELECT list", "Sort": "ORDER BY", "TopK": "ORDER BY"}.get(node.node_name, "this operator")
     return (f"{clause} holds a subquery, which is maintained only in WHERE or HAVING (EXISTS/IN, a comparison with "
             "a correlated aggregate, or a comparison with an uncorrelated scalar as a one-row view) and, in a "
-            "select list without GROUP BY, as an aggregate correlated by equalities; this one is neither")
+            "select list, as an uncorrelated scalar or, without GROUP BY, an aggregate correlated by equalities; "
+            "this one is neither")
 
 
 def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str | None:

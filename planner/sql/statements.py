@@ -62,6 +62,7 @@ from planner.sql.anti_joins import anti_joins
 from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.expressions import ExpressionConverter
+from planner.sql.grouped_windows import windows_outside_grouping
 from planner.sql.grouping_sets import (
     branch_constants,
     grouping_id,
@@ -340,6 +341,8 @@ class _Planner:
         if (blocks := per_branch_blocks(select, self, outer, ctes)) is not None:
             plans = [self._select(block, outer, ctes) for block in blocks]
             return functools.reduce(lambda union, plan: SetOperation("union_all", union, plan), plans)
+        if (windowed := windows_outside_grouping(select)) is not None:
+            return self._select(windowed, outer, ctes)
         plan, scope, tests = self._from(select, outer, ctes)
         if where := select.args.get("where"):
             condition = ExpressionConverter(self, scope, ctes, "WHERE").convert(where.this)
