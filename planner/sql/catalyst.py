@@ -22,8 +22,8 @@ are refused by the SQL front end), ``SubqueryAlias``, ``View`` (read through to 
 relations over catalog tables (``LogicalRelation`` and ``HiveTableRelation`` with a catalog table,
 ``DataSourceV2Relation`` with an identifier). Joins: inner, cross and left outer joins as JOIN
 clauses; left semi and anti joins as ``EXISTS`` / ``NOT EXISTS`` (Spark plans those subqueries as
-these joins, and the planner maintains the subquery form); right and full outer joins are rendered
-and then refused by the SQL front end, like the same SQL. Expressions are rendered with Catalyst's
+these joins, and the planner maintains the subquery form); right and full outer joins as JOIN clauses
+too, a side that was filtered before them made a derived table. Expressions are rendered with Catalyst's
 own ``sql()`` after each attribute is replaced by what it stands for in the SQL block; UDFs,
 subquery and window expressions, non-deterministic functions and expressions without a SQL form
 are refused. Casts the analyzer inserted (those without Catalyst's ``USER_SPECIFIED_CAST`` tag) are
@@ -68,7 +68,6 @@ _JOINS = {
     "CROSS": "CROSS JOIN",
     "LEFT OUTER": "LEFT JOIN",
     **_SEMI_JOINS,
-    # rendered so the SQL front end refuses them with its own message
     "RIGHT OUTER": "RIGHT JOIN",
     "FULL OUTER": "FULL JOIN",
 }
@@ -408,10 +407,13 @@ class _Translator:
         if join_type not in _JOINS:
             raise self.refusal(node, f"a {join_type} join")
         semi = join_type in _SEMI_JOINS
-        # a WHERE stays above the joins that follow, and the planner maintains none above a left join
-        if not left.selects_nothing_yet or (join_type == "LEFT OUTER" and left.where):
+        # a WHERE stays above the joins that follow, which holds while they keep the rows it tested: a
+        # RIGHT or FULL OUTER JOIN pads the left side's rows, so a side filtered before one is a derived
+        # table, as is its right side's filter (R ⟖_c σ_p(S) keeps S's rows failing p, padded)
+        pads = join_type in ("RIGHT OUTER", "FULL OUTER")
+        if not left.selects_nothing_yet or (join_type == "LEFT OUTER" or pads) and left.where:
             left = self.wrapped(left)
-        if not right.selects_nothing_yet or (right.joins and not semi):
+        if not right.selects_nothing_yet or (right.joins and not semi) or pads and right.where:
             right = self.wrapped(right)
         scope = attrs.evolve(left, refs={**left.refs, **right.refs})
         on = self.conjuncts(node.condition().get(), scope, node) if node.condition().isDefined() else ()
@@ -425,7 +427,7 @@ class _Translator:
             exists = f"{_SEMI_JOINS[join_type]} ({test})"
             return attrs.evolve(left, outputs=outputs, where=(*left.where, exists))
         # σ_p(R) ⋈ S = σ_p(R ⋈ S) (and R ⋈ σ_p(S) too for an inner join); a left join's right-side
-        # filter joins the ON condition: R ⟕_c σ_p(S) = R ⟕_{c ∧ p} S
+        # filter joins the ON condition: R ⟕_c σ_p(S) = R ⟕_{c ∧ p} S (a RIGHT or FULL join has none here)
         where = left.where
         if join_type == "INNER":
             where += right.where
