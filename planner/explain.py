@@ -22,6 +22,8 @@ from planner.compiler import CompiledQuery
 from planner.explain_classes import classes_json, classes_text
 from planner.explain_gjt import gjt_json, gjt_of, gjt_text
 from planner.explain_heavy_light import heavy_light_json, heavy_light_of, heavy_light_text
+from planner.explain_outer_join import DESCRIPTION as OUTER_JOINS
+from planner.explain_outer_join import outer_join_of, outer_joins_json, outer_joins_text
 from planner.explain_view_tree import view_tree_json, view_tree_of, view_tree_text
 from planner.explain_window import windows_json, windows_text
 from planner.ir.maintenance import (
@@ -87,6 +89,9 @@ JOIN_SELECT = ("join-select (AJU Theorem 15): the tuples of each key ordered by 
 
 def strategy_of(compiled: CompiledQuery) -> dict:
     """The strategies chosen and their guarantees."""
+    if outer_join_of(compiled) is not None:
+        return {"strategy": "outer_join", "root": None, "fk_edges": [], "description": OUTER_JOINS,
+                "outer_joins": outer_joins_json(compiled)}
     if gjt_of(compiled) is not None:
         return gjt_json(compiled)
     join = _first(compiled, ForeignKeyJoin)
@@ -178,6 +183,7 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
         parts += view_tree_text(compiled)
     if strategy["strategy"] == "heavy_light_triangle":
         parts += heavy_light_text(compiled)
+    parts += outer_joins_text(compiled)
     parts += windows_text(compiled)
     for rule, why in compiled.context.refusals.items():
         parts.append(f"Not applied: {rule}: {why}")

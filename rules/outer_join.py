@@ -76,21 +76,23 @@ class MaintainOuterJoin(Rule):
     Preconditions: the strategy rules have run (every side that can be maintained is); the live-tuple
     strategy has kept the LEFT JOINs along one foreign key.
 
+    >>> from catalog.tpch import tpch_catalog
+    >>> from planner.optimizer.context import OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(MaintainOuterJoin(), '''
-    ... Filter condition=p.amount > 5 OR p.amount IS NULL
-    ...   Join[left] condition=p.oid = o.oid
-    ...     ForeignKeyJoin root=o edges=[] preserved=[o]
-    ...       Atom table=orders alias=o columns=[oid]
-    ...     ForeignKeyJoin root=p edges=[]
-    ...       Atom table=payments alias=p columns=[pid, oid, amount]
+    ... Filter condition=l.l_quantity > 5 or l.l_quantity is null
+    ...   Join[left] condition=l.l_orderkey = o.o_orderkey
+    ...     ForeignKeyJoin root=o edges=[]
+    ...       Atom table=orders alias=o columns=[o_orderkey]
+    ...     ForeignKeyJoin root=l edges=[]
+    ...       Atom table=lineitem alias=l columns=[l_orderkey, l_linenumber, l_quantity]
     ... ''', '''
-    ... OuterJoin[left] on=[[o.oid, p.oid]] condition=NULL residual=p.amount > 5 OR p.amount IS NULL
-    ...   ForeignKeyJoin root=o edges=[] preserved=[o]
-    ...     Atom table=orders alias=o columns=[oid]
-    ...   ForeignKeyJoin root=p edges=[]
-    ...     Atom table=payments alias=p columns=[pid, oid, amount]
-    ... ''', None)
+    ... OuterJoin[left] on=[[o.o_orderkey, l.l_orderkey]] residual=l.l_quantity > 5 or l.l_quantity is null
+    ...   ForeignKeyJoin root=o edges=[]
+    ...     Atom table=orders alias=o columns=[o_orderkey]
+    ...   ForeignKeyJoin root=l edges=[]
+    ...     Atom table=lineitem alias=l columns=[l_orderkey, l_linenumber, l_quantity]
+    ... ''', OptimizerContext(tpch_catalog()))
 
     Paper: Griffin & Kumar (1998), Larson & Zhou (2007): an outer join is its inner join plus the
     padded anti-joins, each maintained incrementally.

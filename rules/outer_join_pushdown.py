@@ -65,18 +65,34 @@ class PushSelectionsThroughOuterJoins(Rule):
 
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(PushSelectionsThroughOuterJoins(), '''
-    ... Filter condition=c.city = 'rome' AND (o.amount > 5 OR o.amount IS NULL)
-    ...   Join[left] condition=o.cust = c.id AND o.amount < 9
+    ... Filter condition=c.city = 'rome' and (o.amount > 5 or o.amount is null)
+    ...   Join[left] condition=o.cust = c.id and o.amount < 9
     ...     Scan table=customers alias=c columns=[id, city]
     ...     Scan table=orders alias=o columns=[cust, amount]
     ... ''', '''
-    ... Filter condition=o.amount > 5 OR o.amount IS NULL
+    ... Filter condition=o.amount > 5 or o.amount is null
     ...   Join[left] condition=o.cust = c.id
     ...     Filter condition=c.city = 'rome'
     ...       Scan table=customers alias=c columns=[id, city]
     ...     Filter condition=o.amount < 9
     ...       Scan table=orders alias=o columns=[cust, amount]
     ... ''', None)
+
+    A WHERE no padded row passes makes the LEFT JOIN an inner join:
+
+    >>> assert_rewrite(PushSelectionsThroughOuterJoins(), '''
+    ... Filter condition=o.amount > 5
+    ...   Join[left] condition=o.cust = c.id
+    ...     Scan table=customers alias=c columns=[id, city]
+    ...     Scan table=orders alias=o columns=[cust, amount]
+    ... ''', '''
+    ... Join[inner] condition=o.cust = c.id
+    ...   Scan table=customers alias=c columns=[id, city]
+    ...   Filter condition=o.amount > 5
+    ...     Scan table=orders alias=o columns=[cust, amount]
+    ... ''', None)
+
+    Paper: Galindo-Legaria & Rosenthal (1997), outerjoin simplification.
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:

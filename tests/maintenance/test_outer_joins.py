@@ -56,8 +56,8 @@ def outer_stream(seed: int, updates: int = 360) -> list[Update]:
         stream.append(Update(len(stream) + 1, table, op, row))
 
     while len(stream) < updates:
-        if len(stream) in (updates // 3, 2 * updates // 3):  # empty a table: everything padded (or gone)
-            table = "orders" if len(stream) < updates // 2 else "customers"
+        if len(stream) in (updates // 4, updates // 2):  # empty a table: everything padded (or gone)
+            table = "orders" if len(stream) < updates // 3 else "customers"
             while live[table]:
                 emit(table, -1, live[table].pop())
             continue
@@ -107,8 +107,8 @@ QUERIES: dict[str, tuple[str, str | None]] = {
         """select c.id, v.one, v.amount from customers c
            left join (select cust, 1 as one, amount from orders) v on v.cust = c.id""", None),
     "inner join after a LEFT JOIN, ON on the preserved side": (
-        """select c.name, o.oid, p.pid from customers c left join orders o on o.cust = c.id and c.city is not null
-           join payments p on p.oid = o.oid""", None),
+        """select c.name, o.oid, p.pid from orders o left join payments p on p.oid = o.oid and o.amount > 2
+           join customers c on c.id = o.cust""", None),
     "LEFT JOIN on an inequality only (a constant key)": (
         "select c.id, o.oid from customers c left join orders o on o.amount > c.id + 5", None),
 }
