@@ -29,14 +29,14 @@ def _recomputed(kind: str, theta, left: Counter, right: Counter) -> Counter:
     passes θ, then each preserved row with no such pair once per copy, padded."""
     out: Counter = Counter()
     matched_left, matched_right = Counter(), Counter()
-    for l, lc in left.items():
+    for lrow, lc in left.items():
         for r, rc in right.items():
-            if l[0] is not None and l[0] == r[0] and (theta is None or theta(l + r)):
-                out[l + r] += lc * rc
-                matched_left[l] += 1
+            if lrow[0] is not None and lrow[0] == r[0] and (theta is None or theta(lrow + r)):
+                out[lrow + r] += lc * rc
+                matched_left[lrow] += 1
                 matched_right[r] += 1
     if kind in ("left", "full"):
-        out.update({l + (None, None): c for l, c in left.items() if not matched_left[l]})
+        out.update({lrow + (None, None): c for lrow, c in left.items() if not matched_left[lrow]})
     if kind in ("right", "full"):
         out.update({(None, None) + r: c for r, c in right.items() if not matched_right[r]})
     return +out
