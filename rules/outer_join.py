@@ -3,7 +3,7 @@ maintained becomes an ``OuterJoin``, maintained by change propagation with per-k
 (planner/ir/outer_join.py, operators/stages/outer_join.py for the law).
 
 The live-tuple strategy runs first and keeps what it can: a LEFT JOIN of two relations along one
-foreign key (O(1) per change). This rule takes the rest once every side has its own strategy:
+foreign key (O(1) per change). This rule takes the rest, after the join strategies:
 
 - a join whose side is itself a join, an outer join or a derived table (``c ⟕ o ⟕ p``, a LEFT JOIN
   of two grouped derived tables), and an inner join with an outer join for a side;
@@ -19,24 +19,16 @@ from __future__ import annotations
 import attrs
 
 from planner.ir.expressions import Call, Column, Expr, conjunction, conjuncts, contains_subquery
-from planner.ir.logical import Filter, Join, LogicalPlan, SubqueryAlias
+from planner.ir.logical import Filter, Join, LogicalPlan
 from planner.ir.maintenance import Atom, ForeignKeyJoin, JoinGraph, ViewAtom
 from planner.ir.outer_join import OuterJoin
 from planner.ir.outputs import output_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
-from planner.optimizer.unsupported import why_unsupported
 from rules.change_propagation import equalities_within_atoms
 
 #: The join kinds this rule maintains (a cross join is an inner join on a constant key).
 _KINDS = {"left": "left", "right": "right", "full": "full", "inner": "inner", "cross": "inner"}
-
-
-def _maintained(side: LogicalPlan, ctx: OptimizerContext) -> bool:
-    """Whether a strategy maintains every operator of ``side`` (a derived table kept whole: its plan)."""
-    if isinstance(side, SubqueryAlias):
-        side = side.child
-    return why_unsupported(side, ctx) is None
 
 
 def split_on(condition: Expr | None, left: LogicalPlan, right: LogicalPlan) -> tuple[tuple[tuple[Column, Column], ...], Expr | None]:
@@ -101,9 +93,10 @@ class MaintainOuterJoin(Rule):
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
+                # the sides' joins have their strategies by now (transform_up: an inner outer join first); an
+                # aggregate or DISTINCT in a side gets its own in a later batch, and what no rule maintains
+                # is named by why_unsupported as the deepest operator left
                 case Join(kind=kind, condition=cond, left=left, right=right) if kind in _KINDS:
-                    if not (_maintained(left, ctx) and _maintained(right, ctx)):
-                        return node
                     on, condition = split_on(cond, left, right)
                     ctx.decide(self.name, "an outer join whose sides are maintained on their own: change propagation "
                                           "with per-key match counts (the padded rows turn when a count crosses 0)")

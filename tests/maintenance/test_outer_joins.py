@@ -112,6 +112,27 @@ QUERIES: dict[str, tuple[str, str | None]] = {
            join customers c on c.id = o.cust""", None),
     "LEFT JOIN on an inequality only (a constant key)": (
         "select c.id, o.oid from customers c left join orders o on o.amount > c.id + 5", None),
+    "RIGHT JOIN of a grouped derived table": (
+        """select t.cust, t.total, c.name from customers c
+           right join (select cust, sum(amount) as total from orders group by cust) t on t.cust = c.id""", None),
+    "FULL JOIN of a FULL JOIN": (
+        """select c.id, o.oid, p.pid from customers c full join orders o on o.cust = c.id
+           full join payments p on p.oid = o.oid""", None),
+    "LEFT JOIN then RIGHT JOIN": (
+        """select c.id, o.oid, p.pid from customers c left join orders o on o.cust = c.id
+           right join payments p on p.oid = o.oid""", None),
+    "top-k over a LEFT JOIN": (
+        """select c.id, o.oid, o.amount from customers c left join orders o on o.cust = c.id
+           order by o.amount desc, c.id, o.oid limit 3""", None),
+    "MIN/MAX and COUNT(DISTINCT) over a LEFT chain": (
+        """select c.id, max(p.amount) as m, count(distinct o.amount) as d from customers c
+           left join orders o on o.cust = c.id left join payments p on p.oid = o.oid group by c.id""", None),
+    "correlated COUNT over the padded side in the SELECT list": (
+        """select c.id, o.oid, (select count(*) from payments p where p.oid = o.oid) as n from customers c
+           left join orders o on o.cust = c.id""", None),
+    "LEFT JOIN of a derived LEFT JOIN filtered on its padding": (
+        """select x.id, x.oid, i.qty from (select c.id, o.oid from customers c left join orders o on o.cust = c.id
+           where o.amount > 2 or o.amount is null) x left join items i on i.oid = x.oid""", None),
 }
 
 
