@@ -23,7 +23,7 @@ from operators.lowering.route_masks import row_masks
 from operators.lowering.stream_columns import columns_read
 from operators.runtime.result_files import rows_table
 from operators.runtime.run_errors import SparkBatchError, WorkDirMismatchError
-from operators.runtime.stream_format import (
+from operators.runtime.stream import (
     OpenStream,
     StreamFormatError,
     UnknownStreamTableError,
@@ -190,6 +190,11 @@ def cmd_run(args) -> int:
         raise CommandLineError("--work-dir is where the Spark engine keeps its checkpoint: it needs --engine spark")
     if args.spark_master and args.engine != "spark":
         raise CommandLineError("--spark-master needs --engine spark")
+    if args.spark_remote and args.engine != "spark":
+        raise CommandLineError("--spark-remote needs --engine spark")
+    if args.spark_remote and args.spark_master:
+        raise CommandLineError("--spark-remote and --spark-master exclude each other: "
+                               "a local Connect server takes its master as --spark-remote local[N]")
     if args.report_lambda and args.engine != "local":
         raise CommandLineError("--report-lambda reads the whole stream on the driver: it needs --engine local")
     if args.stats_json and args.engine != "local":
@@ -301,7 +306,7 @@ def _run_on_spark(args, catalog) -> int:
                  "catalog": args.catalog, "stream": str(Path(args.stream).resolve()), "batch_size": args.batch_size,
                  "on_invalid": args.on_invalid, **_planner_options(args)}
     run = run_stream(_read_query(args.query), catalog, args.stream, args.batch_size, args.work_dir, args.on_invalid,
-                     arguments, _planner_options(args), master=args.spark_master)
+                     arguments, _planner_options(args), master=args.spark_master, remote=args.spark_remote)
     try:
         if args.out:
             _write_rows(args.out, run.view, run.result)
@@ -399,6 +404,8 @@ def build_parser() -> argparse.ArgumentParser:
                                         "same arguments, the run resumes (default: a temporary directory)")
     run.add_argument("--spark-master", help="spark engine: the Spark master (default local[2]; e.g. local-cluster[2,1,1024] "
                                             "for two executor JVMs)")
+    run.add_argument("--spark-remote", help="spark engine: run over Spark Connect, on the server at this URL "
+                                            "(sc://host:15002), or on one started here for a local master (local[2])")
     run.add_argument("--nested-strategy", choices=("general",), help="force RPAI's general algorithm")
     run.add_argument("--join-tree", help="maintain joins by change propagation: 'theorem11' or an order 'l,o,c'")
     run.add_argument("--variable-order", help="force the view tree's variable order, highest first: 'r.a,s.c'")

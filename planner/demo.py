@@ -22,7 +22,7 @@ from tabulate import tabulate
 
 from catalog.schema import Catalog
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, batches
+from operators.runtime.stream import Update, batches
 from planner.explain import explain_text
 from planner.view import MaintainedView
 from planner.workloads.oracle import DuckDBOracle, StreamTables, assert_matches_reference

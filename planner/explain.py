@@ -1,15 +1,19 @@
-"""EXPLAIN for maintenance plans: tables with stable columns (tabulate), or JSON for tools.
+"""EXPLAIN for maintenance plans, for two readers: text with stable columns (tabulate), or JSON for tools.
 
-Text EXPLAIN shows the plan at each stage (logical, maintenance) in the plan notation, then the
-maintenance plan as ``operator | inputs | state kept | key | update cost | why``, the strategy and
-why stronger strategies did not apply; VERBOSE adds the rule trace. The foreign-key facts shown
-(assertion keys, auxiliary attributes, Theorem 11's tree) are read from the ``ForeignKeyJoin`` node
-that owns them, never derived here.
+Text EXPLAIN is a compact plan within ``WIDTH`` columns for whoever runs the view: the strategy and
+what an update costs (the worst stage rows', ``explain_headline``), a row per stage
+``operator | inputs | key | state kept | update cost``, the sources and their selections, the rules
+that did not apply and why, and where Spark itself would refuse the query. ``--verbose`` adds the
+theory for whoever checks it: the plans in the plan notation, each stage's reason, the strategy's
+facts with their papers (foreign-key assertion keys, the GJT, the view tree, the nested aggregate's
+index), the query's class and bounds, the rule trace and the generated program. The foreign-key
+facts shown are read from the ``ForeignKeyJoin`` node that owns them, never derived here.
 """
 
 from __future__ import annotations
 
 import json
+import textwrap
 from typing import TypeVar
 
 import attrs
@@ -21,6 +25,7 @@ from operators.runtime.validate import Validator
 from planner.compiler import CompiledQuery
 from planner.explain_classes import classes_json, classes_text
 from planner.explain_gjt import gjt_json, gjt_of, gjt_text
+from planner.explain_headline import cost_line, strategy_names, worst_costs
 from planner.explain_heavy_light import heavy_light_json, heavy_light_of, heavy_light_text
 from planner.explain_outer_join import DESCRIPTION as OUTER_JOINS
 from planner.explain_outer_join import outer_join_of, outer_joins_json, outer_joins_text
@@ -33,10 +38,15 @@ from planner.ir.maintenance import (
     ParameterizedAggregate,
 )
 from planner.ir.notation import print_plan
+from planner.ir.outer_references import deep_outer_references
 
 T = TypeVar("T")
 
 MAINTENANCE_COLUMNS = ("operator", "inputs", "state kept", "key", "update cost", "why")
+#: the compact plan's stage table, and each column's width: with the gaps, ``WIDTH`` columns in all
+COMPACT_COLUMNS = ("operator", "inputs", "key", "state kept", "update cost")
+COMPACT_WIDTHS = (26, 16, 20, 24, 26)
+WIDTH = 120
 #: ``StageDescription`` field → its column in the text table.
 STAGE_COLUMNS = dict(zip(("operator", "inputs", "state", "key", "update_cost", "why"), MAINTENANCE_COLUMNS, strict=True))
 
@@ -116,7 +126,7 @@ def strategy_of(compiled: CompiledQuery) -> dict:
         "description": (
             f"AJU live tuples over a foreign-key tree rooted at {join.root}: O(λ) amortized update time, "
             "constant-delay enumeration, state linear in the input (no intermediate views)"
-            if join.edges else f"one relation ({join.root}): every change is O(1)"
+            if join.edges else f"one relation ({join.root}): no join to maintain; each change goes on to the operators above"
         ),
         "root": join.root,
         "fk_edges": [str(e) for e in join.edges],
@@ -154,23 +164,81 @@ def maintenance_rows(compiled: CompiledQuery) -> list[dict[str, str]]:
 
 
 def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
+    """The compact plan (``compact_text``), and with ``verbose`` the theory after it."""
+    return compact_text(compiled) + ("\n\n" + theory_text(compiled) if verbose else "")
+
+
+def compact_text(compiled: CompiledQuery) -> str:
+    """What a user reads: the strategy and its cost (the worst stage rows'), one row per stage with
+    its inputs, key, state and cost, the sources, what was not applied and why, Spark's status."""
+    stages = [[r[c] for c in COMPACT_COLUMNS] for r in maintenance_rows(compiled) if not r["operator"].startswith("Source ")]
+    parts = [*_wrapped(f"Strategy: {'; '.join(strategy_names(compiled))}"),
+             *_wrapped(f"Update cost (the worst stages): {cost_line(update_costs(compiled)) or 'none: no stage'}"), ""]
+    if stages:
+        parts += [tabulate(stages, headers=COMPACT_COLUMNS, tablefmt="simple", maxcolwidths=list(COMPACT_WIDTHS)), ""]
+    parts.append("Sources (each change routed in O(1); one failing the selection σ is dropped)")
+    for text in _source_texts(compiled):
+        parts += _wrapped(f"  {text}")
+    join_edges = [str(e) for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) for e in n.edges]
+    if join_edges:
+        parts += _wrapped(f"Foreign-key edges: {', '.join(dict.fromkeys(join_edges))}")
+    for line in outer_joins_text(compiled) + windows_text(compiled):
+        parts += _wrapped(line)
+    for rule, why in compiled.context.refusals.items():
+        parts += _wrapped(f"Not applied: {rule}: {why}")
+    status = spark_status(compiled)
+    if status is not None:
+        parts += _wrapped(f"Spark: {status}")
+    return "\n".join(parts)
+
+
+def _wrapped(text: str) -> list[str]:
+    """``text`` in lines of at most ``WIDTH`` columns, the later ones indented."""
+    indent = " " * (len(text) - len(text.lstrip()) + 2)
+    return textwrap.wrap(text, WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+
+
+def _source_texts(compiled: CompiledQuery) -> list[str]:
+    """``table → [stage] port p, σ predicate`` per table and stage (a table read twice, once per copy)."""
+    ports: dict[tuple[str, int, str | None], list[int]] = {}
+    for route in compiled.dataflow.sources:
+        ports.setdefault((route.table, route.stage, route.predicate_text), []).append(route.port)
+    return [f"{table} → [{stage}] port{'s' if len(found) > 1 else ''} {', '.join(map(str, found))}"
+            + (f", σ {predicate}" if predicate else "") for (table, stage, predicate), found in ports.items()]
+
+
+def update_costs(compiled: CompiledQuery) -> dict[int, str]:
+    return {node.id: node.stage.describe().update_cost for node in compiled.dataflow.stages}
+
+
+def spark_status(compiled: CompiledQuery) -> str | None:
+    """Where Spark itself would not run the query (the reference everywhere else), and what holds then."""
+    deep = deep_outer_references(compiled.logical)
+    if not deep:
+        return None
+    return (f"Spark's analyzer refuses this query: {', '.join(map(str, deep))} is read two or more query levels "
+            "below its query, and Spark resolves an outer reference one level out only (UNRESOLVED_COLUMN); "
+            "maintained under standard SQL semantics, compared with DuckDB")
+
+
+def theory_text(compiled: CompiledQuery) -> str:
+    """What ``--verbose`` adds: the plans, each stage's reason, the strategy's facts with their papers,
+    the query's class and bounds, the rule trace and the generated program."""
     strategy = strategy_of(compiled)
     tree = theorem11_text(compiled)
     parts = [
+        "Theory (--verbose)", "",
         tabulate([("logical", print_plan(compiled.logical)), ("maintenance", print_plan(compiled.plan))]
                  + ([("theorem 11 tree", tree)] if tree else []),
                  headers=("stage", "plan"), tablefmt="simple"),
         "",
-        "Maintenance plan",
-        tabulate([[r[c] for c in MAINTENANCE_COLUMNS] for r in maintenance_rows(compiled)],
-                 headers=MAINTENANCE_COLUMNS, tablefmt="simple", maxcolwidths=[28, 24, 36, 24, 30, 48]),
+        "Why each stage",
+        *(f"  {r['operator']}: {r['why']}" for r in maintenance_rows(compiled)),
         "",
-        f"Strategy: {strategy.get('description', strategy['strategy'])}",
+        f"Strategy in full: {strategy.get('description', strategy['strategy'])}",
     ]
     if strategy["strategy"] == "gjt":
         parts += gjt_text(strategy)
-    if strategy["fk_edges"]:
-        parts.append(f"Foreign-key edges: {', '.join(strategy['fk_edges'])}")
     if strategy.get("assertion_keys"):
         parts.append(f"Assertion keys (AJU §3.2): {_keys_text(strategy['assertion_keys'])}; auxiliary attributes "
                      f"(Condition 5, fewest by brute force): {_keys_text(strategy['auxiliary_attributes']) or 'none'}. "
@@ -183,16 +251,11 @@ def explain_text(compiled: CompiledQuery, verbose: bool = False) -> str:
         parts += view_tree_text(compiled)
     if strategy["strategy"] == "heavy_light_triangle":
         parts += heavy_light_text(compiled)
-    parts += outer_joins_text(compiled)
-    parts += windows_text(compiled)
-    for rule, why in compiled.context.refusals.items():
-        parts.append(f"Not applied: {rule}: {why}")
     parts += classes_text(compiled)
-    if verbose:
-        runs = [(r.batch, r.iteration, r.rule, "yes" if r.effective else "", f"{r.elapsed_s * 1000:.2f}") for r in compiled.trace.runs]
-        parts += ["", "Rule trace", tabulate(runs, headers=("batch", "iteration", "rule", "effective", "ms"), tablefmt="simple")]
-        parts += ["", "Generated program (the local runner's compiled path, operators/lowering/codegen.py)", "",
-                  program_source(compiled)]
+    runs = [(r.batch, r.iteration, r.rule, "yes" if r.effective else "", f"{r.elapsed_s * 1000:.2f}") for r in compiled.trace.runs]
+    parts += ["", "Rule trace", tabulate(runs, headers=("batch", "iteration", "rule", "effective", "ms"), tablefmt="simple")]
+    parts += ["", "Generated program (the local runner's compiled path, operators/lowering/codegen.py)", "",
+              program_source(compiled)]
     return "\n".join(parts)
 
 
@@ -211,6 +274,9 @@ def explain_json(compiled: CompiledQuery) -> str:
         stages.append({"id": node.id, "name": node.stage.name, **stage_fields(node), "downstream": node.downstream})
     document = {
         **strategy,
+        "headline": "; ".join(strategy_names(compiled)),
+        "worst_update_costs": [{"cost": cost, "stages": found} for cost, found in worst_costs(update_costs(compiled))],
+        "spark_status": spark_status(compiled),
         "stages": stages,
         "sources": [{"table": r.table, "stage": r.stage, "port": r.port, "selection": r.predicate_text}
                     for r in compiled.dataflow.sources],

@@ -31,14 +31,16 @@ def _strategy(node: GeneralizedJoinTree) -> dict:
     tree = gjt.tree
     connex = node.enumerated
     covered = sorted(frozenset().union(*(node_at(tree, p).label for p in connex)))
+    # the output here is the join's: the columns the plan above it reads (an aggregate's group and
+    # arguments), not the query's GROUP BY alone, of which the query class (Olteanu §4) speaks
+    output = f"the join's output {{{', '.join(sorted(gjt.reduced.out))}}} (the columns read above the join)"
     if gjt.free_connex:
-        shape = f"free-connex: the connex set N (marked *) covers exactly the output {{{', '.join(covered)}}}"
+        shape = f"free-connex for {output}: the connex set N (marked *) covers exactly it"
     else:
         witness = f" (the reduction guarded by the output leaves {gjt.free_connex_witness})" if gjt.free_connex_witness else ""
-        shape = (f"not free-connex: no sibling-closed connex set covers exactly the output "
-                 f"{{{', '.join(sorted(gjt.reduced.out))}}}{witness}; maintained anyway through the free-connex extension "
-                 f"(IEDyn §6): enumeration walks the connex set marked * (variables {{{', '.join(covered)}}}) and "
-                 "projects with multiplicities")
+        shape = (f"not free-connex for {output}: no sibling-closed connex set covers exactly it{witness}; maintained "
+                 f"anyway through the free-connex extension (IEDyn §6): enumeration walks the connex set marked * "
+                 f"(variables {{{', '.join(covered)}}}) and projects with multiplicities")
     return {
         "strategy": "gjt",
         "free_connex": gjt.free_connex,

@@ -15,7 +15,8 @@ already holds are the view's first batch (``spark_changes.snapshot_changes``), s
 that is already there starts from it and then follows its changes. A table with neither a source
 nor a snapshot stays as it is in the view: empty.
 
-A view given as a DataFrame is planned from Catalyst's analyzed plan (``planner/sql/catalyst.py``);
+A view given as a DataFrame is planned from Catalyst's analyzed plan (``planner/sql/catalyst.py``),
+or on a Spark Connect session from the DataFrame's client-side plan (``planner/sql/connect_plan.py``);
 a view given as SQL text from our SQL front end. Both are refused, with the reason, where we cannot
 maintain them exactly. Each view is one Spark streaming query whose checkpoint, result table and
 change feed live in its ``checkpoint`` directory; a view created again on the same directory resumes.
@@ -194,8 +195,9 @@ class IncrementalViews:
         return self.spark.sql(statement)
 
     def _compile(self, query: str | DataFrame, planner_options) -> CompiledQuery:
-        # a DataFrame's analyzed Catalyst plan is rendered as the Spark SQL it stands for, node by node
-        # (refusing any node it cannot), and planned like SQL text; EXPLAIN then shows that SQL
+        # a DataFrame's plan (Catalyst's analyzed plan, or a Connect DataFrame's client-side plan) is
+        # rendered as the Spark SQL it stands for, node by node (refusing any node it cannot), and
+        # planned like SQL text; EXPLAIN then shows that SQL
         text = query if isinstance(query, str) else dataframe_sql(query, self.catalog)
         return compile_query(text, self.catalog, **planner_options)
 

@@ -28,9 +28,10 @@ import pyarrow.parquet as pq
 
 from catalog.schema import Catalog
 from operators.runtime.run_errors import WorkDirMismatchError
+from operators.runtime.spark_connect import connect_session
 from operators.runtime.spark_session import make_spark_session
 from operators.runtime.spark_stream_source import plan_batches, stream_changes, table_files
-from operators.runtime.stream_format import StreamFormatError
+from operators.runtime.stream import StreamFormatError
 from planner.view import MaintainedView
 
 RUN_FILE = "run.json"
@@ -59,9 +60,11 @@ class SparkRun:
 
 def run_stream(sql: str, catalog: Catalog, stream_dir: str | Path, batch_size: int, work_dir: str | Path | None,
                on_invalid: str, arguments: Mapping[str, object], planner_options: Mapping[str, object],
-               master: str | None = None) -> SparkRun:
+               master: str | None = None, remote: str | None = None) -> SparkRun:
     """Maintain ``sql`` over ``stream_dir`` in batches of ``batch_size`` ``_seq`` values; see the module
-    docstring. ``arguments`` are what must match when the run is resumed (the CLI's options)."""
+    docstring. ``arguments`` are what must match when the run is resumed (the CLI's options). With
+    ``remote`` (a Connect server URL, or a local master to start one here) the query runs over Spark
+    Connect: the same query, built by the client and run by the server."""
     stream_dir = Path(stream_dir)
     present = [name for name in catalog.tables if table_files(stream_dir, name)]
     _refuse_changes_without_seq(stream_dir, present)
@@ -69,7 +72,7 @@ def run_stream(sql: str, catalog: Catalog, stream_dir: str | Path, batch_size: i
     temporary = work_dir is None
     directory = Path(tempfile.mkdtemp(prefix="ivm-run-") if temporary else work_dir)
     _check_same_run(directory, {**arguments, "sql_sha256": hashlib.sha256(sql.encode()).hexdigest()})
-    spark = make_spark_session(master=master)
+    spark = connect_session(remote) if remote else make_spark_session(master=master)
     changes = {name: stream_changes(spark, stream_dir, catalog.table(name), batches) for name in present}
     started = time.perf_counter()
     view = MaintainedView(sql, catalog, engine="spark", on_invalid=on_invalid, spark=spark, work_dir=str(directory),

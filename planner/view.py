@@ -30,7 +30,7 @@ from catalog.types import DataType
 from operators.lowering.codegen import write_program
 from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
-from operators.runtime.stream_format import ChangeBatch, Update, UpdateBatch
+from operators.runtime.stream import ChangeBatch, Update, UpdateBatch
 from operators.runtime.validate import Rejected, Validator
 from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
 from operators.zset import Changelog, Row, consolidate

@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from catalog.tpch import tpch_catalog  # noqa: E402
-from operators.runtime.stream_format import batches  # noqa: E402
+from operators.runtime.stream import batches  # noqa: E402
 from planner.view import MaintainedView  # noqa: E402
 from planner.workloads.enclosureness import stream_enclosureness  # noqa: E402
 from planner.workloads.lambda_streams import DEFAULT_GAP, make_lambda_stream  # noqa: E402

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from catalog.tpch import tpch_catalog  # noqa: E402  (after the path is set)
-from operators.runtime.stream_format import UpdateBatch, batches, read_stream  # noqa: E402
+from operators.runtime.stream import UpdateBatch, batches, read_stream  # noqa: E402
 from planner.view import MaintainedView  # noqa: E402
 
 #: Joins with large ORDER BY results on the SF 0.01 window stream, where about 6 000 lineitems, 1 500

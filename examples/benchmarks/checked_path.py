@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 def compare(query: str, stream: Path, batch_size: int) -> tuple[int, float, float]:
     """(updates, checked CPU seconds, general CPU seconds) over the stream's batches."""
     from catalog.tpch import tpch_catalog
-    from operators.runtime.stream_format import ChangeBatch, open_stream
+    from operators.runtime.stream import ChangeBatch, open_stream
     from planner.view import MaintainedView
 
     class GeneralPath(ChangeBatch):

@@ -26,7 +26,7 @@ import time
 from view_tree_scaling import timed  # examples/benchmarks/, beside this script
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.view import MaintainedView
 
 CATALOG = catalog_from_ddl("CREATE TABLE r (a INT NOT NULL, b INT NOT NULL); CREATE TABLE s (a INT NOT NULL, c INT NOT NULL);")

@@ -50,7 +50,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from catalog.ddl import catalog_from_ddl  # noqa: E402
-from operators.runtime.stream_format import Update  # noqa: E402
+from operators.runtime.stream import Update  # noqa: E402
 from operators.stages.base import Change, StageDescription, run_keyed  # noqa: E402
 from operators.stages.binary_join import BinaryJoinStage  # noqa: E402
 from operators.stages.triangle_count import TriangleCountStage, TriangleState  # noqa: E402

@@ -9,7 +9,7 @@ under pyspark's ``TwsTester`` (the processors' own code, with an in-memory MapSt
 
     chunk   ``PackedStageProcessor``, the former layout of GJT stages: the key's whole state in one
             MapState entry, unpickled and re-pickled every batch
-    pages   ``PagedGjtProcessor``: the T-representation in pages (``operators/stages/gjt_pages.py``),
+    pages   ``PagedGjtProcessor``: the T-representation in pages (``operators/stages/gjt/pages.py``),
             a batch reading and writing the pages it touches
 
 Per batch it reports the MapState entries read and written, the bytes unpickled and pickled, and the
@@ -59,10 +59,10 @@ from operators.runtime.spark_stage_processors import (
     packed_layout,
     run_packed,
 )
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.stages.base import Change
 from operators.stages.gjt import GjtStage
-from operators.stages.gjt_pages import PagedGjtState
+from operators.stages.gjt.pages import PagedGjtState
 from operators.structures.page_store import DictBackend, PageStore
 from planner.compiler import compile_query
 from planner.view import MaintainedView

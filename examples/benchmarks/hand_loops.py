@@ -66,7 +66,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from catalog.tpch import tpch_catalog  # noqa: E402
-from operators.runtime.stream_format import Update, UpdateBatch, batches, open_stream, read_stream  # noqa: E402
+from operators.runtime.stream import Update, UpdateBatch, batches, open_stream, read_stream  # noqa: E402
 
 ONE = Decimal(1)
 
@@ -474,7 +474,7 @@ def check(name: str, updates: UpdateBatch, batch_size: int) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--stream", type=Path, required=True, help="stream directory (operators/runtime/stream_format.py)")
+    parser.add_argument("--stream", type=Path, required=True, help="stream directory (operators/runtime/stream/)")
     parser.add_argument("--query", choices=sorted(LOOPS), action="append", help="default: all three")
     parser.add_argument("--check", action="store_true", help="compare with MaintainedView instead of timing")
     parser.add_argument("--batch-size", type=int, default=10_000,

@@ -48,7 +48,7 @@ sys.path.insert(0, str(ROOT))
 from tabulate import tabulate  # noqa: E402
 
 from catalog.iedyn import iedyn_catalog  # noqa: E402
-from operators.runtime.stream_format import batches  # noqa: E402
+from operators.runtime.stream import batches  # noqa: E402
 from planner.view import MaintainedView  # noqa: E402
 from planner.workloads.iedyn_streams import make_iedyn_stream  # noqa: E402
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 def split(query: str, stream: Path, batch_size: int, compiled: bool) -> dict[str, float]:
     from catalog.tpch import tpch_catalog
-    from operators.runtime.stream_format import open_stream
+    from operators.runtime.stream import open_stream
     from planner.view import MaintainedView
 
     catalog = tpch_catalog()
@@ -54,7 +54,7 @@ def split(query: str, stream: Path, batch_size: int, compiled: bool) -> dict[str
 def whole(query: str, stream: Path, batch_size: int) -> float:
     """Seconds of ``MaintainedView.apply`` over the stream's batches, compiled (the checked path)."""
     from catalog.tpch import tpch_catalog
-    from operators.runtime.stream_format import open_stream
+    from operators.runtime.stream import open_stream
     from planner.view import MaintainedView
 
     catalog = tpch_catalog()

@@ -46,7 +46,7 @@ def _rss_mb() -> float:
 
 
 def _measure(engine: str, sf: float, batch: int, data_dir: str, queue) -> None:
-    from operators.runtime.stream_format import batches
+    from operators.runtime.stream import batches
     from planner.view import MaintainedView
 
     catalog, updates, window = _stream(sf, Path(data_dir))

@@ -65,7 +65,7 @@ def _read(name: str, stream: Path, query: str) -> None:
     from operators.lowering.stream_columns import columns_read
     from operators.runtime.column_types import arrow_type
     from operators.runtime.row_fingerprints import arrow_fingerprints
-    from operators.runtime.stream_format import _python_values, open_stream
+    from operators.runtime.stream import open_stream, python_values
     from planner.compiler import compile_query
 
     catalog = tpch_catalog()
@@ -88,7 +88,7 @@ def _read(name: str, stream: Path, query: str) -> None:
         for batch in pq.ParquetFile(stream / f"{table}.parquet").iter_batches(65_536, columns=[*wanted, "_seq", "_op"]):
             if name == "tuples":
                 types = {column.name: column.type for column in catalog.table(table).columns}
-                values = [_python_values(batch.column(c), types[c]) for c in wanted]
+                values = [python_values(batch.column(c), types[c]) for c in wanted]
                 rows = list(zip(*values, strict=True))
                 del rows
 

@@ -40,7 +40,7 @@ def parts(query: str, stream: Path) -> dict[str, float]:
     from catalog.tpch import tpch_catalog
     from operators.lowering.route_masks import row_masks
     from operators.lowering.stream_columns import columns_read
-    from operators.runtime.stream_format import open_stream
+    from operators.runtime.stream import open_stream
     from planner.view import MaintainedView
 
     catalog = tpch_catalog()

@@ -30,7 +30,7 @@ from decimal import Decimal
 
 import operators.lowering.query as query_lowering
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.compiler import CompiledQuery, compile_query
 from planner.view import MaintainedView
 

@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from catalog.orderbook import orderbook_catalog  # noqa: E402
-from operators.runtime.stream_format import batches  # noqa: E402
+from operators.runtime.stream import batches  # noqa: E402
 from planner.view import MaintainedView  # noqa: E402
 from planner.workloads.orderbook_streams import make_orderbook_stream  # noqa: E402
 

@@ -27,7 +27,7 @@ import statistics
 import time
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.view import MaintainedView
 
 DDL = "CREATE TABLE orders (id BIGINT, cust INT, amount INT, PRIMARY KEY (id));"

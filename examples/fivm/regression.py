@@ -16,7 +16,7 @@ import time
 
 from tabulate import tabulate
 
-from operators.runtime.stream_format import batches
+from operators.runtime.stream import batches
 from operators.structures.rings import SingularNormalEquations
 from planner.workloads.retailer import (
     IncrementalRegression,

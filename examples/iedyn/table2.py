@@ -20,7 +20,7 @@ from tabulate import tabulate
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from catalog.iedyn import iedyn_catalog  # noqa: E402
-from operators.runtime.stream_format import UpdateBatch, batches  # noqa: E402
+from operators.runtime.stream import UpdateBatch, batches  # noqa: E402
 from planner.view import MaintainedView  # noqa: E402
 from planner.workloads.iedyn_table2 import EXPECTED, duckdb_count, query_sql, table2_rows  # noqa: E402
 

@@ -30,7 +30,7 @@ from pyspark.sql import functions as F  # noqa: E402
 from catalog.tpch import tpch_catalog  # noqa: E402
 from operators.runtime.spark_changes import change_schema  # noqa: E402
 from operators.runtime.spark_session import make_spark_session  # noqa: E402
-from operators.runtime.stream_format import arrow_schema  # noqa: E402
+from operators.runtime.stream import arrow_schema  # noqa: E402
 from planner.session import IncrementalViews  # noqa: E402
 from planner.workloads.tpch_data import generate_tpch  # noqa: E402
 

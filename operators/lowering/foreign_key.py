@@ -223,7 +223,7 @@ def _index_description(atom: Atom, edge: FkEdge, anti: bool) -> StageDescription
         operator="ChildIndex I(R, R_c)", inputs=f"{atom.alias} keys, live {edge.referenced}",
         state=f"keys of {atom.table} by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
         key=f"{atom.alias}.{','.join(edge.columns)}",
-        update_cost="O(1) per tuple; O(group) when the child turns (non-)live",
+        update_cost="O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized",
         why=f"tells live {atom.alias} tuples which are alive on {edge.referenced} (AJU §3.3)"
             + (" (alive when it is absent: NOT EXISTS / NOT IN)" if anti else ""),
     )

@@ -1,6 +1,6 @@
 """Lower a ``GeneralizedJoinTree``: its GJT becomes the plain tree spec a ``GjtStage`` takes.
 
-The stage (operators/stages/gjt.py) imports no planner code, so this is where the planner's values
+The stage (operators/stages/gjt/) imports no planner code, so this is where the planner's values
 turn into its spec: each GJT node into a ``TNode`` (its variables; a leaf, the input port its atom's
 rows arrive on), each edge's inequalities into ``Bound``s, the connex set the stage enumerates
 (paths from the root, the same tree shape) and out(Q) as the order of the rows it emits.
@@ -9,7 +9,7 @@ The connex set N and what hangs below it without a better key is one stage in EN
 keyed by the variables every one of its leaves holds (partitioning by them is exact); with none
 the key is constant and EXPLAIN says the stage does not scale out (all its state sits in one Spark
 group). On Spark such a stage still touches O(changed) state per batch: its T-representation is kept
-in pages, not pickled whole (``spark_stage_processors.PagedGjtProcessor``, ``stages/gjt_pages.py``). A subtree hanging below N whose
+in pages, not pickled whole (``spark_stage_processors.PagedGjtProcessor``, ``stages/gjt/pages.py``). A subtree hanging below N whose
 leaves share more variables than that is a REDUCT-mode stage of its own keyed by them, feeding its
 root's reduct to a leaf of the ENUMERATE stage (one level: such a subtree is not split further).
 

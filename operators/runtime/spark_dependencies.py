@@ -43,7 +43,7 @@ from operators.runtime.spark_edges import (
     pack,
     unpack,
 )
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.runtime.validate import ABSENT_COPY, InvalidChangeError, keyed_change_defect
 from operators.stages.base import key_getter
 from operators.zset import Row, consolidate

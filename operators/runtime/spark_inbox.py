@@ -37,7 +37,7 @@ from pyspark.sql.types import StructType
 
 from catalog.schema import Table
 from operators.runtime.spark_changes import OP, SEQ
-from operators.runtime.stream_format import Update, arrow_from_rows, arrow_schema
+from operators.runtime.stream import Update, arrow_from_rows, arrow_schema
 
 TABLE = "_table"
 _FILE = "batch-{:09d}.parquet"

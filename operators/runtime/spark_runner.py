@@ -59,13 +59,18 @@ from operators.runtime.run_errors import SparkBatchError
 from operators.runtime.spark_dependencies import checked_dependencies, dependency_state_name
 from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, REJECTED, RESULT
 from operators.runtime.spark_inbox import inbox_changes, next_file_number, write_inbox_file
-from operators.runtime.spark_session import make_spark_session, prepare_workers, state_partitions_pinned
+from operators.runtime.spark_session import (
+    is_connect,
+    make_spark_session,
+    prepare_workers,
+    state_partitions_pinned,
+)
 from operators.runtime.spark_sink import BatchOutput, ResultSink
 from operators.runtime.spark_stage_processors import packed_layout, state_name
 from operators.runtime.spark_start import result_start, start_changes, start_stream
 from operators.runtime.spark_validation import state_name as validation_state
 from operators.runtime.spark_validation import validated_changes
-from operators.runtime.stream_format import Update, UpdateBatch
+from operators.runtime.stream import Update, UpdateBatch
 from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
 from operators.zset import Row, consolidate
 
@@ -96,6 +101,12 @@ class SparkRunner:
             raise ValueError(f"the Spark engine does not maintain views over TIMESTAMP columns yet ({', '.join(timestamped)}); "
                              "the local engine does")
         self.spark = spark if spark is not None else make_spark_session()
+        if keep_outputs and is_connect(self.spark):
+            # the sink runs in the Connect server's Python worker: the batches' outputs it keeps for
+            # ``apply`` would stay there, and apply() would see no changes
+            raise ConnectApplyError(
+                "over Spark Connect a view reads change streams (IncrementalViews, or MaintainedView(changes=..., "
+                "keep_outputs=False)) and its results from its files; apply() needs a classic session")
         prepare_workers(self.spark)  # a caller's own session: its workers may not reach this project yet
         self._owns_work_dir = work_dir is None
         # absolute: the JVM resolves a relative path against its own working directory, which is the
@@ -290,6 +301,10 @@ class SparkRunner:
                 .option("checkpointLocation", str(self.checkpoint_dir))
                 .start()
             )
+
+
+class ConnectApplyError(NotImplementedError):
+    """``apply`` asked of a runner on a Spark Connect session, whose sink runs on the server."""
 
 
 class StaticStreamError(NotImplementedError):

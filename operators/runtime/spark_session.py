@@ -11,16 +11,20 @@ partitions as cores (the default 200 would mean 200 state-store partitions per s
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+
+log = logging.getLogger(__name__)
 
 MINIMUM_JAVA = 17
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -111,8 +115,8 @@ def make_spark_session(app: str = "spark-ivm", cores: int = 2, master: str | Non
 
 def worker_python_path() -> str:
     """The caller's PYTHONPATH with the project root in front; Spark adds its own entries to it."""
-    inherited = os.environ.get("PYTHONPATH", "")
-    return os.pathsep.join(entry for entry in (str(PROJECT_ROOT), inherited) if entry)
+    inherited = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+    return os.pathsep.join(dict.fromkeys(entry for entry in (str(PROJECT_ROOT), *inherited) if entry))
 
 
 class WorkerSetupError(RuntimeError):
@@ -120,6 +124,17 @@ class WorkerSetupError(RuntimeError):
 
 
 _PREPARED: set[str] = set()  # the application ids whose workers were prepared and checked
+
+
+def is_connect(spark: SparkSession) -> bool:
+    """Whether ``spark`` is a Spark Connect session: a client of a server, with no JVM or
+    ``SparkContext`` in this process (``pyspark.sql.connect.session.SparkSession``)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def application_id(spark: SparkSession) -> str:
+    """The Spark application ``spark`` runs in (a Connect client asks its server)."""
+    return spark.conf.get("spark.app.id") if is_connect(spark) else spark.sparkContext.applicationId
 
 
 def prepare_workers(spark: SparkSession) -> None:
@@ -136,28 +151,82 @@ def prepare_workers(spark: SparkSession) -> None:
     once per application (one small job, a few seconds); when they do not, ``WorkerSetupError`` names
     the settings to give instead of the traces. Also sets the state-store provider
     ``transformWithState`` requires (a session setting).
+
+    A Spark Connect session has no ``SparkContext`` here: its server runs Python functions with the
+    interpreter and ``PYTHONPATH`` of the server's own environment, which only whoever starts the
+    server can set (``spark_connect.connect_session`` does for a local server), so there the check
+    is all that can be done (with a Python UDF instead of an RDD job).
     """
     spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB_PROVIDER)
-    context = spark.sparkContext
-    if context.applicationId in _PREPARED:
+    application = application_id(spark)
+    if application in _PREPARED:
         return
+    if is_connect(spark):
+        workers, problem = "the Spark Connect server's Python workers", _connect_probe_problem(spark)
+        advice = (f"start the server with PYSPARK_PYTHON={sys.executable} and PYTHONPATH={PROJECT_ROOT} in its "
+                  "environment (a local server started by spark-ivm, e.g. --spark-remote local[2], has them), "
+                  "or install spark-ivm and its dependencies where the server and its executors run")
+    else:
+        send_worker_output_to_log(spark)
+        problem = _classic_probe_problem(spark)  # (which may point the workers at this interpreter first)
+        workers = f"Spark's Python workers ({spark.sparkContext.pythonExec})"
+        advice = (f"set PYSPARK_PYTHON={sys.executable} before the session starts (or spark.pyspark.python), and "
+                  f"spark.executorEnv.PYTHONPATH={PROJECT_ROOT}; on a cluster, install spark-ivm and its "
+                  "dependencies on every executor")
+    if problem:
+        raise WorkerSetupError(
+            f"{workers} cannot run spark-ivm's stages: {problem}. Give the workers this interpreter and the "
+            f"project: {advice}") from None
+    _PREPARED.add(application)
+
+
+def _classic_probe_problem(spark: SparkSession) -> str:
+    """Point a local master's workers at this interpreter and project, then probe one (see above)."""
+    context = spark.sparkContext
     if context.master.startswith("local") and "PYSPARK_PYTHON" not in os.environ:
         context.pythonExec = sys.executable
     paths = context.environment.get("PYTHONPATH", "").split(os.pathsep)
     if str(PROJECT_ROOT) not in paths:
         context.environment["PYTHONPATH"] = os.pathsep.join(p for p in (str(PROJECT_ROOT), *paths) if p)
     try:
-        problem = context.parallelize([0], 1).map(_import_probe()).collect()[0]
+        return context.parallelize([0], 1).map(_import_probe()).collect()[0]
     except Exception as error:  # the worker could not even start or unpickle the probe
-        problem = _last_line(str(error))
-    if problem:
-        raise WorkerSetupError(
-            f"Spark's Python workers ({context.pythonExec}) cannot run spark-ivm's stages: {problem}. "
-            f"Give the workers this interpreter and the project: set PYSPARK_PYTHON={sys.executable} before "
-            f"the session starts (or spark.pyspark.python), and spark.executorEnv.PYTHONPATH={PROJECT_ROOT}; "
-            "on a cluster, install spark-ivm and its dependencies on every executor"
-        ) from None
-    _PREPARED.add(context.applicationId)
+        return _last_line(str(error))
+
+
+def _connect_probe_problem(spark: SparkSession) -> str:
+    """The import probe as a Python UDF run by the Connect server's workers: '' when they import the stages."""
+    from pyspark.sql.functions import udf
+
+    try:
+        return spark.range(1).select(udf(_import_probe(), "string")("id")).first()[0]
+    except Exception as error:  # the worker could not even start or unpickle the probe
+        return _last_line(str(error))
+
+
+def worker_log_path(spark: SparkSession) -> Path:
+    """Where ``send_worker_output_to_log`` puts the Python workers' output of ``spark``'s application."""
+    return Path(tempfile.gettempdir()) / f"spark-ivm-python-workers-{spark.sparkContext.applicationId}.log"
+
+
+def send_worker_output_to_log(spark: SparkSession) -> Path:
+    """Send what Spark's Python workers print to a log file instead of the user's terminal.
+
+    Spark copies the standard output and error of every Python worker it starts to the JVM's
+    ``System.err`` as raw bytes, not through its logging: each ``transformWithState`` query start
+    prints half a dozen "Streaming TransformWithStateInPandas Python worker ..." lines per stage,
+    which no log level silences. The driver JVM's ``System.err`` is pointed at a file (appended,
+    one per application); Spark's own log messages keep going to the terminal, because its console
+    appender holds the stream it was configured with. A worker's failure still reaches the caller as
+    the exception of the query, with the worker's traceback. On a cluster this covers the driver's
+    workers; executors' workers write to the executors' logs as before.
+    """
+    path = worker_log_path(spark)
+    jvm = spark.sparkContext._jvm
+    stream = jvm.java.io.PrintStream(jvm.java.io.FileOutputStream(str(path), True), True)
+    jvm.java.lang.System.setErr(stream)
+    log.info("Spark's Python workers write their output to %s", path)
+    return path
 
 
 def _import_probe():
@@ -196,9 +265,27 @@ def state_partitions_pinned(spark: SparkSession) -> Iterator[int]:
     micro-batch on a machine of 2 cores. A resumed query keeps the count its checkpoint recorded.
     """
     previous = spark.conf.get(SHUFFLE_PARTITIONS)
-    cores = max(spark.sparkContext.defaultParallelism, 1)
+    cores = default_parallelism(spark)
     spark.conf.set(SHUFFLE_PARTITIONS, str(cores))
     try:
         yield cores
     finally:
         spark.conf.set(SHUFFLE_PARTITIONS, previous)
+
+
+_PARALLELISM: dict[str, int] = {}  # per application: a Connect client asks its server once
+
+
+def default_parallelism(spark: SparkSession) -> int:
+    """The cluster's cores as Spark counts them (``defaultParallelism``). A Connect client has no
+    ``SparkContext`` to ask, so it counts the partitions of ``spark.range``, which Spark splits into
+    that many (``spark.sql.leafNodeDefaultParallelism``, by default ``defaultParallelism``): one small job."""
+    if not is_connect(spark):
+        return max(spark.sparkContext.defaultParallelism, 1)
+    application = application_id(spark)
+    if application not in _PARALLELISM:
+        from pyspark.sql import functions as F
+
+        partitions = spark.range(0, 1 << 16).select(F.spark_partition_id().alias("p")).distinct().count()
+        _PARALLELISM[application] = max(partitions, 1)
+    return _PARALLELISM[application]

@@ -11,7 +11,7 @@ every batch. Two have layouts of their own:
 
 - ``PagedGjtProcessor`` runs every ``GjtStage`` (IEDyn's T-representation; keyed by a constant when a
   pure inequality join shares no variable): its state in pages of a MapState, page id → pickled page
-  (``operators/stages/gjt_pages.py``: one page per reduct row, each sorted group a B-tree of pages with
+  (``operators/stages/gjt/pages.py``: one page per reduct row, each sorted group a B-tree of pages with
   per-child sums, a meta page per key). A batch reads the pages it touches through a per-batch cache
   and writes back the ones it changed: O(|Δ| log_B n) pages plus the leaf pages of the rows its walks
   yield, where one chunk was O(state) (RESULTS.md, "Inequality joins": the layouts side by side). A
@@ -53,7 +53,7 @@ from operators.runtime.spark_edges import (
 )
 from operators.stages.base import Change
 from operators.stages.gjt import GjtStage
-from operators.stages.gjt_pages import PagedGjtState
+from operators.stages.gjt.pages import PagedGjtState
 from operators.stages.top_k import TopKStage
 from operators.structures.page_store import PageStore
 from operators.zset import Changelog, Row, consolidate
@@ -198,7 +198,7 @@ class MapStatePages:
 class PagedGjtProcessor(StatefulProcessor):
     """A ``GjtStage`` whose batch reads and writes the pages it touches, not its whole T-representation.
 
-    The stage's states live in one MapState per bucket, page id → pickled page (``gjt_pages``: one page
+    The stage's states live in one MapState per bucket, page id → pickled page (``gjt.pages``: one page
     per reduct row, B-tree pages per index group, a meta page per stage key; ids start with the key's
     text). A batch builds a ``PageStore`` over the MapState (its cache starts empty: nothing read in an
     earlier batch or before a restart is trusted), runs ``stage.process`` per key over a

@@ -40,7 +40,7 @@ from catalog.types import parse_type
 from operators.runtime.column_types import arrow_type, value_defect
 from operators.runtime.exact_numbers import CAST_ERRORS, casts_exactly, exact_cast
 from operators.runtime.spark_changes import OP, SEQ, change_schema
-from operators.runtime.stream_format import StreamFormatError, Update
+from operators.runtime.stream import StreamFormatError, Update
 from operators.runtime.validate import InvalidChangeError
 
 FORMAT = "spark_ivm_stream"

@@ -45,7 +45,7 @@ from operators.runtime.dataflow import RowRequirement
 from operators.runtime.dependencies import DependencyState, table_defect
 from operators.runtime.packed_keys import MAX_WIDTH, PackedRowKey, RowKey, key_for
 from operators.runtime.row_fingerprints import row_fingerprints
-from operators.runtime.stream_format import ChangeBatch, TableChanges, Update, UpdateBatch
+from operators.runtime.stream import ChangeBatch, TableChanges, Update, UpdateBatch
 from operators.zset import ChangeColumns, Changelog, Row
 
 POLICIES = ("error", "quarantine")

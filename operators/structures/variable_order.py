@@ -107,17 +107,47 @@ class ViewTreeLayout:
 
 def build_layout(order: VariableOrder) -> ViewTreeLayout:
     """Check ``order`` and precompute every view's key, parts, indexes and delta plans."""
+    atoms = _atom_ports(order)
+    lifts, free = dict(order.lifts), set(order.free)
+    if free & lifts.keys():
+        raise ValueError(f"free variables are group keys and take no lift: {sorted(free & lifts.keys())}")
+    flat, placed, roots = _flatten(order, atoms, free)
+    nodes, key_variables, expanded_ids = _view_nodes(order, atoms, flat, lifts, free)
+    indexes: list[set[tuple[int, ...]]] = [set() for _ in key_variables]
+    for i, relation in expanded_ids.items():
+        indexes[relation].add(tuple(range(len(nodes[i].dep))))
+    plans = {(i, part): _delta_plan(i, node, part, key_variables, indexes)
+             for i, node in enumerate(nodes) for part in node.parts}
+    paths = []
+    for port in range(len(order.atoms)):
+        path, node, part = [], placed[order.atoms[port].name], port
+        while node != -1:
+            path.append(plans[node, part])
+            node, part = nodes[node].parent, nodes[node].view
+        paths.append(tuple(path))
+    free_preorder = tuple(_preorder(nodes, roots, lambda n: n.free))
+    return ViewTreeLayout(order, tuple(nodes), tuple(key_variables),
+                          tuple(tuple(sorted(ix)) for ix in indexes), tuple(paths), roots, free_preorder)
+
+
+def _atom_ports(order: VariableOrder) -> dict[str, int]:
+    """Each atom's port (its position in ``order.atoms``), once its name and variables are checked."""
     atoms = {atom.name: port for port, atom in enumerate(order.atoms)}
     if len(atoms) != len(order.atoms):
         raise ValueError("atom names must be distinct")
     for atom in order.atoms:
         if len(set(atom.variables)) != len(atom.variables) or not atom.variables:
             raise ValueError(f"atom {atom.name}: needs distinct variables, got {atom.variables}")
-    lifts = dict(order.lifts)
-    free = set(order.free)
-    if free & lifts.keys():
-        raise ValueError(f"free variables are group keys and take no lift: {sorted(free & lifts.keys())}")
-    flat: list[tuple[OrderNode, int, tuple[str, ...]]] = []  # post-order (node, parent, ancestors)
+    return atoms
+
+
+_Flat = list[tuple[OrderNode, int, tuple[str, ...]]]  # post-order (node, parent, ancestors)
+
+
+def _flatten(order: VariableOrder, atoms: dict[str, int], free: set[str]) -> tuple[_Flat, dict[str, int], tuple[int, ...]]:
+    """The order's nodes in post-order with their parents and ancestors, where each atom is placed,
+    and the roots; checks that variables appear once, free ones on top, and every atom is placed."""
+    flat: _Flat = []
     placed: dict[str, int] = {}
 
     def walk(node: OrderNode, ancestors: tuple[str, ...]) -> int:
@@ -142,10 +172,17 @@ def build_layout(order: VariableOrder) -> ViewTreeLayout:
         raise ValueError(f"atoms not placed in the order: {missing}")
     if unknown := sorted(free - {node.variable for node, _, _ in flat}):
         raise ValueError(f"free variables not in the order: {unknown}")
+    return flat, placed, roots
+
+
+def _view_nodes(order: VariableOrder, atoms: dict[str, int], flat: _Flat, lifts: dict[str, int],
+                free: set[str]) -> tuple[list[ViewNode], list[tuple[str, ...]], dict[int, int]]:
+    """One view per node (its key: the ancestors its parts mention), every relation's key variables
+    (atoms, views, then the expanded views of free nodes), and the expanded view of each free node."""
     count = len(flat)
     view_id = {i: len(order.atoms) + i for i in range(count)}
     key_variables: list[tuple[str, ...]] = [atom.variables for atom in order.atoms] + [()] * count
-    nodes: list[ViewNode | None] = [None] * count
+    nodes: list[ViewNode] = []
     expanded_ids: dict[int, int] = {}
     for i, (node, parent, ancestors) in enumerate(flat):
         path = ancestors + (node.variable,)
@@ -162,27 +199,11 @@ def build_layout(order: VariableOrder) -> ViewTreeLayout:
         expanded = -1
         if node.variable in free:
             expanded = expanded_ids[i] = len(order.atoms) + count + len(expanded_ids)
-        nodes[i] = ViewNode(node.variable, parent, dep, tuple(parts), view_id[i], expanded,
-                            lifts.get(node.variable, -1), node.variable in free)
+        nodes.append(ViewNode(node.variable, parent, dep, tuple(parts), view_id[i], expanded,
+                              lifts.get(node.variable, -1), node.variable in free))
     for i in expanded_ids:
         key_variables.append(nodes[i].dep + (nodes[i].variable,))
-    indexes: list[set[tuple[int, ...]]] = [set() for _ in key_variables]
-    for i, relation in expanded_ids.items():
-        indexes[relation].add(tuple(range(len(nodes[i].dep))))
-    plans = {}
-    for i, node in enumerate(nodes):
-        for part in node.parts:
-            plans[i, part] = _delta_plan(i, node, part, key_variables, indexes)
-    paths = []
-    for port in range(len(order.atoms)):
-        path, node, part = [], placed[order.atoms[port].name], port
-        while node != -1:
-            path.append(plans[node, part])
-            node, part = nodes[node].parent, nodes[node].view
-        paths.append(tuple(path))
-    free_preorder = tuple(_preorder(nodes, roots, lambda n: n.free))
-    return ViewTreeLayout(order, tuple(nodes), tuple(key_variables),
-                          tuple(tuple(sorted(ix)) for ix in indexes), tuple(paths), roots, free_preorder)
+    return nodes, key_variables, expanded_ids
 
 
 def _delta_plan(index: int, node: ViewNode, changed: int, key_variables, indexes) -> DeltaPlan:

@@ -21,7 +21,7 @@ from pathlib import Path
 import attrs
 
 from catalog.schema import Catalog, CatalogError
-from operators.runtime.stream_format import StreamFormatError, UpdateBatch, batches
+from operators.runtime.stream import StreamFormatError, UpdateBatch, batches
 from operators.runtime.validate import Rejected
 from planner.compiler import UnsupportedQueryError
 from planner.sql.errors import UnsupportedSqlError

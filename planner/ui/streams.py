@@ -16,7 +16,7 @@ from catalog.ddl import catalog_from_ddl
 from catalog.orderbook import orderbook_catalog
 from catalog.schema import Catalog
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, UpdateBatch, read_stream_contents
+from operators.runtime.stream import Update, UpdateBatch, read_stream_contents
 from operators.runtime.validate import Rejected
 from planner.demo import showcase_window
 from planner.workloads.lambda_streams import make_lambda_stream

@@ -28,7 +28,7 @@ import numpy as np
 
 from catalog.literals import sql_literal
 from catalog.schema import Catalog
-from operators.runtime.stream_format import DELETE, INSERT, Update, gc_paused
+from operators.runtime.stream import DELETE, INSERT, Update, gc_paused
 
 OPEN_END = math.inf  # the end of a tuple still present when the stream ends
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 
 from catalog.schema import Catalog
-from operators.runtime.stream_format import CheckedTables
+from operators.runtime.stream import CheckedTables
 from operators.structures.variable_order import Atom, OrderNode, VariableOrder
 from planner.workloads.view_tree_input import load_catalog
 

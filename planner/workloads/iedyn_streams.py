@@ -36,7 +36,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from catalog.iedyn import RELATIONS, TRANS
-from operators.runtime.stream_format import DELETE, INSERT, Update, UpdateBatch, gc_paused
+from operators.runtime.stream import DELETE, INSERT, Update, UpdateBatch, gc_paused
 from planner.workloads.orderbook_streams import LiveRows, require_at_least, require_fraction
 
 ORDERS = ("random", "temporal")

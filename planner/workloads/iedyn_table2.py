@@ -24,7 +24,7 @@ from pathlib import Path
 import attrs
 
 from catalog.iedyn import RELATIONS, iedyn_catalog
-from operators.runtime.stream_format import UpdateBatch
+from operators.runtime.stream import UpdateBatch
 from planner.workloads.iedyn_streams import PAPER_KEY_DOMAIN, make_iedyn_stream
 from planner.workloads.oracle import DuckDBOracle, StreamTables
 

@@ -62,7 +62,7 @@ import attrs
 import numpy as np
 
 from catalog.schema import Catalog
-from operators.runtime.stream_format import DELETE, INSERT, CheckedTables, Update, UpdateBatch, gc_paused
+from operators.runtime.stream import DELETE, INSERT, CheckedTables, Update, UpdateBatch, gc_paused
 from planner.workloads.enclosureness import enclosureness
 from planner.workloads.tpch_streams import make_stream
 

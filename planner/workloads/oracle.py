@@ -35,7 +35,7 @@ from catalog.schema import Catalog, Table
 from catalog.types import parse_type
 from operators.doubles import canonical
 from operators.runtime.column_types import arrow_type as column_arrow_type
-from operators.runtime.stream_format import OP_COLUMN, SEQ_COLUMN, Update, arrow_from_rows
+from operators.runtime.stream import OP_COLUMN, SEQ_COLUMN, Update, arrow_from_rows
 from planner.ir.timestamps import DEFAULT_TIME_ZONE
 
 _ORDER_KEY_PREFIX = "__ivm_order_"

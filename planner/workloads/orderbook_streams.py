@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from catalog.orderbook import SIDES, R
-from operators.runtime.stream_format import DELETE, INSERT, Update, UpdateBatch, gc_paused
+from operators.runtime.stream import DELETE, INSERT, Update, UpdateBatch, gc_paused
 
 
 class LiveRows:

@@ -18,7 +18,7 @@ from decimal import Decimal
 
 from catalog.schema import Catalog, Column, Table
 from catalog.types import BIGINT, BOOLEAN, DATE, DOUBLE, INT, STRING, DecimalType
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 
 FIRST_DAY = date(2024, 1, 1)
 WORDS = ("a", "b", "c", "d")

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 import numpy
 
 from catalog.schema import Catalog
-from operators.runtime.stream_format import CheckedTables, Update
+from operators.runtime.stream import CheckedTables, Update
 from operators.stages.view_tree import ViewTreeStage
 from operators.structures.rings import CofactorRing, linear_regression
 from operators.structures.variable_order import Atom, OrderNode, VariableOrder

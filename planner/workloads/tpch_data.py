@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from catalog.schema import Catalog
 from catalog.tpch import TPCH_TABLES
-from operators.runtime.stream_format import CheckedTables, rows_from_arrow
+from operators.runtime.stream import CheckedTables, rows_from_arrow
 
 GENERATOR = "tpchgen-cli"
 SCALE_MARKER = "tpch-scale-factor.txt"

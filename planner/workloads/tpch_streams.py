@@ -23,7 +23,7 @@ from operator import itemgetter
 import numpy as np
 
 from catalog.schema import Catalog, CatalogError
-from operators.runtime.stream_format import DELETE, INSERT, CheckedTables, Update, UpdateBatch, gc_paused
+from operators.runtime.stream import DELETE, INSERT, CheckedTables, Update, UpdateBatch, gc_paused
 
 STREAM_KINDS = ("insert", "window", "random")
 

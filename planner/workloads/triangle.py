@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 
 
 def triangle_stream(tables: Sequence[str], updates: int, seed: int, domain: int = 300, hub: float = 0.3,

@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from operators.runtime.stream_format import OP_COLUMN, SEQ_COLUMN
+from operators.runtime.stream import OP_COLUMN, SEQ_COLUMN
 from planner.workloads.user_views import TableShape, schema_ddl, table_shapes
 
 START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)

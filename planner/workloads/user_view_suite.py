@@ -33,7 +33,7 @@ from tabulate import tabulate
 
 from catalog.schema import Catalog, CatalogError, Column, Table
 from catalog.types import AtomicType
-from operators.runtime.stream_format import OP_COLUMN, SEQ_COLUMN, UpdateBatch, read_stream
+from operators.runtime.stream import OP_COLUMN, SEQ_COLUMN, UpdateBatch, read_stream
 from planner.compiler import UnsupportedQueryError
 from planner.ir.values import SqlRuntimeError
 from planner.sql.errors import UnsupportedSqlError

@@ -20,7 +20,7 @@ from catalog.ddl import catalog_from_ddl
 from catalog.schema import Catalog
 from operators.runtime.dataflow import Dataflow, SourceRoute, StageNode
 from operators.runtime.local_runner import LocalRunner
-from operators.runtime.stream_format import CheckedTables, Update, UpdateBatch, write_stream
+from operators.runtime.stream import CheckedTables, Update, UpdateBatch, write_stream
 from operators.runtime.validate import Validator
 from operators.stages.base import Change
 from operators.stages.view_tree import ViewTreeStage, ViewTreeState

@@ -12,7 +12,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 
 from catalog.schema import Catalog
-from operators.runtime.stream_format import Update, batches
+from operators.runtime.stream import Update, batches
 from planner.view import MaintainedView
 from planner.workloads.oracle import DuckDBOracle, StreamTables, assert_matches_reference
 from planner.workloads.spark_reference import SparkReference

@@ -15,7 +15,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.doubles import NAN
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.stages.aggregate import GroupAggregateStage, RingAggregateStage
 from operators.stages.insert_only_aggregate import InsertOnlyAggregateStage
 from operators.stages.payload_aggregate import PayloadAggregateStage
@@ -191,7 +191,7 @@ def test_a_filter_over_one_atom_is_still_read_off_the_gjt_payload():
     sql = ("select r.b, count(*) filter (where s.f > 2) as n, sum(s.e) filter (where s.f > 2) as t, "
            "count_if(s.e > 0) as c, bool_or(s.e > 3) as o from r, s where r.a < s.d group by r.b")
     assert PayloadAggregateStage in _stage_types(sql, catalog)
-    assert READ_FROM_ROOT in explain_text(compile_query(sql, catalog))
+    assert READ_FROM_ROOT in explain_text(compile_query(sql, catalog), verbose=True)
     check_against_recomputation(sql, catalog, random_stream(seed=7), batch_size=25, informative_at_least=0.5,
                                 oracle_sql=duckdb_count_if(sql))
 

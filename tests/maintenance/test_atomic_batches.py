@@ -19,7 +19,7 @@ from sortedcontainers import SortedKeyList, SortedList
 
 from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, UpdateBatch, batches
+from operators.runtime.stream import Update, UpdateBatch, batches
 from operators.runtime.validate import InvalidChangeError
 from operators.stages.aggregate import GroupAggregateStage, ValueCounts
 from operators.stages.fused import FusedStage

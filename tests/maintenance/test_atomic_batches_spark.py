@@ -20,7 +20,7 @@ from pyspark.errors import StreamingQueryException
 from catalog.tpch import tpch_catalog
 from operators.runtime.run_errors import SparkBatchError
 from operators.runtime.spark_session import make_spark_session
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.view import MaintainedView
 from planner.workloads.oracle import DuckDBOracle, StreamTables, assert_matches_reference
 

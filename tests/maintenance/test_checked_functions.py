@@ -23,7 +23,7 @@ import pytest
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.packed_keys import MAX_WIDTH
 from operators.runtime.row_fingerprints import row_fingerprints
-from operators.runtime.stream_format import ChangeBatch, TableChanges
+from operators.runtime.stream import ChangeBatch, TableChanges
 from planner.view import MaintainedView
 from tests.maintenance.test_atomic_batches import InjectedFault, canonical, fail_on_call, heal, snapshot
 

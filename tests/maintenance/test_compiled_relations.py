@@ -16,7 +16,7 @@ from decimal import Decimal
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update, UpdateBatch, batches
+from operators.runtime.stream import Update, UpdateBatch, batches
 from planner.view import MaintainedView
 from tests.maintenance.checking import check_against_recomputation, count_equal_changes
 

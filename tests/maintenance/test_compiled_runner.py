@@ -16,7 +16,7 @@ import pytest
 from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
 from operators.runtime.compiled.runner import BrokenViewError
-from operators.runtime.stream_format import UpdateBatch, batches
+from operators.runtime.stream import UpdateBatch, batches
 from planner.view import MaintainedView
 from planner.workloads.orderbook_streams import make_orderbook_stream, make_r_stream
 from tests.maintenance.checking import count_equal_changes

@@ -10,7 +10,7 @@ import json
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.runtime.validate import InvalidChangeError
 from planner.ir.view_tree_plan import ViewTreeAggregate
 from planner.view import MaintainedView
@@ -111,7 +111,7 @@ def test_view_tree_static_atom_is_loaded_once_has_no_delta_path_and_explain_says
     assert [a.name for stage in stages for a in stage.order.atoms if a.static] == ["c"]
     bounds = {atom for stage in stages for atom in stage.update_bounds()}
     assert "c" not in bounds and "i" in bounds
-    assert "static (ivm.static, §4.5): c" in explain_text(view.compiled)
+    assert "static (ivm.static, §4.5): c" in explain_text(view.compiled, verbose=True)
     assert json.loads(explain_json(view.compiled))["static_atoms"] == ["c"]
     view.apply(_batch(("census", 1, (10, 150)), ("location", 1, (1, 10)), ("inventory", 1, (1, 7, 3))))
     assert view.result() == [(1, 3, 150, 1)]

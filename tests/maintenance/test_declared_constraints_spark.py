@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.runtime.validate import InvalidChangeError
 from planner.ir.view_tree_plan import ViewTreeAggregate
 from planner.view import MaintainedView

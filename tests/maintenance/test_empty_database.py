@@ -23,7 +23,7 @@ from catalog.iedyn import iedyn_catalog
 from catalog.orderbook import orderbook_catalog
 from catalog.schema import Catalog
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, batches
+from operators.runtime.stream import Update, batches
 from planner.compiler import CompiledQuery, UnsupportedQueryError, compile_query
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.sql.errors import UnsupportedSqlError

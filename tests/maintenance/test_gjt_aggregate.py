@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.stages.gjt import GjtStage
 from operators.stages.payload_aggregate import PayloadAggregateStage
 from planner.compiler import compile_query
@@ -86,9 +86,9 @@ def test_what_the_ring_cannot_read_is_enumerated_and_still_right(name):
 
 
 def test_explain_says_the_join_is_not_enumerated_or_why_it_is():
-    taken = explain_text(compile_query(TAKEN["keyed (equality + inequality)"], CATALOG))
+    taken = explain_text(compile_query(TAKEN["keyed (equality + inequality)"], CATALOG), verbose=True)
     assert READ_FROM_ROOT in taken and "O(1) per changed root tuple" in taken
-    refused = explain_text(compile_query(ENUMERATED["root too coarse"], CATALOG))
+    refused = explain_text(compile_query(ENUMERATED["root too coarse"], CATALOG), verbose=True)
     assert READ_FROM_ROOT not in refused and "without r.b, t.h" in refused
 
 

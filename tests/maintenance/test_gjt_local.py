@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update, batches
+from operators.runtime.stream import Update, batches
 from planner.compiler import compile_query
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.maintenance import ChangePropagationJoin

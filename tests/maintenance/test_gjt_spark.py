@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from operators.runtime.stream_format import batches
+from operators.runtime.stream import batches
 from operators.stages.gjt import GjtStage
 from planner.compiler import compile_query
 from planner.view import MaintainedView

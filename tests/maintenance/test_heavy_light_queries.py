@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.stages.triangle_count import TriangleState
 from planner.view import MaintainedView
 from planner.workloads.oracle import DuckDBOracle

@@ -43,7 +43,7 @@ def test_q2_maintains_its_minimum_as_a_join_select_and_the_view_once():
     assert join.residual is None and [e.referencing for e in join.edges if e.referenced == "_v0"] == ["partsupp"]
     minimums = [n for n in compiled.dataflow.stages if n.stage.describe().operator == "GroupAggregate (MIN)"]
     assert len(minimums) == 1, "the view reached along one edge is lowered once"
-    text = explain_text(compiled)
+    text = explain_text(compiled, verbose=True)
     assert "join-select (AJU Theorem 15)" in text and "O(log n + rows that flip)" in text
 
 

@@ -13,7 +13,7 @@ import random
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.ir.expressions import Subquery
 from planner.ir.outer_join import OuterJoin

@@ -20,7 +20,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.doubles import NAN
-from operators.runtime.stream_format import Update, read_stream, write_stream
+from operators.runtime.stream import Update, read_stream, write_stream
 from operators.runtime.validate import InvalidChangeError
 from planner.view import MaintainedView
 from tests.maintenance.checking import check_against_recomputation, check_against_spark

@@ -9,7 +9,7 @@ import pytest
 
 from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.runtime.validate import InvalidChangeError
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.ir.maintenance import NestedAggregate

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, open_stream, write_stream
+from operators.runtime.stream import Update, open_stream, write_stream
 from planner.view import MaintainedView
 from planner.workloads.oracle import DuckDBOracle, StreamTables, assert_matches_reference
 from tests.maintenance.test_atomic_batches import (

@@ -18,7 +18,7 @@ import pytest
 from catalog.ddl import catalog_from_ddl
 from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import UpdateBatch, batches
+from operators.runtime.stream import UpdateBatch, batches
 from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset
 from planner.view import MaintainedView
 from planner.workloads.orderbook_streams import make_orderbook_stream, make_r_stream

@@ -17,8 +17,7 @@ from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
 from operators.lowering.route_masks import row_masks
 from operators.lowering.stream_columns import columns_read
-from operators.runtime import stream_format
-from operators.runtime.stream_format import open_stream, write_stream
+from operators.runtime.stream import open_stream, reader, write_stream
 from operators.runtime.validate import InvalidChangeError
 from planner.view import MaintainedView
 from planner.workloads.orderbook_streams import make_orderbook_stream, make_r_stream
@@ -121,7 +120,7 @@ def test_a_wrong_type_in_a_column_nobody_reads_stops_the_run_naming_it(tmp_path)
 
 @pytest.mark.parametrize("read_rows", [1, 2, 65_536])
 def test_a_change_refused_for_a_read_column_shows_its_unread_values_as_written(tmp_path, monkeypatch, read_rows):
-    monkeypatch.setattr(stream_format, "_READ_ROWS", read_rows)  # a batch made of several chunks
+    monkeypatch.setattr(reader, "_READ_ROWS", read_rows)  # a batch made of several chunks
     write_shops(tmp_path, ["a", "b", "c"], ids=(1, 1, 3))  # a duplicate key: found by the validator
     view = run_pruned(tmp_path, "quarantine")
     [rejected] = view.rejected

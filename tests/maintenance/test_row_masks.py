@@ -19,8 +19,7 @@ import pytest
 from catalog.ddl import catalog_from_ddl
 from operators.lowering.route_masks import row_masks
 from operators.lowering.stream_columns import columns_read
-from operators.runtime import stream_format
-from operators.runtime.stream_format import Update, open_stream, write_stream
+from operators.runtime.stream import Update, open_stream, reader, write_stream
 from planner.cli import main
 from planner.view import MaintainedView
 from planner.workloads.oracle import DuckDBOracle, assert_matches_reference
@@ -71,7 +70,7 @@ def random_stream(count: int, seed: int) -> list[Update]:
 @pytest.mark.parametrize("seed", [1, 2])
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_a_masked_read_matches_duckdb_and_an_unmasked_read(tmp_path, monkeypatch, name, seed, compiled):
-    monkeypatch.setattr(stream_format, "_READ_ROWS", 97)  # chunks of a few batches: the mask is per chunk
+    monkeypatch.setattr(reader, "_READ_ROWS", 97)  # chunks of a few batches: the mask is per chunk
     updates = random_stream(1_500, seed)
     sql = QUERIES[name]
     write_stream(tmp_path, CATALOG, updates)

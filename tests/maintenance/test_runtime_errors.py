@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.ir.values import SqlRuntimeError
 from planner.view import MaintainedView
 

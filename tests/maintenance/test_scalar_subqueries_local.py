@@ -15,7 +15,7 @@ import random
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update, batches, write_stream
+from operators.runtime.stream import Update, batches, write_stream
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.cli import main
 from planner.compiler import compile_query

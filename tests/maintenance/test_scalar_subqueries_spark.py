@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update, batches
+from operators.runtime.stream import Update, batches
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.view import MaintainedView
 from tests.maintenance.test_scalar_subqueries_local import DDL, FRANCE_TWICE, QUERIES, _random_stream

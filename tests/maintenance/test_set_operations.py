@@ -26,7 +26,7 @@ def test_a_union_of_an_int_and_a_decimal_column_is_a_decimal_column_as_in_spark(
     import pyarrow.parquet as pq
 
     from catalog.ddl import catalog_from_ddl
-    from operators.runtime.stream_format import Update, write_stream
+    from operators.runtime.stream import Update, write_stream
     from planner.cli import main
 
     ddl = tmp_path / "ddl.sql"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, open_stream, write_stream
+from operators.runtime.stream import Update, open_stream, write_stream
 from operators.runtime.validate import InvalidChangeError
 from planner.view import MaintainedView
 from planner.workloads.oracle import DuckDBOracle, StreamTables, assert_matches_reference

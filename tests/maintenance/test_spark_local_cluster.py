@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import write_stream
+from operators.runtime.stream import write_stream
 from planner.cli import main
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]

@@ -21,7 +21,7 @@ import pytest
 
 from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import write_stream
+from operators.runtime.stream import write_stream
 from planner.cli import main
 from planner.workloads.orderbook_streams import make_orderbook_stream
 

@@ -10,7 +10,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, batches
+from operators.runtime.stream import Update, batches
 from operators.runtime.validate import InvalidChangeError
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.explain import explain_text

@@ -19,7 +19,7 @@ import pytest
 from catalog.ddl import catalog_from_ddl
 from catalog.tpch import tpch_catalog
 from operators.doubles import NAN
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.structures.moments import moments, variance
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.explain import explain_text
@@ -162,7 +162,7 @@ def test_second_moments_are_exact_under_deletes():
 def test_explain_names_state_and_cost():
     compiled = compile_query("select g, median(x), stddev(x) from m group by rollup(g)", catalog_from_ddl(DDL),
                              strict=True)
-    assert "UNION ALL" in explain_text(compiled)
+    assert "UNION ALL" in explain_text(compiled, verbose=True)
     rows = [node.stage.describe() for node in compiled.dataflow.stages if "MEDIAN" in node.stage.describe().operator]
     assert [row.operator for row in rows] == ["GroupAggregate (MEDIAN, STDDEV)"] * 2  # one per grouping set
     assert "order-statistic index" in rows[0].state and "exact (Σx, Σx²)" in rows[0].state

@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from tests.maintenance.checking import check_against_spark
 from tests.maintenance.test_statistical_aggregates import DDL
 

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import StreamFormatError, Update, read_stream
+from operators.runtime.stream import StreamFormatError, Update, read_stream
 from planner.view import MaintainedView
 from tests.maintenance.checking import check_against_recomputation, check_against_spark
 

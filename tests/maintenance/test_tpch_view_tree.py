@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import batches
+from operators.runtime.stream import batches
 from planner.compiler import UnsupportedQueryError, compile_query
 from planner.ir.maintenance import ForeignKeyJoin
 from planner.ir.view_tree_plan import FactorizedViewTree

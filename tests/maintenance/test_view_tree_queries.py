@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.compiler import compile_query
 from planner.ir.view_tree_plan import ViewTreeAggregate
 from planner.workloads.housing import housing_catalog, housing_tables

@@ -23,7 +23,7 @@ import pytest
 import operators.lowering.query as query_lowering
 from catalog.ddl import catalog_from_ddl
 from operators.lowering.view_tree import lower_view_tree
-from operators.runtime.stream_format import Update, batches
+from operators.runtime.stream import Update, batches
 from operators.stages.view_tree_groups import GroupedViewTreeStage
 from planner.compiler import compile_query
 from planner.explain import explain_json, explain_text
@@ -174,7 +174,7 @@ def test_a_batch_failing_after_the_view_stages_leaves_every_stage_as_it_was(comp
 
 def test_explain_lists_the_stages_with_their_keys():
     sql = SHAPES["global aggregate: the root's contributions summed under a constant key"][0]
-    text = explain_text(compile_query(sql, catalog_from_ddl(DDL)))
+    text = explain_text(compile_query(sql, catalog_from_ddl(DDL)), verbose=True)
     assert "[0] V_s.c, fused s.e, t.d, key (r.a, s.c), inputs s, t" in text
     assert "[1] V_r.a, key (r.a), inputs r, V_s.c" in text
     assert "[2] the total of a global aggregate (one group), key constant (does not scale out)" in text

@@ -16,7 +16,7 @@ from decimal import Decimal
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.compiler import UnsupportedQueryError
 from planner.sql.errors import UnsupportedSqlError
 from planner.view import MaintainedView
@@ -154,7 +154,7 @@ def test_explain_names_the_strategy_and_cost():
 
     top = compile_query(ORDERS_QUERIES["top 2 per customer"], CATALOG)
     assert "Window: row_number() OVER (PARTITION BY orders.cust ORDER BY orders.amount ASC NULLS FIRST, orders.id ASC NULLS FIRST): " \
-           "top_n (top 2 per partition), O(log n + rows entering" in explain_text(top)
+           "top_n (top 2 per partition), O(log n + rows entering" in " ".join(explain_text(top).split())
     stage = next(s for s in json.loads(explain_json(top))["stages"] if s["operator"].startswith("MaintainedWindow"))
     assert stage["key"] == "orders.cust" and "Spark leaves the order of peers unspecified" in stage["why"]
     running = json.loads(explain_json(compile_query(ORDERS_QUERIES["running sums, ROWS"], CATALOG)))

@@ -14,7 +14,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.exact_numbers import exact_cast
-from operators.runtime.stream_format import StreamFormatError, Update, read_stream, write_stream
+from operators.runtime.stream import StreamFormatError, Update, read_stream, write_stream
 from operators.runtime.validate import InvalidChangeError, Validator
 from planner.cli import main
 from planner.view import MaintainedView

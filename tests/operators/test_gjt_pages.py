@@ -1,4 +1,4 @@
-"""The GJT stage over a paged state (operators/stages/gjt_pages.py) against the same stage in memory.
+"""The GJT stage over a paged state (operators/stages/gjt/pages.py) against the same stage in memory.
 
 Pages live in a dict backend and every batch builds a fresh ``PageStore`` and ``PagedGjtState`` per
 key, as the Spark runner does, so each batch starts from the stored pages only. Random insert/delete
@@ -17,7 +17,7 @@ import pytest
 
 from operators.stages.base import Change
 from operators.stages.gjt import GjtStage, TEdge
-from operators.stages.gjt_pages import PagedGjtState
+from operators.stages.gjt.pages import PagedGjtState
 from operators.structures.page_store import DictBackend, PageStore
 from operators.structures.paged_sorted_groups import PagedSortedGroup
 from operators.structures.rings import SumRing

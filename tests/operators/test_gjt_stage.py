@@ -147,7 +147,7 @@ def small(rng: random.Random, low: int = 0, high: int = 9, nulls: float = 0.05):
 
 def reducts(stage: GjtStage, states: dict) -> list[dict]:
     """ρ_n per node, summed over the keys (a node without the key variables sees every key)."""
-    out: list[dict] = [defaultdict(int) for _ in stage.nodes]
+    out: list[dict] = [defaultdict(int) for _ in stage.plan.nodes]
     for state in states.values():
         for number, reduct in enumerate(state.reducts):
             for row, weight in reduct.items():
@@ -171,7 +171,7 @@ def check_random_stream(stage: GjtStage, makers: dict, seed: int, batches: int =
         if stage.output is not None:
             assert pulled(stage, states) == after
         # Definition 4.1 node by node: ρ_n = π_var(n)(the subtree's join | the subtree's predicates)
-        assert reducts(stage, states) == [recomputed(n.tnode, stream.db, n.variables) for n in stage.nodes]
+        assert reducts(stage, states) == [recomputed(n.tnode, stream.db, n.variables) for n in stage.plan.nodes]
         nonempty += bool(after)
         changed += bool(emitted)
         before = after
@@ -206,7 +206,7 @@ def test_section_4_update_gives_the_papers_deltas():
     db = [Change(R, (1, 1), 2), Change(R, (2, 1), 1), Change(R, (2, 2), 2), Change(R, (5, 2), 1),
           Change(S, (1, 3, 3), 4), Change(S, (2, 4, 6), 1), Change(T, (5, 1), 1)]
     state, _ = stage.process((), None, db)
-    numbers = {n.variables: n.number for n in stage.nodes}
+    numbers = {n.variables: n.number for n in stage.plan.nodes}
     reduct = state.reducts
     assert reduct[numbers[("y", "z", "w")]] == {(1, 3, 3): 12, (2, 4, 6): 2}
     assert reduct[numbers[("y", "w")]] == {(1, 3): 12}

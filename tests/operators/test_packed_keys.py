@@ -10,7 +10,7 @@ import pytest
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.packed_keys import MAX_WIDTH, PackedRowKey, key_for
 from operators.runtime.row_fingerprints import row_fingerprints
-from operators.runtime.stream_format import Update, open_stream, write_stream
+from operators.runtime.stream import Update, open_stream, write_stream
 from operators.runtime.validate import InvalidChangeError, Validator
 
 CATALOG = catalog_from_ddl("""

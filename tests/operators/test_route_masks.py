@@ -16,7 +16,7 @@ from catalog.ddl import catalog_from_ddl
 from operators.lowering.expr_eval import compile_predicate
 from operators.lowering.route_masks import row_masks
 from operators.runtime.dataflow import Dataflow, SourceRoute
-from operators.runtime.stream_format import arrow_from_rows
+from operators.runtime.stream import arrow_from_rows
 from planner.ir.expressions import Call, Column, Literal
 from planner.view import MaintainedView
 

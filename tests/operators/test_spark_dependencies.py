@@ -18,7 +18,7 @@ from operators.runtime.dataflow import SourceRoute, StageNode
 from operators.runtime.spark_dependencies import DependencyProcessor, checked_dependencies
 from operators.runtime.spark_edges import REJECTED, VALIDATION, key_text, pack, unpack
 from operators.runtime.spark_validation import ValidationProcessor
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.runtime.validate import InvalidChangeError, Validator
 from operators.stages.base import key_getter
 

@@ -8,7 +8,7 @@ import pytest
 
 from catalog.schema import Catalog, Column, Table
 from operators.runtime.spark_inbox import inbox_schema, next_file_number, write_inbox_file
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 
 CATALOG = Catalog.of([Table("r", (Column("a", "int"), Column("b", "string")), ("a",)),
                       Table("s", (Column("c", "decimal(5,2)"),))])

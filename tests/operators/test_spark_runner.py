@@ -18,7 +18,7 @@ from operators.runtime.dataflow import Dataflow, SourceRoute, StageNode
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.spark_runner import SparkRunner
 from operators.runtime.spark_session import make_spark_session
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from operators.zset import Row
 from tests.operators.toy_stages import SumStage, column, toy_dataflow
 

@@ -12,14 +12,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime import stream_format
 from operators.runtime.row_fingerprints import arrow_fingerprints, row_fingerprints
-from operators.runtime.stream_format import (
+from operators.runtime.stream import (
     ChangeBatch,
     UnreadableUpdate,
     Update,
     open_stream,
     read_stream_contents,
+    reader,
     write_stream,
 )
 from operators.runtime.validate import InvalidChangeError, Validator
@@ -65,7 +65,7 @@ def _as_tuple(update: Update) -> tuple:
 @pytest.mark.parametrize("read_rows", [1, 2, 65_536])
 @pytest.mark.parametrize("size", [1, 2, 4, 100])
 def test_batches_are_consecutive_slices_of_the_stream_in_seq_order_with_their_defects(tmp_path, monkeypatch, size, read_rows):
-    monkeypatch.setattr(stream_format, "_READ_ROWS", read_rows)  # chunk boundaries inside and across batches
+    monkeypatch.setattr(reader, "_READ_ROWS", read_rows)  # chunk boundaries inside and across batches
     write_stream_files(tmp_path)
     stream = open_stream(tmp_path, CATALOG)
     batches = [list(batch) for batch in stream.batches(size)]
@@ -189,16 +189,16 @@ def test_a_chunk_whose_columns_do_not_all_cast_is_read_the_general_way_and_finge
     pq.write_table(pa.table({"id": pa.array([1.0, 2.0], pa.float64()), "name": ["a", None],
                              "_seq": pa.array([1, 2], pa.int64()), "_op": pa.array([1, 1], pa.int8())}),
                    tmp_path / "shop.parquet")
-    source = stream_format._TableSource.open(tmp_path / "shop.parquet", CATALOG.table("shop"))[0]
-    ready = stream_format._arrow_ready(next(source.chunks()), CATALOG.table("shop"))
+    source = reader._TableSource.open(tmp_path / "shop.parquet", CATALOG.table("shop"))[0]
+    ready = reader._arrow_ready(next(source.chunks()), CATALOG.table("shop"))
     assert ready.casts is not None and ready.fingerprints == row_fingerprints([(1, "a"), (2, None)], CATALOG.table("shop"))
     [batch] = open_stream(tmp_path, CATALOG).batches(10)
     assert batch.tables[0].fingerprints == ready.fingerprints
     pq.write_table(pa.table({"id": pa.array([1.0, 2.5], pa.float64()), "name": ["a", None],
                              "_seq": pa.array([1, 2], pa.int64()), "_op": pa.array([1, 1], pa.int8())}),
                    tmp_path / "shop.parquet")
-    source = stream_format._TableSource.open(tmp_path / "shop.parquet", CATALOG.table("shop"))[0]
-    ready = stream_format._arrow_ready(next(source.chunks()), CATALOG.table("shop"))
+    source = reader._TableSource.open(tmp_path / "shop.parquet", CATALOG.table("shop"))[0]
+    ready = reader._arrow_ready(next(source.chunks()), CATALOG.table("shop"))
     assert (ready.casts, ready.fingerprints, ready.makers) == (None, None, None)
     [batch] = open_stream(tmp_path, CATALOG).batches(10)
     shop = batch.tables[0]
@@ -211,7 +211,7 @@ def test_rows_of_a_chunk_with_a_wrong_change_match_their_deletes_in_a_later_chun
     """The reader fingerprints the readable changes of a chunk that has a wrong one (an _op of 2, or an
     id of 2.5 that makes the id column not cast): fingerprints the validator made of rows read in
     part (``columns``) would not match the whole rows' of the later chunk, and refuse its deletes."""
-    monkeypatch.setattr(stream_format, "_READ_ROWS", 3)  # the wrong change's chunk, then the deletes'
+    monkeypatch.setattr(reader, "_READ_ROWS", 3)  # the wrong change's chunk, then the deletes'
     pq.write_table(pa.table({"id": ids, "name": ["a", "b", "e", "a", "e", "f"], "_seq": pa.array(range(1, 7), pa.int64()),
                              "_op": pa.array([1, 2, 1, -1, -1, 1], pa.int8())}), tmp_path / "shop.parquet")
     validator = Validator(CATALOG, ["shop"], "quarantine")

@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime import stream_format
-from operators.runtime.stream_format import (
+from operators.runtime.stream import (
     StreamFormatError,
     Update,
     UpdateBatch,
+    arrow_values,
     batches,
     read_stream,
     read_stream_contents,
@@ -152,7 +152,7 @@ def test_decimals_of_any_precision_are_read_exactly_at_the_column_scale_and_keep
 def test_columns_of_repeated_values_read_as_the_same_values_each_made_once(tmp_path, repeats):
     """A column that repeats its values (made once per distinct value, then shared by the rows) reads
     exactly as one whose values are all distinct (made one per row), NULLs included."""
-    count = 3 * stream_format._SAMPLE
+    count = 3 * arrow_values._SAMPLE
     rng = random.Random(5)
 
     def column(pool: list, distinct) -> list:

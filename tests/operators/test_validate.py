@@ -8,7 +8,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.row_fingerprints import row_fingerprints
-from operators.runtime.stream_format import UnreadableUpdate, Update, UpdateBatch
+from operators.runtime.stream import UnreadableUpdate, Update, UpdateBatch
 from operators.runtime.validate import InvalidChangeError, Rejected, Validator
 
 CATALOG = catalog_from_ddl("""

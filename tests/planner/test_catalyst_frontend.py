@@ -21,7 +21,7 @@ from pyspark.sql.window import Window
 from catalog.spark import catalog_from_spark
 from catalog.tpch import tpch_catalog
 from operators.runtime.spark_session import make_spark_session
-from operators.runtime.stream_format import batches
+from operators.runtime.stream import batches
 from planner.compiler import compile_plan, compile_query
 from planner.sql.catalyst import dataframe_sql, logical_plan_from_dataframe
 from planner.sql.errors import UnsupportedDataFrameError, UnsupportedSqlError
@@ -237,13 +237,12 @@ def test_sql_front_end_refusals_reach_the_user_with_the_rendered_sql(spark, cata
     assert "FULL JOIN customer" in raised.value.__notes__[0]
 
 
-class ConnectLikeDataFrame:
-    """What a Spark Connect DataFrame looks like to the front end: no ``_jdf`` (the real class raises
-    an ``AttributeError`` for it; its module needs grpc, which is not installed here)."""
+class NotADataFrame:
+    """Neither classic (no ``_jdf``) nor Spark Connect (no ``_plan``): e.g. a pandas frame."""
 
     columns = ["o_orderkey"]
 
 
-def test_a_spark_connect_dataframe_is_refused_with_a_pointer_to_sql_text():
-    with pytest.raises(UnsupportedDataFrameError, match="classic mode.*give the view as SQL text"):
-        logical_plan_from_dataframe(ConnectLikeDataFrame(), tpch_catalog())
+def test_an_object_that_is_not_a_spark_dataframe_is_refused_with_a_pointer_to_sql_text():
+    with pytest.raises(UnsupportedDataFrameError, match="Spark Connect plan.*give the view as SQL text"):
+        logical_plan_from_dataframe(NotADataFrame(), tpch_catalog())

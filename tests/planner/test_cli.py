@@ -14,7 +14,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, write_stream
+from operators.runtime.stream import Update, write_stream
 from planner.cli import main
 from planner.run_stats import thread_clock_cost
 
@@ -63,9 +63,15 @@ def test_explain_json_names_strategy_root_edges_stages_and_rules(files, capsys):
 
 def test_explain_text_shows_the_maintenance_table_and_verbose_trace(files, capsys):
     _, ddl, query = files
+    assert main(["explain", str(query), "--catalog", str(ddl)]) == 0
+    compact = capsys.readouterr().out
+    for heading in ("Strategy:", "Update cost (the worst stages):", "operator", "key", "state kept", "update cost", "Sources"):
+        assert heading in compact
+    assert "Rule trace" not in compact and "Query class" not in compact and max(map(len, compact.splitlines())) <= 120
     assert main(["explain", str(query), "--catalog", str(ddl), "--verbose"]) == 0
     out = capsys.readouterr().out
-    for heading in ("operator", "state kept", "update cost", "why", "Rule trace", "ForeignKeyJoin"):
+    assert out.startswith(compact.rstrip("\n"))  # the theory comes after the compact plan
+    for heading in ("Why each stage", "Strategy in full:", "Query class", "Rule trace", "ForeignKeyJoin"):
         assert heading in out
     # the generated program, each table's function with its checked variant (the validator's check inside)
     for function in ("def _table_orders(", "def _checked_orders(", "def _table_customer(", "def _checked_customer("):
@@ -414,5 +420,5 @@ def test_a_closed_pipe_ends_the_command_quietly(tmp_path):
     with os.fdopen(read_end, "rb") as out:
         first = out.readline()
     _, err = process.communicate(timeout=120)
-    assert first.startswith(b"stage") and err == b"", err.decode()
+    assert first.startswith(b"Strategy: ") and err == b"", err.decode()
     assert process.returncode == 1

@@ -8,7 +8,7 @@ import json
 import pyarrow.parquet as pq
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update, write_stream
+from operators.runtime.stream import Update, write_stream
 from planner.cli import main
 from planner.compiler import compile_query
 from planner.explain import explain_json, explain_text
@@ -20,8 +20,8 @@ THREE_WAY = "select r.a, r.b, s.d, s.e, t.g, t.h from r, s, t where r.a < s.d an
 
 
 def test_explain_text_shows_the_tree_edge_predicates_connex_set_and_bounds():
-    text = explain_text(compile_query(THREE_WAY, CATALOG))
-    assert "IEDyn T-representation over a generalized join tree: free-connex" in text
+    text = explain_text(compile_query(THREE_WAY, CATALOG), verbose=True)
+    assert "IEDyn T-representation over a generalized join tree: free-connex for the join's output" in text
     assert "[r.a < s.d] {r.a} *" in text and "[s.e < t.g]" in text
     assert "Edge predicates: " in text and "r.a < s.d" in text.split("Edge predicates: ")[1]
     assert "Update: O(M log M) per update" in text
@@ -50,7 +50,7 @@ def test_explain_json_names_the_gjt_strategy_and_free_connex():
 
 
 def test_two_inequalities_between_one_pair_withdraw_the_update_bound():
-    text = explain_text(compile_query("select r.a, s.d from r, s where r.a < s.d + 2 and s.d - r.a <= 5", CATALOG))
+    text = explain_text(compile_query("select r.a, s.d from r, s where r.a < s.d + 2 and s.d - r.a <= 5", CATALOG), verbose=True)
     assert "Update: no bound claimed: more than one inequality between r-s" in text
     assert "Enumeration delay: logarithmic" in text
 
@@ -60,7 +60,7 @@ def test_a_cyclic_query_shows_its_witness_and_the_fallback_it_gets():
     doc = json.loads(explain_json(compiled))
     assert doc["strategy"] == "change_propagation_fallback"
     assert "the query is cyclic" in doc["refusals"]["ChooseGeneralizedJoinTree"]
-    assert "irreducible hyperedges {r.a,r.b}, {s.d,s.e}, {t.g,t.h}" in explain_text(compiled)
+    assert "irreducible hyperedges {r.a,r.b}, {s.d,s.e}, {t.g,t.h}" in explain_text(compiled, verbose=True)
 
 
 def test_cli_join_strategy_binary_forces_the_fallback_on_explain_and_run(tmp_path, capsys):

@@ -1,8 +1,9 @@
 """Golden EXPLAIN files: the text EXPLAIN of the 22 TPC-H and the order-book queries.
 
-``tests/planner/explain/<query>.txt`` holds what ``ivm explain`` prints for each workload query, so a
-change of strategy, of a stage's description or of the plan notation shows up as a reviewed diff of
-those files. ``pytest tests --regenerate-golden`` rewrites them from what EXPLAIN prints now.
+``tests/planner/explain/<query>.txt`` holds what ``ivm explain`` prints for each workload query (the
+compact plan), so a change of strategy, of a stage's description or of the headline shows up as a
+reviewed diff of those files. ``pytest tests --regenerate-golden`` rewrites them from what EXPLAIN
+prints now. The compact plan stays within 120 columns, and its headline's cost is the stage rows'.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ import pytest
 from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
 from planner.compiler import compile_query
-from planner.explain import explain_text
+from planner.explain import WIDTH, explain_text
+from planner.explain_headline import stage_costs
 from tests.conftest import REGENERATE_FLAG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,3 +45,40 @@ def test_every_golden_file_belongs_to_a_query() -> None:
     expected = {_golden_name(path) for path, _ in QUERIES}
     assert len(expected) == 32  # 22 TPC-H, 10 order-book (bsp and band: inequality joins)
     assert {p.name for p in GOLDEN_DIR.glob("*.txt")} == expected
+
+
+GOLDEN = sorted(GOLDEN_DIR.glob("*.txt"))
+
+
+@pytest.mark.parametrize("golden", GOLDEN, ids=[p.stem for p in GOLDEN])
+def test_every_golden_line_fits_in_120_columns(golden: Path) -> None:
+    wide = [(number, len(line)) for number, line in enumerate(golden.read_text().splitlines(), 1) if len(line) > WIDTH]
+    assert WIDTH == 120 and not wide, f"{golden.name}: lines wider than {WIDTH} columns (line, width): {wide}"
+
+
+def _headline_costs(text: str) -> str:
+    """The ``Update cost`` headline, its wrapped lines joined."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Update cost (the worst stages): "))
+    found = [lines[start]]
+    for line in lines[start + 1:]:
+        if not line.startswith("  "):
+            break
+        found.append(line.strip())
+    return " ".join(found)
+
+
+@pytest.mark.parametrize("golden", GOLDEN, ids=[p.stem for p in GOLDEN])
+def test_no_golden_headline_contradicts_its_stage_rows(golden: Path) -> None:
+    """Every stage's cost is in the headline or at most a cost the headline names, and every cost
+    the headline names is some stage's (no "every change is O(1)" above an O(n log n) stage)."""
+    query = next(q for q, _ in QUERIES if _golden_name(q) == golden.name)
+    catalog = next(c for q, c in QUERIES if q == query)
+    compiled = compile_query(query.read_text(), catalog())
+    headline = _headline_costs(golden.read_text())
+    stated = [(node.id, cost) for node in compiled.dataflow.stages for cost in stage_costs(node.stage.describe().update_cost)]
+    named = [cost for _, cost in stated if f"{cost.text} (" in headline]
+    assert named, f"{golden.name}: the headline names no stage's cost: {headline}"
+    for stage, cost in stated:
+        assert cost in named or any(cost.at_most(other) for other in named), \
+            f"{golden.name}: stage [{stage}]'s {cost.text} is above every cost the headline names: {headline}"

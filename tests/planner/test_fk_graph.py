@@ -93,7 +93,7 @@ def test_explain_reads_the_facts_from_the_node_and_derives_none(monkeypatch):
 
     for name in ("paths", "unconstrained_pairs", "assertion_keys", "auxiliary_attributes", "natural_pairs"):
         monkeypatch.setattr(fk_graph, name, derived_again)
-    assert "Assertion keys (AJU §3.2): lineitem: PK(nation)" in explain_text(compiled)
+    assert "Assertion keys (AJU §3.2): lineitem: PK(nation)" in explain_text(compiled, verbose=True)
     assert '"theorem11_tree": "BinaryJoin' in explain_json(compiled)
     assert facts == (join.assertion_keys, join.auxiliary_attributes, join.theorem11_tree)
     assert not {"fk_graph", "assertion_keys", "auxiliary_attributes", "theorem11_tree"} & set(vars(explain))

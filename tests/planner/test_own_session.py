@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -60,7 +61,7 @@ def _run(tmp_path: Path, **env_changes: str) -> dict:
     completed = subprocess.run([sys.executable, str(script), str(tmp_path / "views"), str(PROJECT_ROOT)], cwd=tmp_path, env=env,
                                capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]
-    return json.loads(completed.stdout.strip().splitlines()[-1])
+    return json.loads(completed.stdout.strip().splitlines()[-1]) | {"stderr": completed.stderr}
 
 
 def test_a_users_own_session_maintains_a_view_equal_to_spark_sql(tmp_path):
@@ -70,6 +71,9 @@ def test_a_users_own_session_maintains_a_view_equal_to_spark_sql(tmp_path):
     assert outcome["session_partitions"] == "200"  # the caller's setting is left as it was
     offsets = (tmp_path / "views" / "plans" / "checkpoint" / "offsets" / "0").read_text()
     assert '"spark.sql.shuffle.partitions":"2"' in offsets  # the query's state partitions: the cores
+    # the workers' chatter went to their log, not the terminal
+    assert "Python worker" not in outcome["stderr"], outcome["stderr"][-2000:]
+    assert list(Path(tempfile.gettempdir()).glob("spark-ivm-python-workers-*.log"))
 
 
 @pytest.mark.slow  # a second fresh interpreter and Spark session (about a minute); make test-all runs it

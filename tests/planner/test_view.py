@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.view import MaintainedView
 
 CATALOG = catalog_from_ddl("CREATE TABLE customer (c_custkey INT, c_name VARCHAR(20), PRIMARY KEY (c_custkey));")

@@ -43,7 +43,7 @@ def test_a_many_to_many_projection_is_enumerated_from_its_view_tree(catalog):
     assert FactorizedViewTree in kinds(compiled) and ChangePropagationJoin not in kinds(compiled)
     assert parse_plan(print_plan(compiled.plan)) == compiled.plan  # the node prints and parses back
     assert compiled.dataflow.enumerated_by is not None  # pull mode: the view keeps no copy of the result
-    text = explain_text(compiled)
+    text = explain_text(compiled, verbose=True)
     assert "class: q-hierarchical: O(1) update, O(1) delay" in text
     assert "output: factorized (Ex. 4.4)" in text and "pull: result() enumerates the views" in text
     document = json.loads(explain_json(compiled))
@@ -54,7 +54,7 @@ def test_a_many_to_many_projection_is_enumerated_from_its_view_tree(catalog):
 def test_order_by_keeps_a_sorted_copy_instead_of_enumerating(catalog):
     compiled = compile_query(EX_4_4 + " ORDER BY s.c", catalog, strict=True)
     assert FactorizedViewTree in kinds(compiled) and compiled.dataflow.enumerated_by is None
-    assert "the operators above keep what they need" in explain_text(compiled)
+    assert "the operators above keep what they need" in explain_text(compiled, verbose=True)
 
 
 def test_joins_along_foreign_keys_stay_with_aju(catalog):
@@ -93,7 +93,7 @@ def test_forced_view_tree_on_a_query_not_hierarchical_after_its_reduct_is_refuse
 
 
 def test_the_command_line_forces_a_view_tree_and_says_why_not(capsys):
-    assert main(["explain", str(TPCH / "q03.sql"), "--catalog", "tpch", "--join-strategy", "view-tree"]) == 0
+    assert main(["explain", str(TPCH / "q03.sql"), "--catalog", "tpch", "--join-strategy", "view-tree", "--verbose"]) == 0
     assert "FactorizedViewTree" in capsys.readouterr().out
     assert main(["explain", str(TPCH / "q05.sql"), "--catalog", "tpch", "--join-strategy", "view-tree"]) != 0
     assert "cannot maintain this query on a view tree" in capsys.readouterr().err

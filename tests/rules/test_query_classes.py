@@ -192,7 +192,7 @@ def test_example_4_12_explain_shows_the_reduct_and_its_dependencies():
         {"table": "t", "from": ["y"], "to": ["z"], "declared": True},
     ]
     assert document["query_classification"]["classes_without_fds"] == ["free-connex", "acyclic"]
-    text = explain_text(compiled)
+    text = explain_text(compiled, verbose=True)
     assert "Query class (Olteanu §4): q-hierarchical, hierarchical, free-connex, acyclic (of the Σ-reduct, Def. 4.9)" in text
     assert "FDs: s: x → y; t: y → z" in text and "Thm 4.11" in text
 
@@ -213,7 +213,7 @@ def test_a_reduct_that_gains_no_class_is_shown_but_not_used():
     found = query_classes(compiled)
     assert found.reduct.changed and not found.uses_reduct and found.fd_reduct is None
     assert found.reduct_classes.classes == found.original.classes == ("hierarchical", "free-connex", "acyclic")
-    assert "Σ-reduct (not used: it gains no class)" in explain_text(compiled)
+    assert "Σ-reduct (not used: it gains no class)" in explain_text(compiled, verbose=True)
 
 
 # --- Example 4.14 -----------------------------------------------------------------------------------
@@ -232,7 +232,7 @@ def test_example_4_14_static_t_is_reported_but_the_query_stays_non_hierarchical(
         "atoms(r.a) = {r, s} and atoms(s.b) = {s, t} overlap (in {s}) but neither contains the other"
     )
     assert found.static_tables == ("t",)
-    assert "static tables t: Olteanu §4.5" in explain_text(compiled)
+    assert "static tables t: Olteanu §4.5" in explain_text(compiled, verbose=True)
 
 
 # --- A query that stays non-hierarchical --------------------------------------------------------------
@@ -278,7 +278,7 @@ def test_tpch_queries_outside_conjunctive_queries_say_why(number, reason):
     assert document["query_classes"] == [] and document["fd_reduct"] is None
     assert reason in document["query_classification"]["reason"]
     assert isinstance(query_classes(compiled), NotAJoinQuery)
-    assert "Query class (Olteanu §4): not classified: " in explain_text(compiled)
+    assert "Query class (Olteanu §4): not classified: " in explain_text(compiled, verbose=True)
 
 
 # --- The class inclusions, on random conjunctive queries ------------------------------------------------

@@ -82,7 +82,7 @@ def test_ex_4_10_fd_makes_the_retailer_join_hierarchical(catalog):
     assert node is not None, compiled.context.refusals
     assert node.fd_reduct == ("location: zip → locn",)
     assert node.order.startswith("i.locn(")  # locn's atoms contain zip's in the reduct
-    text = explain_text(compiled)
+    text = explain_text(compiled, verbose=True)
     assert "Variable order (view tree)" in text and "rejected" in text
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, batches, write_stream
+from operators.runtime.stream import Update, batches, write_stream
 from planner.compiler import compile_query
 from planner.demo import Q3_SQL
 from planner.sql.errors import UnsupportedSqlError
@@ -33,6 +33,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 WINDOW, BATCH_SIZE, STEPS = 30_000, 5_000, 6
+Q3_LIMIT = 10
 REFUSED_SQL = "select l_orderkey, ntile(4) over (order by l_quantity) as n from lineitem"
 
 pytestmark = [
@@ -134,15 +135,19 @@ def test_the_page_maintains_q3_as_the_view_does_checks_it_and_shows_refusals(pag
 
     stream = list(batches(make_stream(tpch_sf001_tables, catalog, "window", WINDOW, seed=0), BATCH_SIZE))
     with MaintainedView(Q3_SQL, catalog) as view:
-        seen_rows = 0
+        seen_rows = seen_deleted = 0
         for number, batch in enumerate(stream[:STEPS], start=1):
             page.click("[data-testid=step]")
             _wait_for_batch(page, number)
             view.apply(batch)
             expected = [[str(value) for value in row] for row in view.result()]
             assert _table(page) == expected, f"after batch {number}"
+            # a top 10: the table never holds more than 10 rows, the rows that left are listed apart
+            assert page.locator("[data-testid=result-table] tr:not(:first-child)").count() <= Q3_LIMIT
+            seen_deleted += page.locator("[data-testid=deleted-table] tr.deleted").count()
             seen_rows += len(expected)
         assert seen_rows > 0, "every step had an empty result: the comparison proved nothing"
+        assert seen_deleted > 0, "no row left the top 10: the table's bound was not put to the test"
         assert error.is_hidden()
 
         stages = [node.stage.name for node in view.compiled.dataflow.stages]
@@ -153,6 +158,10 @@ def test_the_page_maintains_q3_as_the_view_does_checks_it_and_shows_refusals(pag
             assert page.locator(f"[data-testid=plan] [data-node='source:{table}']").count() == 1
         assert page.locator("[data-testid=chart] rect.bar").count() == len(view.result())
         assert page.locator("[data-testid=throughput] path.line").count() == 2
+        assert _axes(page, "chart") == {"x": "revenue", "y": "l_orderkey · o_orderdate · o_shippriority"}
+        assert _axes(page, "throughput") == {"x": "batch", "y": "↑ updates/s, ms (each its own scale)"}
+        assert page.text_content("[data-testid=strategy]").startswith(
+            "Strategy: AJU live tuples over the foreign-key tree rooted at lineitem\nUpdate cost (the worst stages): ")
         page.screenshot(path=str(ARTIFACTS / "q3-stepped.png"), full_page=True)
 
         page.click("[data-testid=check]")
@@ -174,6 +183,21 @@ def test_the_page_maintains_q3_as_the_view_does_checks_it_and_shows_refusals(pag
     assert _table(page) == final
     assert page.input_value("[data-testid=sql-input]") == Q3_SQL
     assert page.input_value("#window") == str(WINDOW)
+
+    page.fill("[data-testid=sql-input]", REFUSED_SQL)  # a refused query clears the run that was shown
+    page.click("[data-testid=explain]")
+    error.wait_for(state="visible", timeout=15_000)
+    assert refusal in error.text_content()
+    for shown in ("strategy", "plan", "stages", "result-table", "chart", "throughput"):
+        assert page.text_content(f"[data-testid={shown}]") == "", f"{shown} still shows the last run"
+    assert page.text_content("[data-testid=progress]") == "no query loaded"
+
+
+def _axes(page, chart: str) -> dict[str, str]:
+    """A chart's axis titles, the value axis's range left out."""
+    titles = page.eval_on_selector_all(f"[data-testid={chart}] .axis-label",
+                                       "labels => labels.map(l => [l.dataset.axis, l.textContent])")
+    return {axis: text.split(" (0 …")[0].split(" ")[0] if axis == "x" else text for axis, text in titles}
 
 
 def test_quarantined_rows_show_in_the_error_box_with_their_reason(page, tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from catalog.orderbook import orderbook_catalog
-from operators.runtime.stream_format import Update, batches, write_stream
+from operators.runtime.stream import Update, batches, write_stream
 from planner.compiler import compile_query
 from planner.explain import explain_json
 from planner.ui.live import TABLE_ROWS, deep_size, estimated_bytes

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from catalog.schema import Catalog, Column, Table
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.workloads.enclosureness import (
     StreamLifespanError,
     enclosureness,

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy
 import pytest
 
-from operators.runtime.stream_format import Update, batches, read_stream
+from operators.runtime.stream import Update, batches, read_stream
 from operators.runtime.validate import InvalidChangeError
 from operators.stages.view_tree import ViewTreeStage
 from operators.structures.rings import CofactorRing, SingularNormalEquations, SumRing

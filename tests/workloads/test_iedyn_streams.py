@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from catalog.iedyn import iedyn_catalog
-from operators.runtime.stream_format import DELETE, INSERT, read_stream, write_stream
+from operators.runtime.stream import DELETE, INSERT, read_stream, write_stream
 from planner.workloads.iedyn_streams import INEQUALITY_COLUMNS, make_iedyn_stream, make_trans_stream
 
 CATALOG = iedyn_catalog()

@@ -18,7 +18,7 @@ import pytest
 
 from catalog.iedyn import RELATIONS, iedyn_catalog
 from catalog.orderbook import ASKS, orderbook_catalog
-from operators.runtime.stream_format import UpdateBatch
+from operators.runtime.stream import UpdateBatch
 from planner.compiler import compile_query
 from planner.explain import explain_json
 from planner.workloads.iedyn_streams import make_iedyn_stream, make_trans_stream

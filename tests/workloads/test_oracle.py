@@ -11,7 +11,7 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from catalog.tpch import tpch_catalog
-from operators.runtime.stream_format import Update, write_stream
+from operators.runtime.stream import Update, write_stream
 from planner.workloads.oracle import (
     DuckDBOracle,
     OrderedQuery,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from catalog.orderbook import orderbook_catalog
-from operators.runtime.stream_format import DELETE, INSERT, Update, read_stream, write_stream
+from operators.runtime.stream import DELETE, INSERT, Update, read_stream, write_stream
 from planner.sql.statements import parse_sql
 from planner.workloads.oracle import DuckDBOracle
 from planner.workloads.orderbook_streams import make_orderbook_stream, make_r_stream

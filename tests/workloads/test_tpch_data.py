@@ -11,7 +11,7 @@ import pytest
 
 from catalog.tpch import TPCH_TABLES, tpch_catalog
 from catalog.types import DecimalType
-from operators.runtime.stream_format import StreamFormatError
+from operators.runtime.stream import StreamFormatError
 from planner.workloads.tpch_data import SCALE_MARKER, TpchDataError, generate_tpch, load_tables
 
 # dbgen's row counts at SF 0.01 (TPC-H spec §4.2.5: region and nation are fixed, the rest scale).

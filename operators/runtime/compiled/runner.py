@@ -36,7 +36,7 @@ from typing import Any
 
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow
-from operators.runtime.stream_format import ChangeBatch
+from operators.runtime.stream import ChangeBatch
 from operators.runtime.validate import Validator, store_changes, unstore
 from operators.stages.aggregate import GroupAggregateStage, aggregate_value
 from operators.stages.base import Change, Journal, run_keyed

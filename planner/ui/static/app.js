@@ -5,6 +5,7 @@ const $ = id => document.getElementById(id);
 let dirty = true;        // inputs changed since the last load
 let loaded = false;
 let chart = null;        // the server's chart spec of the loaded query
+let columns = [];        // the loaded query's output columns (the chart's axes are named after them)
 let history = [];        // per-batch points: latency, rate, chart value
 let examples = [];
 let shown = 0;           // the server's sequence number of what the page shows: older answers are stale
@@ -29,7 +30,7 @@ function inputs() {
 async function ensureLoaded() {
   if (loaded && !dirty) return true;
   const answer = await call("/api/load", inputs());
-  if (answer === null) return false;
+  if (answer === null) { clearRun(); return false; }  // a failed load closed the server's run
   dirty = false;
   renderState(answer);
   return true;
@@ -49,15 +50,19 @@ function renderProgress(event) {
   $("progress").dataset.batch = event.batch === undefined ? "" : event.batch;
 }
 
+// The result table holds the result's rows only (a top-k view's table never more than k); the rows
+// the last batch deleted are listed under it, struck through.
 function renderTable(table, delta, batch) {
   const inserted = new Set((delta ? delta.inserted : []).map(row => JSON.stringify(row)));
   const head = `<tr>${table.columns.map(c => `<th>${escape(c)}</th>`).join("")}</tr>`;
   const current = table.rows.map(row =>
     `<tr class="current${inserted.has(JSON.stringify(row)) ? " inserted" : ""}">${row.map(v => `<td>${escape(v)}</td>`).join("")}</tr>`);
   const deleted = (delta ? delta.deleted : []).slice(0, 20).map(row =>
-    `<tr class="deleted" title="deleted by the last batch">${row.map(v => `<td>${escape(v)}</td>`).join("")}</tr>`);
-  $("result-table").innerHTML = head + current.join("") + deleted.join("");
+    `<tr class="deleted">${row.map(v => `<td>${escape(v)}</td>`).join("")}</tr>`);
+  $("result-table").innerHTML = head + current.join("");
   $("result-table").dataset.batch = batch;
+  $("deleted-table").innerHTML = deleted.length ? head + deleted.join("") : "";
+  $("deleted-box").hidden = !deleted.length;
   const changes = delta ? ` · last change +${delta.inserted_count} −${delta.deleted_count}` : "";
   $("result-count").textContent = `(${table.total.toLocaleString()} rows` +
     (table.total > table.rows.length ? `, first ${table.rows.length} in ORDER BY` : "") + `${changes})`;
@@ -77,8 +82,11 @@ function renderStages(stages) {
   }
 }
 
+// The headline as `ivm explain` prints it: the strategy, the worst stages' cost, Spark's status.
 function renderPlan(plan, stages) {
-  $("strategy").textContent = `Strategy: ${plan.description || plan.strategy}`;
+  const costs = plan.worst_update_costs.map(c => `${c.cost} (${c.stages.map(s => `[${s}]`).join(", ")})`).join("; ");
+  $("strategy").textContent = `Strategy: ${plan.headline}\nUpdate cost (the worst stages): ${costs || "none: no stage"}`
+    + (plan.spark_status ? `\nSpark: ${plan.spark_status}` : "");
   drawPlan($("plan"), plan.graph, Object.fromEntries(stages.map(s => [s.id, s])));
   $("refusals").innerHTML = Object.entries(plan.refusals)
     .map(([rule, why]) => `<li>Not applied: <b>${escape(rule)}</b>: ${escape(why)}</li>`).join("");
@@ -88,14 +96,29 @@ function renderPlan(plan, stages) {
 }
 
 function renderCharts(table) {
-  if (chart.kind === "bars") drawBars($("chart"), table.chart.bars, chart.title);
+  if (chart.kind === "bars") drawBars($("chart"), table.chart.bars, chart.title, chart.labels.map(i => columns[i]).join(" · "));
   else if (chart.kind === "line") drawLines($("chart"), [{name: chart.title, cls: "value",
-    points: history.map(p => ({batch: p.batch, value: p.value}))}], "no batch yet");
+    points: history.map(p => ({batch: p.batch, value: p.value}))}], "no batch yet", chart.title);
   else $("chart").innerHTML = `<div class="chart-empty">${escape(chart.why)}</div>`;
   drawLines($("throughput"), [
     {name: "updates/s", cls: "rate", points: history.map(p => ({batch: p.batch, value: p.updates_per_s}))},
     {name: "batch latency ms", cls: "latency", points: history.map(p => ({batch: p.batch, value: p.latency_ms}))},
-  ], "no batch yet");
+  ], "no batch yet", "updates/s, ms (each its own scale)");
+}
+
+// No run is loaded (a refused query, a failed load): nothing of the last run may stay on show.
+function clearRun() {
+  loaded = false;
+  chart = null;
+  columns = [];
+  history = [];
+  renderProgress({});
+  for (const id of ["strategy", "result-count"]) $(id).textContent = "";
+  for (const id of ["plan", "refusals", "rule-trace", "stages", "result-table", "deleted-table", "chart", "throughput"]) {
+    $(id).innerHTML = "";
+  }
+  $("result-table").dataset.batch = "";
+  $("deleted-box").hidden = true;
 }
 
 function renderCheck(check) {
@@ -122,9 +145,10 @@ function renderState(state) {
   shown = state.sequence;
   showError(state.error);
   renderCheck(state.check);
-  loaded = state.loaded;
-  if (!state.loaded) { renderProgress({}); renderQuarantine(null); return; }
+  if (!state.loaded) { clearRun(); renderQuarantine(null); return; }
+  loaded = true;
   chart = state.chart;
+  columns = state.columns;
   history = state.history.slice();
   renderProgress(state);
   renderPlan(state.plan, state.stages);
@@ -148,8 +172,8 @@ function onEvent(message) {
   shown = sequence;
   showError(event.error);
   renderCheck(event.check);
-  if (event.batches === undefined) renderQuarantine(null);  // no run loaded: nothing is quarantined
-  if (event.batches === undefined || !loaded) return;
+  if (event.batches === undefined) { clearRun(); renderQuarantine(null); return; }  // no run loaded
+  if (!loaded) return;
   renderProgress(event);
   renderStages(event.stages);
   renderQuarantine(event.quarantine);

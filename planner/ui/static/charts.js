@@ -80,14 +80,18 @@ function stageMetricsText(stage) {
   return `${stage.keys} keys ≈${formatBytes(stage.bytes)} · in ${stage.rows_in} out ${stage.rows_out}`;
 }
 
-// Horizontal bars: one per row of the result's first rows, labelled by the other columns.
-function drawBars(container, bars, title) {
+// Horizontal bars: one per row of the result's first rows, labelled by the other columns; the axes
+// are named: the labels' columns above them, the value's column under the bars.
+function drawBars(container, bars, title, labelsTitle) {
   const shown = bars.filter(b => b.value !== null);
   if (!shown.length) { container.innerHTML = '<div class="chart-empty">no rows yet</div>'; return; }
-  const rowHeight = 16, labelWidth = 210, width = 600;
+  const rowHeight = 16, labelWidth = 210, width = 600, bottom = 16 + shown.length * rowHeight;
   const max = Math.max(...shown.map(b => Math.abs(b.value))) || 1;
-  const svg = svgElement("svg", {viewBox: `0 0 ${width} ${shown.length * rowHeight + 18}`});
-  svg.appendChild(svgElement("text", {x: 0, y: 10}, `${title} (first ${shown.length} rows in ORDER BY)`));
+  const svg = svgElement("svg", {viewBox: `0 0 ${width} ${bottom + 22}`});
+  svg.appendChild(svgElement("text", {x: 0, y: 10, class: "axis-label", "data-axis": "y"}, clip(labelsTitle || "row", 100)));
+  svg.appendChild(svgElement("line", {class: "axis", x1: labelWidth, y1: bottom + 2, x2: width - 10, y2: bottom + 2}));
+  svg.appendChild(svgElement("text", {x: labelWidth, y: bottom + 16, class: "axis-label", "data-axis": "x"},
+                             `${title} (0 … ${max.toLocaleString()}) · the first ${shown.length} rows in ORDER BY`));
   shown.forEach((bar, i) => {
     const y = 16 + i * rowHeight, length = Math.abs(bar.value) / max * (width - labelWidth - 90);
     svg.appendChild(svgElement("text", {x: 0, y: y + 11}, clip(bar.label, 34)));
@@ -97,8 +101,9 @@ function drawBars(container, bars, title) {
   container.replaceChildren(svg);
 }
 
-// Lines over batches: each series is [{batch, value}], drawn on its own scale (the axis says which).
-function drawLines(container, series, emptyText) {
+// Lines over batches: each series is [{batch, value}], drawn on its own scale (the legend gives its
+// range); the x axis is the batch number, the y axis named by ``yTitle``.
+function drawLines(container, series, emptyText, yTitle) {
   const points = series.flatMap(s => s.points).filter(p => p.value !== null && p.value !== undefined);
   if (!points.length) { container.innerHTML = `<div class="chart-empty">${emptyText}</div>`; return; }
   const width = 600, height = 150, left = 8, top = 14 * series.length + 6, bottom = 18;
@@ -107,7 +112,10 @@ function drawLines(container, series, emptyText) {
   const minBatch = Math.min(...batches), maxBatch = Math.max(...batches);
   const x = b => left + (maxBatch === minBatch ? 0 : (b - minBatch) / (maxBatch - minBatch)) * (width - left - 10);
   svg.appendChild(svgElement("line", {class: "axis", x1: left, y1: height + top - bottom, x2: width, y2: height + top - bottom}));
-  svg.appendChild(svgElement("text", {x: width - 120, y: height + top - 4}, `batch ${minBatch}…${maxBatch}`));
+  svg.appendChild(svgElement("line", {class: "axis", x1: left, y1: top, x2: left, y2: height + top - bottom}));
+  svg.appendChild(svgElement("text", {x: width - 120, y: height + top - 4, class: "axis-label", "data-axis": "x"},
+                             `batch ${minBatch}…${maxBatch}`));
+  svg.appendChild(svgElement("text", {x: left + 4, y: height + top - 4, class: "axis-label", "data-axis": "y"}, `↑ ${yTitle}`));
   series.forEach((s, i) => {
     const values = s.points.filter(p => p.value !== null && p.value !== undefined);
     if (!values.length) return;

@@ -16,7 +16,7 @@ built per batch over that batch's ``PageStore``, and the store starts empty each
 
 from __future__ import annotations
 
-from operators.stages.gjt import GjtStage
+from operators.stages.gjt.stage import GjtStage
 from operators.structures.page_store import PagedWeights, PageStore
 from operators.structures.paged_sorted_groups import PagedSortedGroups
 from operators.zset import key_text
