@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from catalog.ddl import catalog_from_ddl  # noqa: E402
-from operators.runtime.stream_format import Update, batches  # noqa: E402
+from operators.runtime.stream import Update, batches  # noqa: E402
 from planner.view import MaintainedView  # noqa: E402
 
 DDL = """

@@ -17,10 +17,10 @@ from planner.ir.expressions import Column, Expr
 from planner.ir.logical import LogicalPlan
 
 #: What one change costs, per preserved side and condition (EXPLAIN's words).
-OUTER_JOIN_COST = ("O(matching rows on the other side) per change, plus the preserved rows of its key whose padding "
-                   "turns when the key's match count moves between 0 and not 0")
-OUTER_JOIN_COST_THETA = ("O(rows of the key on the other side) per change (the ON condition is tested on each), plus "
-                         "the preserved rows whose own match count moves between 0 and not 0")
+OUTER_JOIN_COST = ("O(matching rows on the other side + preserved rows whose padding turns) per change: the rows "
+                   "of a key turn padded or matched when its match count moves between 0 and not 0")
+OUTER_JOIN_COST_THETA = ("O(rows of the key on the other side + preserved rows whose padding turns) per change: the ON "
+                         "condition is tested on each pair, and each preserved row keeps its own match count")
 
 SYMBOLS = {"left": "⟕", "right": "⟖", "full": "⟗", "inner": "⋈"}
 

@@ -13,7 +13,7 @@ import random
 import pytest
 
 from catalog.ddl import catalog_from_ddl
-from operators.runtime.stream_format import Update
+from operators.runtime.stream import Update
 from planner.compiler import compile_query
 from planner.ir.maintenance import ForeignKeyJoin
 from planner.ir.outer_join import OuterJoin
@@ -187,9 +187,10 @@ def test_a_chain_keeps_the_foreign_key_left_join_below_the_outer_join(compiled):
 
 def test_explain_names_the_strategy_and_the_cost_of_a_change():
     from planner.explain import explain_text
-    text = explain_text(compile_query(QUERIES["three-table LEFT chain"][0], catalog_from_ddl(FK_DDL)))
-    assert "Strategy: outer joins by change propagation with per-key match counts" in text
-    assert "Outer join: LEFT on o.oid = p.oid: change propagation with per-key match counts, O(matching rows" in text
+    text = " ".join(explain_text(compile_query(QUERIES["three-table LEFT chain"][0], catalog_from_ddl(FK_DDL))).split())
+    assert "LEFT OUTER JOIN by change propagation with per-key match counts" in text.split("Update cost")[0]
+    assert "O(matching rows on the other side + preserved rows whose padding turns) ([2])" in text
+    assert "Outer join: LEFT on o.oid = p.oid: change propagation with per-key match counts" in text
     assert "left side: the foreign-key LEFT JOIN rooted at o (live-tuple lookup, O(1) per change)" in text
 
 
