@@ -27,6 +27,8 @@ from planner.explain_classes import classes_json, classes_text
 from planner.explain_gjt import gjt_json, gjt_of, gjt_text
 from planner.explain_headline import cost_line, strategy_names, worst_costs
 from planner.explain_heavy_light import heavy_light_json, heavy_light_of, heavy_light_text
+from planner.explain_outer_join import DESCRIPTION as OUTER_JOINS
+from planner.explain_outer_join import outer_join_of, outer_joins_json, outer_joins_text
 from planner.explain_scalar import scalar_products_json, scalar_products_text
 from planner.explain_view_tree import view_tree_json, view_tree_of, view_tree_text
 from planner.explain_window import windows_json, windows_text
@@ -98,6 +100,9 @@ JOIN_SELECT = ("join-select (AJU Theorem 15): the tuples of each key ordered by 
 
 def strategy_of(compiled: CompiledQuery) -> dict:
     """The strategies chosen and their guarantees."""
+    if outer_join_of(compiled) is not None:
+        return {"strategy": "outer_join", "root": None, "fk_edges": [], "description": OUTER_JOINS,
+                "outer_joins": outer_joins_json(compiled)}
     if gjt_of(compiled) is not None:
         return gjt_json(compiled)
     join = _first(compiled, ForeignKeyJoin)
@@ -178,7 +183,7 @@ def compact_text(compiled: CompiledQuery) -> str:
     join_edges = [str(e) for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) for e in n.edges]
     if join_edges:
         parts += _wrapped(f"Foreign-key edges: {', '.join(dict.fromkeys(join_edges))}")
-    for line in (*windows_text(compiled), *scalar_products_text(compiled)):
+    for line in (*outer_joins_text(compiled), *windows_text(compiled), *scalar_products_text(compiled)):
         parts += _wrapped(line)
     for rule, why in compiled.context.refusals.items():
         parts += _wrapped(f"Not applied: {rule}: {why}")

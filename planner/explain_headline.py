@@ -28,6 +28,7 @@ from planner.explain_gjt import gjt_of
 from planner.explain_heavy_light import heavy_light_of
 from planner.explain_view_tree import view_tree_of
 from planner.ir.maintenance import ChangePropagationJoin, ForeignKeyJoin, NestedAggregate
+from planner.ir.outer_join import OuterJoin
 from planner.ir.view_tree_plan import FactorizedViewTree
 from planner.ir.window import MaintainedWindow
 
@@ -76,6 +77,9 @@ def _names(node: object) -> list[str]:
             found = [PROPAGATION[kind]]
         case MaintainedWindow(strategy=strategy):
             found = [f"window ({strategy.replace('_', ' ')})"]
+        case OuterJoin(kind=kind):
+            found = [f"{'inner join over an outer join' if kind == 'inner' else kind.upper() + ' OUTER JOIN'} by "
+                     "change propagation with per-key match counts"]
         case _:
             found = []
     if isinstance(node, ForeignKeyJoin) and node.join_selects:

@@ -28,6 +28,7 @@ from planner.ir.maintenance import (
     RingAggregate,
     ThresholdFilter,
 )
+from planner.ir.outer_join import OuterJoin
 from planner.ir.view_tree_plan import FactorizedViewTree
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
@@ -83,7 +84,7 @@ class MaintainRingAggregate(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # γ_{g; Σ}(Q) with Σ ⊆ {sum, count, avg}: Δγ(Q) = γ(ΔQ) added into the group's value
-                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree()
+                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree() | OuterJoin()
                                                  | ThresholdFilter()) as child):
                     not_rings = sorted({_describe(item.expr) for item in aggregates if not _is_ring(item.expr)})
                     if not_rings:
@@ -124,7 +125,7 @@ class MaintainGroupAggregate(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # γ_{g; min(x)}(Q): Δ moves x's multiplicity in g's ordered multiset; min = its first element
-                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree()
+                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree() | OuterJoin()
                                                  | ThresholdFilter()) as child):
                     return GroupAggregate(group_by, aggregates, child)
             return node

@@ -18,6 +18,7 @@ from planner.ir.maintenance import (
     NestedAggregate,
     RingAggregate,
 )
+from planner.ir.outer_join import OuterJoin
 from planner.ir.view_tree_plan import FactorizedViewTree
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
@@ -61,7 +62,7 @@ class MaintainDistinct(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 # δ(π(Q)): a row is in the result iff its multiplicity in π(Q) is positive
-                case Distinct(Project(child=ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree() | RingAggregate() | GroupAggregate()
+                case Distinct(Project(child=ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree() | OuterJoin() | RingAggregate() | GroupAggregate()
                                       | NestedAggregate() | Filter(child=RingAggregate() | GroupAggregate())) as projected):
                     return CountedDistinct(projected)
             return node

@@ -1,7 +1,9 @@
 """Inline derived tables and WITH views that only select, project and join (Q7, Q8, Q9 style).
 
 ``(SELECT e1 AS a, ... FROM ... WHERE ...) AS v`` used in FROM is the same as putting its FROM and
-WHERE in place of ``v`` and reading ``v.a`` as ``e1``. After inlining, the outer query is one
+WHERE in place of ``v`` and reading ``v.a`` as ``e1``, except on the side an outer join pads: there
+``v.a`` is NULL on a padded row while ``e1`` (a constant, a COALESCE) need not be, so such a derived
+table stays whole (an outer join's side of its own, rules/outer_join.py). After inlining, the outer query is one
 select-project-join block that normalization flattens like any other.
 """
 
@@ -14,6 +16,7 @@ from planner.ir.logical import (
     Aggregate,
     Distinct,
     Filter,
+    Join,
     Limit,
     LogicalPlan,
     NamedExpr,
@@ -94,12 +97,26 @@ class InlineDerivedTables(Rule):
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        padded = _null_supplied(plan)
         for node in plan.walk():
             match node:
                 # π_{e AS a}(Q) AS v, then v.a everywhere  ≡  Q, then e everywhere
                 case SubqueryAlias(alias, Project(items, inner)) if not _blocks_inlining(inner):
+                    # on a padded row v.a is NULL where e need not be (``1 AS one``, ``coalesce(x, 0)``)
+                    if id(node) in padded and not all(isinstance(item.expr, Column) for item in items):
+                        continue
                     return _inline(plan, node, inner, {Column(alias, item.name): item.expr for item in items})
         return plan
+
+
+def _null_supplied(plan: LogicalPlan) -> set[int]:
+    """The derived tables an outer join pads with NULLs (the right side of a LEFT JOIN, ...)."""
+    found = set()
+    for node in plan.walk():
+        if isinstance(node, Join) and node.kind in ("left", "right", "full"):
+            sides = {"left": (node.right,), "right": (node.left,), "full": (node.left, node.right)}[node.kind]
+            found |= {id(side) for side in sides if isinstance(side, SubqueryAlias)}
+    return found
 
 
 class MergeProjectionIntoDerivedTable(Rule):

@@ -39,6 +39,7 @@ from planner.ir.maintenance import (
     TopK,
     ViewAtom,
 )
+from planner.ir.outer_join import OuterJoin
 from planner.ir.view_tree_plan import ViewTreeAggregate
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
@@ -79,6 +80,9 @@ def input_growth(plan: LogicalPlan, catalog: Catalog) -> Growth:
             return _grown(plan, "an outer lookup retracts a NULL-padded row when the view's row arrives", catalog)
         case ForeignKeyJoin(preserved=preserved) if preserved:
             return _grown(plan, "a LEFT OUTER JOIN retracts a NULL-padded row when its first partner arrives", catalog)
+        case OuterJoin(kind=kind) if kind != "inner":
+            return _grown(plan, f"a {kind.upper()} OUTER JOIN retracts a NULL-padded row when its first partner arrives",
+                          catalog)
         # σ_{x θ v}(R ⋈ V): the rows passing move when the view's value v moves
         case ForeignKeyJoin(join_selects=selects) if selects:
             return _grown(plan, "a join-select (AJU Theorem 15) drops rows when the compared view value moves", catalog)
@@ -95,7 +99,7 @@ def input_growth(plan: LogicalPlan, catalog: Catalog) -> Growth:
             return _grown(plan, "a top-k drops its last row when a better one arrives", catalog)
         # σ, π, δ, ⋈ (equalities and inequalities), ⋉, ∪, ∩ are monotone: R ⊆ R' ⇒ Q(R) ⊆ Q(R')
         case (Filter() | Project() | Sort() | SubqueryAlias() | CountedDistinct() | SetOperation() | ViewAtom()
-              | ForeignKeyJoin() | ChangePropagationJoin() | BinaryJoin() | GeneralizedJoinTree()):
+              | ForeignKeyJoin() | ChangePropagationJoin() | BinaryJoin() | GeneralizedJoinTree() | OuterJoin()):
             return _grown(plan, None, catalog)
     return _grown(plan, f"{plan.node_name} is not known to change only by inserts", catalog)
 

@@ -22,6 +22,7 @@ from operators.lowering.gjt import lower_generalized_join_tree
 from operators.lowering.gjt_aggregate import lower_gjt_aggregate
 from operators.lowering.heavy_light import lower_heavy_light
 from operators.lowering.nested import lower_nested
+from operators.lowering.outer_join import lower_outer_join
 from operators.lowering.view_tree import lower_view_tree
 from operators.lowering.view_tree_output import lower_factorized_view_tree
 from operators.lowering.window import is_window_query, lower_window_query
@@ -61,6 +62,7 @@ from planner.ir.maintenance import (
     TopK,
 )
 from planner.ir.notation import print_expr
+from planner.ir.outer_join import OuterJoin
 from planner.ir.outputs import output_columns
 from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 
@@ -186,6 +188,11 @@ def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Colu
             raise LoweringError("NestedAggregate over a GeneralizedJoinTree: the nested-aggregate indexes read the "
                                 "live tuples of a foreign-key join, which a T-representation does not keep")
         return lower_generalized_join_tree(builder, plan)
+    if isinstance(plan, OuterJoin):
+        if nested:
+            raise LoweringError("NestedAggregate over an OuterJoin: the nested-aggregate indexes read the live "
+                                "tuples of a foreign-key join, which an outer join's stage does not keep")
+        return lower_outer_join(builder, plan, needed)
     if isinstance(plan, FactorizedViewTree):
         if nested:
             raise LoweringError("NestedAggregate over a FactorizedViewTree: the nested-aggregate indexes read the "

@@ -36,6 +36,7 @@ from planner.ir.maintenance import (
     TopK,
     ViewAtom,
 )
+from planner.ir.outer_join import OuterJoin
 from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 from planner.ir.window import MaintainedWindow, Window, window_columns
 
@@ -126,7 +127,8 @@ def _(plan: GeneralizedJoinTree) -> tuple[Column, ...]:
 
 
 @output_columns.register(BinaryJoin)
-def _(plan: BinaryJoin) -> tuple[Column, ...]:
+@output_columns.register(OuterJoin)
+def _(plan) -> tuple[Column, ...]:
     return output_columns(plan.left) + output_columns(plan.right)
 
 

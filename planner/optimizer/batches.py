@@ -36,6 +36,8 @@ from rules.normalize import (
     FormEquiJoinClasses,
     PushSelectionsIntoAtoms,
 )
+from rules.outer_join import MaintainOuterJoin
+from rules.outer_join_pushdown import PushSelectionsThroughOuterJoins
 from rules.prune_columns import PruneAtomColumns
 from rules.scalar_product import MaintainScalarProduct
 from rules.threshold import MaintainThresholdCondition, MaintainThresholdFilter
@@ -45,7 +47,8 @@ from rules.view_tree import ChooseViewTree
 from rules.window import MaintainWindow
 
 NORMALIZE = (
-    InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), FlattenInnerJoins(), FactorCommonConjuncts(),
+    InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), PushSelectionsThroughOuterJoins(),
+    FlattenInnerJoins(), FactorCommonConjuncts(),
     DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )
 
@@ -74,6 +77,8 @@ BATCHES = (
     Batch("Generalized join trees", Once(), (ChooseGeneralizedJoinTree(),)),
     # After the live-tuple strategy: it takes what that refused (or everything, when forced).
     Batch("Change propagation", Once(), (ChooseChangePropagationJoin(),)),
+    # Once every side has its strategy: the outer joins those did not keep (all but the foreign-key LEFT JOIN).
+    Batch("Outer joins", Once(), (MaintainOuterJoin(),)),
     # On the live-tuple joins only (a forced change-propagation tree keeps its residual); before column
     # pruning, which must see the join-select's compared column.
     Batch("Join-select", Once(), (MaintainJoinSelect(), JoinEachViewOnce())),

@@ -36,12 +36,14 @@ from planner.ir.maintenance import (
     TopK,
     ViewAtom,
 )
+from planner.ir.outer_join import OuterJoin
 from planner.ir.window import MaintainedWindow
 from planner.optimizer.context import OptimizerContext
 
 MAINTAINED = (CrossProductAggregate, ThresholdFilter, ScalarProduct, Atom, ViewAtom, ForeignKeyJoin, ChangePropagationJoin, BinaryJoin,
               GeneralizedJoinTree,
-              RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK, Project, Sort, MaintainedWindow)
+              RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK, Project, Sort, MaintainedWindow,
+              OuterJoin)
 
 
 def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
@@ -62,11 +64,9 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
                 why += f"; and the general fallback does not apply either: {refusals['ChooseChangePropagationJoin']}"
             aliases = ", ".join(a.alias for a in node.atoms if isinstance(a, Atom | ViewAtom))
             return f"the join of {aliases} cannot be maintained: {why}"
-        case Join(kind="left"):
-            return ("LEFT OUTER JOIN is maintained only between two relations along one foreign key; "
-                    "here a side is itself a join or a derived table")
         case Join(kind=kind):
-            return f"a {kind} join with a side that is neither a relation nor a maintained view is not maintained"
+            return (f"a {kind} join is maintained once each side is (a relation, a join, a derived table or view); "
+                    "here a side is not")
         case Aggregate():
             return refusals.get("MaintainRingAggregate", "GROUP BY over this input is not maintained yet")
         case Distinct(child=child):
@@ -89,9 +89,6 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
             return (f"{clause} with a subquery is maintained only as a comparison (<, <=, =, <>, >=, >) with an "
                     "uncorrelated scalar subquery (a threshold, as Q11's); this one is correlated or is not a "
                     "scalar comparison")
-        case Filter(child=ForeignKeyJoin(preserved=preserved)) if preserved:
-            return ("a WHERE above a LEFT OUTER JOIN is not maintained (it may test the rows padded with NULLs); "
-                    "a condition on the right side's own columns can go in ON")
         case Filter():
             return "this filter is neither a selection on one relation nor a HAVING, the filters maintained"
     return f"no incremental operator implements {node.node_name}"
@@ -112,10 +109,13 @@ def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str | None:
     (then the lowering's own error names what it could not build)."""
     deepest: LogicalPlan | None = None
     holder: LogicalPlan | None = None
+    # a derived table kept whole as an outer join's side: its plan is maintained, its alias re-qualifies it
+    sides = {id(side) for node in plan.walk() if isinstance(node, OuterJoin) for side in node.children
+             if isinstance(side, SubqueryAlias)}
     for node in plan.walk():
         having = (isinstance(node, Filter) and isinstance(node.child, RingAggregate | GroupAggregate)
                   and not contains_subquery(node.condition))
-        if not isinstance(node, MAINTAINED) and not having:
+        if not isinstance(node, MAINTAINED) and not having and id(node) not in sides:
             deepest = node
         elif any(contains_subquery(e) for e in node.expressions()):
             holder = node

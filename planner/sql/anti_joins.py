@@ -56,9 +56,11 @@ def anti_joins(plan: LogicalPlan, where: list[Expr], catalog: Catalog) -> tuple[
         node = node.left
     padded = PaddedRows()
     where = list(where)
-    for join in reversed(spine):  # the first join first: a later join's ON may read an earlier R
+    # a RIGHT or FULL OUTER JOIN after a left join pads L's rows too: the law needs every later join to keep them
+    kept_after = [not any(later.kind in ("right", "full") for later in spine[:i]) for i in range(len(spine))]
+    for join, kept in reversed(list(zip(spine, kept_after, strict=True))):  # the first join first: a later join's ON may read an earlier R
         join = attrs.evolve(join, condition=padded.substitute(join.condition), left=node)
-        test = _is_null_of_matched(join, where, catalog) if join.kind == "left" else None
+        test = _is_null_of_matched(join, where, catalog) if join.kind == "left" and kept else None
         if test is None:
             node = join
             continue

@@ -22,8 +22,8 @@ are refused by the SQL front end), ``SubqueryAlias``, ``View`` (read through to 
 relations over catalog tables (``LogicalRelation`` and ``HiveTableRelation`` with a catalog table,
 ``DataSourceV2Relation`` with an identifier). Joins: inner, cross and left outer joins as JOIN
 clauses; left semi and anti joins as ``EXISTS`` / ``NOT EXISTS`` (Spark plans those subqueries as
-these joins, and the planner maintains the subquery form); right and full outer joins are rendered
-and then refused by the SQL front end, like the same SQL. Expressions are rendered with Catalyst's
+these joins, and the planner maintains the subquery form); right and full outer joins as JOIN clauses
+too, a side filtered before them made a derived table (``sql_blocks.BlockWriter.join_inputs``). Expressions are rendered with Catalyst's
 own ``sql()`` after each attribute is replaced by what it stands for in the SQL block; UDFs,
 subquery and window expressions, non-deterministic functions and expressions without a SQL form
 are refused. Casts the analyzer inserted (those without Catalyst's ``USER_SPECIFIED_CAST`` tag) are

@@ -12,8 +12,8 @@ column an integer id, and renders the plan with the block writer the Catalyst re
 come from the catalog: the SQL front end types the text, as it types a view given as SQL.
 
 Supported nodes: ``read`` of a catalog table, ``sql`` (``spark.sql(text)``, without parameters),
-``project``, ``filter``, ``join`` (inner, cross, left outer, left semi/anti; right and full outer
-rendered so the SQL front end refuses them; ``on`` a condition or column names), ``aggregate``
+``project``, ``filter``, ``join`` (inner, cross, left, right and full outer, left semi/anti; ``on`` a
+condition, or column names except for a right or full outer join), ``aggregate``
 (``groupBy``), ``sort`` (global), ``limit``, ``deduplicate`` over all columns, ``set_op``
 (union/intersect/except), ``subquery_alias``, ``with_columns``, ``with_columns_renamed``,
 ``drop``, ``to_df``, and ``hint``/``repartition`` (read through). Expressions: columns, literals,
@@ -190,6 +190,10 @@ class _Translator(BlockWriter):
         left, right, scope = self.join_inputs(join_type, left, right)
         visible = (*left.outputs, *right.outputs)
         kept = left.outputs if join_type in ("LEFT SEMI", "LEFT ANTI") else visible
+        if node.using_columns and join_type in ("RIGHT OUTER", "FULL OUTER"):
+            # Spark's merged column is the right side's (RIGHT) or coalesce(l.k, r.k) (FULL), not the left's
+            raise self.refusal(f"a {join_type} join on column names",
+                               "write the condition (df.join(other, df.k == other.k, ...))")
         if node.using_columns:
             # USING: each named column once, the left side's, in front (Spark's output for these joins)
             pairs = [(self.resolve(name, None, scope, left.outputs), self.resolve(name, None, scope, right.outputs))

@@ -30,7 +30,6 @@ JOINS = {
     "CROSS": "CROSS JOIN",
     "LEFT OUTER": "LEFT JOIN",
     **SEMI_JOINS,
-    # rendered so the SQL front end refuses them with its own message
     "RIGHT OUTER": "RIGHT JOIN",
     "FULL OUTER": "FULL JOIN",
 }
@@ -218,10 +217,13 @@ class BlockWriter:
     def join_inputs(self, join_type: str, left: Block, right: Block) -> tuple[Block, Block, Block]:
         """The two sides as they can be joined, and the scope the ON condition is rendered in."""
         semi = join_type in SEMI_JOINS
-        # a WHERE stays above the joins that follow, and the planner maintains none above a left join
-        if not left.selects_nothing_yet or (join_type == "LEFT OUTER" and left.where):
+        # a WHERE stays above the joins that follow, which holds while they keep the rows it tested: a
+        # RIGHT or FULL OUTER JOIN pads the left side's rows, so a side filtered before one is a derived
+        # table, as is its right side's filter (R ⟖_c σ_p(S) keeps S's rows failing p, padded)
+        pads = join_type in ("RIGHT OUTER", "FULL OUTER")
+        if not left.selects_nothing_yet or (join_type == "LEFT OUTER" or pads) and left.where:
             left = self.wrapped(left)
-        if not right.selects_nothing_yet or (right.joins and not semi):
+        if not right.selects_nothing_yet or (right.joins and not semi) or pads and right.where:
             right = self.wrapped(right)
         return left, right, attrs.evolve(left, refs={**left.refs, **right.refs})
 
@@ -237,7 +239,7 @@ class BlockWriter:
             exists = f"{SEMI_JOINS[join_type]} ({test})"
             return attrs.evolve(left, outputs=outputs, where=(*left.where, exists))
         # σ_p(R) ⋈ S = σ_p(R ⋈ S) (and R ⋈ σ_p(S) too for an inner join); a left join's right-side
-        # filter joins the ON condition: R ⟕_c σ_p(S) = R ⟕_{c ∧ p} S
+        # filter joins the ON condition: R ⟕_c σ_p(S) = R ⟕_{c ∧ p} S (a RIGHT or FULL join has none here)
         where = left.where
         if join_type == "INNER":
             where += right.where

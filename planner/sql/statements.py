@@ -438,7 +438,16 @@ class _Planner:
             joined_scope = scope.with_relation(relation)
             kind = _join_kind(join)
             condition = None
+            if kind in ("right", "full") and tests:
+                # the test holds above the joins only while every later join keeps the tested rows
+                raise UnsupportedSqlError(
+                    f"a LEFT SEMI or LEFT ANTI JOIN before a {kind.upper()} OUTER JOIN is not supported: "
+                    "write it as EXISTS / NOT EXISTS in a derived table")
             if using := _using_names(join, scope, relation):
+                if kind in ("right", "full"):
+                    raise UnsupportedSqlError(
+                        f"{kind.upper()} OUTER JOIN with USING or NATURAL is not supported: write the join with "
+                        "ON (and coalesce(l.k, r.k) for the merged column)")
                 if join.args.get("on"):
                     raise UnsupportedSqlError(f"a join has both USING/NATURAL and ON: {join.sql(dialect='spark')[:120]}")
                 joined_scope, pairs = joined_scope.with_using(using, "JOIN ... USING")
@@ -647,8 +656,8 @@ def _semi_join_test(kind: str, condition: Expr, right: LogicalPlan) -> Subquery:
     the anti join as ``NOT EXISTS``: R ⋉_c S = σ_{∃s ∈ S: c}(R), R ▷_c S = σ_{∄s ∈ S: c}(R), the
     form the planner maintains (``rules/decorrelate.py``), as Spark plans EXISTS as these joins.
     ``c``'s references to the left side are the subquery's correlation. The test reads only the
-    left side's columns, and every later join keeps that side's rows (only inner, left outer, semi
-    and anti joins are planned), so it holds above all the joins, as WHERE does."""
+    left side's columns, and every later join keeps that side's rows (a RIGHT or FULL OUTER JOIN
+    after it is refused in ``_from``), so it holds above all the joins, as WHERE does."""
     one = Project((NamedExpr("_c0", Literal(1, INT)),), Filter(condition, right))
     return Subquery("exists", one, negated=kind == "anti", dtype=BOOLEAN)
 
@@ -658,13 +667,9 @@ def _join_kind(join: exp.Join) -> str:
     method = (join.args.get("method") or "").upper()
     if method and method != "NATURAL":
         raise UnsupportedSqlError(f"{method} joins are not supported: {join.sql(dialect='spark')[:120]}")
-    if side in ("RIGHT", "FULL"):
-        raise UnsupportedSqlError(
-            f"{side} OUTER JOIN is not supported; only inner, left outer, semi and anti joins"
-        )
     if kind in ("SEMI", "ANTI", "CROSS"):
         return kind.lower()
-    return "left" if side == "LEFT" else "inner"
+    return side.lower() if side in ("LEFT", "RIGHT", "FULL") else "inner"
 
 
 def _renamed(plan: LogicalPlan, alias: exp.TableAlias | None, clause: str, catalog: Catalog) -> LogicalPlan:
