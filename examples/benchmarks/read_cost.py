@@ -48,9 +48,9 @@ STATS = Path(tempfile.gettempdir()) / "read_cost_stats.json"
 
 def step(name: str, stream: Path, query: str) -> None:
     """Run one step in this process and print its JSON line (CPU and wall seconds since start)."""
-    import planner.cli  # every step pays what `ivm run` imports, and goes without pandas as it does
+    import planner.cli.main  # every step pays what `ivm run` imports, and goes without pandas as it does
 
-    sys.meta_path.insert(0, planner.cli._NoPandas)
+    sys.meta_path.insert(0, planner.cli.main.NoPandas)
     if name in ("decode", "tuples", "all-columns", "fingerprints", "reader"):
         _read(name, stream, query)
     times = os.times()
