@@ -16,7 +16,6 @@ see the query as written.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 
 import attrs
@@ -27,24 +26,18 @@ from sqlglot.errors import ParseError, TokenError
 from catalog.schema import Catalog
 from catalog.types import BOOLEAN, INT
 from planner.ir.expressions import (
-    AggregateCall,
     Call,
     Column,
     Expr,
     Literal,
     Subquery,
-    cast_target,
     conjunction,
     conjuncts,
     contains_aggregate,
     contains_subquery,
-    transform,
-    type_of,
-    walk,
 )
 from planner.ir.logical import (
     Aggregate,
-    Distinct,
     Filter,
     Join,
     Limit,
@@ -59,13 +52,12 @@ from planner.ir.logical import (
 )
 from planner.ir.timestamps import checked_zone_name, time_zone_of_session
 from planner.sql.anti_joins import anti_joins
+from planner.sql.block_grouping import Grouping, RatioAsAverage, grouping_sets_plan, positive_int, presented
 from planner.sql.calls import DIALECT
-from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
+from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError, located_parse_error
 from planner.sql.expressions import ExpressionConverter
 from planner.sql.grouped_windows import windows_outside_grouping
 from planner.sql.grouping_sets import (
-    branch_constants,
-    grouping_id,
     grouping_sets,
     has_grouping_sets,
     reject_grouping_functions,
@@ -73,7 +65,6 @@ from planner.sql.grouping_sets import (
 from planner.sql.scalar_subqueries import scalar_subqueries_as_joins
 from planner.sql.scope import Relation, Scope, output_names, output_types
 from planner.sql.spark_names import spark_name
-from planner.sql.typing import typed_aggregate, typed_call
 from planner.sql.union_blocks import per_branch_blocks
 from planner.sql.windows import plan_windows, window_calls
 
@@ -101,7 +92,7 @@ def parse_sql(sql: str, catalog: Catalog, time_zone: str | None = None) -> Logic
     try:
         tree = sqlglot.parse_one(sql, read=DIALECT)
     except ParseError as err:
-        raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {_located(sql, err)}") from err
+        raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {located_parse_error(sql, err)}") from err
     except TokenError as err:  # an unterminated string or quoted name: sqlglot gives no position
         raise UnsupportedSqlError(f"cannot parse the SQL (Spark dialect): {err}") from err
     try:
@@ -110,25 +101,6 @@ def parse_sql(sql: str, catalog: Catalog, time_zone: str | None = None) -> Logic
         raise UnsupportedSqlError(f"the session time zone: {error}") from None
     with time_zone_of_session(zone):
         return _Planner(catalog).query(tree, None, {})
-
-
-def _located(sql: str, err: ParseError) -> str:
-    """The first parse error's description and position, then the offending line with a caret under the
-    token sqlglot stopped at (its ``col`` is the 1-based column where that token ends)."""
-    if not err.errors:
-        return str(err)
-    first = err.errors[0]
-    line, end, token = first["line"], first["col"], first.get("highlight") or ""
-    lines = sql.splitlines() or [""]
-    text = lines[min(max(line, 1), len(lines)) - 1]
-    start = max(end - len(token), 0)
-    caret = " " * start + "^" * max(len(token), 1)
-    # "Required keyword: 'expression' missing for <class 'sqlglot.expressions.core.EQ'>" speaks sqlglot
-    description = _MISSING.sub("an expression is missing", first["description"])
-    return f"{description} at line {line}, column {start + 1}:\n  {text}\n  {caret}"
-
-
-_MISSING = re.compile(r"Required keyword: '\w+' missing for <class '[\w.]+'>")
 
 
 def _reject_other_clauses(node: exp.Expression, handled: frozenset[str]) -> None:
@@ -147,127 +119,9 @@ def _identifier(node: exp.Expression | None) -> str:
     return node.name.lower() if node is not None else ""
 
 
-def _positive_int(node: exp.Expression, clause: str) -> int:
-    if not (isinstance(node, exp.Literal) and node.is_int and int(node.this) >= 0):
-        raise UnsupportedSqlError(
-            f"{clause} needs a non-negative integer constant, not {node.sql(dialect='spark')}"
-        )
-    return int(node.this)
-
-
 def _ordinal(node: exp.Expression) -> int | None:
     """The 1-based position an ``ORDER BY 2`` / ``GROUP BY 2`` names, if ``node`` is such a number."""
     return int(node.this) if isinstance(node, exp.Literal) and node.is_int else None
-
-
-@attrs.frozen
-class _Grouping:
-    """The GROUP BY keys and the aggregates of one query block, and how expressions read them.
-
-    Above the ``Aggregate`` only its outputs exist, so every expression of SELECT, HAVING and ORDER
-    BY is rewritten to refer to a group key or an aggregate by output name.
-    """
-
-    group_by: tuple[NamedExpr, ...]
-    aggregates: tuple[NamedExpr, ...]
-    local_aliases: frozenset[str]
-    #: expressions read as others, first: one grouping set's absent keys and grouping() constants
-    replaced: tuple[tuple[Expr, Expr], ...] = ()
-
-    @classmethod
-    def of(cls, keys: list[Expr], uses: list[Expr], local_aliases: frozenset[str]) -> _Grouping:
-        group_by: list[NamedExpr] = []
-        generated = 0
-        for key in keys:
-            if any(item.expr == key for item in group_by):
-                continue
-            if isinstance(key, Column) and all(item.name != key.name for item in group_by):
-                group_by.append(NamedExpr(key.name, key))
-            else:
-                group_by.append(NamedExpr(f"_g{generated}", key))
-                generated += 1
-        calls: dict[AggregateCall, None] = {}
-        for expr in uses:
-            calls.update((e, None) for e in walk(expr) if isinstance(e, AggregateCall))
-        aggregates = tuple(NamedExpr(f"_a{i}", call) for i, call in enumerate(calls))
-        return cls(tuple(group_by), aggregates, local_aliases)
-
-    def rewrite(self, expr: Expr, clause: str) -> Expr:
-        for old, new in self.replaced:
-            if old == expr:
-                return new
-        for item in (*self.group_by, *self.aggregates):
-            if item.expr == expr:
-                return Column(None, item.name, type_of(item.expr))
-        match expr:
-            case Column(table=table) if table in self.local_aliases:
-                raise UnsupportedSqlError(
-                    f"column {expr} in {clause} is neither in GROUP BY nor inside an aggregate"
-                )
-            case Call(args=args):
-                new_args = tuple(self.rewrite(arg, clause) for arg in args)
-                if any(n is not o for n, o in zip(new_args, args, strict=True)):
-                    return attrs.evolve(expr, args=new_args)
-            case Subquery(operand=operand) if operand is not None:
-                new_operand = self.rewrite(operand, clause)
-                if new_operand is not operand:
-                    return attrs.evolve(expr, operand=new_operand)
-        return expr
-
-
-_COUNTS = (AggregateCall("sum", Literal(1, "int")), AggregateCall("count", None))
-_NOT_NULL_IF_ARGS_ARE = frozenset({"+", "-", "*", "neg"})
-# Integer and floating types, today's families and Spark's names (the typed catalog of issue 9);
-# a DECIMAL average has another result scale than the division, so DECIMAL is not among them.
-_AVERAGE_EXACT_TYPES = frozenset({"int", "bigint", "double"})
-
-
-def _uncast(expr: Expr) -> Expr:
-    """``expr`` without the implicit cast typing put around it (a count read as a double)."""
-    return expr.args[0] if isinstance(expr, Call) and cast_target(expr.op) is not None else expr
-
-
-@attrs.frozen
-class _RatioAsAverage:
-    """``sum(x) / sum(1)`` and ``sum(x) / count(*)`` read as ``avg(x)``, so the one-aggregate forms
-    the planner maintains (a correlated nested aggregate, a scalar threshold) accept them.
-
-    The law holds when x is never NULL (avg divides by count(x), the others by every row; both are
-    NULL over no rows) and x is not DECIMAL (Spark gives avg and the division different result
-    scales). Nullability and types come from the catalog columns of the FROM's tables.
-    """
-
-    catalog: Catalog
-    source: LogicalPlan
-
-    def rewrite(self, expr: Expr) -> Expr:
-        return transform(expr, self._average)
-
-    def _average(self, expr: Expr) -> Expr:
-        match expr:
-            # sum(x) / count(*) = avg(x) when no x is NULL
-            case Call("/", (AggregateCall("sum", arg, False), count)) if _uncast(count) in _COUNTS and self._exact(arg):
-                return typed_aggregate("avg", arg, False, "SELECT")
-            # (c * sum(x)) / count(*) = c * avg(x): SQL reads 0.2 * sum(x) / sum(1) left to right
-            case Call("/", (Call("*", (Literal() as c, AggregateCall("sum", arg, False))), count)) if (
-                _uncast(count) in _COUNTS and self._exact(arg)
-            ):
-                return typed_call("*", (c, typed_aggregate("avg", arg, False, "SELECT")), "SELECT")
-        return expr
-
-    def _exact(self, expr: Expr | None) -> bool:
-        match expr:
-            case Literal(value=value, type=kind):
-                return value is not None and kind in ("int", "float")
-            case Column(table=alias, name=name):
-                scan = next((n for n in self.source.walk() if isinstance(n, Scan) and n.alias == alias), None)
-                if scan is None:
-                    return False
-                column = self.catalog.table(scan.table).column(name)
-                return not column.nullable and str(column.type) in _AVERAGE_EXACT_TYPES
-            case Call(op, args) if op in _NOT_NULL_IF_ARGS_ARE:
-                return all(self._exact(arg) for arg in args)
-        return False
 
 
 @attrs.frozen
@@ -331,7 +185,7 @@ class _Planner:
             outputs = [NamedExpr(name, Column(None, name)) for name in left_names]
             plan = Sort(tuple(self._sort_key(o, outputs, None) for o in order.expressions), plan)
         if limit := node.args.get("limit"):
-            plan = Limit(_positive_int(limit.expression, "LIMIT"), plan)
+            plan = Limit(positive_int(limit.expression, "LIMIT"), plan)
         return plan
 
     def _select(
@@ -362,6 +216,18 @@ class _Planner:
                 and not any(contains_aggregate(i.expr) for i in items):
             joined, items = scalar_subqueries_as_joins(plan, items, scope.aliases)
             plan = joins = joined if joined is not plan else plan
+        plan, items, sort_keys, union_of_sets = self._grouped(select, plan, items, scope, ctes, windows)
+        plan = presented(select, plan, items, sort_keys, union_of_sets)
+        padded.refuse_reads(plan, joins)
+        return plan
+
+    def _grouped(
+        self, select: exp.Select, plan: LogicalPlan, items: list[NamedExpr], scope: Scope,
+        ctes: Mapping[str, LogicalPlan], windows: dict[str, Column],
+    ) -> tuple[LogicalPlan, list[NamedExpr], list[SortKey], bool]:
+        """GROUP BY, HAVING and the aggregates of SELECT and ORDER BY over ``plan``: the plan, the select
+        list and sort keys that read it, and whether grouping sets made it (their union already has the
+        select list's columns)."""
         by_alias = {item.name: item.expr for item in items}
         group = select.args.get("group")
         keys, sets = (
@@ -379,12 +245,11 @@ class _Planner:
         order_by = ExpressionConverter(self, scope, ctes, "ORDER BY", windows=windows)
         sort_keys = [self._sort_key(o, items, order_by) for o in order.expressions] if order else []
 
-        ratio = _RatioAsAverage(self.catalog, plan)
+        ratio = RatioAsAverage(self.catalog, plan)
         items = [NamedExpr(i.name, ratio.rewrite(i.expr)) for i in items]
         having = ratio.rewrite(having) if having is not None else None
         sort_keys = [SortKey(ratio.rewrite(k.expr), k.ascending) for k in sort_keys]
         uses = [item.expr for item in items] + ([having] if having else []) + [k.expr for k in sort_keys]
-        distinct = select.args.get("distinct")
         if sets is None:
             reject_grouping_functions(uses, "SELECT, HAVING or ORDER BY")
         if windows and (sets is not None or group or having or any(contains_aggregate(e) for e in uses)):
@@ -392,33 +257,17 @@ class _Planner:
                 "window functions over a grouped or aggregated query block are not supported: "
                 "aggregate in a derived table and apply the window outside it")
         if sets is not None:
-            plan, items, sort_keys = _grouping_sets_plan(
-                _Grouping.of(keys, uses, scope.aliases), keys, sets, uses, plan, items, having, sort_keys, bool(distinct))
+            plan, items, sort_keys = grouping_sets_plan(
+                Grouping.of(keys, uses, scope.aliases), keys, sets, uses, plan, items, having, sort_keys,
+                bool(select.args.get("distinct")))
         elif group or having or any(contains_aggregate(e) for e in uses):
-            grouping = _Grouping.of(keys, uses, scope.aliases)
+            grouping = Grouping.of(keys, uses, scope.aliases)
             plan = Aggregate(grouping.group_by, grouping.aggregates, plan)
             if having is not None:
                 plan = Filter(grouping.rewrite(having, "HAVING"), plan)
             items = [NamedExpr(i.name, grouping.rewrite(i.expr, "SELECT")) for i in items]
             sort_keys = [SortKey(grouping.rewrite(k.expr, "ORDER BY"), k.ascending) for k in sort_keys]
-
-        sort_keys, hidden = _hidden_sort_columns(sort_keys, items, bool(distinct))
-        if sets is None:  # a grouping sets' union already has these columns, in this order
-            plan = Project(tuple(items) + hidden, plan)
-        if distinct:
-            if distinct.args.get("on"):
-                raise UnsupportedSqlError("SELECT DISTINCT ON is not supported; use GROUP BY")
-            plan = Distinct(plan)
-        if sort_keys:
-            plan = Sort(tuple(sort_keys), plan)
-        if limit := select.args.get("limit"):
-            plan = Limit(_positive_int(limit.expression, "LIMIT"), plan)
-        if hidden:
-            # The sort columns ride along to the result and are dropped when it is read (Spark
-            # sorts by them and projects them away the same way).
-            plan = Project(tuple(NamedExpr(i.name, Column(None, i.name, type_of(i.expr))) for i in items), plan)
-        padded.refuse_reads(plan, joins)
-        return plan
+        return plan, items, sort_keys, sets is not None
 
     def _from(
         self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
@@ -586,33 +435,6 @@ class _Planner:
         return SortKey(Column(None, named[0].name) if named else expr, ascending)
 
 
-def _grouping_sets_plan(grouping: _Grouping, keys: list[Expr], sets: list[tuple[Expr, ...]], uses: list[Expr],
-                        source: LogicalPlan, items: list[NamedExpr], having: Expr | None, sort_keys: list[SortKey],
-                        distinct: bool) -> tuple[LogicalPlan, list[NamedExpr], list[SortKey]]:
-    """A ROLLUP/CUBE/GROUPING SETS block as the UNION ALL of one aggregate per set
-    (planner/sql/grouping_sets.py says why), and the select list and sort keys that read it."""
-    branches: list[LogicalPlan] = []
-    for members in sets:
-        branch = attrs.evolve(grouping, replaced=tuple(branch_constants(keys, members, uses)))
-        group_by = tuple(item for item in grouping.group_by if item.expr in members)
-        if not group_by:  # (): grouped by its constant grouping id, so no rows over no input (as in Spark)
-            group_by = (NamedExpr("_gid", Literal(grouping_id(keys, members), "bigint")),)
-        plan: LogicalPlan = Aggregate(group_by, grouping.aggregates, source)
-        if having is not None:
-            plan = Filter(branch.rewrite(having, "HAVING"), plan)
-        branch_items = [NamedExpr(i.name, branch.rewrite(i.expr, "SELECT")) for i in items]
-        branch_keys = [SortKey(branch.rewrite(k.expr, "ORDER BY"), k.ascending) for k in sort_keys]
-        branch_keys, hidden = _hidden_sort_columns(branch_keys, branch_items, distinct)
-        branches.append(Project(tuple(branch_items) + hidden, plan))
-        if len(branches) == 1:
-            outputs = [NamedExpr(i.name, Column(None, i.name, type_of(i.expr))) for i in branch_items]
-            sorted_by = branch_keys
-    union = branches[0]
-    for branch_plan in branches[1:]:
-        union = SetOperation("union_all", union, branch_plan)
-    return union, outputs, sorted_by
-
-
 def _using_names(join: exp.Join, scope: Scope, right: Relation) -> tuple[str, ...]:
     """The columns a ``JOIN ... USING (...)`` names, or for a ``NATURAL JOIN`` the names both sides
     have (in the left side's order, as Spark); () for any other join."""
@@ -623,32 +445,6 @@ def _using_names(join: exp.Join, scope: Scope, right: Relation) -> tuple[str, ..
     left_names = dict.fromkeys(column.name for column in scope.star_columns())
     # No common name: Spark reads the NATURAL JOIN as a cross join, and so do we (() means no USING).
     return tuple(name for name in left_names if name in right.columns)
-
-
-def _hidden_sort_columns(
-    sort_keys: list[SortKey], items: list[NamedExpr], distinct: bool
-) -> tuple[list[SortKey], tuple[NamedExpr, ...]]:
-    """ORDER BY keys that are not select-list columns become hidden trailing columns ``_sort<i>``.
-
-    The result then carries them until it is read, so both the ORDER BY of the result and a top-k
-    (``ORDER BY ... LIMIT``) sort by values the select list does not show.
-    """
-    outputs = {Column(None, item.name) for item in items}
-    keys: list[SortKey] = []
-    hidden: list[NamedExpr] = []
-    for key in sort_keys:
-        if key.expr in outputs:
-            keys.append(key)
-            continue
-        if distinct:
-            raise UnsupportedSqlError(
-                f"ORDER BY {key.expr} with SELECT DISTINCT: the sort key must be a selected column (as in Spark)"
-            )
-        name = next((h.name for h in hidden if h.expr == key.expr), f"_sort{len(hidden)}")
-        if all(h.name != name for h in hidden):
-            hidden.append(NamedExpr(name, key.expr))
-        keys.append(SortKey(Column(None, name), key.ascending))
-    return keys, tuple(hidden)
 
 
 def _semi_join_test(kind: str, condition: Expr, right: LogicalPlan) -> Subquery:

@@ -254,7 +254,7 @@ def test_tpch_shaped_breadth(tpch_streams, name, kind):
                                 informative_at_least=0.5)
 
 
-# Not-NULL integer and double columns: there sum(x) / sum(1) is avg(x) exactly (see _RatioAsAverage).
+# Not-NULL integer and double columns: there sum(x) / sum(1) is avg(x) exactly (see block_grouping.RatioAsAverage).
 STOCK_DDL = """
 CREATE TABLE item (item_id INT PRIMARY KEY, grp INT NOT NULL, qty INT NOT NULL, price DOUBLE NOT NULL, note INT);
 """
