@@ -39,9 +39,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
+from functools import partial
 
 from operators.doubles import non_finite
-from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
+from operators.lowering.codegen_lookup import lookup_change
+from operators.lowering.codegen_relations import fused_relations, relation_change
 from operators.lowering.expr_source import SourceWriter
 from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import RESULT, Program, Unit
@@ -68,18 +70,6 @@ def _kind(stage: KeyedStage) -> str:
     if isinstance(stage, MapStage):
         return "map"
     return "generic"
-
-
-def _tuples_key(stage: ForeignKeyLookupStage) -> tuple[int, ...] | None:
-    """The positions a lookup's compiled state keys R's tuples of one foreign key by: R's primary key
-    without the foreign key's columns (equal within the group), when R's rows hold it; None: a set of
-    the tuples, as the stage keeps them. Why not the set: adding or removing a tuple hashes all of it,
-    and a DECIMAL's hash is computed anew for every row read (a few hundred ns each; a Q3 lineitem
-    tuple carries two), where the key is an int or two and the tuple only compared on a delete.
-    On validated input the two hold the same tuples: one per primary key."""
-    if stage.bag or stage.row_key is None:
-        return None
-    return tuple(p for p in stage.row_key if p not in stage.parent_key)
 
 
 def _expanded(stage: KeyedStage) -> list[tuple[KeyedStage, int]]:
@@ -198,72 +188,9 @@ class ProgramWriter:
 
     def _push(self, unit: Unit, port: int, row: str, weight: str) -> list[str]:
         """Lines applying one change (``row``, ``weight``: names) arriving at ``unit`` on ``port``."""
-        return {"lookup": self._lookup, "live": self._live, "join": self._join}[unit.kind](unit, port, row, weight)
+        return {"lookup": partial(lookup_change, self), "live": self._live, "join": self._join}[unit.kind](unit, port, row, weight)
 
     # -- the inline stages -----------------------------------------------------------------------------
-
-    def _lookup(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
-        """One change to R (``PARENT``) or to R's child (``CHILD``); a child change of an index fused
-        into its relation walks the relation's tuples instead (codegen_relations.py)."""
-        stage: ForeignKeyLookupStage = unit.stage
-        u = unit.id
-        if port == stage.CHILD and u in self.fused_lookups:
-            return child_change(self, self.fused_lookups[u], unit, row, w)
-        keyed = _tuples_key(stage)
-        empty = "[set(), None]" if keyed is None and not stage.bag else "[{}, None]"
-        nulls = self.expressions.constant((None,) * stage.padding, "nulls") if stage.padding is not None else None
-        parents = f"p{u}"
-        if port == stage.PARENT:
-            lines = [f"k{u} = {key_source(row, stage.parent_key)}", f"st{u} = _S{u}_get(k{u})",
-                     f"if st{u} is None:", f"    st{u} = _S{u}[k{u}] = {empty}", f"{parents} = st{u}[0]"]
-            if nulls:
-                lines.append(f"had{u} = bool({parents})")
-            if stage.bag:
-                lines += [f"n{u} = {parents}.get({row}, 0) + {w}", f"if n{u} > 0:", f"    {parents}[{row}] = n{u}",
-                          f"elif n{u} == 0:", f"    del {parents}[{row}]",
-                          "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
-            elif keyed is not None:  # one probe per change: a key already taken, or a key of another row, is wrong
-                tuple_key = key_source(row, keyed) if keyed else "()"
-                lines += [f"if {w} == 1:", f"    if {parents}.setdefault({tuple_key}, {row}) is not {row}:",
-                          f"        _invariant({stage.name!r}, {row}, {w})",
-                          f"elif {w} == -1:", f"    if {parents}.pop({tuple_key}, None) != {row}:",
-                          f"        _invariant({stage.name!r}, {row}, {w})",
-                          "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
-            else:  # one probe of the set per change: an add that does not grow it, a remove that misses, is wrong
-                size = f"n{u}"
-                lines += [f"if {w} == 1:", f"    {size} = len({parents})", f"    {parents}.add({row})",
-                          f"    if len({parents}) == {size}:", f"        _invariant({stage.name!r}, {row}, {w})",
-                          f"elif {w} == -1:", "    try:", f"        {parents}.remove({row})",
-                          "    except KeyError:", f"        _invariant({stage.name!r}, {row}, {w})",
-                          "else:", f"    _invariant({stage.name!r}, {row}, {w})"]
-            lines += [f"m{u} = {self.partner(stage, f'st{u}[1]')}", f"if m{u} is not None:",
-                      *indented(self.emit(unit, f"{row} + m{u}", w, hot=True))]
-            if nulls:
-                lines += [f"    if had{u} != bool({parents}):",
-                          *indented(self.emit(unit, f"{nulls} + m{u}", f"(1 if had{u} else -1)", hot=False), 2)]
-            lines += [f"if not {parents} and st{u}[1] is None:", f"    del _S{u}[k{u}]"]
-            return lines
-        child = tuple_source(row, stage.child_columns) if stage.child_columns is not None else row
-        lines = [f"k{u} = {key_source(row, stage.child_key)}", f"c{u} = {child}", f"st{u} = _S{u}_get(k{u})",
-                 f"if st{u} is None:", f"    st{u} = _S{u}[k{u}] = {empty}",
-                 *slot_change(f"st{u}[1]", f"old{u}", f"c{u}", w, stage.name),
-                 f"before{u} = {self.partner(stage, f'old{u}')}", f"after{u} = {self.partner(stage, f'st{u}[1]')}",
-                 f"if before{u} != after{u}:"]
-        if stage.bag:
-            body = [f"for q{u}, n{u} in {parents}.items():",
-                    f"    if before{u} is not None:", *indented(self.emit(unit, f"q{u} + before{u}", f"-n{u}", False), 2),
-                    f"    if after{u} is not None:", *indented(self.emit(unit, f"q{u} + after{u}", f"n{u}", False), 2)]
-        else:
-            body = [f"for q{u} in {parents}{'' if keyed is None else '.values()'}:",
-                    f"    if before{u} is not None:", *indented(self.emit(unit, f"q{u} + before{u}", "-1", False), 2),
-                    f"    if after{u} is not None:", *indented(self.emit(unit, f"q{u} + after{u}", "1", False), 2)]
-        lines += indented([f"{parents} = st{u}[0]", *body])
-        if nulls:
-            lines += indented([f"if not {parents}:",
-                              f"    if before{u} is not None:", *indented(self.emit(unit, f"{nulls} + before{u}", "-1", False), 2),
-                              f"    if after{u} is not None:", *indented(self.emit(unit, f"{nulls} + after{u}", "1", False), 2)])
-        lines += [f"if not st{u}[0] and st{u}[1] is None:", f"    del _S{u}[k{u}]"]
-        return lines
 
     def partner(self, stage: ForeignKeyLookupStage, child: str) -> str:
         """Source of what R's tuples of a key are extended with when alive, given the child's live row
@@ -510,3 +437,4 @@ def write_program(dataflow: Dataflow, checked: Mapping[str, RowKey] | None = Non
     tables the validator stores at once (``Validator.storable``) with their validator keys; each also
     gets a function fused with the validator's check (``ProgramWriter._checked_function``)."""
     return ProgramWriter(dataflow, checked or {}).write()
+
