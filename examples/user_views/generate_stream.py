@@ -1,10 +1,11 @@
-"""Write the user-view suite's change streams: ``<out>/shop/<table>.parquet`` and ``<out>/saas/...``
-in the stream format ``ivm run --stream`` reads (the table's columns, ``_seq``, ``_op``).
+"""Write the user-view suite's change streams: ``<out>/shop/<table>.parquet``, ``<out>/saas/...``,
+``<out>/fintech/...``, ``<out>/logistics/...`` in the stream format ``ivm run --stream`` reads (the
+table's columns, ``_seq``, ``_op``).
 
     python examples/user_views/generate_stream.py --out /tmp/user_views_stream
 
-The streams are seeded (the same files every time); ``planner/workloads/user_view_streams.py`` says
-what they hold.
+The streams are seeded (the same files every time); ``planner/workloads/user_view_streams.py``,
+``fintech_stream.py`` and ``logistics_stream.py`` say what they hold.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from planner.workloads.user_view_streams import write_streams  # noqa: E402
+from planner.workloads.user_views import ALL_SCHEMAS  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="directory for <schema>/<table>.parquet")
-    parser.add_argument("--schema", choices=["shop", "saas", "all"], default="all")
+    parser.add_argument("--schema", choices=[*ALL_SCHEMAS, "all"], default="all")
     args = parser.parse_args()
-    schemas = ("shop", "saas") if args.schema == "all" else (args.schema,)
+    schemas = ALL_SCHEMAS if args.schema == "all" else (args.schema,)
     for schema, counts in write_streams(args.out, schemas).items():
         print(f"{schema}: {sum(counts.values())} changes ({', '.join(f'{t} {n}' for t, n in counts.items())})")
 

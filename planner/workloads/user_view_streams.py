@@ -16,135 +16,27 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
-from operators.runtime.stream import OP_COLUMN, SEQ_COLUMN
-from planner.workloads.user_views import TableShape, schema_ddl, table_shapes
-
-START = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)
-DAYS = 182
-HORIZON = DAYS * 86_400.0  # seconds after START
-
-
-def at(seconds: float) -> dt.datetime:
-    """The instant ``seconds`` after START, to the microsecond (a stream's TIMESTAMP precision)."""
-    return START + dt.timedelta(microseconds=round(seconds * 1e6))
-
-
-def day(seconds: float) -> dt.date:
-    return at(seconds).date()
-
-
-def money(value: float) -> Decimal:
-    return Decimal(f"{value:.2f}")
-
-
-class Entity:
-    """One row's life: its first version, later versions, deletes and re-inserts, each at a time.
-
-    ``changes`` turns the life into stream changes in time order: a new version of a present row is
-    a delete of the old one and an insert of the new one; a version set while the row is deleted is
-    what a later re-insert brings back."""
-
-    def __init__(self, stream: Stream, table: str, born: float, row: dict[str, Any]):
-        self.stream, self.table = stream, table
-        self.row = dict(row)  # the latest version set so far (by call order, which is time order per entity)
-        self.events: list[tuple[float, int, str, dict | None]] = [(born, stream.tick(), "create", dict(row))]
-        stream.entities.append(self)
-
-    @property
-    def last(self) -> float:
-        return max(time for time, *_ in self.events)
-
-    def set(self, time: float, **values: Any) -> Entity:
-        self.row.update(values)
-        self.events.append((max(time, self.last + 1e-3), self.stream.tick(), "set", dict(self.row)))
-        return self
-
-    def delete(self, time: float) -> Entity:
-        self.events.append((max(time, self.last + 1e-3), self.stream.tick(), "delete", None))
-        return self
-
-    def restore(self, time: float) -> Entity:
-        self.events.append((max(time, self.last + 1e-3), self.stream.tick(), "restore", None))
-        return self
-
-    def changes(self) -> Iterator[tuple[float, int, str, int, dict]]:
-        present, current = False, None
-        for time, tick, kind, row in sorted(self.events, key=lambda e: (e[0], e[1])):
-            if kind == "create":
-                present, current = True, row
-                yield time, tick, self.table, +1, row
-            elif kind == "set":
-                if present:
-                    yield time, tick, self.table, -1, current
-                    yield time, tick, self.table, +1, row
-                current = row
-            elif kind == "delete" and present:
-                present = False
-                yield time, tick, self.table, -1, current
-            elif kind == "restore" and not present:
-                present = True
-                yield time, tick, self.table, +1, current
-
-
-class Stream:
-    """The entities of one schema, written as its stream files."""
-
-    def __init__(self, shapes: dict[str, TableShape]):
-        self.shapes = shapes
-        self.entities: list[Entity] = []
-        self._ticks = 0
-
-    def tick(self) -> int:
-        self._ticks += 1
-        return self._ticks
-
-    def add(self, table: str, born: float, **row: Any) -> Entity:
-        unknown = set(row) - set(self.shapes[table].column_names)
-        assert not unknown, f"{table} has no column(s) {unknown}"
-        return Entity(self, table, born, row)
-
-    def write(self, out_dir: Path) -> dict[str, int]:
-        """One ``<table>.parquet`` per table under ``out_dir``; returns the changes per table."""
-        changes = sorted((c for e in self.entities for c in e.changes()), key=lambda c: (c[0], c[1]))
-        by_table: dict[str, list[tuple[int, int, dict]]] = {name: [] for name in self.shapes}
-        for number, (_, _, table, op, row) in enumerate(changes):
-            by_table[table].append((10 + 3 * number, op, row))  # gaps in _seq, as a real log has
-        out_dir.mkdir(parents=True, exist_ok=True)
-        for name, shape in self.shapes.items():
-            rows = by_table[name]
-            schema = shape.arrow_schema()
-            columns = [pa.array([row.get(field.name) for _, _, row in rows], field.type) for field in schema]
-            columns += [pa.array([seq for seq, _, _ in rows], pa.int64()), pa.array([op for _, op, _ in rows], pa.int8())]
-            fields = [*schema, pa.field(SEQ_COLUMN, pa.int64(), nullable=False), pa.field(OP_COLUMN, pa.int8(), nullable=False)]
-            pq.write_table(pa.Table.from_arrays(columns, schema=pa.schema(fields)), out_dir / f"{name}.parquet")
-        return {name: len(rows) for name, rows in by_table.items()}
-
-
-def _pick(rng: random.Random, weighted: dict[Any, float]) -> Any:
-    return rng.choices(list(weighted), weights=list(weighted.values()))[0]
-
-
-def _zipf(rng: random.Random, items: list, skew: float = 1.1) -> Any:
-    """A popular item more often: item i with weight 1/(i+1)^skew (best sellers, heavy users)."""
-    return rng.choices(items, weights=[1 / (i + 1) ** skew for i in range(len(items))])[0]
-
-
-def _maybe(rng: random.Random, probability: float, value: Any) -> Any:
-    """``value``, or NULL with ``probability``."""
-    return None if rng.random() < probability else value
-
-
-FIRST = ["Anna", "Ben", "Chloe", "David", "Emma", "Felix", "Grace", "Hugo", "Ida", "Jonas", "Kira", "Liam",
-         "Mia", "Noah", "Olga", "Paul"]
-LAST = ["Schmidt", "Meyer", "Smith", "Garcia", "Rossi", "Dubois", "Novak", "Jensen", "Silva", "Kowalski"]
+from planner.workloads.entity_stream import (
+    FIRST,
+    HORIZON,
+    LAST,
+    START,
+    Entity,
+    Stream,
+    at,
+    day,
+    maybe,
+    money,
+    pick,
+    zipf,
+)
+from planner.workloads.fintech_stream import fintech_stream
+from planner.workloads.logistics_stream import logistics_stream
+from planner.workloads.user_views import schema_ddl, table_shapes
 
 
 def shop_stream(seed: int = 24) -> Stream:
@@ -179,8 +71,8 @@ def shop_stream(seed: int = 24) -> Stream:
         born = rng.uniform(3 * 3600, 20 * 86_400) if product_id > 50 else rng.uniform(3 * 3600, 86_400)
         product = stream.add(
             "products", born, product_id=product_id, sku=sku, name=f"{rng.choice(brands)} item {product_id}",
-            category_id=category, brand=_maybe(rng, 0.1, rng.choice(brands)), list_price=price,
-            cost=money(float(price) * rng.uniform(0.5, 0.75)), weight_kg=_maybe(rng, 0.05, round(rng.uniform(0.1, 12), 3)),
+            category_id=category, brand=maybe(rng, 0.1, rng.choice(brands)), list_price=price,
+            cost=money(float(price) * rng.uniform(0.5, 0.75)), weight_kg=maybe(rng, 0.05, round(rng.uniform(0.1, 12), 3)),
             is_active=True, created_at=at(born))
         if rng.random() < 0.15:  # a price change
             product.set(rng.uniform(30, 150) * 86_400, list_price=money(float(price) * rng.uniform(0.8, 1.2)))
@@ -200,14 +92,14 @@ def shop_stream(seed: int = 24) -> Stream:
     for customer_id in range(1, 121):
         born = rng.uniform(3600, HORIZON * 0.9) if customer_id > 30 else rng.uniform(3600, 10 * 86_400)
         first, last = rng.choice(FIRST), rng.choice(LAST)
-        email = _maybe(rng, 0.03, f"{first.lower()}.{last.lower()}{customer_id}@{rng.choice(domains)}")
+        email = maybe(rng, 0.03, f"{first.lower()}.{last.lower()}{customer_id}@{rng.choice(domains)}")
         if email is not None and rng.random() < 0.1:
             email = f" {email.upper()} "
         customer = stream.add(
             "customers", born, customer_id=customer_id, email=email,
             first_name=f"  {first.lower()}" if rng.random() < 0.1 else first, last_name=last,
-            region_id=_maybe(rng, 0.05, rng.randint(1, 8)), signup_date=day(born), created_at=at(born),
-            is_vip=_maybe(rng, 0.05, rng.random() < 0.1))
+            region_id=maybe(rng, 0.05, rng.randint(1, 8)), signup_date=day(born), created_at=at(born),
+            is_vip=maybe(rng, 0.05, rng.random() < 0.1))
         if rng.random() < 0.1:
             customer.set(born + rng.uniform(5, 100) * 86_400, email=f"{first.lower()}{customer_id}@gmail.com")
         if rng.random() < 0.05:
@@ -233,13 +125,13 @@ def shop_stream(seed: int = 24) -> Stream:
             ordered = stream.add(
                 "orders", placed if rng.random() > 0.03 else born - 60,  # a few orders before their customer
                 order_id=order_id, customer_id=customer_id, order_date=day(placed), created_at=at(placed),
-                status="pending", channel=_pick(rng, {"web": 5, "app": 3, "phone": 1, "marketplace": 1}),
-                coupon_code=_maybe(rng, 0.85, rng.choice(["WELCOME10", "SPRING", "VIP20"])),
-                shipping_fee=_maybe(rng, 0.03, rng.choice([Decimal("0.00"), Decimal("4.99"), Decimal("9.99")])))
+                status="pending", channel=pick(rng, {"web": 5, "app": 3, "phone": 1, "marketplace": 1}),
+                coupon_code=maybe(rng, 0.85, rng.choice(["WELCOME10", "SPRING", "VIP20"])),
+                shipping_fee=maybe(rng, 0.03, rng.choice([Decimal("0.00"), Decimal("4.99"), Decimal("9.99")])))
             total = Decimal(0)
             lines = []
             for line_no in range(1, rng.randint(1, 4) + 1):
-                product = _zipf(rng, products, 0.9)
+                product = zipf(rng, products, 0.9)
                 quantity = rng.choice([1, 1, 1, 2, 3, 5])
                 price = product.row["list_price"]
                 discount = money(float(price) * 0.1) if rng.random() < 0.2 else Decimal("0.00")
@@ -255,7 +147,7 @@ def shop_stream(seed: int = 24) -> Stream:
                 ordered.set(placed + rng.uniform(600, 86_400), status="cancelled")
                 continue
             paid = placed + rng.uniform(60, 7200)
-            method = _pick(rng, {"card": 6, "paypal": 3, "voucher": 1, "bank_transfer": 1})
+            method = pick(rng, {"card": 6, "paypal": 3, "voucher": 1, "bank_transfer": 1})
             if method == "voucher" and 110 * 86_400 <= paid < 150 * 86_400:
                 method = "card"  # the voucher scheme is paused: no voucher payments meanwhile
             attempts = []
@@ -276,7 +168,7 @@ def shop_stream(seed: int = 24) -> Stream:
             shipped = paid + rng.uniform(0.3, 4) * 86_400
             shipment_id += 1
             shipment = stream.add("shipments", shipped, shipment_id=shipment_id, order_id=order_id,
-                                  carrier=_pick(rng, {"DHL": 3, "UPS": 2, "DPD": 1}), shipped_date=day(shipped),
+                                  carrier=pick(rng, {"DHL": 3, "UPS": 2, "DPD": 1}), shipped_date=day(shipped),
                                   delivered_date=None, tracking_code=f"TRK{shipment_id:07d}")
             ordered.set(shipped, status="shipped")
             if rng.random() < 0.15 or shipped + 6 * 86_400 >= HORIZON:
@@ -291,8 +183,8 @@ def shop_stream(seed: int = 24) -> Stream:
                 if best_seller and 100 * 86_400 <= written < 130 * 86_400:
                     written += 30 * 86_400  # reviews of the best seller wait while it is under moderation
                 poorly_made = products[lines[0].row["product_id"] - 1].row["brand"] == "Umbrella"
-                rating = _pick(rng, {5: 1, 4: 1, 3: 1, 2: 3, 1: 3} if poorly_made else {5: 5, 4: 3, 3: 1, 2: 1, 1: 1})
-                title = _maybe(rng, 0.1, rng.choice(["Great!", "Does the job", "Refund requested", "Broke after a week",
+                rating = pick(rng, {5: 1, 4: 1, 3: 1, 2: 3, 1: 3} if poorly_made else {5: 5, 4: 3, 3: 1, 2: 1, 1: 1})
+                title = maybe(rng, 0.1, rng.choice(["Great!", "Does the job", "Refund requested", "Broke after a week",
                                                      "Love it", "refund please", "OK"]))
                 review = stream.add("reviews", written, review_id=review_id,
                                     product_id=lines[0].row["product_id"], customer_id=customer_id, rating=rating,
@@ -303,7 +195,7 @@ def shop_stream(seed: int = 24) -> Stream:
         customer_id, born, _ = rng.choice([c for c in customers if c[0] not in buyers])
         review_id += 1
         written = born + rng.uniform(1, 30) * 86_400
-        stream.add("reviews", written, review_id=review_id, product_id=_zipf(rng, products).row["product_id"],
+        stream.add("reviews", written, review_id=review_id, product_id=zipf(rng, products).row["product_id"],
                    customer_id=customer_id, rating=rng.randint(1, 5), title=None, created_at=at(written))
     return stream
 
@@ -330,7 +222,7 @@ def saas_stream(seed: int = 25) -> Stream:
         account = stream.add(
             "accounts", created, account_id=account_id, name=f"Company {account_id}",
             domain=domain.upper() if rng.random() < 0.1 else domain,
-            industry=_maybe(rng, 0.1, rng.choice(industries)), country=_maybe(rng, 0.05, rng.choice(countries)),
+            industry=maybe(rng, 0.1, rng.choice(industries)), country=maybe(rng, 0.05, rng.choice(countries)),
             created_at=at(created), is_internal=account_id in (1, 17))
         if account_id == 33:
             account.delete(140 * 86_400)  # closed: its users and events dangle
@@ -362,7 +254,7 @@ def saas_stream(seed: int = 25) -> Stream:
                 "users", signup if rng.random() > 0.04 else created - 300,  # a user before the account
                 user_id=user_id, account_id=account_id,
                 email=f"{rng.choice(FIRST).lower()}{user_id}@{domain if rng.random() > 0.15 else 'gmail.com'}",
-                role=_maybe(rng, 0.2, rng.choice(["admin", "member", "viewer"])), signup_at=at(signup),
+                role=maybe(rng, 0.2, rng.choice(["admin", "member", "viewer"])), signup_at=at(signup),
                 signup_date=day(signup), last_seen_date=day(signup), is_active=rng.random() < 0.9)
             account_users.append(user)
             session_number = _sessions(rng, stream, user, signup, session_number)
@@ -377,11 +269,11 @@ def saas_stream(seed: int = 25) -> Stream:
                 continue
             ticket = stream.add("support_tickets", opened, ticket_id=ticket_id, account_id=account_id,
                                 user_id=rng.choice(account_users).row["user_id"],
-                                priority=_pick(rng, {"low": 2, "normal": 4, "high": 2, "urgent": 1}),
+                                priority=pick(rng, {"low": 2, "normal": 4, "high": 2, "urgent": 1}),
                                 opened_at=at(opened), closed_at=None, csat=None)
             if rng.random() < 0.75:
                 closed = opened + rng.uniform(0.5, 120) * 3600
-                ticket.set(closed, closed_at=at(closed), csat=_maybe(rng, 0.4, rng.randint(1, 5)))
+                ticket.set(closed, closed_at=at(closed), csat=maybe(rng, 0.4, rng.randint(1, 5)))
     return stream
 
 
@@ -407,7 +299,7 @@ def _subscribe(rng: random.Random, stream: Stream, account_id: int, created: flo
         trial.set(start, status="expired", ended_on=day(start))
         if rng.random() < 0.35 or start >= HORIZON:
             return list(ends.items())
-    plan_id = _pick(rng, {1: 1, 2: 3, 3: 3, 4: 2, 5: 1})
+    plan_id = pick(rng, {1: 1, 2: 3, 3: 3, 4: 2, 5: 1})
     paid = subscribe(start, plan_id, "active")
     change = start + rng.uniform(20, 120) * 86_400
     if change < HORIZON and rng.random() < 0.35:
@@ -460,18 +352,18 @@ def _sessions(rng: random.Random, stream: Stream, user: Entity, signup: float, n
     for start in sorted(s for s in starts if s < HORIZON - 3600):
         number += 1
         session_id = f"s-{number:06d}"
-        device = _pick(rng, {"web": 5, "desktop": 2, "ios": 2, "android": 2, "tv": 0.3})
+        device = pick(rng, {"web": 5, "desktop": 2, "ios": 2, "android": 2, "tv": 0.3})
         if device == "tv" and 90 * 86_400 <= start < 140 * 86_400:
             device = "web"  # the TV app is withdrawn meanwhile
         duration = int(rng.expovariate(1 / 600)) + 5
         session = stream.add("sessions", start, session_id=session_id, user_id=user.row["user_id"],
                              started_at=at(start), session_date=day(start),
-                             duration_seconds=_maybe(rng, 0.03, duration), device=device,
+                             duration_seconds=maybe(rng, 0.03, duration), device=device,
                              country=rng.choice(["US", "DE", "FR", "UK", "BR", "JP"]))
         if device == "tv" and start < 90 * 86_400:  # the TV app's sessions purged as bot traffic, then restored
             session.delete(100 * 86_400).restore(140 * 86_400)
         names = ["signup"] if start == signup + 60 else []
-        names += ["page_view"] + [_pick(rng, {"page_view": 6, "project_created": 1, "invite_sent": 1,
+        names += ["page_view"] + [pick(rng, {"page_view": 6, "project_created": 1, "invite_sent": 1,
                                               "report_viewed": 1.5, "purchase": 0.7})
                                   for _ in range(rng.randint(0, 4))]
         for offset, name in enumerate(names):
@@ -496,8 +388,9 @@ def _sessions(rng: random.Random, stream: Stream, user: Entity, signup: float, n
     return number
 
 
-STREAMS: dict[str, Callable[[int], Stream]] = {"shop": shop_stream, "saas": saas_stream}
-SEEDS = {"shop": 24, "saas": 25}
+STREAMS: dict[str, Callable[[int], Stream]] = {"shop": shop_stream, "saas": saas_stream, "fintech": fintech_stream,
+                                               "logistics": logistics_stream}
+SEEDS = {"shop": 24, "saas": 25, "fintech": 26, "logistics": 27}
 
 
 def write_streams(out_dir: Path, schemas: tuple[str, ...] = ("shop", "saas")) -> dict[str, dict[str, int]]:

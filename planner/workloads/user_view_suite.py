@@ -41,6 +41,7 @@ from planner.view import MaintainedView
 from planner.workloads.oracle import DuckDBOracle, Reference, StreamTables, assert_matches_reference
 from planner.workloads.spark_reference import SparkReference
 from planner.workloads.user_views import (
+    ALL_SCHEMAS,
     SchemaCatalogs,
     TableShape,
     UserView,
@@ -332,7 +333,8 @@ def _cell(text: str, width: int = 160) -> str:
 def report(outcomes: Sequence[Outcome], reference_kind: str, whole_refused: dict[str, str | None]) -> str:
     """The suite's results as Markdown: counts per schema, refusal classes, wrong and crashing views
     with their difference, and every view's line."""
-    schemas = sorted({o.view.schema for o in outcomes}, key=lambda s: ("shop", "saas").index(s) if s in ("shop", "saas") else 2)
+    schemas = sorted({o.view.schema for o in outcomes},
+                     key=lambda s: ALL_SCHEMAS.index(s) if s in ALL_SCHEMAS else len(ALL_SCHEMAS))
     lines = [f"# User-view suite: {len(outcomes)} views, reference: {reference_kind}", ""]
     rows = []
     for schema in [*schemas, "all"]:

@@ -22,7 +22,11 @@ from catalog.ddl import catalog_from_ddl
 from catalog.schema import Catalog, CatalogError
 
 SUITE_DIR = Path(__file__).parents[2] / "examples" / "user_views"
+#: the first stand-in, run by the default tests
 SCHEMAS = ("shop", "saas")
+#: the second, independent stand-in (a fintech and a parcel network), run on demand by ``run_suite.py``
+SECOND_SCHEMAS = ("fintech", "logistics")
+ALL_SCHEMAS = SCHEMAS + SECOND_SCHEMAS
 
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 #: The Arrow type a stream holds each Spark column type in (the README's stream format; TIMESTAMP is
