@@ -69,6 +69,8 @@ _SHAPES: dict[type[exp.Expression], Shape] = {
     exp.StrToTime: lambda n: _with_format("to_timestamp", n.this, n),
     exp.TsOrDsToDate: lambda n: _with_format("to_date", n.this, n),
     exp.TimeToStr: lambda n: _with_format("date_format", n.this.this if isinstance(n.this, exp.TimeStrToTime) else n.this, n),
+    # timestampdiff(unit, start, end): sqlglot keeps the unit as a name and the end first
+    exp.TimestampDiff: lambda n: ("timestampdiff", [exp.Literal.string(n.unit.name), n.expression, n.this]),
     exp.DayOfWeek: lambda n: ("dayofweek", [as_written(n.this)]),
     exp.Trim: _trim,
     exp.Pad: lambda n: ("lpad" if n.args.get("is_left") else "rpad",
@@ -90,6 +92,8 @@ def spark_call(node: exp.Expression) -> tuple[str, list[exp.Expression]]:
     if isinstance(node, exp.DateDiff) and node.args.get("unit") is None:
         # Spark's datediff(end, start); sqlglot wraps both in TO_DATE
         return "datediff", [as_written(node.this), as_written(node.expression)]
+    if isinstance(node, exp.DateDiff):  # datediff(unit, start, end) is Spark's timestampdiff
+        return "timestampdiff", [exp.Literal.string(node.unit.name), as_written(node.expression), as_written(node.this)]
     return _generic_name(node), _generic_args(node)
 
 

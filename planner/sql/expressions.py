@@ -15,6 +15,7 @@ from typing import Protocol
 import attrs
 from sqlglot import exp
 
+from catalog import types
 from catalog.ddl import column_type
 from catalog.schema import Catalog, UnknownColumnError
 from catalog.types import BOOLEAN, DATE, INTEGRAL, NULL, STRING, IntervalType
@@ -28,7 +29,7 @@ from planner.sql.errors import UnsupportedSqlError
 from planner.sql.grouping_sets import grouping_call
 from planner.sql.scope import Scope, output_names, output_types
 from planner.sql.spark_names import spark_name
-from planner.sql.typing import date_literal, explicit_cast, literal_of_number, typed_aggregate, typed_call
+from planner.sql.typing import explicit_cast, literal_of_number, typed_aggregate, typed_call
 
 _BINARY_OPS: dict[type[exp.Expression], str] = {
     exp.Add: "+",
@@ -94,10 +95,13 @@ _INTERVAL_UNITS = {
 
 def _arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Expr:
     """``left op right``, folding date ± interval constants so rules compare plain date literals."""
+    # (``types.DATE``, dotted: a bare name in a pattern would capture any type instead of comparing)
     match op, left, right:
-        case "+" | "-", Literal(value=day, type=DATE), Literal(value=(amount, unit), type=IntervalType()) if unit in INTERVAL_UNITS:
+        case "+" | "-", Literal(value=day, type=types.DATE), Literal(value=(amount, unit), type=IntervalType()) if (
+            unit in INTERVAL_UNITS
+        ):
             return Literal(shift_date(day, amount if op == "+" else -amount, unit), DATE)
-        case "+", Literal(type=IntervalType()), Literal(type=DATE):
+        case "+", Literal(type=IntervalType()), Literal(type=types.DATE):
             return _arithmetic(op, right, left, clause)
     return typed_call(op, (left, right), clause)
 
@@ -365,8 +369,6 @@ class ExpressionConverter:
         if target is None:
             raise UnsupportedSqlError(f"cast to {node.to.sql(dialect='spark')} in {self.clause} is not supported")
         operand = self.convert(node.this)
-        if target == DATE and isinstance(operand, Literal) and operand.type == STRING:
-            return date_literal(operand.value, self.clause)
         return explicit_cast(operand, target, self.clause)
 
     def _extract(self, unit: str, date: exp.Expression) -> Expr:

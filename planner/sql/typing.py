@@ -14,7 +14,6 @@ string read as a number, or a decimal read as a double, is cast.
 
 from __future__ import annotations
 
-import datetime
 import decimal as pydecimal
 
 from catalog import types
@@ -348,10 +347,3 @@ def literal_of_number(text: str) -> Literal:
                 return Literal(value, integral)
         return Literal(pydecimal.Decimal(value), types.literal_decimal_type(text))
     return Literal(pydecimal.Decimal(text), types.literal_decimal_type(text))
-
-
-def date_literal(text: str, clause: str) -> Literal:
-    try:
-        return Literal(datetime.date.fromisoformat(text), DATE)
-    except ValueError:
-        raise UnsupportedSqlError(f"{clause}: {sql_literal(text)} is not a date (yyyy-mm-dd)") from None

@@ -107,6 +107,10 @@ def test_double_functions_follow_java_special_cases():
     ("position('l' in 'hello')", 3),
     ("split_part('a,b,c', ',', -1)", "c"), ("split_part('a,b,c', ',', 5)", ""), ("split_part('a,b', '', 1)", "a,b"),
     ("split_part('', ',', 1)", ""),
+    # substring_index, each checked in Spark 4: overlapping delimiters as Spark searches them
+    ("substring_index('www.apache.org', '.', 2)", "www.apache"), ("substring_index('www.apache.org', '.', -2)", "apache.org"),
+    ("substring_index('aaa', 'aa', 2)", "a"), ("substring_index('aaa', 'aa', -2)", "a"), ("substring_index('a.b', '.', 5)", "a.b"),
+    ("substring_index('a.b', '.', 0)", ""), ("substring_index('a.b', '', 1)", ""), ("substring_index('a@b@c', '@', -5)", "a@b@c"),
     ("startswith('hello', '')", True), ("endswith('hello', 'lo')", True), ("contains(123, 2)", True),
     ("substr('hello', -3, 2)", "ll"), ("substring('hello', '2')", "ello"),
 ])

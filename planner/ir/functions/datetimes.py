@@ -122,6 +122,46 @@ def _trunc(day: datetime.date, unit: str) -> datetime.date | None:
     return None if level is None else truncate_date(day, level)
 
 
+# --- differences ---------------------------------------------------------------------------------
+
+_MICROS_IN = {"microsecond": 1, "millisecond": 1_000, "second": 1_000_000, "minute": 60_000_000, "hour": 3_600_000_000}
+_MONTHS_IN = {"month": 1, "quarter": 3, "year": 12}
+_TIMESTAMPDIFF_UNITS = (*_MICROS_IN, "day", "week", *_MONTHS_IN)
+
+
+def _toward_zero(numerator: int, denominator: int) -> int:
+    quotient = abs(numerator) // denominator
+    return quotient if numerator >= 0 else -quotient
+
+
+def _timestampdiff(unit: str, start: datetime.datetime, end: datetime.datetime, zone: str) -> int:
+    """Spark's ``timestampdiff`` (``DateTimeUtils.timestampDiff``): Java's ``ChronoUnit.between`` of the
+    two local date-times in the session time zone, whole units toward zero. Time units count the
+    microseconds between them; day-based units first step the end day back (or forward) one day when
+    its time of day has not reached the start's, then count days, weeks (days / 7) or months (by the
+    month and day, ``LocalDate.until``: quarters and years are whole 3 and 12 months)."""
+    begin, finish = _local(start, zone).replace(tzinfo=None), _local(end, zone).replace(tzinfo=None)
+    if unit in _MICROS_IN:
+        return _toward_zero((finish - begin) // datetime.timedelta(microseconds=1), _MICROS_IN[unit])
+    end_day = finish.date()
+    if end_day > begin.date() and finish.time() < begin.time():
+        end_day -= datetime.timedelta(days=1)
+    elif end_day < begin.date() and finish.time() > begin.time():
+        end_day += datetime.timedelta(days=1)
+    if unit in ("day", "week"):
+        return _toward_zero((end_day - begin.date()).days, 1 if unit == "day" else 7)
+    packed = (end_day.year * 12 + end_day.month) * 32 + end_day.day - ((begin.year * 12 + begin.month) * 32 + begin.day)
+    return _toward_zero(_toward_zero(packed, 32), _MONTHS_IN[unit])
+
+
+def _timestampdiff_typing(args: tuple[Arg, ...]) -> Signature:
+    unit = _constant_text(args[0], "timestampdiff's unit")
+    if unit is None or unit.lower() not in _TIMESTAMPDIFF_UNITS:
+        raise UnsupportedArgumentError(f"timestampdiff's unit must be one of {', '.join(u.upper() for u in _TIMESTAMPDIFF_UNITS)}")
+    return Signature((STRING, _instant_param(args[1], "timestampdiff's start (a timestamp)"),
+                      _instant_param(args[2], "timestampdiff's end (a timestamp)"), None), BIGINT)
+
+
 # --- parts of a date-time --------------------------------------------------------------------
 
 def _time_part(part: str) -> Callable[[datetime.datetime, str], int]:
@@ -344,6 +384,12 @@ FUNCTIONS = (
         "date d, string unit", "date",
         typing=lambda args: Signature((_date_param(args[0], "trunc's first argument (a date)"), STRING), DATE),
         evaluator=plain(_trunc),
+    ),
+    Function(
+        "timestampdiff", "date", "whole units (MICROSECOND to YEAR) from start to end, on the local time line of the "
+        "session time zone; also datediff(unit, start, end)", (3, 3), "unit, timestamp start, timestamp end", "bigint",
+        typing=_timestampdiff_typing, evaluator=plain(lambda unit, start, end, zone: _timestampdiff(unit.lower(), start, end, zone)),
+        rewrite=_zoned("timestampdiff"),
     ),
     Function("hour", "date", "the hour of the timestamp in the session time zone", (1, 1), "timestamp", "int",
              typing=_time_part_typing("hour"), evaluator=plain(_time_part("hour")), rewrite=_zoned("hour")),

@@ -79,6 +79,30 @@ def _split_part(text: str, delimiter: str, index: int) -> str:
     return parts[position] if 0 <= position < len(parts) else ""
 
 
+def _substring_index(text: str, delimiter: str, count: int) -> str:
+    """Spark's ``substring_index`` (``UTF8String.subStringIndex``): what comes before the count-th
+    delimiter from the left (count > 0) or after the count-th from the right (count < 0); the whole
+    string when there are fewer, '' for a count of 0 or an empty delimiter. Occurrences are searched
+    from one character past the last one found, so they may overlap, as Spark's do."""
+    if count == 0 or not delimiter:
+        return ""
+    if count > 0:
+        found = -1
+        for _ in range(min(count, len(text) + 1)):
+            found = text.find(delimiter, found + 1)
+            if found < 0:
+                return text
+        return text[:found]
+    found = len(text) - len(delimiter) + 1
+    for _ in range(min(-count, len(text) + 1)):
+        if found - 1 < 0:
+            return text
+        found = text.rfind(delimiter, 0, found - 1 + len(delimiter))
+        if found < 0:
+            return text
+    return text[found + len(delimiter):]
+
+
 def _trimmer(strip: Callable[[str, str], str]) -> Callable[..., str]:
     """trim / ltrim / rtrim: spaces (only ' ', not tabs), or every character of ``characters``."""
     return lambda text, characters=" ": strip(text, characters)
@@ -166,6 +190,8 @@ FUNCTIONS = (
                      integers=(2,), aliases=("position",), nulls="aware"),
     _string_function("split_part", "the index-th part of str split at delim (negative: from the end; '' beyond)",
                      (3, 3), "str, delim, int", _split_part, integers=(2,)),
+    _string_function("substring_index", "before the count-th delim from the left (count > 0) or after the count-th "
+                     "from the right (count < 0)", (3, 3), "str, delim, int count", _substring_index, integers=(2,)),
     _predicate("startswith", "whether str starts with prefix", str.startswith),
     _predicate("endswith", "whether str ends with suffix", str.endswith),
     _predicate("contains", "whether str contains substr", lambda text, part: part in text),
