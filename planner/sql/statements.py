@@ -345,10 +345,7 @@ class _Planner:
             scan = Scan(name, alias, table.column_names)
             return scan, attrs.evolve(self._derived(alias, scan), unsupported=table.unsupported_columns, table=name)
         if isinstance(node, exp.Subquery):
-            if not alias:
-                raise UnsupportedSqlError(
-                    f"FROM: a derived table needs an alias: {node.sql(dialect='spark')[:120]}"
-                )
+            alias = alias or _generated_alias(node)
             _reject_other_clauses(node, frozenset({"this", "alias"}))
             # Derived tables see the enclosing query's scope, not their FROM siblings (no LATERAL).
             inner = self.query(node.this, outer, ctes)
@@ -433,6 +430,16 @@ class _Planner:
         expr = expressions.convert(node)
         named = [item for item in items if item.expr == expr]
         return SortKey(Column(None, named[0].name) if named else expr, ascending)
+
+
+def _generated_alias(node: exp.Subquery) -> str:
+    """The name of a derived table written without an alias: Spark's ``__auto_generated_subquery_name``,
+    numbered after the first so that two such tables of one FROM stay apart (neither can be named in
+    the query; their columns are read unqualified)."""
+    join = node.parent if isinstance(node.parent, exp.Join) else None
+    if join is None or not isinstance(join.parent, exp.Select):
+        return "__auto_generated_subquery_name"
+    return f"__auto_generated_subquery_name_{join.parent.args['joins'].index(join) + 1}"
 
 
 def _using_names(join: exp.Join, scope: Scope, right: Relation) -> tuple[str, ...]:

@@ -241,6 +241,9 @@ TPCH_BREADTH = {
     "IN over a derived table filtered in WHERE (Q18 written with WHERE)": Q18_DERIVED_FILTER,
     "derived table of a derived table with a join, joined": NESTED_DERIVED_JOIN,
     "SELECT DISTINCT derived table": DISTINCT_DERIVED,
+    # Spark names a derived table without an alias __auto_generated_subquery_name
+    "derived tables without an alias": "select o_orderpriority, n from (select o_orderpriority, count(*) as n from orders "
+                                       "group by o_orderpriority) where n > 10",
     "SELECT DISTINCT derived table joined on its key": DISTINCT_DERIVED_JOINED,
     "sum(x) / sum(1) grouped": SUM_OVER_SUM_ONE,
     "sum(x) / sum(1) global": GLOBAL_SUM_OVER_SUM_ONE,
