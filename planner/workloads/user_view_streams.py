@@ -20,6 +20,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
+import attrs
+
 from planner.workloads.entity_stream import (
     FIRST,
     HORIZON,
@@ -44,6 +46,42 @@ def shop_stream(seed: int = 24) -> Stream:
     orders moving through their statuses, their lines, payments, shipments and reviews."""
     rng = random.Random(seed)
     stream = Stream(table_shapes(schema_ddl("shop")))
+    _shop_regions(rng, stream)
+    products = _shop_products(rng, stream)
+    customers = _shop_customers(rng, stream)
+    ids, buyers = _ShopIds(), set()
+    for customer_id, born, _ in customers:
+        orders = 0 if rng.random() < 0.2 else min(1 + int(rng.expovariate(0.6)), 7)
+        if customer_id in (1, 2):
+            orders = 6  # regulars: repeat purchases within days
+        placed = born
+        for _ in range(orders):
+            placed += rng.expovariate(1 / (12 * 86_400)) + 600
+            if placed >= HORIZON - 3600:
+                break
+            ids.order += 1
+            buyers.add(customer_id)
+            _shop_order(rng, stream, ids, customer_id, born, placed, products)
+    for _ in range(6):  # reviews of gifts, by customers who never ordered themselves
+        customer_id, born, _ = rng.choice([c for c in customers if c[0] not in buyers])
+        ids.review += 1
+        written = born + rng.uniform(1, 30) * 86_400
+        stream.add("reviews", written, review_id=ids.review, product_id=zipf(rng, products).row["product_id"],
+                   customer_id=customer_id, rating=rng.randint(1, 5), title=None, created_at=at(written))
+    return stream
+
+
+@attrs.define
+class _ShopIds:
+    """The last id given to the shop's orders, payments, shipments and reviews."""
+
+    order: int = 1000
+    payment: int = 0
+    shipment: int = 0
+    review: int = 0
+
+
+def _shop_regions(rng: random.Random, stream: Stream) -> None:
     regions = [("North", "DE"), ("South", "DE"), ("Ile-de-France", "FR"), ("Occitanie", "FR"),
                ("Lombardy", "IT"), ("Catalonia", "ES"), ("Wales", "UK"), ("Ontario", "CA")]
     region_entities = [stream.add("regions", rng.uniform(0, 3600), region_id=i + 1, name=name, country=country)
@@ -51,6 +89,10 @@ def shop_stream(seed: int = 24) -> Stream:
     # a region closed for two months and reopened: its customers' orders dangle meanwhile
     region_entities[6].delete(60 * 86_400).restore(120 * 86_400)
 
+
+def _shop_products(rng: random.Random, stream: Stream) -> list[Entity]:
+    """The category tree, then the catalogue: 60 products (some repriced, retired or removed) and four
+    new arrivals nobody orders."""
     tops = [(1, "Electronics", "ELC"), (2, "Home", "HOM"), (3, "Outdoor", "OUT"), (4, "Books", "BOK")]
     children = [(5, "Phones", 1), (6, "Laptops", 1), (7, "Kitchen", 2), (8, "Garden", 2), (9, "Camping", 3),
                 (10, "Fiction", 4), (11, "Cookbooks", 4), (12, "Audio", 1)]
@@ -86,7 +128,11 @@ def shop_stream(seed: int = 24) -> Stream:
         stream.add("products", born, product_id=product_id, sku=f"HOM-{product_id:05d}", name=f"New item {product_id}",
                    category_id=7, brand="Hooli", list_price=Decimal("24.90"), cost=Decimal("12.00"), weight_kg=1.5,
                    is_active=True, created_at=at(born))
+    return products
 
+
+def _shop_customers(rng: random.Random, stream: Stream) -> list[tuple[int, float, Entity]]:
+    """120 customers (id, signup time, entity): messy emails and names, some changed or erased."""
     domains = ["gmail.com", "Yahoo.com", "outlook.com", "shop-mail.de", "ACME.io"]
     customers = []
     for customer_id in range(1, 121):
@@ -107,97 +153,102 @@ def shop_stream(seed: int = 24) -> Stream:
         if rng.random() < 0.03:  # erased on request: the orders stay, dangling
             customer.delete(born + rng.uniform(30, 120) * 86_400)
         customers.append((customer_id, born, customer))
+    return customers
 
-    order_id = 1000
-    payment_id = shipment_id = review_id = 0
-    buyers = set()
-    for customer_id, born, _ in customers:
-        orders = 0 if rng.random() < 0.2 else min(1 + int(rng.expovariate(0.6)), 7)
-        if customer_id in (1, 2):
-            orders = 6  # regulars: repeat purchases within days
-        placed = born
-        for _ in range(orders):
-            placed += rng.expovariate(1 / (12 * 86_400)) + 600
-            if placed >= HORIZON - 3600:
-                break
-            order_id += 1
-            buyers.add(customer_id)
-            ordered = stream.add(
-                "orders", placed if rng.random() > 0.03 else born - 60,  # a few orders before their customer
-                order_id=order_id, customer_id=customer_id, order_date=day(placed), created_at=at(placed),
-                status="pending", channel=pick(rng, {"web": 5, "app": 3, "phone": 1, "marketplace": 1}),
-                coupon_code=maybe(rng, 0.85, rng.choice(["WELCOME10", "SPRING", "VIP20"])),
-                shipping_fee=maybe(rng, 0.03, rng.choice([Decimal("0.00"), Decimal("4.99"), Decimal("9.99")])))
-            total = Decimal(0)
-            lines = []
-            for line_no in range(1, rng.randint(1, 4) + 1):
-                product = zipf(rng, products, 0.9)
-                quantity = rng.choice([1, 1, 1, 2, 3, 5])
-                price = product.row["list_price"]
-                discount = money(float(price) * 0.1) if rng.random() < 0.2 else Decimal("0.00")
-                total += quantity * price - discount
-                line_at = placed + line_no if rng.random() > 0.03 else placed - 30  # a line before its order
-                line = stream.add("order_items", line_at, order_id=order_id, line_no=line_no,
-                                  product_id=product.row["product_id"], quantity=quantity, unit_price=price,
-                                  discount=discount)
-                lines.append(line)
-            if rng.random() < 0.05:  # a line removed before shipping
-                rng.choice(lines).delete(placed + 1800)
-            if rng.random() < 0.07:
-                ordered.set(placed + rng.uniform(600, 86_400), status="cancelled")
-                continue
-            paid = placed + rng.uniform(60, 7200)
-            method = pick(rng, {"card": 6, "paypal": 3, "voucher": 1, "bank_transfer": 1})
-            if method == "voucher" and 110 * 86_400 <= paid < 150 * 86_400:
-                method = "card"  # the voucher scheme is paused: no voucher payments meanwhile
-            attempts = []
-            if rng.random() < 0.15:
-                payment_id += 1
-                attempts.append(stream.add("payments", paid - 30, payment_id=payment_id, order_id=order_id,
-                                           method=method, amount=total, status="failed", paid_at=at(paid - 30)))
-            payment_id += 1
-            amount = total if rng.random() > 0.1 else money(float(total) * 0.5)
-            attempts.append(stream.add("payments", paid, payment_id=payment_id, order_id=order_id, method=method,
-                                       amount=amount, status="captured", paid_at=at(paid)))
-            if method == "voucher" and paid < 110 * 86_400:  # and its earlier payments voided while it is paused
-                for attempt in attempts:
-                    attempt.delete(120 * 86_400 + rng.uniform(0, 3600)).restore(150 * 86_400 + rng.uniform(0, 3600))
-            ordered.set(paid, status="paid")
-            if rng.random() < 0.2 or paid + 86_400 >= HORIZON:
-                continue
-            shipped = paid + rng.uniform(0.3, 4) * 86_400
-            shipment_id += 1
-            shipment = stream.add("shipments", shipped, shipment_id=shipment_id, order_id=order_id,
-                                  carrier=pick(rng, {"DHL": 3, "UPS": 2, "DPD": 1}), shipped_date=day(shipped),
-                                  delivered_date=None, tracking_code=f"TRK{shipment_id:07d}")
-            ordered.set(shipped, status="shipped")
-            if rng.random() < 0.15 or shipped + 6 * 86_400 >= HORIZON:
-                continue
-            delivered = shipped + rng.uniform(1, 6) * 86_400
-            shipment.set(delivered, delivered_date=day(delivered))
-            ordered.set(delivered, status="delivered")
-            if rng.random() < 0.45:
-                review_id += 1
-                written = delivered + rng.uniform(1, 10) * 86_400
-                best_seller = lines[0].row["product_id"] == products[0].row["product_id"]
-                if best_seller and 100 * 86_400 <= written < 130 * 86_400:
-                    written += 30 * 86_400  # reviews of the best seller wait while it is under moderation
-                poorly_made = products[lines[0].row["product_id"] - 1].row["brand"] == "Umbrella"
-                rating = pick(rng, {5: 1, 4: 1, 3: 1, 2: 3, 1: 3} if poorly_made else {5: 5, 4: 3, 3: 1, 2: 1, 1: 1})
-                title = maybe(rng, 0.1, rng.choice(["Great!", "Does the job", "Refund requested", "Broke after a week",
-                                                     "Love it", "refund please", "OK"]))
-                review = stream.add("reviews", written, review_id=review_id,
-                                    product_id=lines[0].row["product_id"], customer_id=customer_id, rating=rating,
-                                    title=title, created_at=at(written))
-                if best_seller and written < 100 * 86_400:  # hidden for moderation, then shown again
-                    review.delete(100 * 86_400 + rng.uniform(0, 600)).restore(130 * 86_400 + rng.uniform(0, 600))
-    for _ in range(6):  # reviews of gifts, by customers who never ordered themselves
-        customer_id, born, _ = rng.choice([c for c in customers if c[0] not in buyers])
-        review_id += 1
-        written = born + rng.uniform(1, 30) * 86_400
-        stream.add("reviews", written, review_id=review_id, product_id=zipf(rng, products).row["product_id"],
-                   customer_id=customer_id, rating=rng.randint(1, 5), title=None, created_at=at(written))
-    return stream
+
+def _shop_order(rng: random.Random, stream: Stream, ids: _ShopIds, customer_id: int, born: float, placed: float,
+                products: list[Entity]) -> None:
+    """One order's life: placed with its lines, cancelled or paid, shipped, delivered, reviewed."""
+    ordered = stream.add(
+        "orders", placed if rng.random() > 0.03 else born - 60,  # a few orders before their customer
+        order_id=ids.order, customer_id=customer_id, order_date=day(placed), created_at=at(placed),
+        status="pending", channel=pick(rng, {"web": 5, "app": 3, "phone": 1, "marketplace": 1}),
+        coupon_code=maybe(rng, 0.85, rng.choice(["WELCOME10", "SPRING", "VIP20"])),
+        shipping_fee=maybe(rng, 0.03, rng.choice([Decimal("0.00"), Decimal("4.99"), Decimal("9.99")])))
+    total, lines = _shop_order_lines(rng, stream, ids.order, placed, products)
+    if rng.random() < 0.07:
+        ordered.set(placed + rng.uniform(600, 86_400), status="cancelled")
+        return
+    paid = _shop_payments(rng, stream, ids, placed, total)
+    ordered.set(paid, status="paid")
+    if rng.random() < 0.2 or paid + 86_400 >= HORIZON:
+        return
+    shipped = paid + rng.uniform(0.3, 4) * 86_400
+    ids.shipment += 1
+    shipment = stream.add("shipments", shipped, shipment_id=ids.shipment, order_id=ids.order,
+                          carrier=pick(rng, {"DHL": 3, "UPS": 2, "DPD": 1}), shipped_date=day(shipped),
+                          delivered_date=None, tracking_code=f"TRK{ids.shipment:07d}")
+    ordered.set(shipped, status="shipped")
+    if rng.random() < 0.15 or shipped + 6 * 86_400 >= HORIZON:
+        return
+    delivered = shipped + rng.uniform(1, 6) * 86_400
+    shipment.set(delivered, delivered_date=day(delivered))
+    ordered.set(delivered, status="delivered")
+    if rng.random() < 0.45:
+        _shop_review(rng, stream, ids, customer_id, delivered, lines, products)
+
+
+def _shop_order_lines(rng: random.Random, stream: Stream, order_id: int, placed: float,
+                      products: list[Entity]) -> tuple[Decimal, list[Entity]]:
+    """One to four lines (a few before their order, one sometimes removed): the order's total and lines."""
+    total = Decimal(0)
+    lines = []
+    for line_no in range(1, rng.randint(1, 4) + 1):
+        product = zipf(rng, products, 0.9)
+        quantity = rng.choice([1, 1, 1, 2, 3, 5])
+        price = product.row["list_price"]
+        discount = money(float(price) * 0.1) if rng.random() < 0.2 else Decimal("0.00")
+        total += quantity * price - discount
+        line_at = placed + line_no if rng.random() > 0.03 else placed - 30  # a line before its order
+        line = stream.add("order_items", line_at, order_id=order_id, line_no=line_no,
+                          product_id=product.row["product_id"], quantity=quantity, unit_price=price,
+                          discount=discount)
+        lines.append(line)
+    if rng.random() < 0.05:  # a line removed before shipping
+        rng.choice(lines).delete(placed + 1800)
+    return total, lines
+
+
+def _shop_payments(rng: random.Random, stream: Stream, ids: _ShopIds, placed: float, total: Decimal) -> float:
+    """A failed attempt sometimes, then the captured payment (sometimes half the total); vouchers paused
+    for a while. Returns when the order was paid."""
+    paid = placed + rng.uniform(60, 7200)
+    method = pick(rng, {"card": 6, "paypal": 3, "voucher": 1, "bank_transfer": 1})
+    if method == "voucher" and 110 * 86_400 <= paid < 150 * 86_400:
+        method = "card"  # the voucher scheme is paused: no voucher payments meanwhile
+    attempts = []
+    if rng.random() < 0.15:
+        ids.payment += 1
+        attempts.append(stream.add("payments", paid - 30, payment_id=ids.payment, order_id=ids.order,
+                                   method=method, amount=total, status="failed", paid_at=at(paid - 30)))
+    ids.payment += 1
+    amount = total if rng.random() > 0.1 else money(float(total) * 0.5)
+    attempts.append(stream.add("payments", paid, payment_id=ids.payment, order_id=ids.order, method=method,
+                               amount=amount, status="captured", paid_at=at(paid)))
+    if method == "voucher" and paid < 110 * 86_400:  # and its earlier payments voided while it is paused
+        for attempt in attempts:
+            attempt.delete(120 * 86_400 + rng.uniform(0, 3600)).restore(150 * 86_400 + rng.uniform(0, 3600))
+    return paid
+
+
+def _shop_review(rng: random.Random, stream: Stream, ids: _ShopIds, customer_id: int, delivered: float,
+                 lines: list[Entity], products: list[Entity]) -> None:
+    """A review of the order's first line: the best seller's wait out its moderation; a poorly made
+    brand rates low."""
+    ids.review += 1
+    written = delivered + rng.uniform(1, 10) * 86_400
+    best_seller = lines[0].row["product_id"] == products[0].row["product_id"]
+    if best_seller and 100 * 86_400 <= written < 130 * 86_400:
+        written += 30 * 86_400  # reviews of the best seller wait while it is under moderation
+    poorly_made = products[lines[0].row["product_id"] - 1].row["brand"] == "Umbrella"
+    rating = pick(rng, {5: 1, 4: 1, 3: 1, 2: 3, 1: 3} if poorly_made else {5: 5, 4: 3, 3: 1, 2: 1, 1: 1})
+    title = maybe(rng, 0.1, rng.choice(["Great!", "Does the job", "Refund requested", "Broke after a week",
+                                         "Love it", "refund please", "OK"]))
+    review = stream.add("reviews", written, review_id=ids.review,
+                        product_id=lines[0].row["product_id"], customer_id=customer_id, rating=rating,
+                        title=title, created_at=at(written))
+    if best_seller and written < 100 * 86_400:  # hidden for moderation, then shown again
+        review.delete(100 * 86_400 + rng.uniform(0, 600)).restore(130 * 86_400 + rng.uniform(0, 600))
 
 
 def saas_stream(seed: int = 25) -> Stream:
@@ -232,18 +283,7 @@ def saas_stream(seed: int = 25) -> Stream:
         for subscription, ends in subscriptions:
             for invoice in _invoices(rng, stream, subscription, ends, invoice_id):
                 invoice_id = invoice.row["invoice_id"]
-        for flag_name in rng.sample(["new_reports", "beta_ai", "dark_mode", "sso"], rng.randint(0, 3)):
-            flag_set = created + rng.uniform(0, 30) * 86_400
-            if flag_name == "beta_ai" and flag_set >= 100 * 86_400:
-                continue  # the beta takes no new accounts
-            flag_id += 1
-            flag = stream.add("feature_flags", flag_set, flag_id=flag_id, account_id=account_id, flag_name=flag_name,
-                              enabled=rng.random() < 0.6, updated_at=at(flag_set))
-            if rng.random() < 0.3 and flag_name != "beta_ai":
-                toggled = flag_set + rng.uniform(5, 60) * 86_400
-                flag.set(toggled, enabled=not flag.row["enabled"], updated_at=at(toggled))
-            if flag_name == "beta_ai":  # the beta withdrawn from every account, then relaunched
-                flag.delete(110 * 86_400).restore(150 * 86_400)
+        flag_id = _saas_flags(rng, stream, account_id, created, flag_id)
         account_users = []
         for _ in range(rng.randint(1, 6)):
             user_id += 1
@@ -260,21 +300,49 @@ def saas_stream(seed: int = 25) -> Stream:
             session_number = _sessions(rng, stream, user, signup, session_number)
             if rng.random() < 0.03:
                 user.delete(signup + rng.uniform(20, 80) * 86_400)
-        for _ in range(rng.randint(0, 4)):
-            if not account_users:
-                break
-            ticket_id += 1
-            opened = created + rng.uniform(1, 150) * 86_400
-            if opened >= HORIZON - 86_400:
-                continue
-            ticket = stream.add("support_tickets", opened, ticket_id=ticket_id, account_id=account_id,
-                                user_id=rng.choice(account_users).row["user_id"],
-                                priority=pick(rng, {"low": 2, "normal": 4, "high": 2, "urgent": 1}),
-                                opened_at=at(opened), closed_at=None, csat=None)
-            if rng.random() < 0.75:
-                closed = opened + rng.uniform(0.5, 120) * 3600
-                ticket.set(closed, closed_at=at(closed), csat=maybe(rng, 0.4, rng.randint(1, 5)))
+        ticket_id = _saas_tickets(rng, stream, account_id, created, account_users, ticket_id)
     return stream
+
+
+def _saas_flags(rng: random.Random, stream: Stream, account_id: int, created: float, last_id: int) -> int:
+    """Up to three feature flags of an account, some toggled; the AI beta withdrawn from every account
+    for a while. Returns the last flag id given."""
+    flag_id = last_id
+    for flag_name in rng.sample(["new_reports", "beta_ai", "dark_mode", "sso"], rng.randint(0, 3)):
+        flag_set = created + rng.uniform(0, 30) * 86_400
+        if flag_name == "beta_ai" and flag_set >= 100 * 86_400:
+            continue  # the beta takes no new accounts
+        flag_id += 1
+        flag = stream.add("feature_flags", flag_set, flag_id=flag_id, account_id=account_id, flag_name=flag_name,
+                          enabled=rng.random() < 0.6, updated_at=at(flag_set))
+        if rng.random() < 0.3 and flag_name != "beta_ai":
+            toggled = flag_set + rng.uniform(5, 60) * 86_400
+            flag.set(toggled, enabled=not flag.row["enabled"], updated_at=at(toggled))
+        if flag_name == "beta_ai":  # the beta withdrawn from every account, then relaunched
+            flag.delete(110 * 86_400).restore(150 * 86_400)
+    return flag_id
+
+
+def _saas_tickets(rng: random.Random, stream: Stream, account_id: int, created: float, account_users: list[Entity],
+                  last_id: int) -> int:
+    """Up to four support tickets of an account's users, most closed with a satisfaction score.
+    Returns the last ticket id given."""
+    ticket_id = last_id
+    for _ in range(rng.randint(0, 4)):
+        if not account_users:
+            break
+        ticket_id += 1
+        opened = created + rng.uniform(1, 150) * 86_400
+        if opened >= HORIZON - 86_400:
+            continue
+        ticket = stream.add("support_tickets", opened, ticket_id=ticket_id, account_id=account_id,
+                            user_id=rng.choice(account_users).row["user_id"],
+                            priority=pick(rng, {"low": 2, "normal": 4, "high": 2, "urgent": 1}),
+                            opened_at=at(opened), closed_at=None, csat=None)
+        if rng.random() < 0.75:
+            closed = opened + rng.uniform(0.5, 120) * 3600
+            ticket.set(closed, closed_at=at(closed), csat=maybe(rng, 0.4, rng.randint(1, 5)))
+    return ticket_id
 
 
 def _subscribe(rng: random.Random, stream: Stream, account_id: int, created: float,
