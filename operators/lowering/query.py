@@ -192,7 +192,7 @@ def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Colu
 
 def _lower_map(builder: StageBuilder, join: LogicalPlan, items: tuple | None, root: Emitter) -> Body:
     """The join's residual selection and the select list: linear, so one stateless stage."""
-    mapping = finish_function(items, join.residual, root.layout)
+    mapping = finish_function(items, join.residual, root.layout, hold=reads_aggregates(join))
     layout = tuple(Column(None, i.name) for i in items) if items is not None else root.layout
     stage = builder.add(MapStage("project", mapping, tuple(map(str, layout)), StageDescription(
         operator="Map (σ, π)", inputs="join results", state="none", key="none (stateless)",
@@ -233,7 +233,7 @@ def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, ite
     stage = builder.add(ProductCombineStage(
         tuple(tuple(c.name for c in part.layout) for part in parts),
         node.funcs, tuple(tuple((t.coefficient, t.factors) for t in terms) for terms in node.sums),
-        finish_function(items, None, agg_layout), tuple(c.name for c in layout),
+        finish_function(items, None, agg_layout, hold=True), tuple(c.name for c in layout),
         node.grouped_part, len(node.group_names)))
     for port, part in enumerate(parts):
         builder.downstream[part.last] = (stage, port)
@@ -280,7 +280,8 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple 
         return stage, rows.layout
     layout = tuple(Column(None, i.name) for i in items)
     project = builder.add(MapStage(
-        "project", finish_function(items, None, rows.layout), tuple(c.name for c in layout),
+        "project", finish_function(items, None, rows.layout, hold=reads_aggregates(node.child)),
+        tuple(c.name for c in layout),
         StageDescription(operator="Map (π)", inputs="filtered rows", state="none", key="none (stateless)",
                          update_cost="O(1) per change", why="projection is linear")))
     builder.downstream[stage] = (project, 0)
@@ -312,7 +313,7 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
         double = call.arg is not None and type_of(call.arg) in (DOUBLE, None)
         specs.append(AggregateSpec(call.func, argument, call.distinct, double, call.parameters))
     agg_layout = output_columns(aggregate)
-    finish = finish_function(items, having, agg_layout)
+    finish = finish_function(items, having, agg_layout, hold=True)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     names, columns_out = tuple(g.name for g in aggregate.group_by), tuple(map(str, output_layout))
     if isinstance(aggregate, GroupAggregate) and aggregate.insert_only:
@@ -322,6 +323,13 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
         stage_class = RingAggregateStage if isinstance(aggregate, RingAggregate) else GroupAggregateStage
         stage = stage_class(names, group_by, tuple(specs), finish, columns_out, where=where)
     return builder.add(stage), output_layout
+
+
+def reads_aggregates(plan: LogicalPlan) -> bool:
+    """Whether ``plan``'s rows hold values computed from aggregated state (a derived table's group),
+    whose errors an expression over them holds instead of failing the batch (operators/held_errors.py)."""
+    return any(isinstance(node, RingAggregate | GroupAggregate | NestedAggregate | CrossProductAggregate)
+               for node in plan.walk())
 
 
 def _lower_distinct(builder: StageBuilder, layout: tuple[Column, ...], upstream: int) -> int:
