@@ -17,8 +17,8 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from catalog.schema import Catalog
-from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.held_errors import ErrorRow
+from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.runtime.dataflow import RowRequirement, SourceRoute
 from operators.stages.base import KeyedStage, key_getter
 from operators.stages.scalar import OneRowStage

@@ -130,8 +130,12 @@ class Dataflow:
             if node.downstream is None:
                 result.extend(outputs)
             else:
-                outputs, errors = split_errors(outputs)  # held errors go to the result only
-                result.extend(errors)
+                outputs, errors = split_errors(outputs)
+                if errors:  # held errors go to the result, unless the stage downstream takes them
+                    if node.downstream_port in self.stage(node.downstream).stage.error_ports:
+                        outputs += errors
+                    else:
+                        result.extend(errors)
                 inputs.setdefault(node.downstream, []).extend(Change(node.downstream_port, row, w) for row, w in outputs)
         return consolidate(result)
 

@@ -325,12 +325,15 @@ class CompiledRunner:
         if unit.downstream == RESULT:
             program.buffers[RESULT].extend(outputs)
             return
-        outputs, errors = split_errors(outputs)  # held errors go to the result only (operators/held_errors.py)
-        if errors:
-            program.buffers[RESULT].extend(errors)
-            if not outputs:
-                return
         target = program.units[unit.downstream]
+        outputs, errors = split_errors(outputs)  # (operators/held_errors.py)
+        if errors:  # held errors go to the result, unless the stage downstream takes them
+            if unit.port in target.stage.error_ports:
+                outputs += errors
+            else:
+                program.buffers[RESULT].extend(errors)
+                if not outputs:
+                    return
         if target.inline:
             self._inline(program.entries[(target.id, unit.port)], outputs, steps)
         elif target.kind == "generic":
