@@ -164,6 +164,17 @@ class CommandLineError(ValueError):
     """An option value the command cannot use; the message names the option."""
 
 
+class BatchError(RuntimeError):
+    """A batch of ``ivm run`` failed with Spark's run-time error, or left the view's value one (a held
+    error, operators/held_errors.py): the message names the batch, as a streaming query would stop."""
+
+
+def _batch_error(number: int, batch, what: str, error: BaseException) -> BatchError:
+    seqs = [update.seq for update in batch]  # (read only on this path: a batch does not keep them)
+    where = f"batch {number + 1} (_seq {min(seqs)}..{max(seqs)})" if seqs else f"batch {number + 1}"
+    return BatchError(f"{where.replace('batch', what, 1) if what else where}: {error}")
+
+
 def _write_rows(path: str, view: MaintainedView, rows: list[tuple], extra: dict[str, list] | None = None) -> None:
     """``rows`` as a Parquet file with one column per result position in its Spark type, then ``extra``."""
     pq.write_table(rows_table(rows, view.columns, view.column_types, extra), path)
@@ -234,13 +245,18 @@ def cmd_run(args) -> int:
             # one change costs); read innermost, so that its interval holds ``apply`` and the reads alone
             # (reading the next batch is outside it).
             started = time.perf_counter()
-            if cpu_clock:
-                started_cpu = time.thread_time()
-                delta = view.apply(batch)
-                maintenance_cpu += time.thread_time() - started_cpu
-            else:
-                delta = view.apply(batch)
+            try:
+                if cpu_clock:
+                    started_cpu = time.thread_time()
+                    delta = view.apply(batch)
+                    maintenance_cpu += time.thread_time() - started_cpu
+                else:
+                    delta = view.apply(batch)
+            except (SqlRuntimeError, ScalarSubqueryTooManyRowsError) as error:
+                raise _batch_error(number, batch, "", error) from None
             maintenance += time.perf_counter() - started
+            if view.errors:  # the view's value is Spark's error from this batch on: the run stops here
+                raise _batch_error(number, batch, "after batch", f"the view's value is Spark's error: {view.error}")
             progress.update(len(batch))
             if rejects and len(view.rejected) > already:
                 _write_rejects(rejects, view.rejected[already:])
@@ -459,7 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # every user-facing failure ends as one clear line, not a traceback
 
         known = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
-                 SqlRuntimeError, ScalarSubqueryTooManyRowsError, CommandLineError, FileNotFoundError,
+                 SqlRuntimeError, ScalarSubqueryTooManyRowsError, CommandLineError, BatchError, FileNotFoundError,
                  SparkBatchError, WorkDirMismatchError)
         if not isinstance(err, known):
             raise
