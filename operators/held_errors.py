@@ -15,6 +15,10 @@ result, never to the stages downstream (``split_errors``): while any is held the
 that error (``MaintainedView.result()`` raises it), and the stages downstream keep maintaining the
 rows without it, so the view is right again as soon as the last error is retracted.
 
+The Spark engine holds none yet: a stage emitting one fails the micro-batch with the error
+(``raise_emitted_errors``), as before, and a view whose value over the empty database is an error
+is refused when it starts (operators/runtime/spark_runner.py).
+
 An error evaluating one input row (an aggregate's argument, a selection, a join's projection) is
 not held: the batch is rejected with Spark's error and every state stays as it was (issue 9), since
 a held error there would have to be counted into every aggregate above it.
@@ -77,3 +81,19 @@ def split_errors(changes: Iterable[tuple[Row, int]]) -> tuple[Changelog, Changel
     for change in changes:
         (errors if change[0].__class__ is ErrorRow else rows).append(change)
     return rows, errors
+
+
+class HeldErrorRaised(RuntimeError):
+    """Spark's run-time error of a held ``ErrorRow``, raised where the error cannot be held (the Spark
+    engine's stages: the micro-batch fails, as the batch query would)."""
+
+    def __init__(self, row: ErrorRow):
+        super().__init__(row.message)
+        self.error_class = row.error_class
+
+
+def raise_emitted_errors(changes: Iterable[tuple[Row, int]]) -> None:
+    """Raise the first ``ErrorRow`` that ``changes`` insert (the Spark engine holds none)."""
+    for row, weight in changes:
+        if weight > 0 and row.__class__ is ErrorRow:
+            raise HeldErrorRaised(row)

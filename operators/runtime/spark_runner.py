@@ -53,6 +53,7 @@ from pyspark.sql.streaming import StreamingQuery
 from catalog import types
 from catalog.schema import Catalog, Table
 from catalog.types import DataType
+from operators.held_errors import is_error
 from operators.runtime.dataflow import Dataflow
 from operators.runtime.dependencies import table_defect
 from operators.runtime.run_errors import SparkBatchError
@@ -95,6 +96,11 @@ class SparkRunner:
             # where the stages hold aware UTC ones: not converted yet, so refused rather than compared wrongly
             raise ValueError(f"the Spark engine does not maintain views over TIMESTAMP columns yet ({', '.join(timestamped)}); "
                              "the local engine does")
+        held = [row for row in dataflow.initial_result if is_error(row)]
+        if held:
+            raise SparkBatchError("the start step", f"the view's value over the empty database is Spark's error "
+                                  f"{held[0].message}; the Spark engine cannot hold it until a batch makes the "
+                                  "value defined (the local engine can)")
         self.spark = spark if spark is not None else make_spark_session()
         prepare_workers(self.spark)  # a caller's own session: its workers may not reach this project yet
         self._owns_work_dir = work_dir is None

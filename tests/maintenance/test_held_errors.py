@@ -126,3 +126,12 @@ def test_ivm_run_names_the_batch_that_leaves_the_view_an_error(tmp_path, capsys)
     assert err.strip().splitlines() == [
         "ivm: error: after batch 2 (_seq 2..2): the view's value is Spark's error: [DIVIDE_BY_ZERO] Division by zero "
         "(Spark raises this in ANSI mode; try_divide would give NULL)"]
+
+
+def test_the_spark_engine_refuses_a_view_that_is_an_error_over_the_empty_database():
+    """The Spark engine holds no error yet (its stages fail the micro-batch instead): a view that is
+    Spark's error over the empty tables it starts from is refused in one line, before any session."""
+    from operators.runtime.run_errors import SparkBatchError
+
+    with pytest.raises(SparkBatchError, match=r"empty database is Spark's error \[DIVIDE_BY_ZERO\]"):
+        MaintainedView(VIEWS["global aggregate, 0/0 over no rows"], CATALOG, engine="spark")
