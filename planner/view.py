@@ -27,6 +27,7 @@ from itertools import islice
 
 from catalog.schema import Catalog
 from catalog.types import DataType
+from operators.held_errors import ErrorRow, is_error, split_errors
 from operators.lowering.codegen import write_program
 from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
@@ -35,6 +36,7 @@ from operators.runtime.validate import Rejected, Validator
 from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
 from operators.zset import Changelog, Row, consolidate
 from planner.compiler import CompiledQuery, compile_query
+from planner.ir.values import SqlRuntimeError
 from planner.sql.scope import output_types
 
 ENGINES = ("local", "spark")
@@ -85,8 +87,12 @@ class MaintainedView:
             self.compiled_checks = compiled
             # the result as counts, and in ORDER BY from the first read on, kept per batch: reads sort nothing;
             # none in pull mode, where the state enumerates it
+            rows, errors = split_errors((row, 1) for row in dataflow.initial_result)
+            #: the held errors (operators/held_errors.py): while any is, the view's value is that error
+            self.errors: Counter = Counter(dict(consolidate(errors)))
             self.ordered = (None if dataflow.enumerated_by is not None
-                            else OrderedMultiset(dataflow.presentation_order, dataflow.initial_result))
+                            else OrderedMultiset(dataflow.presentation_order, (row for row, _ in rows)))
+            self._kept: Changelog = []  # the last batch's changes of rows (``_keep``), its held errors taken out
         else:
             self.compiled_checks = False
             # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
@@ -97,11 +103,13 @@ class MaintainedView:
 
     @property
     def current(self) -> Counter:
-        """The local engine's result as a multiset: each row (hidden ORDER BY columns included) and its count."""
+        """The local engine's result as a multiset: each row (hidden ORDER BY columns included) and its
+        count; raises as ``result()`` does while the view's value is an error."""
+        self._raise_held_error()
         if self.ordered is None:
             counts: Counter = Counter()
             for row, weight in self._enumerated():
-                counts[row] += weight
+                counts[_unless_error(row)] += weight
             return +counts
         return self.ordered.counts
 
@@ -141,6 +149,8 @@ class MaintainedView:
             self.rejected.extend(output.rejected)
         else:
             delta = self._apply_locally(updates)
+        if delta and self.engine == "local":
+            delta = self._kept  # its held errors taken out (``_keep`` ran on it)
         if delta and self.compiled.dataflow.hidden_columns:
             width = self.compiled.dataflow.visible_width
             delta = consolidate([(row[:width], weight) for row, weight in delta])
@@ -170,12 +180,36 @@ class MaintainedView:
 
     def _keep(self, delta: Changelog) -> None:
         """Apply a batch's result changes to the ordered result, O(delta log result): only the rows the
-        batch touched (nothing when it touched none, or in pull mode)."""
-        if delta and self.ordered is not None:
+        batch touched (nothing when it touched none, or in pull mode), and its held errors to ``errors``."""
+        rows, errors = split_errors(delta)
+        if errors:
+            changed = Counter(self.errors)
+            for error, weight in errors:
+                changed[error] += weight
+            if any(count < 0 for count in changed.values()):
+                raise RuntimeError(f"internal error: a held error retracted more often than emitted: {errors}")
+        if rows and self.ordered is not None:
             try:
-                self.ordered.apply(delta)
+                self.ordered.apply(rows)
             except NegativeCountError as error:
                 raise RuntimeError(f"internal error: {error}") from None
+        if errors:
+            self.errors = +changed
+        self._kept = rows
+
+    def _raise_held_error(self) -> None:
+        """Spark's error, when the current database makes the view's value one (operators/held_errors.py)."""
+        if self.engine == "local" and self.errors:
+            raise held_error(min(self.errors))
+
+    @property
+    def error(self) -> SqlRuntimeError | None:
+        """The error the view's value is over the current database (what ``result()`` raises), or None."""
+        try:
+            self._raise_held_error()
+        except SqlRuntimeError as error:
+            return error
+        return None
 
     def result(self) -> list[Row]:
         """The current result, in the query's ORDER BY (else in a stable row order)."""
@@ -189,10 +223,11 @@ class MaintainedView:
         valid until the next ``apply``. Spark engine: the result table is read and sorted.
         """
         dataflow = self.compiled.dataflow
+        self._raise_held_error()
         if self.engine == "spark":
             ordered = iter(sorted(self.runner.current_result(), key=order_key(dataflow.presentation_order)))
         elif self.ordered is None:  # pull mode: no ORDER BY (or it would keep the result), rows as enumerated
-            ordered = (row for row, weight in self._enumerated() for _ in range(weight))
+            ordered = (_unless_error(row) for row, weight in self._enumerated() for _ in range(weight))
         else:
             ordered = self.ordered.rows()
         if dataflow.hidden_columns:
@@ -210,3 +245,15 @@ class MaintainedView:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def held_error(row: ErrorRow) -> SqlRuntimeError:
+    """The error a held ``ErrorRow`` stands for, as evaluating the query would raise it."""
+    return SqlRuntimeError(row.error_class, row.detail)
+
+
+def _unless_error(row: Row) -> Row:
+    """``row``, or the error it holds raised (a pull-mode result enumerated from a stage's state)."""
+    if is_error(row):
+        raise held_error(row)
+    return row

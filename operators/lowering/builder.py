@@ -17,10 +17,12 @@ from collections.abc import Callable, Mapping
 import attrs
 
 from catalog.schema import Catalog
+from operators.held_errors import ErrorRow
 from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.runtime.dataflow import RowRequirement, SourceRoute
 from operators.stages.base import KeyedStage, key_getter
 from operators.stages.scalar import OneRowStage
+from operators.zset import Row
 from planner.ir.expressions import Column, Expr
 from planner.ir.logical import Filter, LogicalPlan, Project, Sort
 from planner.ir.maintenance import (
@@ -32,6 +34,7 @@ from planner.ir.maintenance import (
     RingAggregate,
 )
 from planner.ir.notation import print_expr
+from planner.ir.values import SqlRuntimeError
 
 
 class LoweringError(ValueError):
@@ -158,15 +161,18 @@ def positions(layout: tuple[Column, ...], alias: str, names: tuple[str, ...]) ->
     return tuple(layout.index(Column(alias, n)) for n in names)
 
 
-def finish_function(items: tuple | None, having: Expr | None, layout: tuple[Column, ...]):
-    """The select list (and HAVING) over rows of ``layout``, as one closure returning a row or None."""
-    return finish_function_at(items, having, {c: i for i, c in enumerate(layout)})
+def finish_function(items: tuple | None, having: Expr | None, layout: tuple[Column, ...], hold: bool = False):
+    """The select list (and HAVING) over rows of ``layout``, as one closure returning a row or None.
+    ``hold``: over a row computed from a stage's state (a group's aggregates), Spark's run-time error
+    gives an ``ErrorRow`` instead of raising (``hold_errors``)."""
+    return finish_function_at(items, having, {c: i for i, c in enumerate(layout)}, hold)
 
 
-def finish_function_at(items: tuple | None, having: Expr | None, index: Mapping[Column, int]):
+def finish_function_at(items: tuple | None, having: Expr | None, index: Mapping[Column, int], hold: bool = False):
     """``finish_function`` over rows where ``index`` says each column's position (several columns
     may share one: the variable columns made equal stand for)."""
     keep = compile_predicate(having, index)
+    parts = ()
     if items is None:
         project = None
     elif all(isinstance(item.expr, Column) and item.expr in index for item in items):
@@ -180,11 +186,24 @@ def finish_function_at(items: tuple | None, having: Expr | None, index: Mapping[
             return tuple([p(row) for p in parts])
 
     if keep is None and project is not None:
-        return project
+        return hold_errors(project) if hold and parts else project
 
     def finish(row):
         if keep is not None and not keep(row):
             return None
         return row if project is None else project(row)
 
-    return finish
+    return hold_errors(finish) if hold and (keep is not None or parts) else finish
+
+
+def hold_errors(function: Callable[[Row], Row | None]) -> Callable[[Row], Row | None]:
+    """``function`` giving an ``ErrorRow`` where it raises Spark's run-time error (operators/held_errors.py
+    says why a row computed from a stage's state holds its error instead of failing the batch)."""
+
+    def held(row: Row) -> Row | None:
+        try:
+            return function(row)
+        except SqlRuntimeError as error:
+            return ErrorRow(error.error_class, str(error).removeprefix(f"[{error.error_class}] "))
+
+    return held

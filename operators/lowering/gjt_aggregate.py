@@ -59,7 +59,7 @@ def lower_gjt_aggregate(builder: StageBuilder, aggregate: RingAggregate, ring: G
     specs = tuple(AggregateSpec(item.expr.func, None) for item in aggregate.aggregates)
     total = builder.add(PayloadAggregateStage(
         tuple(g.name for g in aggregate.group_by), tuple(itemgetter(p) for p in positions), specs,
-        tuple((read[1], read[2]) for read in ring.reads), finish_function(items, having, agg_layout),
+        tuple((read[1], read[2]) for read in ring.reads), finish_function(items, having, agg_layout, hold=True),
         tuple(map(str, layout)), ring.explain))
     builder.downstream[stage] = (total, 0)
     return total, layout

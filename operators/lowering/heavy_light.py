@@ -26,7 +26,7 @@ def lower_heavy_light(builder: StageBuilder, node: HeavyLightTriangleCount, item
     for port, atom in enumerate(node.atoms):
         builder.route(atom, node.column_names(atom.alias), stage, port)
     agg_layout = output_columns(node)
-    finish = finish_function(items, having, agg_layout)
+    finish = finish_function(items, having, agg_layout, hold=True)
     layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     width = len(node.aggregates)
 

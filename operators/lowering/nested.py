@@ -138,7 +138,7 @@ def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | 
         tuple(item.expr.func for item in nested.aggregates),
         tuple(None if item.expr.arg is None else compile_expr(item.expr.arg, layout) for item in nested.aggregates),
     )
-    finish = finish_function(items, None, agg_layout)
+    finish = finish_function(items, None, agg_layout, hold=True)
     names = tuple(c.name for c in output_layout)
     lowering = {
         "rpai_tree": _rpai_tree, "pai_map": _pai_map, "per_key_index": _per_key_index, "general": _general,

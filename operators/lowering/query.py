@@ -203,7 +203,7 @@ def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Colu
 
 def _lower_map(builder: StageBuilder, join: LogicalPlan, items: tuple | None, root: Emitter) -> Body:
     """The join's residual selection and the select list: linear, so one stateless stage."""
-    mapping = finish_function(items, join.residual, root.layout)
+    mapping = finish_function(items, join.residual, root.layout, hold=reads_aggregates(join))
     layout = tuple(Column(None, i.name) for i in items) if items is not None else root.layout
     stage = builder.add(MapStage("project", mapping, tuple(map(str, layout)), StageDescription(
         operator="Map (σ, π)", inputs="join results", state="none", key="none (stateless)",
@@ -244,7 +244,7 @@ def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, ite
     stage = builder.add(ProductCombineStage(
         tuple(tuple(c.name for c in part.layout) for part in parts),
         node.funcs, tuple(tuple((t.coefficient, t.factors) for t in terms) for terms in node.sums),
-        finish_function(items, None, agg_layout), tuple(c.name for c in layout),
+        finish_function(items, None, agg_layout, hold=True), tuple(c.name for c in layout),
         node.grouped_part, len(node.group_names)))
     for port, part in enumerate(parts):
         builder.downstream[part.last] = (stage, port)
@@ -287,7 +287,7 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple 
     ))
     builder.downstream[rows.last] = (stage, JoinSelectStage.ROWS)
     builder.downstream[threshold.last] = (stage, JoinSelectStage.THRESHOLD)
-    return _projected(builder, stage, rows.layout, items, "filtered rows")
+    return _projected(builder, stage, rows.layout, items, "filtered rows", hold=reads_aggregates(node.child))
 
 
 def _lower_scalar_product(builder: StageBuilder, node: ScalarProduct, items: tuple | None) -> Body:
@@ -307,16 +307,18 @@ def _lower_scalar_product(builder: StageBuilder, node: ScalarProduct, items: tup
     builder.downstream[rows.last] = (stage, ScalarProductStage.ROWS)
     for port, scalar in enumerate(scalars, start=ScalarProductStage.ROWS + 1):
         builder.downstream[scalar.last] = (stage, port)
-    return _projected(builder, stage, layout, items, "extended rows")
+    return _projected(builder, stage, layout, items, "extended rows", hold=True)
 
 
-def _projected(builder: StageBuilder, stage: int, layout: tuple[Column, ...], items: tuple | None, inputs: str) -> Body:
-    """``stage``'s rows (of ``layout``) through the select list ``items``, a stateless map; as they are without."""
+def _projected(builder: StageBuilder, stage: int, layout: tuple[Column, ...], items: tuple | None, inputs: str,
+               hold: bool) -> Body:
+    """``stage``'s rows (of ``layout``) through the select list ``items``, a stateless map; as they are without.
+    ``hold``: the rows carry aggregates, so an error computing the list is the view's value (a held error)."""
     if items is None:
         return stage, layout
     projected = tuple(Column(None, i.name) for i in items)
     project = builder.add(MapStage(
-        "project", finish_function(items, None, layout), tuple(c.name for c in projected),
+        "project", finish_function(items, None, layout, hold=hold), tuple(c.name for c in projected),
         StageDescription(operator="Map (π)", inputs=inputs, state="none", key="none (stateless)",
                          update_cost="O(1) per change", why="projection is linear")))
     builder.downstream[stage] = (project, 0)
@@ -348,7 +350,7 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
         double = call.arg is not None and type_of(call.arg) in (DOUBLE, None)
         specs.append(AggregateSpec(call.func, argument, call.distinct, double, call.parameters))
     agg_layout = output_columns(aggregate)
-    finish = finish_function(items, having, agg_layout)
+    finish = finish_function(items, having, agg_layout, hold=True)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     names, columns_out = tuple(g.name for g in aggregate.group_by), tuple(map(str, output_layout))
     if isinstance(aggregate, GroupAggregate) and aggregate.insert_only:
@@ -358,6 +360,13 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
         stage_class = RingAggregateStage if isinstance(aggregate, RingAggregate) else GroupAggregateStage
         stage = stage_class(names, group_by, tuple(specs), finish, columns_out, where=where)
     return builder.add(stage), output_layout
+
+
+def reads_aggregates(plan: LogicalPlan) -> bool:
+    """Whether ``plan``'s rows hold values computed from aggregated state (a derived table's group),
+    whose errors an expression over them holds instead of failing the batch (operators/held_errors.py)."""
+    return any(isinstance(node, RingAggregate | GroupAggregate | NestedAggregate | CrossProductAggregate)
+               for node in plan.walk())
 
 
 def _lower_distinct(builder: StageBuilder, layout: tuple[Column, ...], upstream: int) -> int:

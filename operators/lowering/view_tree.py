@@ -84,7 +84,7 @@ def lower_view_tree(builder: StageBuilder, node: ViewTreeAggregate, items: tuple
     specs = tuple(AggregateSpec(func, None) for func, _ in node.payload_reads)
     readers = tuple(_reader(ring, slots) for _, slots in node.payload_reads)
     agg_layout = output_columns(node)
-    finish = finish_function(items, having, agg_layout)
+    finish = finish_function(items, having, agg_layout, hold=True)
     layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
 
     def result(row):

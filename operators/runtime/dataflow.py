@@ -10,6 +10,9 @@ global aggregates holds both rows, a join with one pairs with it. So each stage'
 (``KeyedStage``) goes downstream as changes, through the stages above in topological order, once,
 before any batch (``Dataflow.start``); a stage's first change then retracts or replaces its row.
 The result of that step is ``initial_result``.
+
+A stage's output may hold ``ErrorRow``s (a row whose value is Spark's run-time error,
+operators/held_errors.py): they go to the result, never to the stage downstream.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from operator import itemgetter
 
 import attrs
 
+from operators.held_errors import is_error, split_errors
 from operators.stages.base import Change, Journal, KeyedStage, run_keyed
 from operators.zset import Changelog, Row, consolidate
 
@@ -126,6 +130,12 @@ class Dataflow:
             if node.downstream is None:
                 result.extend(outputs)
             else:
+                outputs, errors = split_errors(outputs)
+                if errors:  # held errors go to the result, unless the stage downstream takes them
+                    if node.downstream_port in self.stage(node.downstream).stage.error_ports:
+                        outputs += errors
+                    else:
+                        result.extend(errors)
                 inputs.setdefault(node.downstream, []).extend(Change(node.downstream_port, row, w) for row, w in outputs)
         return consolidate(result)
 
@@ -167,7 +177,8 @@ class Dataflow:
         for key, state in states.items():
             for row, weight in source.enumerate(key, state):
                 for mapping in maps:
-                    row = mapping(row)
+                    # a held error is the result's as it is (operators/held_errors.py)
+                    row = row if is_error(row) else mapping(row)
                     if row is None:
                         break
                 else:

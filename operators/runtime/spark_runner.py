@@ -53,6 +53,7 @@ from pyspark.sql.streaming import StreamingQuery
 from catalog import types
 from catalog.schema import Catalog, Table
 from catalog.types import DataType
+from operators.held_errors import is_error
 from operators.runtime.dataflow import Dataflow
 from operators.runtime.dependencies import table_defect
 from operators.runtime.run_errors import SparkBatchError
@@ -94,12 +95,12 @@ class SparkRunner:
         self.dataflow, self.policy = dataflow, policy
         self.buckets, self.chunks = buckets, chunks  # the state layout: a resumed checkpoint needs the same
         self.tables: dict[str, Table] = {name: catalog.table(name) for name in dataflow.tables()}
-        timestamped = [f"{t.name}.{c.name}" for t in self.tables.values() for c in t.columns if c.type in types.TIMESTAMPS]
-        if timestamped:
-            # pyspark hands a TIMESTAMP to the stages as a naive datetime in the worker's local time,
-            # where the stages hold aware UTC ones: not converted yet, so refused rather than compared wrongly
-            raise ValueError(f"the Spark engine does not maintain views over TIMESTAMP columns yet ({', '.join(timestamped)}); "
-                             "the local engine does")
+        _refuse_timestamps(self.tables.values())
+        held = [row for row in dataflow.initial_result if is_error(row)]
+        if held:
+            raise SparkBatchError("the start step", f"the view's value over the empty database is Spark's error "
+                                  f"{held[0].message}; the Spark engine cannot hold it until a batch makes the "
+                                  "value defined (the local engine can)")
         self.spark = spark if spark is not None else make_spark_session()
         if keep_outputs and is_connect(self.spark):
             # the sink runs in the Connect server's Python worker: the batches' outputs it keeps for
@@ -337,3 +338,12 @@ def _python_error(err: StreamingQueryException) -> tuple[str, str]:
     if found:
         return found[-1].group(1), found[-1].group(2).strip()
     return "StreamingQueryException", text.splitlines()[0] if text else repr(err)
+
+
+def _refuse_timestamps(tables) -> None:
+    """pyspark hands a TIMESTAMP to the stages as a naive datetime in the worker's local time, where the
+    stages hold aware UTC ones: not converted yet, so refused rather than compared wrongly."""
+    timestamped = [f"{t.name}.{c.name}" for t in tables for c in t.columns if c.type in types.TIMESTAMPS]
+    if timestamped:
+        raise ValueError(f"the Spark engine does not maintain views over TIMESTAMP columns yet ({', '.join(timestamped)}); "
+                         "the local engine does")

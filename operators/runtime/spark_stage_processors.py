@@ -38,6 +38,7 @@ from pyspark.sql.streaming.stateful_processor import TimerValues
 from pyspark.sql.types import Row as SparkRow
 from sortedcontainers import SortedDict
 
+from operators.held_errors import raise_emitted_errors
 from operators.runtime.dataflow import StageNode
 from operators.runtime.spark_edges import (
     BUCKET_COLUMN,
@@ -127,7 +128,9 @@ def changes_by_key(rows: Iterator[SparkRow]) -> dict[str, list[Change]]:
 
 def packed_output(emitted: Changelog, address: tuple[int, int], downstream_key: Callable[[Row], str],
                   buckets: int) -> Iterator[SparkRow]:
-    """A stage's output rows packed for the buckets of the stage they go to."""
+    """A stage's output rows packed for the buckets of the stage they go to; a held error inserted
+    fails the micro-batch instead (operators/held_errors.py: this engine holds none)."""
+    raise_emitted_errors(emitted)
     destination, port = address
     addressed = ((destination, downstream_key(row), port, row, weight) for row, weight in emitted)
     return iter([SparkRow(**record) for record in pack(addressed, buckets)])

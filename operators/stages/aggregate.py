@@ -44,6 +44,7 @@ _BY_FUNCTIONS = ("min_by", "max_by")
 PERCENTILE_FUNCTIONS = ("median", "percentile", "percentile_cont", "percentile_disc")
 _COUNTED, _SUMMED, _SUMMED_DOUBLE, _KEPT = "counted", "summed", "summed double", "kept"
 _MOMENTS = "moments"  # summed as the (Σx, Σx²) payload of the STDDEV/VARIANCE family
+_UNSET = object()  # (``empty_result`` not computed yet)
 
 
 @attrs.frozen
@@ -304,10 +305,15 @@ class GroupAggregateStage(KeyedStage):
         return tuple(g(row) for g in self.group_by)
 
     def empty_result(self) -> Row | None:
-        """The row a global aggregate (no GROUP BY) shows over empty input: COUNT 0, SUM/MIN NULL."""
+        """The row a global aggregate (no GROUP BY) shows over empty input: COUNT 0, SUM/MIN NULL, or
+        the ``ErrorRow`` of its select list's error (0/0: operators/held_errors.py). Computed once:
+        every batch that empties or refills the group retracts or emits this same row."""
         if self.group_by:
             return None
-        return self.finish(tuple(self._values(self._new_state(()))))
+        empty = self.__dict__.get("_empty", _UNSET)
+        if empty is _UNSET:
+            empty = self._empty = self.finish(tuple(self._values(self._new_state(()))))
+        return empty
 
     def start_output(self) -> Changelog:
         empty = self.empty_result()

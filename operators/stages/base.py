@@ -95,6 +95,9 @@ class KeyedStage(ABC):
     name: str = "stage"
     #: Column names of the rows this stage emits, in order.
     output_columns: tuple[str, ...] = ()
+    #: The input ports on which the stage takes held errors (``ErrorRow``, operators/held_errors.py) as
+    #: rows; the runners send an ``ErrorRow`` meant for another port to the result instead.
+    error_ports: tuple[int, ...] = ()
 
     @abstractmethod
     def key_of(self, port: int, row: Row) -> tuple:

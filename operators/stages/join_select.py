@@ -21,6 +21,7 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedKeyList
 
+from operators.held_errors import is_error
 from operators.stages.base import Change, KeyedStage, StageDescription, key_getter
 from operators.structures.aggregate_index import COMPARISONS
 from operators.zset import Changelog, Row, apply_changes, consolidate
@@ -30,6 +31,11 @@ from operators.zset import Changelog, Row, apply_changes, consolidate
 class JoinSelectState:
     rows: SortedKeyList  # (x3, row) for the key's Q' rows with a non-NULL x3, ordered by x3
     threshold: Counter  # Q's row(s) of the key: at most one present, x1 being Q's key
+    nulls: int = 0  # how many of the key's Q' rows have a NULL x3 (kept nowhere: they never pass)
+
+    @property
+    def has_rows(self) -> bool:
+        return bool(self.rows) or self.nulls > 0
 
 
 def _value_of(entry: tuple) -> object:
@@ -56,6 +62,10 @@ class JoinSelectStage(KeyedStage):
     """
 
     ROWS, THRESHOLD = 0, 1
+    #: Q's value may be a held error (0/0 over no rows: operators/held_errors.py). It is the view's only
+    #: while the key has rows to compare with it, as Spark evaluates the comparison only for rows:
+    #: the stage emits that ``ErrorRow`` while both hold, and lets no row pass.
+    error_ports = (THRESHOLD,)
 
     def __init__(self, name: str, value: Callable[[Row], object], op: str, output_columns: tuple[str, ...],
                  description: StageDescription, *, row_key: tuple[int, ...] = (), threshold_key: tuple[int, ...] = (),
@@ -75,16 +85,19 @@ class JoinSelectStage(KeyedStage):
         return tuple(self.key_function(port)(row))
 
     def _pointer(self, state: JoinSelectState):
-        """x2 of the key's Q row; None when there is no row or x2 is NULL (then no row passes)."""
+        """x2 of the key's Q row; None when there is no row or x2 is NULL (then no row passes); Q's
+        ``ErrorRow`` when its value is a held error."""
         present = [row for row, count in state.threshold.items() if count > 0]
         if len(present) > 1 or any(count > 1 for count in state.threshold.values()):
             raise RuntimeError(f"{self.name}: Q has {sum(state.threshold.values())} rows for one key, expected one")
-        return present[0][self.threshold_value] if present else None
+        if not present:
+            return None
+        return present[0] if is_error(present[0]) else present[0][self.threshold_value]
 
     def _passing(self, state: JoinSelectState, q) -> tuple[tuple[int, int], ...]:
         """Index ranges of the sorted rows that satisfy ``value op q``: a prefix, a suffix, for ``=`` a
         run, for ``<>`` all but that run."""
-        if q is None:
+        if q is None or is_error(q):
             return ()
         below, at_most, n = state.rows.bisect_key_left(q), state.rows.bisect_key_right(q), len(state.rows)
         return {"<": ((0, below),), "<=": ((0, at_most),), ">": ((at_most, n),), ">=": ((below, n),),
@@ -108,6 +121,8 @@ class JoinSelectStage(KeyedStage):
             apply_changes(state.threshold, [(row, -weight) for row, weight in threshold])
             raise
         out: Changelog = []
+        if is_error(q_before) and state.has_rows:  # the key's held error, before the batch
+            out.append((q_before, -1))
         if q_after != q_before:
             # the pointer moved: only the old rows between its two positions change sides
             before, after = self._passing(state, q_before), self._passing(state, q_after)
@@ -117,12 +132,15 @@ class JoinSelectStage(KeyedStage):
         compare = COMPARISONS[self.op]
         for row, weight, value in rows:
             if value is None:
-                continue  # a comparison with NULL is never true: the row can never pass
+                state.nulls += weight  # a comparison with NULL is never true: the row can never pass
+                continue
             for _ in range(abs(weight)):
                 (state.rows.add if weight > 0 else state.rows.remove)((value, row))
-            if q_after is not None and compare(value, q_after):
+            if q_after is not None and not is_error(q_after) and compare(value, q_after):
                 out.append((self._extended(row), weight))
-        empty = not state.rows and not state.threshold
+        if is_error(q_after) and state.has_rows:
+            out.append((q_after, 1))
+        empty = not state.has_rows and not state.threshold
         return (None if empty else state), consolidate(out)
 
     def describe(self) -> StageDescription:

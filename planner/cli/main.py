@@ -15,7 +15,7 @@ from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.cli.common import CATALOG_HINT, DEFAULT_CATALOG, CommandLineError
 from planner.cli.explain import add_explain
 from planner.cli.pages import add_demo, add_ui
-from planner.cli.run import add_run, cmd_run
+from planner.cli.run import BatchError, add_run, cmd_run
 from planner.cli.streams import add_iedyn, add_tpch
 from planner.compiler import UnsupportedQueryError
 from planner.ir.values import SqlRuntimeError
@@ -23,7 +23,7 @@ from planner.sql.errors import UnsupportedSqlError
 
 #: the failures a user can cause (a query, a catalog, a stream, an option): one line, exit code 2
 USER_ERRORS = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQueryError, UnsupportedSqlError,
-               SqlRuntimeError, ScalarSubqueryTooManyRowsError, CommandLineError, FileNotFoundError,
+               SqlRuntimeError, ScalarSubqueryTooManyRowsError, CommandLineError, BatchError, FileNotFoundError,
                SparkBatchError, WorkDirMismatchError)
 
 

@@ -21,6 +21,7 @@ from operators.lowering.stream_columns import columns_read
 from operators.runtime.result_files import rows_table
 from operators.runtime.stream import OpenStream, open_stream
 from operators.runtime.validate import InvalidChangeError, Rejected
+from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.cli.common import (
     CATALOG_HELP,
     CommandLineError,
@@ -31,6 +32,7 @@ from planner.cli.common import (
 )
 from planner.cli.streams import enclosureness_text
 from planner.compiler import CompiledQuery, compile_query
+from planner.ir.values import SqlRuntimeError
 from planner.run_stats import peak_rss_mb, process_seconds, progress_bar, thread_clock_cost
 from planner.view import MaintainedView
 
@@ -172,13 +174,18 @@ def _maintain(args, view: MaintainedView, stream: OpenStream, rejects: TextIO | 
         # change costs); read innermost, so that its interval holds ``apply`` and the reads alone (reading the
         # next batch is outside it).
         started = time.perf_counter()
-        if cpu_clock:
-            started_cpu = time.thread_time()
-            delta = view.apply(batch)
-            totals.maintenance_cpu += time.thread_time() - started_cpu
-        else:
-            delta = view.apply(batch)
+        try:
+            if cpu_clock:
+                started_cpu = time.thread_time()
+                delta = view.apply(batch)
+                totals.maintenance_cpu += time.thread_time() - started_cpu
+            else:
+                delta = view.apply(batch)
+        except (SqlRuntimeError, ScalarSubqueryTooManyRowsError) as error:
+            raise _batch_error(number, batch, "", error) from None
         totals.maintenance += time.perf_counter() - started
+        if view.errors:  # the view's value is Spark's error from this batch on: the run stops here
+            raise _batch_error(number, batch, "after batch", f"the view's value is Spark's error: {view.error}")
         progress.update(len(batch))
         if rejects and len(view.rejected) > already:
             write_rejects(rejects, view.rejected[already:])
@@ -188,6 +195,17 @@ def _maintain(args, view: MaintainedView, stream: OpenStream, rejects: TextIO | 
                 totals.batch_ids.append(number)
                 totals.weights.append(weight)
     return totals
+
+
+class BatchError(RuntimeError):
+    """A batch of ``ivm run`` failed with Spark's run-time error, or left the view's value one (a held
+    error, operators/held_errors.py): the message names the batch, as a streaming query would stop."""
+
+
+def _batch_error(number: int, batch, what: str, error: BaseException | str) -> BatchError:
+    seqs = [update.seq for update in batch]  # (read only on this path: a batch does not keep them)
+    where = f"batch {number + 1} (_seq {min(seqs)}..{max(seqs)})" if seqs else f"batch {number + 1}"
+    return BatchError(f"{where.replace('batch', what, 1) if what else where}: {error}")
 
 
 def _report(args, updates: int, totals: _Totals, result_rows: int) -> None:

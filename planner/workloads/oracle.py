@@ -263,9 +263,30 @@ class DuckDBOracle:
 class _DuckDBWithSparkNullOrder(DuckDB):
     """DuckDB as the oracle's connection is set (``default_null_order``): NULLs first ascending, last
     descending, as in Spark. sqlglot must know it to spell out a NULL order that differs (an explicit
-    ``ASC NULLS LAST`` would otherwise be dropped as DuckDB's usual default)."""
+    ``ASC NULLS LAST`` would otherwise be dropped as DuckDB's usual default).
+
+    And Spark's ANSI division: ``a / 0`` raises ``[DIVIDE_BY_ZERO]`` in Spark, where DuckDB (and
+    sqlglot's ``a / NULLIF(b, 0)``) gives NULL; the divisor is written ``CASE WHEN b = 0 AND NOT a IS
+    NULL THEN error(...) ELSE b END`` (DuckDB evaluates a CASE branch only for the rows taking it;
+    Spark's NULL / 0 is NULL), so the reference raises where Spark does (a view's value that is an
+    error: operators/held_errors.py)."""
 
     NULL_ORDERING = "nulls_are_small"
+
+    class Generator(DuckDB.Generator):
+        def div_sql(self, expression: exp.Div) -> str:
+            if expression.args.get("safe"):
+                divisor = expression.right
+                zero = exp.and_(exp.EQ(this=divisor.copy(), expression=exp.Literal.number(0)),
+                                exp.Not(this=exp.Is(this=expression.left.copy(), expression=exp.Null())))
+                divisor.replace(exp.Case(ifs=[exp.If(this=zero, true=exp.func("error", exp.Literal.string(DIVIDE_BY_ZERO)))],
+                                         default=divisor.copy()))
+                expression.set("safe", False)  # (the generator works on its own copy of the tree)
+            return super().div_sql(expression)
+
+
+#: Spark's message, as the reference raises it (``SqlRuntimeError``'s text starts the same)
+DIVIDE_BY_ZERO = "[DIVIDE_BY_ZERO] Division by zero"
 
 
 def state_sql(table: Table, seq: int, dialect: str) -> str:

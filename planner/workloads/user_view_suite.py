@@ -211,8 +211,11 @@ def _compare(running: _Maintained, reference, end: int, label: str, empty_databa
     try:
         expected: Reference = reference.reference(running.view.sql)
     except Exception as error:  # noqa: BLE001 - the reference's failure is reported, never the engine's
+        error_class = spark_error_class(error)
+        if error_class is not None:  # the query's value is Spark's run-time error: the view's must be too
+            return _compare_error(running, end, label, error_class, _one_line(error))
         if empty_database:
-            return None  # e.g. Spark's ANSI division by zero over no rows: nothing to compare with
+            return None
         return running.outcome("no reference", f"{label}: {_one_line(error)}")
     try:
         running.apply_until(end)
@@ -229,6 +232,29 @@ def _compare(running: _Maintained, reference, end: int, label: str, empty_databa
     running.compared += 1
     running.informative += expected.is_informative()
     return None
+
+
+def spark_error_class(error: BaseException) -> str | None:
+    """The run-time error class (``DIVIDE_BY_ZERO``) a reference's failure names, if it names one."""
+    found = re.search(r"\[([A-Z][A-Z_]*(?:\.[A-Z_]+)?)\]", str(error))
+    return found[1] if found else None
+
+
+def _compare_error(running: _Maintained, end: int, label: str, error_class: str, message: str) -> Outcome | None:
+    """Where the reference raises Spark's run-time error, the view's ``result()`` must raise the same
+    class (a held error, operators/held_errors.py); an outcome when it does not."""
+    try:
+        running.apply_until(end)
+        rows = running.engine.result()
+    except SqlRuntimeError as error:
+        if error.error_class != error_class:
+            return running.outcome("wrong", f"{label}: the view raised {_one_line(error)} where the reference "
+                                   f"raises {message}")
+        running.compared += 1
+        return None
+    except Exception as error:  # noqa: BLE001
+        return running.outcome("crash", f"{label}: {_crash(error)}")
+    return running.outcome("wrong", f"{label}: the view returns {len(rows)} rows where the reference raises {message}")
 
 
 def run_schema(schema: str, stream_dir: Path, reference_kind: str = "spark", spark=None, batches: int = 8,

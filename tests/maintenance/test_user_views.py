@@ -23,13 +23,7 @@ from planner.workloads.user_view_suite import (
 )
 from planner.workloads.user_views import SCHEMAS, load_views, schema_ddl, table_shapes
 
-KNOWN_BUGS = {
-    "saas/events_per_session": "a global aggregate whose value over the empty database is a Spark run-time error "
-                               "(COUNT(*) / COUNT(DISTINCT ...) = 0/0): MaintainedView(...) raises DIVIDE_BY_ZERO, "
-                               "so the view cannot be created before its data",
-    "saas/heavier_than_average_users": "the same, in a scalar subquery of HAVING: MaintainedView(...) raises "
-                                       "DIVIDE_BY_ZERO over the empty database",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 #: views DuckDB computes differently from spark.sql (or cannot run), checked by the slow test
 DUCKDB_DIFFERS = {

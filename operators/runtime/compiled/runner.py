@@ -34,6 +34,7 @@ import gc
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from operators.held_errors import ErrorRow, is_error, split_errors
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow
 from operators.runtime.stream import ChangeBatch
@@ -325,6 +326,14 @@ class CompiledRunner:
             program.buffers[RESULT].extend(outputs)
             return
         target = program.units[unit.downstream]
+        outputs, errors = split_errors(outputs)  # (operators/held_errors.py)
+        if errors:  # held errors go to the result, unless the stage downstream takes them
+            if unit.port in target.stage.error_ports:
+                outputs += errors
+            else:
+                program.buffers[RESULT].extend(errors)
+                if not outputs:
+                    return
         if target.inline:
             self._inline(program.entries[(target.id, unit.port)], outputs, steps)
         elif target.kind == "generic":
@@ -409,14 +418,14 @@ def _through(chain: tuple, changes: Changelog) -> Changelog:
     if len(chain) == 1:
         (first,) = chain
         return [(mapped, w) for row, w in changes if (mapped := first(row)) is not None]
-    if len(chain) == 2:
+    if len(chain) == 2:  # (a map's held error passes the maps after it as it is: operators/held_errors.py)
         first, second = chain
         return [(mapped, w) for row, w in changes
-                if (mapped := first(row)) is not None and (mapped := second(mapped)) is not None]
+                if (mapped := first(row)) is not None and (mapped.__class__ is ErrorRow or (mapped := second(mapped)) is not None)]
     out: Changelog = []
     for row, w in changes:
         for mapping in chain:
-            row = mapping(row)
+            row = row if is_error(row) else mapping(row)
             if row is None:
                 break
         else:
