@@ -19,14 +19,20 @@ def lookup_change(writer: ProgramWriter, unit: Unit, port: int, row: str, w: str
     """One change to R (``PARENT``) or to R's child (``CHILD``); a child change of an index fused
     into its relation walks the relation's tuples instead (codegen_relations.py)."""
     stage: ForeignKeyLookupStage = unit.stage
-    if port == stage.CHILD and unit.id in writer.fused_lookups:
-        return child_change(writer, writer.fused_lookups[unit.id], unit, row, w)
     keyed = tuples_key(stage)
     empty = "[set(), None]" if keyed is None and not stage.bag else "[{}, None]"
     nulls = writer.expressions.constant((None,) * stage.padding, "nulls") if stage.padding is not None else None
     if port == stage.PARENT:
         return _parent_change(writer, unit, row, w, keyed, empty, nulls)
-    return _child_change(writer, unit, row, w, keyed, empty, nulls)
+    if unit.id in writer.fused_lookups:
+        lines = child_change(writer, writer.fused_lookups[unit.id], unit, row, w)
+    else:
+        lines = _child_change(writer, unit, row, w, keyed, empty, nulls)
+    if stage.padding is not None:  # a preserved child shows padded whatever its key
+        return lines
+    # SQL's equality never holds on NULL: a child with a NULL key (a view's NULL group) is no partner
+    null_free = " and ".join(f"{row}[{p}] is not None" for p in stage.child_key)
+    return [f"if {null_free}:", *indented(lines)]
 
 
 def _parent_change(writer: ProgramWriter, unit: Unit, row: str, w: str, keyed: tuple | None, empty: str, nulls: str | None) -> list[str]:

@@ -118,7 +118,10 @@ class ForeignKeyLookupStage(KeyedStage):
         parents = state[self.PARENT]
         before = self._partner(state)
         parent_changes = [(c.row, c.weight) for c in changes if c.port == self.PARENT]
-        child_changes = [(c.row, c.weight) for c in changes if c.port == self.CHILD]
+        # SQL's equality never holds on NULL: a child with a NULL key (a view's NULL group; a table's key
+        # is never NULL) is no partner, unless this stage preserves the child (its padded row shows)
+        child_changes = [] if self.padding is None and None in key else [
+            (c.row, c.weight) for c in changes if c.port == self.CHILD]
         if self.child_columns is not None and child_changes:
             child_changes = [(tuple(row[p] for p in self.child_columns), w) for row, w in child_changes]
         old_parents = parents.copy() if child_changes else parents

@@ -22,6 +22,11 @@ ORDERS_QUERIES = {
                                          "where cust in (select cust from orders group by cust having count(*) > 1)",
     "NULL values, NOT EXISTS": "select id, cust from orders o "
                                "where not exists (select 1 from orders p where p.cust = o.cust and p.amount > 5)",
+    # the same bug along a join: the derived table's NULL group is no partner of a row whose key is NULL
+    "NULL keys, joined with a grouped derived table": "select o.id, x.total from orders o join (select cust, "
+                                                      "sum(amount) as total from orders group by cust) x on o.cust = x.cust",
+    "NULL keys, LEFT JOIN of a grouped derived table": "select o.id, x.total from orders o left join (select cust, "
+                                                       "sum(amount) as total from orders group by cust) x on o.cust = x.cust",
 }
 
 
