@@ -32,6 +32,7 @@ from operators.runtime.dataflow import SourceRoute, StageNode
 from operators.runtime.dependencies import DependencyState
 from operators.runtime.determinant_check import SeqChange, check_determinant
 from operators.runtime.spark_changes import SNAPSHOT_SEQ
+from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
     BUCKET_COLUMN,
     PACKED_SCHEMA,
@@ -132,6 +133,7 @@ class ValidationStageProcessor(StatefulProcessor):
     onward: Onward
     buckets: int
     chunks: int
+    counters: Counters = OFF  # set by ``init`` (``spark_counters.task_counters``)
 
     def check_key(self, text: str, value: Any, changes: list[SeqChange], accepted: list[SeqChange],
                   rejected: list[tuple[SeqChange, str]]) -> Any:
@@ -139,34 +141,52 @@ class ValidationStageProcessor(StatefulProcessor):
         raise NotImplementedError
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        counters = self.counters
+        with counters.phase("python"):
+            return self._check(rows, counters)
+
+    def _check(self, rows: Iterator[SparkRow], counters: Counters) -> Iterator[SparkRow]:
+        with counters.phase("input rows"):
+            rows = list(rows)
         by_key: dict[str, list[SeqChange]] = {}
         passed = []
-        for packed in rows:
-            if packed.stage == REJECTED:  # an earlier validation stage's rejects, on their way to the sink
-                passed.append(SparkRow(stage=REJECTED, **{BUCKET_COLUMN: packed[BUCKET_COLUMN]}, changes=packed.changes))
-                continue
-            for text, op, row, seq in unpack(packed.changes):
-                by_key.setdefault(text, []).append((seq, op, row))
+        with counters.phase("unpickle changes"):
+            for packed in rows:
+                if packed.stage == REJECTED:  # an earlier validation stage's rejects, on their way to the sink
+                    passed.append(SparkRow(stage=REJECTED, **{BUCKET_COLUMN: packed[BUCKET_COLUMN]}, changes=packed.changes))
+                    continue
+                for text, op, row, seq in unpack(packed.changes):
+                    by_key.setdefault(text, []).append((seq, op, row))
+        counters.count("groups")
+        counters.count("changes in", sum(map(len, by_key.values())))
         accepted: list[SeqChange] = []
         rejected: list[tuple[SeqChange, str]] = []
-        for chunk, texts in by_chunk(by_key, self.buckets, self.chunks).items():
+        chunked = by_chunk(by_key, self.buckets, self.chunks)
+        counters.count("chunks", len(chunked))
+        for chunk, texts in chunked.items():
             stored = self.state.getValue((chunk,))
-            current = {} if stored is None else pickle.loads(stored[0])
-            for text in texts:
-                after = self.check_key(text, current.get(text), sorted(by_key[text], key=apply_order), accepted, rejected)
-                if after:
-                    current[text] = after
-                else:
-                    current.pop(text, None)
+            with counters.phase("unpickle state"):
+                current = {} if stored is None else pickle.loads(stored[0])
+            with counters.phase("stage"):
+                for text in texts:
+                    after = self.check_key(text, current.get(text), sorted(by_key[text], key=apply_order), accepted, rejected)
+                    if after:
+                        current[text] = after
+                    else:
+                        current.pop(text, None)
             if current:
-                self.state.updateValue((chunk,), (pickle.dumps(current, PICKLE_PROTOCOL),))
+                with counters.phase("pickle state"):
+                    pickled = pickle.dumps(current, PICKLE_PROTOCOL)
+                self.state.updateValue((chunk,), (pickled,))
             elif stored is not None:
                 self.state.removeKey((chunk,))
-        entries = rejected_entries(self.table.name, rejected) + self.onward.entries(accepted)
-        return iter(passed + [SparkRow(**record) for record in pack(entries, self.buckets)])
+        with counters.phase("pickle changes"):
+            entries = rejected_entries(self.table.name, rejected) + self.onward.entries(accepted)
+            counters.count("changes out", len(entries))
+            return iter(passed + [SparkRow(**record) for record in pack(entries, self.buckets)])
 
     def close(self) -> None:
-        pass
+        self.counters.flush()
 
 
 class DependencyProcessor(ValidationStageProcessor):
@@ -183,6 +203,7 @@ class DependencyProcessor(ValidationStageProcessor):
         self.key_of = key_getter(tuple(table.column_names.index(c) for c in table.primary_key))
 
     def init(self, handle: StatefulProcessorHandle) -> None:
+        self.counters = task_counters(dependency_state_name(self.table.name, self.index))
         self.state = handle.getMapState(dependency_state_name(self.table.name, self.index), "chunk int", "rows binary")
         self.dependency = DependencyState(self.table, self.fd)
         self.onward.open()

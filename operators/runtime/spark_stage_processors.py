@@ -39,6 +39,7 @@ from pyspark.sql.types import Row as SparkRow
 from sortedcontainers import SortedDict
 
 from operators.runtime.dataflow import StageNode
+from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
     BUCKET_COLUMN,
     DEFAULT_BUCKETS,
@@ -104,32 +105,43 @@ class PackedStageProcessor(StatefulProcessor):
         self.chunks = chunks
 
     def init(self, handle: StatefulProcessorHandle) -> None:
+        self.counters = task_counters(state_name(self.node.id))
         self.states = handle.getMapState(state_name(self.node.id), "chunk int", "state binary")
         self.address = output_address(self.node, self.downstream)
         self.downstream_key = downstream_key_text(self.node, self.downstream)
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
-        emitted = process_chunks(self.node, self.states, changes_by_key(rows), self.buckets, self.chunks)
-        return packed_output(emitted, self.address, self.downstream_key, self.buckets)
+        counters = self.counters
+        with counters.phase("python"):
+            by_key = changes_by_key(rows, counters)
+            emitted = process_chunks(self.node, self.states, by_key, self.buckets, self.chunks, counters)
+            with counters.phase("pickle changes"):
+                return packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
 
     def close(self) -> None:
-        pass
+        self.counters.flush()
 
 
-def changes_by_key(rows: Iterator[SparkRow]) -> dict[str, list[Change]]:
+def changes_by_key(rows: Iterator[SparkRow], counters: Counters = OFF) -> dict[str, list[Change]]:
     """A bucket's packed changes grouped by the text of their stage key."""
+    with counters.phase("input rows"):
+        rows = list(rows)
     by_key: dict[str, list[Change]] = {}
-    for packed in rows:
-        for text, port, row, weight in unpack(packed.changes):
-            by_key.setdefault(text, []).append(Change(port, row, weight))
+    with counters.phase("unpickle changes"):
+        for packed in rows:
+            for text, port, row, weight in unpack(packed.changes):
+                by_key.setdefault(text, []).append(Change(port, row, weight))
+    counters.count("groups")
+    counters.count("changes in", sum(map(len, by_key.values())))
     return by_key
 
 
 def packed_output(emitted: Changelog, address: tuple[int, int], downstream_key: Callable[[Row], str],
-                  buckets: int) -> Iterator[SparkRow]:
+                  buckets: int, counters: Counters = OFF) -> Iterator[SparkRow]:
     """A stage's output rows packed for the buckets of the stage they go to."""
     destination, port = address
     addressed = ((destination, downstream_key(row), port, row, weight) for row, weight in emitted)
+    counters.count("changes out", len(emitted))
     return iter([SparkRow(**record) for record in pack(addressed, buckets)])
 
 
@@ -147,7 +159,7 @@ def downstream_key_text(node: StageNode, downstream: StageNode | None) -> Callab
 
 
 def process_chunks(node: StageNode, chunk_states: Any, by_key: dict[str, list[Change]], buckets: int,
-                   chunks: int) -> list[tuple[Row, int]]:
+                   chunks: int, counters: Counters = OFF) -> list[tuple[Row, int]]:
     """``stage.process`` once per key text of a bucket, reading and writing the bucket's MapState
     ``chunk_states`` once per touched chunk; returns the stage's output rows."""
     by_chunk: dict[int, list[str]] = {}
@@ -155,21 +167,26 @@ def process_chunks(node: StageNode, chunk_states: Any, by_key: dict[str, list[Ch
         by_chunk.setdefault(chunk_of(text, buckets, chunks), []).append(text)
     stage = node.stage
     emitted: list[tuple[Row, int]] = []
+    counters.count("chunks", len(by_chunk))
     for chunk, texts in by_chunk.items():
         user_key = (chunk,)
         stored = chunk_states.getValue(user_key)
-        states: dict[str, Any] = {} if stored is None else pickle.loads(stored[0])
-        for text in texts:
-            changes = by_key[text]
-            first = changes[0]
-            new_state, output = stage.process(stage.key_of(first.port, first.row), states.get(text), changes)
-            if new_state is None:
-                states.pop(text, None)
-            else:
-                states[text] = new_state
-            emitted.extend(output)
+        with counters.phase("unpickle state"):
+            states: dict[str, Any] = {} if stored is None else pickle.loads(stored[0])
+        with counters.phase("stage"):
+            for text in texts:
+                changes = by_key[text]
+                first = changes[0]
+                new_state, output = stage.process(stage.key_of(first.port, first.row), states.get(text), changes)
+                if new_state is None:
+                    states.pop(text, None)
+                else:
+                    states[text] = new_state
+                emitted.extend(output)
         if states:
-            chunk_states.updateValue(user_key, (pickle.dumps(states, PICKLE_PROTOCOL),))
+            with counters.phase("pickle state"):
+                pickled = pickle.dumps(states, PICKLE_PROTOCOL)
+            chunk_states.updateValue(user_key, (pickled,))
         elif stored is not None:
             chunk_states.removeKey(user_key)
     return emitted
@@ -213,27 +230,31 @@ class PagedGjtProcessor(StatefulProcessor):
         self.last_batch: PageStore | None = None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
+        self.counters = task_counters(f"{state_name(self.node.id)}_pages")
         self.pages = handle.getMapState(f"{state_name(self.node.id)}_pages", "page string", "data binary")
         self.address = output_address(self.node, self.downstream)
         self.downstream_key = downstream_key_text(self.node, self.downstream)
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
-        stage = self.node.stage
-        store = PageStore(MapStatePages(self.pages))
-        emitted: Changelog = []
-        for changes in changes_by_key(rows).values():
-            first = changes[0]
-            stage_key = stage.key_of(first.port, first.row)
-            state = PagedGjtState(stage, store, stage_key)
-            _, output = stage.process(stage_key, state, changes)
-            state.save()
-            emitted.extend(output)
-        store.flush()
-        self.last_batch = store
-        return packed_output(emitted, self.address, self.downstream_key, self.buckets)
+        stage, counters = self.node.stage, self.counters
+        with counters.phase("python"):
+            store = PageStore(MapStatePages(self.pages))
+            emitted: Changelog = []
+            for changes in changes_by_key(rows, counters).values():
+                first = changes[0]
+                stage_key = stage.key_of(first.port, first.row)
+                state = PagedGjtState(stage, store, stage_key)
+                with counters.phase("stage"):
+                    _, output = stage.process(stage_key, state, changes)
+                    state.save()
+                emitted.extend(output)
+            store.flush()
+            self.last_batch = store
+            with counters.phase("pickle changes"):
+                return packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
 
     def close(self) -> None:
-        pass
+        self.counters.flush()
 
 
 class TopKProcessor(StatefulProcessor):
@@ -265,13 +286,19 @@ class TopKProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         name = state_name(self.node.id)
+        self.counters = task_counters(f"{name}_rows")
         self.rows = handle.getMapState(f"{name}_rows", "chunk int", "rows binary")
         self.best = handle.getValueState(f"{name}_best", "buffer binary, bound binary, complete boolean")
         self.address = output_address(self.node, self.downstream)
         self.downstream_key = downstream_key_text(self.node, self.downstream)
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        with self.counters.phase("python"):
+            return self._process(rows)
+
+    def _process(self, rows: Iterator[SparkRow]) -> Iterator[SparkRow]:
         stage, count = self.node.stage, self.node.stage.count
+        self.counters.count("groups")
         net = consolidate((row, weight) for packed in rows for _, _, row, weight in unpack(packed.changes))
         # Order entries first: evaluating a sort key may raise, and then nothing may have changed.
         entries = [((stage.order_key(row), row), weight) for row, weight in net]
@@ -291,7 +318,8 @@ class TopKProcessor(StatefulProcessor):
             bound, complete = trim(buffer, self.REFILL_FACTOR * count), False
         self._store_buffer(buffer, bound, complete)
         emitted = consolidate([*((row, -1) for row in before), *((row, 1) for row in head(buffer, count))])
-        return packed_output(emitted, self.address, self.downstream_key, self.buckets)
+        self.counters.count("changes in", len(net))
+        return packed_output(emitted, self.address, self.downstream_key, self.buckets, self.counters)
 
     def _count(self, changes: Changelog) -> None:
         """Add the weighted rows to the multiset ``rows``, one read and one write per touched chunk."""
@@ -341,7 +369,7 @@ class TopKProcessor(StatefulProcessor):
         return buffer, trim(buffer, self.REFILL_FACTOR * self.node.stage.count), False
 
     def close(self) -> None:
-        pass
+        self.counters.flush()
 
 
 def head(buffer: SortedDict, count: int) -> list[Row]:

@@ -33,6 +33,7 @@ from operators.doubles import canonical_values
 from operators.runtime.dataflow import RowRequirement, SourceRoute, StageNode
 from operators.runtime.dependencies import table_defect
 from operators.runtime.determinant_check import SeqChange
+from operators.runtime.spark_counters import task_counters
 from operators.runtime.spark_dependencies import (
     Onward,
     ValidationStageProcessor,
@@ -118,6 +119,7 @@ class ValidationProcessor(ValidationStageProcessor):
         )
 
     def init(self, handle: StatefulProcessorHandle) -> None:
+        self.counters = task_counters(state_name(self.table.name))
         self.state = handle.getMapState(state_name(self.table.name), "chunk int", "rows binary")
         self.onward.open()
 
