@@ -241,8 +241,11 @@ class SparkRunner:
                     .option("stateVarName", variable["stateName"])
                     .load(str(self.checkpoint_dir))
                 )
-                chunks = store.select("user_map_value").toArrow().column(0).to_pylist()
-                sizes[names[variable["stateName"]]] += sum(len(pickle.loads(next(iter(c.values())))) for c in chunks)
+                # a bucket's chunks flattened from its ListState (``spark_bucket_state``), or a top-k
+                # stage's MapState of row chunks; either way one pickled dict per chunk
+                column = "list_element" if "list_element" in store.columns else "user_map_value"
+                chunks = store.select(column).toArrow().column(0).to_pylist()
+                sizes[names[variable["stateName"]]] += sum(len(pickle.loads(list(c.values())[-1])) for c in chunks)
         return sizes
 
     def close(self) -> None:

@@ -1,10 +1,12 @@
 """How a keyed stage runs under ``transformWithState``: packed rows, buckets of keys, chunks of states.
 
 Each stage is ``groupBy(bucket).transformWithState(...)`` over packed rows (``spark_edges``): a Spark
-group per bucket of stage keys, the bucket's key states in a MapState by chunk (chunk → pickled dict of
-key text → state), read and written once per chunk a batch touches. The layouts measured against it
-(a group and a ValueState per key, one Spark row per change; MapState entries per key; pandas) are in
-examples/benchmarks/spark_state_access.py, with their numbers in RESULTS.md.
+group per bucket of stage keys, the bucket's key states in one ListState of chunks (chunk → pickled
+dict of key text → state, ``spark_bucket_state``), read with one state call and written with one per
+bucket a batch touches, each chunk unpickled only when the batch touches one of its keys. The layouts
+measured against it (a group and a ValueState per key, one Spark row per change; MapState entries per
+key or per chunk; pandas) are in examples/benchmarks/spark_state_access.py and spark_profile.py, with
+their numbers in RESULTS.md.
 
 Stages keyed by a constant keep one state object for the whole stage, which one chunk would re-pickle
 every batch. Two have layouts of their own:
@@ -39,6 +41,7 @@ from pyspark.sql.types import Row as SparkRow
 from sortedcontainers import SortedDict
 
 from operators.runtime.dataflow import StageNode
+from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates, by_chunk
 from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
     BUCKET_COLUMN,
@@ -47,7 +50,6 @@ from operators.runtime.spark_edges import (
     PACKED_SCHEMA,
     PICKLE_PROTOCOL,
     RESULT,
-    chunk_of,
     key_text,
     pack,
     unpack,
@@ -94,7 +96,7 @@ def run_top_k(stage_input: DataFrame, node: StageNode, downstream: StageNode | N
 
 class PackedStageProcessor(StatefulProcessor):
     """Runs one ``KeyedStage`` over the keys of a bucket, on packed rows: the bucket's changes grouped by
-    key text, ``stage.process`` once per key, the key states read and written once per touched chunk
+    key text, ``stage.process`` once per key, the bucket's states read and written once
     (``process_chunks``), the output packed for the downstream stage's buckets."""
 
     def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int = DEFAULT_BUCKETS,
@@ -106,7 +108,7 @@ class PackedStageProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.counters = task_counters(state_name(self.node.id))
-        self.states = handle.getMapState(state_name(self.node.id), "chunk int", "state binary")
+        self.states = handle.getListState(state_name(self.node.id), CHUNKS_SCHEMA)
         self.address = output_address(self.node, self.downstream)
         self.downstream_key = downstream_key_text(self.node, self.downstream)
 
@@ -114,7 +116,8 @@ class PackedStageProcessor(StatefulProcessor):
         counters = self.counters
         with counters.phase("python"):
             by_key = changes_by_key(rows, counters)
-            emitted = process_chunks(self.node, self.states, by_key, self.buckets, self.chunks, counters)
+            bucket = BucketStates(self.states, counters)
+            emitted = process_chunks(self.node, bucket, by_key, self.buckets, self.chunks, counters)
             with counters.phase("pickle changes"):
                 return packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
 
@@ -158,21 +161,16 @@ def downstream_key_text(node: StageNode, downstream: StageNode | None) -> Callab
     return lambda row: key_text(key_of(row))
 
 
-def process_chunks(node: StageNode, chunk_states: Any, by_key: dict[str, list[Change]], buckets: int,
+def process_chunks(node: StageNode, bucket: BucketStates, by_key: dict[str, list[Change]], buckets: int,
                    chunks: int, counters: Counters = OFF) -> list[tuple[Row, int]]:
-    """``stage.process`` once per key text of a bucket, reading and writing the bucket's MapState
-    ``chunk_states`` once per touched chunk; returns the stage's output rows."""
-    by_chunk: dict[int, list[str]] = {}
-    for text in by_key:
-        by_chunk.setdefault(chunk_of(text, buckets, chunks), []).append(text)
+    """``stage.process`` once per key text of a bucket, its states read from and written back to
+    ``bucket`` (one state call each way, ``spark_bucket_state``); returns the stage's output rows."""
     stage = node.stage
     emitted: list[tuple[Row, int]] = []
-    counters.count("chunks", len(by_chunk))
-    for chunk, texts in by_chunk.items():
-        user_key = (chunk,)
-        stored = chunk_states.getValue(user_key)
-        with counters.phase("unpickle state"):
-            states: dict[str, Any] = {} if stored is None else pickle.loads(stored[0])
+    grouped = by_chunk(by_key, buckets, chunks)
+    counters.count("chunks", len(grouped))
+    for chunk, texts in grouped.items():
+        states = bucket.chunk(chunk)
         with counters.phase("stage"):
             for text in texts:
                 changes = by_key[text]
@@ -183,12 +181,7 @@ def process_chunks(node: StageNode, chunk_states: Any, by_key: dict[str, list[Ch
                 else:
                     states[text] = new_state
                 emitted.extend(output)
-        if states:
-            with counters.phase("pickle state"):
-                pickled = pickle.dumps(states, PICKLE_PROTOCOL)
-            chunk_states.updateValue(user_key, (pickled,))
-        elif stored is not None:
-            chunk_states.removeKey(user_key)
+    bucket.save()
     return emitted
 
 
@@ -323,10 +316,10 @@ class TopKProcessor(StatefulProcessor):
 
     def _count(self, changes: Changelog) -> None:
         """Add the weighted rows to the multiset ``rows``, one read and one write per touched chunk."""
-        by_chunk: dict[int, Changelog] = {}
+        grouped: dict[int, Changelog] = {}
         for row, weight in changes:
-            by_chunk.setdefault(zlib.crc32(key_text(row).encode()) % self.ROW_CHUNKS, []).append((row, weight))
-        for chunk, chunk_changes in by_chunk.items():
+            grouped.setdefault(zlib.crc32(key_text(row).encode()) % self.ROW_CHUNKS, []).append((row, weight))
+        for chunk, chunk_changes in grouped.items():
             stored = self.rows.getValue((chunk,))
             counts: dict[Row, int] = {} if stored is None else pickle.loads(stored[0])
             for row, weight in chunk_changes:
