@@ -25,12 +25,18 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
 
+from operators.runtime.run_errors import WorkDirMismatchError
 from operators.runtime.spark_counters import OFF, Counters
 from operators.runtime.spark_edges import PICKLE_PROTOCOL, chunk_of
+
+#: The state layout a checkpoint is written in, recorded in the work directory's ``LAYOUT_FILE``.
+STATE_LAYOUT = "bucket chunks in a ListState"
+LAYOUT_FILE = "state-layout"
 
 #: A StructType, not DDL text: pyspark parses a DDL schema with one more state-server call per task.
 CHUNKS_SCHEMA = StructType([StructField("chunk", IntegerType(), False), StructField("states", BinaryType(), False)])
@@ -81,3 +87,20 @@ def by_chunk(texts: Iterable[str], buckets: int, chunks: int) -> dict[int, list[
     for text in texts:
         grouped.setdefault(chunk_of(text, buckets, chunks), []).append(text)
     return grouped
+
+
+def check_state_layout(work_dir: Path, fresh: bool) -> None:
+    """Record the state layout in a fresh work directory; refuse to resume a checkpoint written in
+    another. Why: Spark itself refuses a state variable whose type changed, but only inside the first
+    micro-batch, as a stack trace (``STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE``); a work directory
+    without the file was written before the layout was recorded (one MapState entry per chunk)."""
+    marker = work_dir / LAYOUT_FILE
+    if fresh:
+        work_dir.mkdir(parents=True, exist_ok=True)
+        marker.write_text(STATE_LAYOUT)
+        return
+    found = marker.read_text() if marker.exists() else "a MapState entry per chunk"
+    if found != STATE_LAYOUT:
+        raise WorkDirMismatchError(
+            f"{work_dir} holds a checkpoint whose state is kept as {found}, which this version does not read "
+            f"(it keeps {STATE_LAYOUT}); maintain the view again in a new work directory")

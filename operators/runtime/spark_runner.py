@@ -56,6 +56,7 @@ from catalog.types import DataType
 from operators.runtime.dataflow import Dataflow
 from operators.runtime.dependencies import table_defect
 from operators.runtime.run_errors import SparkBatchError
+from operators.runtime.spark_bucket_state import check_state_layout
 from operators.runtime.spark_dependencies import checked_dependencies, dependency_state_name
 from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, REJECTED, RESULT
 from operators.runtime.spark_inbox import inbox_changes, next_file_number, write_inbox_file
@@ -108,6 +109,7 @@ class SparkRunner:
         self.sink = ResultSink(self.work_dir / "output", dataflow.output_columns, result_types,
                                result_start(dataflow), keep_outputs, dataflow.visible_width)
         fresh = not _numbered(self.checkpoint_dir / "commits")
+        check_state_layout(self.work_dir, fresh)
         self._reads_inbox = changes is None
         # a table without a given stream reads the inbox (empty unless ``apply`` fills it)
         inbox_tables = [table for name, table in self.tables.items() if name not in (changes or {})]

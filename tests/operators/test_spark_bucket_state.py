@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pickle
 
-from operators.runtime.spark_bucket_state import BucketStates, by_chunk
+import pytest
+
+from operators.runtime.run_errors import WorkDirMismatchError
+from operators.runtime.spark_bucket_state import LAYOUT_FILE, BucketStates, by_chunk, check_state_layout
 from operators.runtime.spark_edges import chunk_of
 
 
@@ -73,3 +76,14 @@ def test_a_read_only_batch_writes_nothing():
 def test_chunks_follow_the_key_hash():
     texts = [f"k{i}" for i in range(50)]
     assert all(chunk == chunk_of(text, 4, 8) for chunk, members in by_chunk(texts, 4, 8).items() for text in members)
+
+
+def test_a_checkpoint_of_the_earlier_layout_is_refused_in_one_line(tmp_path):
+    check_state_layout(tmp_path / "new", fresh=True)
+    check_state_layout(tmp_path / "new", fresh=False)  # resumed in the layout it was written in
+    (tmp_path / "old").mkdir()  # committed batches, but no layout recorded: the MapState layout
+    with pytest.raises(WorkDirMismatchError, match="MapState entry per chunk.*new work directory"):
+        check_state_layout(tmp_path / "old", fresh=False)
+    (tmp_path / "new" / LAYOUT_FILE).write_text("something else")
+    with pytest.raises(WorkDirMismatchError, match="something else"):
+        check_state_layout(tmp_path / "new", fresh=False)
