@@ -18,7 +18,6 @@ counted by the earlier ones, and stays counted there until it is deleted.
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -31,13 +30,13 @@ from catalog.schema import FunctionalDependency, Table
 from operators.runtime.dataflow import SourceRoute, StageNode
 from operators.runtime.dependencies import DependencyState
 from operators.runtime.determinant_check import SeqChange, check_determinant
+from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates, by_chunk
 from operators.runtime.spark_changes import SNAPSHOT_SEQ
+from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
     BUCKET_COLUMN,
     PACKED_SCHEMA,
-    PICKLE_PROTOCOL,
     REJECTED,
-    chunk_of,
     dependency_stage,
     key_text,
     pack,
@@ -57,7 +56,7 @@ def checked_dependencies(table: Table) -> tuple[FunctionalDependency, ...]:
 
 
 def dependency_state_name(table: str, index: int) -> str:
-    """The MapState of a table's ``index``-th dependency stage (seen in the checkpoint)."""
+    """The ListState of a table's ``index``-th dependency stage (seen in the checkpoint)."""
     return f"dependency_{table}_{index}"
 
 
@@ -89,14 +88,6 @@ def rejected_entries(table: str, rejected: Iterable[tuple[SeqChange, str]]) -> l
     return [(REJECTED, reason, 0, (table, seq, op, row), 0) for (seq, op, row), reason in rejected]
 
 
-def by_chunk(texts: Iterable[str], buckets: int, chunks: int) -> dict[int, list[str]]:
-    """Key texts grouped by their chunk: each chunk's state is read and written once."""
-    grouped: dict[int, list[str]] = {}
-    for text in texts:
-        grouped.setdefault(chunk_of(text, buckets, chunks), []).append(text)
-    return grouped
-
-
 class Onward:
     """Where a validation stage's accepted changes go: the stage of the table's next dependency, each
     change keyed by its determinant, or, after the last, the stages reading the table, as the net
@@ -124,14 +115,15 @@ class Onward:
 
 class ValidationStageProcessor(StatefulProcessor):
     """What the key-validation and dependency stages share: a bucket's changes grouped by key text,
-    each key's changes checked in apply order (``check_key``) against its stored value, the state by
-    chunk (MapState chunk → pickled dict of key text → value) read and written once per touched
-    chunk, and the rejects and the accepted changes (``onward``) packed for the next stages."""
+    each key's changes checked in apply order (``check_key``) against its stored value, the bucket's
+    state (chunks of key text → value in one ListState, ``spark_bucket_state``) read and written once,
+    and the rejects and the accepted changes (``onward``) packed for the next stages."""
 
     table: Table
     onward: Onward
     buckets: int
     chunks: int
+    counters: Counters = OFF  # set by ``init`` (``spark_counters.task_counters``)
 
     def check_key(self, text: str, value: Any, changes: list[SeqChange], accepted: list[SeqChange],
                   rejected: list[tuple[SeqChange, str]]) -> Any:
@@ -139,34 +131,46 @@ class ValidationStageProcessor(StatefulProcessor):
         raise NotImplementedError
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        counters = self.counters
+        with counters.phase("python"):
+            return self._check(rows, counters)
+
+    def _check(self, rows: Iterator[SparkRow], counters: Counters) -> Iterator[SparkRow]:
+        with counters.phase("input rows"):
+            rows = list(rows)
         by_key: dict[str, list[SeqChange]] = {}
         passed = []
-        for packed in rows:
-            if packed.stage == REJECTED:  # an earlier validation stage's rejects, on their way to the sink
-                passed.append(SparkRow(stage=REJECTED, **{BUCKET_COLUMN: packed[BUCKET_COLUMN]}, changes=packed.changes))
-                continue
-            for text, op, row, seq in unpack(packed.changes):
-                by_key.setdefault(text, []).append((seq, op, row))
+        with counters.phase("unpickle changes"):
+            for packed in rows:
+                if packed.stage == REJECTED:  # an earlier validation stage's rejects, on their way to the sink
+                    passed.append(SparkRow(stage=REJECTED, **{BUCKET_COLUMN: packed[BUCKET_COLUMN]}, changes=packed.changes))
+                    continue
+                for text, op, row, seq in unpack(packed.changes):
+                    by_key.setdefault(text, []).append((seq, op, row))
+        counters.count("groups")
+        counters.count("changes in", sum(map(len, by_key.values())))
         accepted: list[SeqChange] = []
         rejected: list[tuple[SeqChange, str]] = []
-        for chunk, texts in by_chunk(by_key, self.buckets, self.chunks).items():
-            stored = self.state.getValue((chunk,))
-            current = {} if stored is None else pickle.loads(stored[0])
-            for text in texts:
-                after = self.check_key(text, current.get(text), sorted(by_key[text], key=apply_order), accepted, rejected)
-                if after:
-                    current[text] = after
-                else:
-                    current.pop(text, None)
-            if current:
-                self.state.updateValue((chunk,), (pickle.dumps(current, PICKLE_PROTOCOL),))
-            elif stored is not None:
-                self.state.removeKey((chunk,))
-        entries = rejected_entries(self.table.name, rejected) + self.onward.entries(accepted)
-        return iter(passed + [SparkRow(**record) for record in pack(entries, self.buckets)])
+        bucket = BucketStates(self.state, counters)
+        chunked = by_chunk(by_key, self.buckets, self.chunks)
+        counters.count("chunks", len(chunked))
+        for chunk, texts in chunked.items():
+            current = bucket.chunk(chunk)
+            with counters.phase("stage"):
+                for text in texts:
+                    after = self.check_key(text, current.get(text), sorted(by_key[text], key=apply_order), accepted, rejected)
+                    if after:
+                        current[text] = after
+                    else:
+                        current.pop(text, None)
+        bucket.save()
+        with counters.phase("pickle changes"):
+            entries = rejected_entries(self.table.name, rejected) + self.onward.entries(accepted)
+            counters.count("changes out", len(entries))
+            return iter(passed + [SparkRow(**record) for record in pack(entries, self.buckets)])
 
     def close(self) -> None:
-        pass
+        self.counters.flush()
 
 
 class DependencyProcessor(ValidationStageProcessor):
@@ -183,7 +187,8 @@ class DependencyProcessor(ValidationStageProcessor):
         self.key_of = key_getter(tuple(table.column_names.index(c) for c in table.primary_key))
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.state = handle.getMapState(dependency_state_name(self.table.name, self.index), "chunk int", "rows binary")
+        self.counters = task_counters(dependency_state_name(self.table.name, self.index))
+        self.state = handle.getListState(dependency_state_name(self.table.name, self.index), CHUNKS_SCHEMA)
         self.dependency = DependencyState(self.table, self.fd)
         self.onward.open()
 

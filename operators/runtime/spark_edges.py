@@ -9,7 +9,7 @@ round trips to the JVM; per changed key that cost ~300 µs, packed and bucketed 
 Python values end to end, exactly as the local runner sees them.
 
 A stage's state lives in the group of its key's bucket (``bucket_of`` the key's canonical text), in
-``chunk_of`` chunks of keys: one MapState entry per chunk. Rows addressed to ``RESULT`` are the
+``chunk_of`` chunks of keys: one element per chunk of the bucket's ListState (``spark_bucket_state``). Rows addressed to ``RESULT`` are the
 result's changes; rows addressed to ``REJECTED`` are quarantined input changes, each entry
 ``(reason, 0, (table, _seq, _op, row), 0)``. The bucket and chunk counts are part of the state
 layout: a checkpoint is resumed with the counts it was written with.
@@ -47,7 +47,7 @@ def dependency_stage(index: int) -> int:
 #: Spark groups per stage: many more than shuffle partitions so the groups spread, few enough that the
 #: per-group toll is paid a few hundred times per batch (see the benchmark).
 DEFAULT_BUCKETS = 256
-#: Chunks of keys per bucket, each one MapState entry. A batch that touches a key (un)pickles its whole
+#: Chunks of keys per bucket, each one element of its ListState. A batch that touches a key (un)pickles its whole
 #: chunk, so keys per chunk (state keys / (buckets · chunks)) should stay within ~3–50: 256 · 64 chunks
 #: suit states of 50 000–800 000 keys. Larger states need more chunks (not adaptive yet).
 DEFAULT_CHUNKS = 64

@@ -57,6 +57,7 @@ from operators.held_errors import is_error
 from operators.runtime.dataflow import Dataflow
 from operators.runtime.dependencies import table_defect
 from operators.runtime.run_errors import SparkBatchError
+from operators.runtime.spark_bucket_state import check_state_layout
 from operators.runtime.spark_dependencies import checked_dependencies, dependency_state_name
 from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, REJECTED, RESULT
 from operators.runtime.spark_inbox import inbox_changes, next_file_number, write_inbox_file
@@ -120,6 +121,7 @@ class SparkRunner:
         self.sink = ResultSink(self.work_dir / "output", dataflow.output_columns, result_types,
                                result_start(dataflow), keep_outputs, dataflow.visible_width)
         fresh = not _numbered(self.checkpoint_dir / "commits")
+        check_state_layout(self.work_dir, fresh)
         self._reads_inbox = changes is None
         # a table without a given stream reads the inbox (empty unless ``apply`` fills it)
         inbox_tables = [table for name, table in self.tables.items() if name not in (changes or {})]
@@ -253,8 +255,11 @@ class SparkRunner:
                     .option("stateVarName", variable["stateName"])
                     .load(str(self.checkpoint_dir))
                 )
-                chunks = store.select("user_map_value").toArrow().column(0).to_pylist()
-                sizes[names[variable["stateName"]]] += sum(len(pickle.loads(next(iter(c.values())))) for c in chunks)
+                # a bucket's chunks flattened from its ListState (``spark_bucket_state``), or a top-k
+                # stage's MapState of row chunks; either way one pickled dict per chunk
+                column = "list_element" if "list_element" in store.columns else "user_map_value"
+                chunks = store.select(column).toArrow().column(0).to_pylist()
+                sizes[names[variable["stateName"]]] += sum(len(pickle.loads(list(c.values())[-1])) for c in chunks)
         return sizes
 
     def close(self) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -86,9 +87,18 @@ class ResultSink:
             self._write_version(INITIAL, list(self.initial_result))
         #: Outputs of the batches run since ``take_outputs`` (the ``apply`` path); None: not kept.
         self.outputs: dict[int, BatchOutput] | None = {} if keep_outputs else None
+        #: Per batch id: seconds until the batch's rows arrived (the whole query's work: the stages run
+        #: as this sink collects them), and seconds spent writing them here (``spark_profile.py``).
+        self.seconds: dict[int, tuple[float, float]] = {}
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        started = time.perf_counter()
         table = batch.select("stage", "changes").toArrow()
+        arrived = time.perf_counter()
+        self._write(table, batch_id)
+        self.seconds[batch_id] = (arrived - started, time.perf_counter() - arrived)
+
+    def _write(self, table: pa.Table, batch_id: int) -> None:
         changes: Changelog = []
         rejected: list[RejectedChange] = []
         for stage, packed in zip(table.column("stage").to_pylist(), table.column("changes").to_pylist(), strict=True):

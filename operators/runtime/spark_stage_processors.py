@@ -1,10 +1,12 @@
 """How a keyed stage runs under ``transformWithState``: packed rows, buckets of keys, chunks of states.
 
 Each stage is ``groupBy(bucket).transformWithState(...)`` over packed rows (``spark_edges``): a Spark
-group per bucket of stage keys, the bucket's key states in a MapState by chunk (chunk → pickled dict of
-key text → state), read and written once per chunk a batch touches. The layouts measured against it
-(a group and a ValueState per key, one Spark row per change; MapState entries per key; pandas) are in
-examples/benchmarks/spark_state_access.py, with their numbers in RESULTS.md.
+group per bucket of stage keys, the bucket's key states in one ListState of chunks (chunk → pickled
+dict of key text → state, ``spark_bucket_state``), read with one state call and written with one per
+bucket a batch touches, each chunk unpickled only when the batch touches one of its keys. The layouts
+measured against it (a group and a ValueState per key, one Spark row per change; MapState entries per
+key or per chunk; pandas) are in examples/benchmarks/spark_state_access.py and spark_profile.py, with
+their numbers in RESULTS.md.
 
 Stages keyed by a constant keep one state object for the whole stage, which one chunk would re-pickle
 every batch. Two have layouts of their own:
@@ -40,6 +42,8 @@ from sortedcontainers import SortedDict
 
 from operators.held_errors import raise_emitted_errors
 from operators.runtime.dataflow import StageNode
+from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates, by_chunk
+from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
     BUCKET_COLUMN,
     DEFAULT_BUCKETS,
@@ -47,7 +51,6 @@ from operators.runtime.spark_edges import (
     PACKED_SCHEMA,
     PICKLE_PROTOCOL,
     RESULT,
-    chunk_of,
     key_text,
     pack,
     unpack,
@@ -94,7 +97,7 @@ def run_top_k(stage_input: DataFrame, node: StageNode, downstream: StageNode | N
 
 class PackedStageProcessor(StatefulProcessor):
     """Runs one ``KeyedStage`` over the keys of a bucket, on packed rows: the bucket's changes grouped by
-    key text, ``stage.process`` once per key, the key states read and written once per touched chunk
+    key text, ``stage.process`` once per key, the bucket's states read and written once
     (``process_chunks``), the output packed for the downstream stage's buckets."""
 
     def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int = DEFAULT_BUCKETS,
@@ -105,34 +108,46 @@ class PackedStageProcessor(StatefulProcessor):
         self.chunks = chunks
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.states = handle.getMapState(state_name(self.node.id), "chunk int", "state binary")
+        self.counters = task_counters(state_name(self.node.id))
+        self.states = handle.getListState(state_name(self.node.id), CHUNKS_SCHEMA)
         self.address = output_address(self.node, self.downstream)
         self.downstream_key = downstream_key_text(self.node, self.downstream)
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
-        emitted = process_chunks(self.node, self.states, changes_by_key(rows), self.buckets, self.chunks)
-        return packed_output(emitted, self.address, self.downstream_key, self.buckets)
+        counters = self.counters
+        with counters.phase("python"):
+            by_key = changes_by_key(rows, counters)
+            bucket = BucketStates(self.states, counters)
+            emitted = process_chunks(self.node, bucket, by_key, self.buckets, self.chunks, counters)
+            with counters.phase("pickle changes"):
+                return packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
 
     def close(self) -> None:
-        pass
+        self.counters.flush()
 
 
-def changes_by_key(rows: Iterator[SparkRow]) -> dict[str, list[Change]]:
+def changes_by_key(rows: Iterator[SparkRow], counters: Counters = OFF) -> dict[str, list[Change]]:
     """A bucket's packed changes grouped by the text of their stage key."""
+    with counters.phase("input rows"):
+        rows = list(rows)
     by_key: dict[str, list[Change]] = {}
-    for packed in rows:
-        for text, port, row, weight in unpack(packed.changes):
-            by_key.setdefault(text, []).append(Change(port, row, weight))
+    with counters.phase("unpickle changes"):
+        for packed in rows:
+            for text, port, row, weight in unpack(packed.changes):
+                by_key.setdefault(text, []).append(Change(port, row, weight))
+    counters.count("groups")
+    counters.count("changes in", sum(map(len, by_key.values())))
     return by_key
 
 
 def packed_output(emitted: Changelog, address: tuple[int, int], downstream_key: Callable[[Row], str],
-                  buckets: int) -> Iterator[SparkRow]:
+                  buckets: int, counters: Counters = OFF) -> Iterator[SparkRow]:
     """A stage's output rows packed for the buckets of the stage they go to; a held error inserted
     fails the micro-batch instead (operators/held_errors.py: this engine holds none)."""
     raise_emitted_errors(emitted)
     destination, port = address
     addressed = ((destination, downstream_key(row), port, row, weight) for row, weight in emitted)
+    counters.count("changes out", len(emitted))
     return iter([SparkRow(**record) for record in pack(addressed, buckets)])
 
 
@@ -149,32 +164,27 @@ def downstream_key_text(node: StageNode, downstream: StageNode | None) -> Callab
     return lambda row: key_text(key_of(row))
 
 
-def process_chunks(node: StageNode, chunk_states: Any, by_key: dict[str, list[Change]], buckets: int,
-                   chunks: int) -> list[tuple[Row, int]]:
-    """``stage.process`` once per key text of a bucket, reading and writing the bucket's MapState
-    ``chunk_states`` once per touched chunk; returns the stage's output rows."""
-    by_chunk: dict[int, list[str]] = {}
-    for text in by_key:
-        by_chunk.setdefault(chunk_of(text, buckets, chunks), []).append(text)
+def process_chunks(node: StageNode, bucket: BucketStates, by_key: dict[str, list[Change]], buckets: int,
+                   chunks: int, counters: Counters = OFF) -> list[tuple[Row, int]]:
+    """``stage.process`` once per key text of a bucket, its states read from and written back to
+    ``bucket`` (one state call each way, ``spark_bucket_state``); returns the stage's output rows."""
     stage = node.stage
     emitted: list[tuple[Row, int]] = []
-    for chunk, texts in by_chunk.items():
-        user_key = (chunk,)
-        stored = chunk_states.getValue(user_key)
-        states: dict[str, Any] = {} if stored is None else pickle.loads(stored[0])
-        for text in texts:
-            changes = by_key[text]
-            first = changes[0]
-            new_state, output = stage.process(stage.key_of(first.port, first.row), states.get(text), changes)
-            if new_state is None:
-                states.pop(text, None)
-            else:
-                states[text] = new_state
-            emitted.extend(output)
-        if states:
-            chunk_states.updateValue(user_key, (pickle.dumps(states, PICKLE_PROTOCOL),))
-        elif stored is not None:
-            chunk_states.removeKey(user_key)
+    grouped = by_chunk(by_key, buckets, chunks)
+    counters.count("chunks", len(grouped))
+    for chunk, texts in grouped.items():
+        states = bucket.chunk(chunk)
+        with counters.phase("stage"):
+            for text in texts:
+                changes = by_key[text]
+                first = changes[0]
+                new_state, output = stage.process(stage.key_of(first.port, first.row), states.get(text), changes)
+                if new_state is None:
+                    states.pop(text, None)
+                else:
+                    states[text] = new_state
+                emitted.extend(output)
+    bucket.save()
     return emitted
 
 
@@ -216,27 +226,31 @@ class PagedGjtProcessor(StatefulProcessor):
         self.last_batch: PageStore | None = None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
+        self.counters = task_counters(f"{state_name(self.node.id)}_pages")
         self.pages = handle.getMapState(f"{state_name(self.node.id)}_pages", "page string", "data binary")
         self.address = output_address(self.node, self.downstream)
         self.downstream_key = downstream_key_text(self.node, self.downstream)
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
-        stage = self.node.stage
-        store = PageStore(MapStatePages(self.pages))
-        emitted: Changelog = []
-        for changes in changes_by_key(rows).values():
-            first = changes[0]
-            stage_key = stage.key_of(first.port, first.row)
-            state = PagedGjtState(stage, store, stage_key)
-            _, output = stage.process(stage_key, state, changes)
-            state.save()
-            emitted.extend(output)
-        store.flush()
-        self.last_batch = store
-        return packed_output(emitted, self.address, self.downstream_key, self.buckets)
+        stage, counters = self.node.stage, self.counters
+        with counters.phase("python"):
+            store = PageStore(MapStatePages(self.pages))
+            emitted: Changelog = []
+            for changes in changes_by_key(rows, counters).values():
+                first = changes[0]
+                stage_key = stage.key_of(first.port, first.row)
+                state = PagedGjtState(stage, store, stage_key)
+                with counters.phase("stage"):
+                    _, output = stage.process(stage_key, state, changes)
+                    state.save()
+                emitted.extend(output)
+            store.flush()
+            self.last_batch = store
+            with counters.phase("pickle changes"):
+                return packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
 
     def close(self) -> None:
-        pass
+        self.counters.flush()
 
 
 class TopKProcessor(StatefulProcessor):
@@ -268,13 +282,19 @@ class TopKProcessor(StatefulProcessor):
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         name = state_name(self.node.id)
+        self.counters = task_counters(f"{name}_rows")
         self.rows = handle.getMapState(f"{name}_rows", "chunk int", "rows binary")
         self.best = handle.getValueState(f"{name}_best", "buffer binary, bound binary, complete boolean")
         self.address = output_address(self.node, self.downstream)
         self.downstream_key = downstream_key_text(self.node, self.downstream)
 
     def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        with self.counters.phase("python"):
+            return self._process(rows)
+
+    def _process(self, rows: Iterator[SparkRow]) -> Iterator[SparkRow]:
         stage, count = self.node.stage, self.node.stage.count
+        self.counters.count("groups")
         net = consolidate((row, weight) for packed in rows for _, _, row, weight in unpack(packed.changes))
         # Order entries first: evaluating a sort key may raise, and then nothing may have changed.
         entries = [((stage.order_key(row), row), weight) for row, weight in net]
@@ -294,14 +314,15 @@ class TopKProcessor(StatefulProcessor):
             bound, complete = trim(buffer, self.REFILL_FACTOR * count), False
         self._store_buffer(buffer, bound, complete)
         emitted = consolidate([*((row, -1) for row in before), *((row, 1) for row in head(buffer, count))])
-        return packed_output(emitted, self.address, self.downstream_key, self.buckets)
+        self.counters.count("changes in", len(net))
+        return packed_output(emitted, self.address, self.downstream_key, self.buckets, self.counters)
 
     def _count(self, changes: Changelog) -> None:
         """Add the weighted rows to the multiset ``rows``, one read and one write per touched chunk."""
-        by_chunk: dict[int, Changelog] = {}
+        grouped: dict[int, Changelog] = {}
         for row, weight in changes:
-            by_chunk.setdefault(zlib.crc32(key_text(row).encode()) % self.ROW_CHUNKS, []).append((row, weight))
-        for chunk, chunk_changes in by_chunk.items():
+            grouped.setdefault(zlib.crc32(key_text(row).encode()) % self.ROW_CHUNKS, []).append((row, weight))
+        for chunk, chunk_changes in grouped.items():
             stored = self.rows.getValue((chunk,))
             counts: dict[Row, int] = {} if stored is None else pickle.loads(stored[0])
             for row, weight in chunk_changes:
@@ -344,7 +365,7 @@ class TopKProcessor(StatefulProcessor):
         return buffer, trim(buffer, self.REFILL_FACTOR * self.node.stage.count), False
 
     def close(self) -> None:
-        pass
+        self.counters.flush()
 
 
 def head(buffer: SortedDict, count: int) -> list[Row]:

@@ -33,6 +33,8 @@ from operators.doubles import canonical_values
 from operators.runtime.dataflow import RowRequirement, SourceRoute, StageNode
 from operators.runtime.dependencies import table_defect
 from operators.runtime.determinant_check import SeqChange
+from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA
+from operators.runtime.spark_counters import task_counters
 from operators.runtime.spark_dependencies import (
     Onward,
     ValidationStageProcessor,
@@ -53,7 +55,7 @@ from operators.zset import Row
 
 
 def state_name(table: str) -> str:
-    """The MapState of a table's validation stage, named after the table (seen in the checkpoint)."""
+    """The ListState of a table's validation stage, named after the table (seen in the checkpoint)."""
     return f"validated_{table}"
 
 
@@ -96,8 +98,9 @@ class ValidationProcessor(ValidationStageProcessor):
     """Checks one table's changes per key, then passes the accepted ones on (``Onward``): to the stages
     reading the table, or to the check of its first declared dependency.
 
-    Grouped by bucket; the bucket's keys are kept by chunk (MapState chunk → pickled dict of key
-    text → row, or → number of copies for a keyless table), read and written once per touched chunk.
+    Grouped by bucket; the bucket's keys are kept by chunk (a ListState of chunks, each a pickled dict
+    of key text → row, or → number of copies for a keyless table; ``spark_bucket_state``), read and
+    written with one state call each per bucket.
     """
 
     def __init__(self, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]], policy: str,
@@ -118,7 +121,8 @@ class ValidationProcessor(ValidationStageProcessor):
         )
 
     def init(self, handle: StatefulProcessorHandle) -> None:
-        self.state = handle.getMapState(state_name(self.table.name), "chunk int", "rows binary")
+        self.counters = task_counters(state_name(self.table.name))
+        self.state = handle.getListState(state_name(self.table.name), CHUNKS_SCHEMA)
         self.onward.open()
 
     def check_key(self, text: str, value: Any, changes: list[SeqChange], accepted: list[SeqChange],

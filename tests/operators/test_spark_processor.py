@@ -35,9 +35,11 @@ def decoded(outputs: list[SparkRow]) -> list[tuple[int, str, int, tuple, int]]:
 
 
 def stored_state(tester: TwsTester, node: StageNode, key: tuple):
+    """A key's state as the bucket's list holds it: one (chunk, pickled states) element per non-empty chunk."""
     text = key_text(key)
-    stored = tester.peekMapState(state_name(node.id), 0).get((chunk_of(text, BUCKETS, CHUNKS),))
-    return None if stored is None else pickle.loads(stored[0]).get(text)
+    chunks = dict(tester.peekListState(state_name(node.id), 0) or [])
+    stored = chunks.get(chunk_of(text, BUCKETS, CHUNKS))
+    return None if stored is None else pickle.loads(stored).get(text)
 
 
 def test_sum_stage_retracts_the_old_total_and_drops_the_key_when_its_group_empties():
@@ -55,6 +57,7 @@ def test_sum_stage_retracts_the_old_total_and_drops_the_key_when_its_group_empti
     third = tester.test(0, packed(SUM_NODE, [(eu, 0, ("EU", 7), -1), (eu, 0, ("EU", 1), -1)]))
     assert decoded(third) == [(RESULT, "", 0, ("EU", 8, 2), -1)]
     assert stored_state(tester, SUM_NODE, eu) is None
+    assert not tester.peekListState(state_name(SUM_NODE.id), 0)  # the bucket's last key gone: its list cleared
 
 
 def test_keys_of_one_bucket_keep_separate_state():
@@ -64,6 +67,9 @@ def test_keys_of_one_bucket_keep_separate_state():
     assert stored_state(tester, SUM_NODE, ("EU",)) == (5, 1)
     assert stored_state(tester, SUM_NODE, ("US",)) == (2, 1)
     assert stored_state(tester, SUM_NODE, ("ASIA",)) == (1, 1)
+    # the keys share one bucket, so one list holds them all, one element per non-empty chunk
+    chunks = [chunk for chunk, _ in tester.peekListState(state_name(SUM_NODE.id), 0)]
+    assert chunks == sorted({chunk_of(key_text((region,)), BUCKETS, CHUNKS) for region in ("EU", "US", "ASIA")})
 
 
 def test_output_is_keyed_for_the_downstream_stage_and_port():
