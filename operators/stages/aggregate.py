@@ -28,7 +28,7 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedList
 
-from operators.doubles import NAN, exact, exact_total, sum_value, summand
+from operators.doubles import NAN, exact, exact_total, sum_value
 from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.structures.moments import VARIANCE_FUNCTIONS, moments, variance
@@ -80,7 +80,9 @@ class AggregateSpec:
             return RankedValues(self.distinct, *self.parameters)
         if self.func in ORDERED_FUNCTIONS:
             return OrderedValues()
-        return DistinctValues(self.func != "count", moments if self.func in VARIANCE_FUNCTIONS else summand)
+        if self.func in VARIANCE_FUNCTIONS:
+            return DistinctValues(True, moments)
+        return DistinctValues(self.func != "count", exact, exact_total) if self.double else DistinctValues(self.func != "count")
 
 
 def ordered_by(value: Callable[[Row], object], ordering: Callable[[Row], object]) -> Callable[[Row], object]:
@@ -153,16 +155,22 @@ class ValueCounts(ABC):
         """The aggregate ``func`` over the present values (the group has at least one)."""
 
 
+def _same(value: object) -> object:
+    return value
+
+
 class DistinctValues(ValueCounts):
     """COUNT/SUM/AVG/STDDEV/VARIANCE(DISTINCT): the number of present values and, when ``summed``,
-    the sum of their ``term``s (the value, or its (x, x²) payload for the variance family)."""
+    the sum of their ``term``s (the value, a DOUBLE's ``exact`` int, or its (x, x²) payload for the
+    variance family), whose value ``read`` gives."""
 
-    __slots__ = ("summed", "term", "present", "total")
+    __slots__ = ("summed", "term", "read", "present", "total")
 
-    def __init__(self, summed: bool, term: Callable[[object], object] = summand) -> None:
+    def __init__(self, summed: bool, term: Callable[[object], object] = _same,
+                 read: Callable[[object], object] = _same) -> None:
         super().__init__()
         self.summed = summed
-        self.term = term
+        self.term, self.read = term, read
         self.present = 0
         self.total = None
 
@@ -185,7 +193,7 @@ class DistinctValues(ValueCounts):
             return None
         if func in VARIANCE_FUNCTIONS:
             return variance(func, self.total, self.present)
-        total = sum_value(self.total)
+        total = self.read(self.total)
         return average(total, self.present) if func == "avg" else total
 
 
