@@ -137,75 +137,135 @@ BELOW_ALL = _BelowAll()
 
 
 
+#: Every finite double is an integer multiple of 2**-1074 (the least subnormal): ``x · 2**1074`` is an int.
+SCALE_BITS = 1074
+_SCALE = 1 << SCALE_BITS
+
+
 class DoubleSum:
-    """A running DOUBLE sum whose NaN and infinite terms are counted, not added: what a SUM kept under
-    deletes needs, where ``NaN - NaN`` and ``inf - inf`` are NaN for ever after the row is gone.
+    """A DOUBLE sum kept exactly: the finite terms' sum as the integer ``Σx · 2**1074`` and the NaN and
+    infinite terms counted, not added. What a SUM kept under deletes needs: a float running sum drifts
+    (insert 0.1, 0.3, 1.005, delete 0.1 leaves 1.3049999999999997, not 1.305, and ROUND(·, 2) lands
+    on the other side of the half), and ``NaN - NaN`` and ``inf - inf`` are NaN for ever after the row
+    is gone. Integers add and subtract back exactly, so after any stream of inserts and deletes the
+    payload is what the present rows give, whatever the order.
 
-    Immutable; ``+``, ``-`` and negation with a number or another ``DoubleSum`` and ``*`` by an integer
-    weight (a delete multiplies by -1) are all a ring aggregate, a ``SumRing`` payload or a prefix sum
-    does to a sum, so they need no other change: a term enters as ``non_finite(value)`` when it is NaN or infinite, and a sum whose counts
-    all return to zero is a plain float again. ``total()`` is what IEEE addition of the present terms
-    gives: NaN with a NaN or with both infinities, else the infinity, else the finite sum (its overflow
-    to infinity is not modelled: a finite sum is kept as floats always are).
+    Immutable; ``+``, ``-`` and negation with another ``DoubleSum`` or an int and ``*`` by an integer
+    weight (a delete multiplies by -1) are all a ring aggregate, a ``SumRing`` payload or a fold does
+    to a sum, so they need no other change. An int operand is an already scaled finite part: ``0``,
+    a ring's zero, or the aggregate stage's running ``exact`` sum (a DOUBLE column's terms are floats,
+    never ints, so a sum never mixes the two). ``total()`` reads the sum once, correctly rounded
+    (Python's int true division is): NaN with a NaN or with both infinities, else the infinity, else
+    the exact finite sum rounded to the nearest double (±Infinity beyond DOUBLE's range, as Spark's
+    float sum overflows). Spark's own SUM is a sequential float sum, whose value depends on the order
+    of the rows; the correctly rounded sum is the one a deterministic engine can give.
 
-    >>> running = 1.5 + non_finite(NAN) + non_finite(float("inf"))
-    >>> running.total(), (running + non_finite(NAN) * -1).total(), running - non_finite(NAN) - non_finite(float("inf"))
+    >>> running = summand(1.5) + summand(NAN) + summand(float("inf"))
+    >>> running.total(), (running + summand(NAN) * -1).total(), (running - summand(NAN) - summand(float("inf"))).total()
     (nan, inf, 1.5)
+    >>> (summand(0.1) + summand(0.3) + summand(1.005) - summand(0.1)).total(), 0.1 + 0.3 + 1.005 - 0.1
+    (1.305, 1.3049999999999997)
     """
 
     __slots__ = ("finite", "nan", "positive", "negative")
 
-    def __init__(self, finite: float, nan: int, positive: int, negative: int):
+    def __init__(self, finite: int, nan: int, positive: int, negative: int):
         self.finite, self.nan, self.positive, self.negative = finite, nan, positive, negative
 
-    def __add__(self, other: object) -> DoubleSum | float:
-        if isinstance(other, DoubleSum):
-            return _settled(self.finite + other.finite, self.nan + other.nan, self.positive + other.positive,
-                            self.negative + other.negative)
-        if isinstance(other, (int, float)):
+    def __add__(self, other: object) -> DoubleSum:
+        if other.__class__ is DoubleSum:
+            return DoubleSum(self.finite + other.finite, self.nan + other.nan, self.positive + other.positive,
+                             self.negative + other.negative)
+        if isinstance(other, int):
             return DoubleSum(self.finite + other, self.nan, self.positive, self.negative)
         return NotImplemented
 
     __radd__ = __add__
 
-    def __mul__(self, weight: object) -> DoubleSum | float:
+    def __mul__(self, weight: object) -> DoubleSum:
         if not isinstance(weight, int):
             return NotImplemented
-        return _settled(self.finite * weight, self.nan * weight, self.positive * weight, self.negative * weight)
+        return DoubleSum(self.finite * weight, self.nan * weight, self.positive * weight, self.negative * weight)
 
     __rmul__ = __mul__
 
     def __neg__(self) -> DoubleSum:
         return DoubleSum(-self.finite, -self.nan, -self.positive, -self.negative)
 
-    def __sub__(self, other: object) -> DoubleSum | float:
+    def __sub__(self, other: object) -> DoubleSum:
         return self + -other
 
-    def __rsub__(self, other: object) -> DoubleSum | float:
+    def __rsub__(self, other: object) -> DoubleSum:
         return -self + other
+
+    def __bool__(self) -> bool:
+        """Whether any term is left: a ring payload of zero is dropped (``SumRing.is_zero``)."""
+        return bool(self.finite or self.nan or self.positive or self.negative)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not DoubleSum:
+            return NotImplemented
+        return (self.finite, self.nan, self.positive, self.negative) == (other.finite, other.nan, other.positive,
+                                                                         other.negative)
+
+    def __hash__(self) -> int:
+        return hash((self.finite, self.nan, self.positive, self.negative))
 
     def total(self) -> float:
         if self.nan or (self.positive and self.negative):
             return NAN
         if self.positive or self.negative:
             return float("inf") if self.positive else float("-inf")
-        return self.finite
+        return scaled_total(self.finite)
 
     def __repr__(self) -> str:
-        return f"DoubleSum({self.finite!r}, nan={self.nan}, +inf={self.positive}, -inf={self.negative})"
+        return f"DoubleSum({self.total()!r}, nan={self.nan}, +inf={self.positive}, -inf={self.negative})"
 
 
-def _settled(finite: float, nan: int, positive: int, negative: int) -> DoubleSum | float:
-    return DoubleSum(finite, nan, positive, negative) if nan or positive or negative else finite
+def scaled_total(finite: int) -> float:
+    """The double nearest ``finite · 2**-1074`` (one correctly rounded division), ±Infinity beyond range."""
+    try:
+        return finite / _SCALE
+    except OverflowError:
+        return float("inf") if finite > 0 else float("-inf")
 
 
 def non_finite(value: float) -> DoubleSum:
     """A NaN or infinite term of a sum, counted (``DoubleSum``)."""
     if math.isnan(value):  # not ``value != value``: NAN equals itself
-        return DoubleSum(0.0, 1, 0, 0)
-    return DoubleSum(0.0, 0, 1, 0) if value > 0 else DoubleSum(0.0, 0, 0, 1)
+        return DoubleSum(0, 1, 0, 0)
+    return DoubleSum(0, 0, 1, 0) if value > 0 else DoubleSum(0, 0, 0, 1)
+
+
+def exact(value: float | int) -> int | DoubleSum:
+    """A DOUBLE term of a running sum as the exact int ``value · 2**1074``, or ``non_finite(value)`` when a NaN
+    or infinite float: the cheap form of ``summand`` where the sum is known to be DOUBLE (read it with
+    ``exact_total``). An int (a DOUBLE expression may compute one, a CASE's ``ELSE 0``) is taken exactly too.
+
+    >>> exact_total(exact(0.1) + exact(0.3) + exact(1.005) - exact(0.1)), exact_total(exact(2) * 3 + exact(NAN))
+    (1.305, nan)
+    """
+    try:
+        numerator, denominator = value.as_integer_ratio()  # the denominator is a power of two
+    except (OverflowError, ValueError):
+        return non_finite(value)
+    return numerator << (SCALE_BITS + 1 - denominator.bit_length())
+
+
+def exact_total(total: int | DoubleSum) -> float:
+    """The double a running sum of ``exact`` terms stands for, correctly rounded."""
+    return total.total() if total.__class__ is DoubleSum else scaled_total(total)
 
 
 def summand(value: object) -> object:
-    """``value`` as a term of a running sum: itself, or ``non_finite(value)`` when a NaN or infinite float."""
-    return non_finite(value) if isinstance(value, float) and value - value != 0.0 else value
+    """``value`` as a term of a running sum whose type the caller does not know: a float is made an exact
+    ``DoubleSum`` (read it with ``sum_value``), any other value (int, DECIMAL: exact already) is itself."""
+    if not isinstance(value, float):
+        return value
+    term = exact(value)
+    return term if term.__class__ is DoubleSum else DoubleSum(term, 0, 0, 0)
+
+
+def sum_value(total: object) -> object:
+    """The value of a running sum of ``summand`` terms: a ``DoubleSum`` read once, anything else as it is."""
+    return total.total() if total.__class__ is DoubleSum else total

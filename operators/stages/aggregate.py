@@ -28,7 +28,7 @@ from collections.abc import Callable
 import attrs
 from sortedcontainers import SortedList
 
-from operators.doubles import NAN, DoubleSum, non_finite, summand
+from operators.doubles import NAN, exact, exact_total, sum_value
 from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription
 from operators.structures.moments import VARIANCE_FUNCTIONS, moments, variance
@@ -52,15 +52,15 @@ class AggregateSpec:
     """One aggregate: ``func`` in sum/count/avg/min/max/max_by/min_by, the variance family
     (VARIANCE_FUNCTIONS) or the percentiles (PERCENTILE_FUNCTIONS); ``argument`` None for COUNT(*)
     (for max_by/min_by ``ordered_by``'s, for count(DISTINCT a, b) ``all_present``'s);
-    ``distinct`` aggregates each distinct non-NULL argument value once; ``double``: the argument may be
-    a DOUBLE (unless its type says otherwise), whose NaN and infinite terms a sum counts apart
-    (``DoubleSum``) so that deleting them leaves the finite sum; ``parameters``: a percentile's
-    (fraction, descending order)."""
+    ``distinct`` aggregates each distinct non-NULL argument value once; ``double``: the argument is a
+    DOUBLE, whose sum is kept exactly (``operators.doubles.exact``: an int scaled by 2**1074, NaN and
+    infinite terms counted apart) and rounded once when read, so deletes leave no float residue;
+    ``parameters``: a percentile's (fraction, descending order)."""
 
     func: str
     argument: Callable[[Row], object] | None = attrs.field(eq=False)
     distinct: bool = False
-    double: bool = True
+    double: bool = False
     parameters: tuple = ()
 
     @property
@@ -81,7 +81,9 @@ class AggregateSpec:
             return RankedValues(self.distinct, *self.parameters)
         if self.func in ORDERED_FUNCTIONS:
             return OrderedValues()
-        return DistinctValues(self.func != "count", moments if self.func in VARIANCE_FUNCTIONS else summand)
+        if self.func in VARIANCE_FUNCTIONS:
+            return DistinctValues(True, moments)
+        return DistinctValues(self.func != "count", exact, exact_total) if self.double else DistinctValues(self.func != "count")
 
 
 def ordered_by(value: Callable[[Row], object], ordering: Callable[[Row], object]) -> Callable[[Row], object]:
@@ -154,16 +156,22 @@ class ValueCounts(ABC):
         """The aggregate ``func`` over the present values (the group has at least one)."""
 
 
+def _same(value: object) -> object:
+    return value
+
+
 class DistinctValues(ValueCounts):
     """COUNT/SUM/AVG/STDDEV/VARIANCE(DISTINCT): the number of present values and, when ``summed``,
-    the sum of their ``term``s (the value, or its (x, x²) payload for the variance family)."""
+    the sum of their ``term``s (the value, a DOUBLE's ``exact`` int, or its (x, x²) payload for the
+    variance family), whose value ``read`` gives."""
 
-    __slots__ = ("summed", "term", "present", "total")
+    __slots__ = ("summed", "term", "read", "present", "total")
 
-    def __init__(self, summed: bool, term: Callable[[object], object] = summand) -> None:
+    def __init__(self, summed: bool, term: Callable[[object], object] = _same,
+                 read: Callable[[object], object] = _same) -> None:
         super().__init__()
         self.summed = summed
-        self.term = term
+        self.term, self.read = term, read
         self.present = 0
         self.total = None
 
@@ -186,7 +194,7 @@ class DistinctValues(ValueCounts):
             return None
         if func in VARIANCE_FUNCTIONS:
             return variance(func, self.total, self.present)
-        total = self.total.total() if self.total.__class__ is DoubleSum else self.total
+        total = self.read(self.total)
         return average(total, self.present) if func == "avg" else total
 
 
@@ -273,7 +281,7 @@ def aggregate_value(spec: AggregateSpec, value: object, count: int) -> object:
     elif spec.func in VARIANCE_FUNCTIONS:
         result = variance(spec.func, value, count)
     else:
-        total = value.total() if value.__class__ is DoubleSum else value
+        total = exact_total(value) if spec.double else sum_value(value)
         result = average(total, count) if spec.func == "avg" else total
     return NAN if result != result else result
 
@@ -373,8 +381,8 @@ class GroupAggregateStage(KeyedStage):
                     continue
                 counts[i] += weight
                 if update == _SUMMED or update == _SUMMED_DOUBLE or update == _MOMENTS:
-                    if update == _SUMMED_DOUBLE and isinstance(value, float) and value - value != 0.0:
-                        value = non_finite(value)  # NaN or ±Infinity: counted apart (operators/doubles.py)
+                    if update == _SUMMED_DOUBLE:
+                        value = exact(value)  # the exact int Σx·2**1074, NaN/±Infinity counted (operators/doubles.py)
                     elif update == _MOMENTS:
                         value = moments(value)
                     values[i] = value * weight if values[i] is None else values[i] + value * weight
@@ -390,7 +398,7 @@ class GroupAggregateStage(KeyedStage):
 
     def revert(self, key: tuple, old_state: GroupState, new_state: GroupState | None, changes: list[Change]) -> GroupState:
         """The old state's scalars were never touched; only its value multisets take the changes back
-        (exact: integer multiplicities; a SUM(DISTINCT) of floats may end one rounding away)."""
+        (exact: integer multiplicities, and DOUBLE sums are exact too)."""
         if self._keeps_values:
             # the negated changes through a throwaway copy of the scalars reach the shared multisets
             shadow = GroupState(old_state.rows, old_state.group, list(old_state.values), list(old_state.counts))

@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 import attrs
 from sortedcontainers import SortedList
 
-from operators.doubles import NAN
+from operators.doubles import NAN, sum_value, summand
 from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription, apply_then_read
 from operators.structures.frame_aggregate import FramePayload
@@ -125,20 +125,21 @@ class _Fold:
             return
         total = self.total
         if total is None:
-            self.total = value
+            self.total = summand(value) if self.kind in ("sum", "avg") else value
         elif self.kind == "min":
             self.total = value if value < total else total
         elif self.kind == "max":
             self.total = value if total < value else total
-        else:
-            self.total = total + value
+        else:  # a double exactly (operators/doubles.py): one rounding when read, as the aggregate stage's SUM
+            self.total = total + summand(value)
 
     def result(self) -> object:
         if self.kind == "count":
             return self.count
         if self.count == 0:
             return None
-        result = average(self.total, self.count) if self.kind == "avg" else self.total
+        total = sum_value(self.total)
+        result = average(total, self.count) if self.kind == "avg" else total
         return NAN if result != result else result
 
 

@@ -23,8 +23,11 @@ separate views each would repeat the whole join's maintenance: 66 hash maps per 
 entry per view key holding 66 numbers, computed by the product above in O(m²) arithmetic.
 
 Arithmetic is Python's own, so payloads are exact for int and Fraction values, and for Decimal
-within the Decimal context's precision (28 digits by default; raise it for wide DECIMALs). Payloads
-are plain ints and tuples: cheap to build, hash-free, picklable.
+within the Decimal context's precision (28 digits by default; raise it for wide DECIMALs). A
+``SumRing`` lifts a double into an exact ``DoubleSum`` (operators/doubles.py), read once, correctly
+rounded, so deletes leave no float residue; ``CofactorRing`` keeps doubles as floats (its products of
+sums would need exact products of ``DoubleSum``s). Payloads are plain ints and tuples: cheap to build,
+hash-free, picklable.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from typing import Any, Protocol
 
 import numpy
 
-from operators.doubles import summand
+from operators.doubles import sum_value, summand
 
 
 class Ring(Protocol):
@@ -132,7 +135,7 @@ class SumRing:
 
     def lift(self, slot: int, value: Any) -> tuple:
         sums = [0] * self.width
-        sums[slot] = summand(value)  # a NaN or infinite double counted, so deleting it leaves no NaN
+        sums[slot] = summand(value)  # a double kept exactly (operators/doubles.py): deletes leave no residue, no NaN
         return (1, tuple(sums))
 
     def mul_lift(self, a: tuple, slot: int, value: Any) -> tuple:
@@ -146,11 +149,12 @@ class SumRing:
 
     @staticmethod
     def average(payload: tuple, slot: int) -> Any:
-        """AVG of slot ``slot``: exact (a Fraction) for int and Fraction sums; None over no tuples."""
+        """AVG of slot ``slot``: exact (a Fraction) for int and Fraction sums, a double's correctly rounded
+        sum over the count for DOUBLE; None over no tuples."""
         count, sums = payload
         if count == 0:
             return None
-        total = sums[slot]
+        total = sum_value(sums[slot])
         return total / count if isinstance(total, float | Decimal) else Fraction(total, 1) / count
 
     def __repr__(self) -> str:
