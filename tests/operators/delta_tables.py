@@ -38,7 +38,13 @@ def make_delta_tables(root: Path, steps: int, seed: int) -> dict[str, str]:
                                                               raise_if_not_exists=False)
     DeltaTable(paths["orders"]).alter.set_table_properties({"ivm.primary_key": "o_orderkey"},
                                                            raise_if_not_exists=False)
-    next_order = 7
+    change_delta_tables(paths, steps, rng)
+    return paths
+
+
+def change_delta_tables(paths: dict[str, str], steps: int, rng: random.Random) -> None:
+    """Change the tables ``steps`` times (one commit each), picking each change with ``rng``."""
+    next_order = max(key for key, *_ in latest_rows(paths["orders"]) or [(0,)]) + 1
     for _ in range(steps):
         action = rng.choice(ACTIONS)
         customers, orders = DeltaTable(paths["customers"]), DeltaTable(paths["orders"])
@@ -62,7 +68,6 @@ def make_delta_tables(root: Path, steps: int, seed: int) -> dict[str, str]:
             source = _customers([(key, rng.choice(SEGMENTS)) for key in rng.sample(range(1, 8), 2)])
             (customers.merge(source, predicate="t.c_custkey = s.c_custkey", source_alias="s", target_alias="t")
              .when_matched_update_all().when_not_matched_insert_all().execute())
-    return paths
 
 
 def latest_rows(path: str) -> list[tuple]:
