@@ -41,6 +41,7 @@ from operators.runtime.stream import StreamFormatError
 #: ``_seq = rank << ROW_BITS | row``: 2³² changes per commit, 2³¹ commits.
 ROW_BITS = 32
 CHANGE_TYPE = "_change_type"
+CHANGE_FEED_PROPERTY = "delta.enableChangeDataFeed"
 
 
 @attrs.frozen(order=True)
@@ -63,6 +64,16 @@ def commit_timestamps(table: DeltaTable, first: int, last: int) -> list[int]:
         raise StreamFormatError(f"Delta table {table.table_uri}: no commit info for version {missing[0]} "
                                 "(its log was cleaned up?)")
     return [history[version] for version in range(first, last + 1)]
+
+
+def feed_table(name: str, path: str, storage_options: Mapping[str, str] | None = None) -> tuple[Table, DeltaTable]:
+    """The catalog table ``name`` of the Delta table at ``path`` and the opened table, whose change data
+    feed must be on (else a ``StreamFormatError`` naming the table and the property)."""
+    table = open_delta(path, storage_options)
+    if table.metadata().configuration.get(CHANGE_FEED_PROPERTY, "false").lower() != "true":
+        raise StreamFormatError(f"Delta table {name} at {path} has no change data feed: set {CHANGE_FEED_PROPERTY} "
+                                "to true (from the first version to read on)")
+    return delta_table(name, table), table
 
 
 def table_commits(name: str, table: DeltaTable, first: int, last: int) -> list[Commit]:
@@ -125,8 +136,9 @@ def write_delta_stream(paths: Mapping[str, str], stream_dir: Path | str, startin
     ``starting_version`` of each to its latest version, as a stream directory (docs/stream-format.md)
     that ``ivm run`` and the local runner read; return the tables' catalog (``catalog.delta``) and the
     directory. Every table gets a file, empty when it has no changes."""
-    opened = {name.lower(): open_delta(path, storage_options) for name, path in paths.items()}
-    catalog = Catalog.of(delta_table(name, table) for name, table in opened.items())
+    tables = {name.lower(): feed_table(name, path, storage_options) for name, path in paths.items()}
+    catalog = Catalog.of(table for table, _ in tables.values())
+    opened = {name: delta for name, (_, delta) in tables.items()}
     commits = pending_commits({name: (table, starting_version, table.version()) for name, table in opened.items()})
     parts: dict[str, list[pa.Table]] = {name: [] for name in opened}
     for rank, commit in enumerate(commits):

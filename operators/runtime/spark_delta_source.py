@@ -40,10 +40,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxFiles
 
-from catalog.delta import delta_table, open_delta
+from catalog.delta import open_delta
 from catalog.schema import Column, Table
 from operators.runtime.column_types import arrow_type
-from operators.runtime.delta_feed import commit_changes, pending_commits, read_commit
+from operators.runtime.delta_feed import commit_changes, feed_table, pending_commits, read_commit
 from operators.runtime.spark_changes import OP, SEQ
 from operators.runtime.spark_inbox import TABLE, inbox_schema, table_branches
 
@@ -58,7 +58,7 @@ def delta_changes(spark: SparkSession, paths: Mapping[str, str], max_versions_pe
     change data feed must be on (``delta.enableChangeDataFeed``) from ``starting_version``."""
     if max_versions_per_batch is not None and max_versions_per_batch < 1:
         raise ValueError(f"max_versions_per_batch must be positive, got {max_versions_per_batch}")
-    tables = [delta_table(name, open_delta(path, storage_options)) for name, path in paths.items()]
+    tables = [feed_table(name, path, storage_options)[0] for name, path in paths.items()]
     spark.dataSource.register(DeltaFeedSource)
     spec = {
         "tables": {table.name: {"path": path, "columns": [[c.name, str(c.type)] for c in table.columns]}

@@ -11,11 +11,12 @@ from collections import Counter
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from catalog.delta import catalog_from_delta
 from operators.runtime.delta_feed import ROW_BITS, Commit, merged_commits, write_delta_stream
-from operators.runtime.stream import read_stream
+from operators.runtime.stream import StreamFormatError, read_stream
 from planner.workloads.oracle import DuckDBOracle
 from tests.maintenance.checking import check_against_recomputation, stream_tables
 from tests.operators.delta_tables import CDF, QUERY, latest_rows, make_delta_tables
@@ -67,3 +68,9 @@ def test_the_local_runner_follows_a_delta_feed_to_each_tables_latest_version(tmp
             assert expected, f"{name} ends empty: the comparison would prove little"
             data = oracle.table(name)
             assert Counter(zip(*(data.column(c).to_pylist() for c in data.column_names), strict=True)) == expected
+
+
+def test_a_table_without_a_change_data_feed_is_refused_by_name(tmp_path):
+    write_deltalake(str(tmp_path / "t"), pa.table({"k": [1]}))
+    with pytest.raises(StreamFormatError, match="Delta table t at .* has no change data feed: set delta.enableChangeDataFeed"):
+        write_delta_stream({"t": str(tmp_path / "t")}, tmp_path / "stream")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections import Counter
 from itertools import pairwise
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from deltalake import DeltaTable
 
 from catalog.delta import catalog_from_delta
 from operators.runtime.column_types import arrow_type
+from operators.runtime.delta_sink import DeltaBatchWriter
 from operators.runtime.spark_changes import change_schema
 from operators.runtime.spark_delta_source import delta_changes
 from operators.runtime.spark_session import make_spark_session
@@ -76,4 +78,23 @@ def test_a_delta_feed_drives_a_view_in_bounded_micro_batches(spark, tmp_path):
     commits = sum(DeltaTable(path).version() + 1 for path in paths.values())  # a change that matched no row made none
     assert spans and max(end - start for start, end in spans) <= MAX_VERSIONS, spans
     assert max(end for _, end in spans) == commits
+
+    sink = str(tmp_path / "by_segment_changes")
+    query = (view.changes().writeStream.foreachBatch(DeltaBatchWriter(sink, app_id="by_segment"))
+             .option("checkpointLocation", str(tmp_path / "sink_checkpoint")).start())
+    try:
+        query.processAllAvailable()
+    finally:
+        query.stop()
+    assert weighted_rows(sink) == Counter(expected_after)
     view.stop()
+
+
+def weighted_rows(path: str) -> Counter:
+    """The rows a change feed in a Delta table adds up to: each row's ``_weight`` summed over batches."""
+    total: Counter = Counter()
+    for row in DeltaTable(path).to_pyarrow_table().to_pylist():
+        weight = row.pop("_weight")
+        row.pop("_batch")
+        total[tuple(row.values())] += weight
+    return +total
