@@ -61,6 +61,12 @@ def inbox_changes(spark: SparkSession, directory: Path, tables: Sequence[Table])
     """Per table, its changes in the inbox (``change_schema`` shape), all branches of one file source."""
     directory.mkdir(parents=True, exist_ok=True)
     stream = spark.readStream.schema(StructType.fromDDL(inbox_schema(tables))).parquet(str(directory))
+    return table_branches(stream, tables)
+
+
+def table_branches(stream: DataFrame, tables: Sequence[Table]) -> dict[str, DataFrame]:
+    """Per table, its changes (``change_schema`` shape) in ``stream``, a streaming DataFrame of
+    ``inbox_schema``: branches of the one source, so that one micro-batch holds every table's part."""
     return {
         table.name: stream.where(col(TABLE) == table.name).select(
             *(col(_quoted(table.name)).getField(c.name).alias(c.name) for c in table.columns), OP, SEQ)
