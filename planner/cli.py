@@ -337,6 +337,35 @@ def cmd_demo(args) -> int:
     return run_demo(sf=args.sf, batch_size=args.batch_size, engine=args.engine)
 
 
+def _pipeline_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """``spark-pipelines run``'s options, and those the wrapper adds (--storage, --conf)."""
+    names = lambda text: [name.strip() for name in text.split(",") if name.strip()]  # noqa: E731
+    parser.add_argument("--spec", help="the pipeline spec (default: spark-pipeline.yml found from the current directory)")
+    parser.add_argument("--storage", help="the run's storage directory, instead of the spec's")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="a Spark setting")
+    parser.add_argument("--full-refresh", type=names, action="extend", default=[],
+                        help="views or datasets to rebuild from their sources (comma-separated)")
+    parser.add_argument("--full-refresh-all", action="store_true", help="rebuild everything from the sources")
+    parser.add_argument("--refresh", type=names, action="extend", default=[], help="datasets to update (comma-separated)")
+    parser.add_argument("--dry-run", action="store_true", help="validate the graph, run nothing")
+
+
+def cmd_pipelines_run(args) -> int:
+    from planner.pipelines.launcher import run_pipeline
+
+    return run_pipeline(args.spec, args.storage, args.conf, args.full_refresh, args.full_refresh_all, args.refresh,
+                        args.dry_run)
+
+
+def cmd_pipelines_land(args) -> int:
+    from planner.pipelines.landing import land
+
+    landed = land(Path(args.stream), Path(args.changes_dir), args.part, args.parts, load_catalog(args.catalog))
+    counts = ", ".join(f"{table} {count}" for table, count in landed.items() if count)
+    print(f"landed part {args.part} of {args.parts}: {counts or 'no changes'}")
+    return 0
+
+
 def cmd_ui(args) -> int:
     from planner.ui.server import serve
 
@@ -426,6 +455,19 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--batch-size", type=int, default=5_000)
     demo.add_argument("--engine", choices=("local", "spark"), default="local")
     demo.set_defaults(func=cmd_demo)
+
+    pipelines = sub.add_parser("pipelines", help="Spark Declarative Pipelines holding incremental views").add_subparsers(
+        dest="pipelines_command", required=True)
+    pipeline_run = pipelines.add_parser("run", help="spark-pipelines run, set up for incremental views (docs/spark.md)")
+    _pipeline_run_arguments(pipeline_run)
+    pipeline_run.set_defaults(func=cmd_pipelines_run)
+    land = pipelines.add_parser("land", help="add a slice of a stream (by _seq) to a pipeline's change files")
+    land.add_argument("stream", help="stream directory")
+    land.add_argument("changes_dir", help="the pipeline's change directory (changes_dir/<table>/ receives a file)")
+    land.add_argument("--part", type=int, required=True, help="which slice, from 1")
+    land.add_argument("--of", dest="parts", type=int, required=True, help="into how many slices of equal count")
+    land.add_argument("--catalog", help=CATALOG_HELP)
+    land.set_defaults(func=cmd_pipelines_land)
 
     ui = sub.add_parser("ui", help="a live page: SQL in, the plan drawn, the result kept up to date, checked")
     ui.add_argument("--port", type=int, default=8050)
