@@ -40,7 +40,7 @@ DEFAULT_SETTINGS = {
     "spark.hadoop.javax.jdo.option.ConnectionURL": "jdbc:derby:;databaseName={storage}/metastore_db;create=true",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
-    "spark.log.level": "WARN",
+    "spark.log.level": "ERROR",
 }
 
 
