@@ -353,7 +353,11 @@ def _pipeline_run_arguments(parser: argparse.ArgumentParser) -> None:
 def cmd_pipelines_run(args) -> int:
     from planner.pipelines.launcher import run_pipeline
 
-    return run_pipeline(args.spec, args.storage, args.conf, args.full_refresh, args.full_refresh_all, args.refresh,
+    settings = dict(text.partition("=")[::2] for text in args.conf)
+    malformed = [text for text in args.conf if "=" not in text or text.startswith("=")]
+    if malformed:
+        raise CommandLineError(f"--conf takes KEY=VALUE, got {malformed[0]!r}")
+    return run_pipeline(args.spec, args.storage, settings, args.full_refresh, args.full_refresh_all, args.refresh,
                         args.dry_run)
 
 

@@ -34,6 +34,7 @@ EXPLAIN: ``incremental_view(...)`` returns the view, whose ``explain()`` is the 
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -142,6 +143,8 @@ def incremental_view(spark: SparkSession, name: str, query: str, *, catalog: Cat
     packed = result_stream(dataflow, tables, changes, "error", DEFAULT_BUCKETS, DEFAULT_CHUNKS,
                            start_rows, {row["stage"] for row in start})
     feed = packed.mapInArrow(ChangeFeedRows(names, dtypes), schema)
+    _same_view(view.directory / "output" / "view.json", {"query": query, "planner_options": planner_options,
+                                                          "tables": {n: str(t) for n, t in tables.items()}})
     options = result_options(view.directory / "output", view.table_dir, names, dtypes)
     # the result over empty tables, before any batch: the sink's first version and the table's file
     sink = result_sink(options, [row[:width] for row in result_start(dataflow)])
@@ -170,6 +173,18 @@ def _declare(spark: SparkSession, view: PipelineView, feed: DataFrame, schema: s
 
     dp.append_flow(target=view.sink, name=f"{view.name}_apply")(apply)
     DECLARED.append(view)
+
+
+def _same_view(record: Path, declared: dict) -> None:
+    """Refuse a view whose SQL, options or tables changed since its state was built: its checkpoint
+    holds the old plan's state, which the new plan would misread. A full refresh starts afresh."""
+    text = json.dumps(declared, sort_keys=True, default=str)
+    if record.exists() and record.read_text() != text:
+        name = record.parent.parent.name
+        raise PipelineViewError(f"incremental view {name} was declared otherwise (its SQL, options or tables) when its "
+                                f"state was built; rebuild it with `ivm pipelines run --full-refresh {name}`")
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(text)
 
 
 def _changes(spark: SparkSession, tables: Mapping[str, Table], sources: Mapping[str, DataFrame],

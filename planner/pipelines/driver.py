@@ -23,6 +23,7 @@ A failed run ends with one line naming the error (``ivm pipelines: error: ...``)
 from __future__ import annotations
 
 import argparse
+import concurrent.futures as futures
 import json
 import os
 import sys
@@ -43,8 +44,12 @@ from pyspark.pipelines.spark_connect_pipeline import create_dataflow_graph, hand
 from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql.session import SparkSession as ClassicSession  # noqa: E402
 
+from catalog.schema import CatalogError  # noqa: E402
+from operators.runtime.spark_changes import ChangeSourceError  # noqa: E402
 from operators.runtime.spark_session import send_worker_output_to_log  # noqa: E402
-from planner.pipelines.definitions import DECLARED, STORAGE_ENV  # noqa: E402
+from planner.compiler import UnsupportedQueryError  # noqa: E402
+from planner.pipelines.definitions import DECLARED, STORAGE_ENV, PipelineViewError  # noqa: E402
+from planner.sql.errors import UnsupportedSqlError  # noqa: E402
 
 
 def run(spec_path: Path, full_refresh: Sequence[str], full_refresh_all: bool, refresh: Sequence[str],
@@ -70,6 +75,10 @@ def run(spec_path: Path, full_refresh: Sequence[str], full_refresh_all: bool, re
             spark.sql(view.table_statement())
         handle_pipeline_events(_run_events(spark, graph, full_refresh, full_refresh_all, refresh, dry, spec.storage))
     finally:
+        # the client releases the run's execution on the server in a background thread; stopping the
+        # session before that finishes makes the server log an error and a stack trace
+        # (``INVALID_HANDLE.SESSION_CLOSED``) after a run that went well
+        futures.wait(spark.client._release_futures, timeout=10)
         spark.stop()
 
 
@@ -120,7 +129,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     warnings.filterwarnings("ignore", message=".*CANNOT_MODIFY_STATIC_CONFIG")
     try:
         run(Path(args.spec), args.full_refresh, args.full_refresh_all, args.refresh, dry=args.command == "dry-run")
-    except PySparkException as err:
+    except (PySparkException, PipelineViewError, UnsupportedQueryError, UnsupportedSqlError, CatalogError,
+            ChangeSourceError) as err:  # a failed run, or a view its definition file cannot declare
         print(f"ivm pipelines: error: {str(err).strip().splitlines()[0]}", file=sys.stderr)
         return 1
     return 0

@@ -23,7 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pyspark
@@ -62,15 +62,14 @@ def pipeline_command(spec: Path, storage: Path, settings: dict[str, str], full_r
     return command
 
 
-def run_pipeline(spec: str | None = None, storage: str | None = None, settings: Sequence[str] = (),
+def run_pipeline(spec: str | None = None, storage: str | None = None, settings: Mapping[str, str] | None = None,
                  full_refresh: Sequence[str] = (), full_refresh_all: bool = False, refresh: Sequence[str] = (),
                  dry: bool = False) -> int:
-    """Run the pipeline once; its exit code (0: the run completed). ``settings``: ``key=value`` Spark settings."""
+    """Run the pipeline once; its exit code (0: the run completed). ``settings``: Spark settings (``--conf``)."""
     spec_path = Path(spec).resolve() if spec else find_pipeline_spec(Path.cwd())
     if not spec_path.is_file():
         raise FileNotFoundError(f"no pipeline spec {spec_path}")
     root = Path(storage).resolve() if storage else storage_path(load_pipeline_spec(spec_path).storage, spec_path.parent)
-    parsed = dict(_setting(text) for text in settings)
     ensure_java()
     _forget_results(root, full_refresh, full_refresh_all)
     work = root / "session"  # Derby's log and Spark's scratch files land in the working directory
@@ -81,16 +80,9 @@ def run_pipeline(spec: str | None = None, storage: str | None = None, settings: 
         "PYTHONPATH": worker_python_path(),
         STORAGE_ENV: str(root),
     }
-    command = pipeline_command(spec_path, root, parsed, _refresh_names(root, full_refresh), full_refresh_all,
+    command = pipeline_command(spec_path, root, dict(settings or {}), _refresh_names(root, full_refresh), full_refresh_all,
                                refresh, dry)
     return subprocess.run(command, env=environment, cwd=work, check=False).returncode
-
-
-def _setting(text: str) -> tuple[str, str]:
-    key, equals, value = text.partition("=")
-    if not equals or not key:
-        raise ValueError(f"a --conf setting is key=value, got {text!r}")
-    return key.strip(), value
 
 
 def _views(root: Path) -> set[str]:

@@ -30,7 +30,8 @@ from operators.runtime.spark_pipeline_outputs import (
 )
 from operators.runtime.spark_sink import ResultResetError
 from operators.runtime.stream import Update, write_stream
-from planner.pipelines import driver
+from planner.pipelines import PipelineViewError, driver
+from planner.pipelines.definitions import _same_view
 from planner.pipelines.landing import land
 from planner.pipelines.launcher import _forget_results, _refresh_names, pipeline_command
 
@@ -136,3 +137,13 @@ def test_every_spark_submit_setting_reaches_the_local_connect_server(monkeypatch
     assert os.environ["PYSPARK_REMOTE_INIT_CONF_LEN"] == "1"
     assert json.loads(os.environ["PYSPARK_REMOTE_INIT_CONF_0"]) == {f"spark.k{i}": str(i) for i in range(21)}
     assert "PYSPARK_REMOTE_INIT_CONF_2" not in os.environ
+
+
+def test_a_view_declared_otherwise_than_its_state_is_refused_until_a_full_refresh(tmp_path):
+    record = tmp_path / "ivm" / "q3" / "output" / "view.json"
+    _same_view(record, {"query": "SELECT 1"})
+    _same_view(record, {"query": "SELECT 1"})  # the next run, declared alike
+    with pytest.raises(PipelineViewError, match="--full-refresh q3"):
+        _same_view(record, {"query": "SELECT 2"})
+    _forget_results(tmp_path, ["q3"], False)
+    _same_view(record, {"query": "SELECT 2"})
