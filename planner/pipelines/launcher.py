@@ -14,7 +14,9 @@ What it sets up that the stock command leaves to the user (each one a run that f
   completes (the stock client exits 1 after "Run is COMPLETED" when a Python data source sink ran).
 - **Full refresh.** ``--full-refresh-all``, or ``--full-refresh`` naming a view (or its
   ``<view>_changes`` table), also deletes the view's result versions under ``storage``, which SDP
-  does not know of, so the view is rebuilt from its sources instead of applying them twice.
+  does not know of, and the checkpoint of the flow applying the change feed to them, so the view is
+  rebuilt from its sources instead of applying them twice. SDP's ``--full-refresh`` runs only the
+  flows into the named tables, and cannot name the result's sink: a plain run follows it.
 """
 
 from __future__ import annotations
@@ -82,7 +84,13 @@ def run_pipeline(spec: str | None = None, storage: str | None = None, settings: 
     }
     command = pipeline_command(spec_path, root, dict(settings or {}), _refresh_names(root, full_refresh), full_refresh_all,
                                refresh, dry)
-    return subprocess.run(command, env=environment, cwd=work, check=False).returncode
+    code = subprocess.run(command, env=environment, cwd=work, check=False).returncode
+    if code == 0 and not dry and full_refresh and _rebuilt_views(root, full_refresh, False):
+        # SDP runs only the flows into the selected tables, and its selection cannot name a sink: the
+        # flow applying the rebuilt change feed to the result runs in a plain run after it
+        plain = pipeline_command(spec_path, root, dict(settings or {}), [], False, [], False)
+        code = subprocess.run(plain, env=environment, cwd=work, check=False).returncode
+    return code
 
 
 def _views(root: Path) -> set[str]:
@@ -96,10 +104,17 @@ def _refresh_names(root: Path, names: Sequence[str]) -> list[str]:
     return [f"{name}_changes" if name in views else name for name in names]
 
 
-def _forget_results(root: Path, full_refresh: Sequence[str], full_refresh_all: bool) -> None:
-    """Delete the result versions of the views a full refresh rebuilds (see the module docstring)."""
+def _rebuilt_views(root: Path, full_refresh: Sequence[str], full_refresh_all: bool) -> set[str]:
     views = _views(root)
-    chosen = views if full_refresh_all else {name.removesuffix("_changes") for name in full_refresh} & views
-    for name in chosen:
+    return views if full_refresh_all else {name.removesuffix("_changes") for name in full_refresh} & views
+
+
+def _forget_results(root: Path, full_refresh: Sequence[str], full_refresh_all: bool) -> None:
+    """Forget what SDP's full refresh of a view's change feed leaves: its result versions and table
+    file (SDP does not know of them), and the checkpoint of the flow applying the change feed to the
+    result (SDP resets only the flows *writing* a refreshed table; this one would keep its position
+    in the change feed's old commit log and skip the rebuilt one)."""
+    for name in _rebuilt_views(root, full_refresh, full_refresh_all):
         shutil.rmtree(root / VIEWS_DIR / name / "output", ignore_errors=True)
         (root / VIEWS_DIR / name / "table" / "part-00000.parquet").unlink(missing_ok=True)
+        shutil.rmtree(root / "_checkpoints" / f"{name}_result", ignore_errors=True)  # SDP's layout: <sink>/<flow>/<n>

@@ -120,10 +120,12 @@ def test_ivm_pipelines_run_hands_spark_submit_a_persistent_catalog_under_storage
 def test_a_full_refresh_of_a_view_forgets_its_result_and_refreshes_its_change_feed(tmp_path):
     for view in ("q3", "other"):
         (tmp_path / "ivm" / view / "output" / "result").mkdir(parents=True)
+        (tmp_path / "_checkpoints" / f"{view}_result" / f"{view}_apply" / "0").mkdir(parents=True)
     assert _refresh_names(tmp_path, ["q3", "some_table"]) == ["q3_changes", "some_table"]
     _forget_results(tmp_path, ["q3"], False)
     assert not (tmp_path / "ivm" / "q3" / "output").exists()
-    assert (tmp_path / "ivm" / "other" / "output").exists()
+    assert not (tmp_path / "_checkpoints" / "q3_result").exists()  # the sink's flow reads the rebuilt feed afresh
+    assert (tmp_path / "ivm" / "other" / "output").exists() and (tmp_path / "_checkpoints" / "other_result").exists()
     _forget_results(tmp_path, [], True)
     assert not (tmp_path / "ivm" / "other" / "output").exists()
 
