@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
@@ -43,14 +44,22 @@ def land(stream_dir: Path, changes_dir: Path, part: int, parts: int, catalog: Ca
     high = ranked[high_rank].as_py() if high_rank < total else None
     landed = {}
     for name, entry in entries.items():
-        wanted = ds.field(SEQ_COLUMN) >= low
+        data = _plain(entry.to_table())  # (Arrow filters no string_view column: cast first)
+        seqs = data.column(SEQ_COLUMN).cast(pa.int64())
+        wanted = pc.greater_equal(seqs, low)
         if high is not None:
-            wanted &= ds.field(SEQ_COLUMN) < high
-        data = entry.to_table(filter=wanted)
+            wanted = pc.and_(wanted, pc.less(seqs, high))
+        data = data.filter(wanted)
         landed[name] = len(data)
         if len(data):
             _write(changes_dir / name, f"part-{part:05d}-of-{parts:05d}.parquet", _exact(data, catalog.table(name), stream_dir))
     return landed
+
+
+def _plain(data: pa.Table) -> pa.Table:
+    """``data`` with ``string_view`` columns (what some writers, tpchgen-cli among them, use) as strings."""
+    return data.cast(pa.schema([pa.field(f.name, pa.string(), f.nullable) if pa.types.is_string_view(f.type) else f
+                                for f in data.schema]))
 
 
 def _exact(data: pa.Table, table: Table, source: Path) -> pa.Table:

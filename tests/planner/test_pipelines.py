@@ -60,6 +60,11 @@ def test_land_cuts_the_stream_into_slices_of_equal_count_by_seq(tmp_path):
     landed = pq.read_table(changes / "region" / "part-00003-of-00003.parquet")
     assert landed.schema.field("_op").type == pa.int32() and landed.schema.field("r_regionkey").type == pa.int32()
     assert not (changes / "_SUCCESS").exists()
+    names = pq.read_table(stream / "region.parquet")
+    viewed = names.set_column(1, "r_name", names.column("r_name").cast(pa.string_view()))
+    pq.write_table(viewed, stream / "region.parquet")  # string_view, as tpchgen-cli writes strings
+    land(stream, tmp_path / "again", 1, 1, tpch_catalog())
+    assert pq.read_table(tmp_path / "again" / "region" / "part-00001-of-00001.parquet").column("r_name").type == pa.string()
     with pytest.raises(ValueError, match="part 4 of 3"):
         land(stream, changes, 4, 3, tpch_catalog())
 
