@@ -41,7 +41,7 @@ import pickle
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import reduce
 from pathlib import Path
 
@@ -95,8 +95,7 @@ class SparkRunner:
             raise ValueError(f"unknown invalid-input policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.dataflow, self.policy = dataflow, policy
         self.buckets, self.chunks = buckets, chunks  # the state layout: a resumed checkpoint needs the same
-        self.tables: dict[str, Table] = {name: catalog.table(name) for name in dataflow.tables()}
-        _refuse_timestamps(self.tables.values())
+        self.tables = spark_tables(dataflow, catalog)
         held = [row for row in dataflow.initial_result if is_error(row)]
         if held:
             raise SparkBatchError("the start step", f"the view's value over the empty database is Spark's error "
@@ -280,33 +279,51 @@ class SparkRunner:
     # ---- the query -----------------------------------------------------------------------------
 
     def _start_query(self) -> StreamingQuery:
-        feeds: dict[int, list[DataFrame]] = {}
-        for name, table in self.tables.items():
-            routes = [(route, self.dataflow.stage(route.stage)) for route in self.dataflow.sources if route.table == name]
-            requirements = [r for r in self.dataflow.requirements if r.table == name]
-            validated = validated_changes(self._changes[name], table, routes, self.policy, requirements,
-                                          self.buckets, self.chunks)
-            for stage_id in dict.fromkeys(route.stage for route, _ in routes):
-                feeds.setdefault(stage_id, []).append(validated.where(col("stage") == stage_id))
-            feeds.setdefault(RESULT, []).append(validated.where(col("stage") == REJECTED))
-        for stage_id in self._start_stages:
-            feeds.setdefault(stage_id, []).append(self._start.where(col("stage") == stage_id))
-        for node in self.dataflow.stages:
-            inputs = feeds.pop(node.id, [])
-            if not inputs:
-                raise ValueError(
-                    f"stage {node.id} ({node.stage.name}) has no input: no source route ends at it and no stage feeds it"
-                )
-            downstream = None if node.downstream is None else self.dataflow.stage(node.downstream)
-            output = packed_layout(reduce(DataFrame.unionByName, inputs), node, downstream, self.buckets, self.chunks)
-            feeds.setdefault(RESULT if downstream is None else downstream.id, []).append(output)
+        outputs = result_stream(self.dataflow, self.tables, self._changes, self.policy, self.buckets, self.chunks,
+                                self._start, self._start_stages)
         with state_partitions_pinned(self.spark):
             return (
-                reduce(DataFrame.unionByName, feeds[RESULT])
-                .writeStream.foreachBatch(self.sink)
+                outputs.writeStream.foreachBatch(self.sink)
                 .option("checkpointLocation", str(self.checkpoint_dir))
                 .start()
             )
+
+
+def result_stream(dataflow: Dataflow, tables: Mapping[str, Table], changes: Mapping[str, DataFrame], policy: str,
+                  buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS,
+                  start: DataFrame | None = None, start_stages: Collection[int] = ()) -> DataFrame:
+    """The query from its sources to its sink: ``changes`` (per table, ``normalized_changes`` rows)
+    validated, then through every keyed stage; the packed rows addressed to ``RESULT`` (the result's
+    changes) and to ``REJECTED`` (quarantined input). ``start`` holds the packed rows stages send
+    each other at start (``spark_start``) for ``start_stages``. Not started: the runner writes it to its sink,
+    a pipeline (``planner/pipelines.py``) to a table."""
+    feeds: dict[int, list[DataFrame]] = {}
+    for name, table in tables.items():
+        routes = [(route, dataflow.stage(route.stage)) for route in dataflow.sources if route.table == name]
+        requirements = [r for r in dataflow.requirements if r.table == name]
+        validated = validated_changes(changes[name], table, routes, policy, requirements, buckets, chunks)
+        for stage_id in dict.fromkeys(route.stage for route, _ in routes):
+            feeds.setdefault(stage_id, []).append(validated.where(col("stage") == stage_id))
+        feeds.setdefault(RESULT, []).append(validated.where(col("stage") == REJECTED))
+    for stage_id in start_stages:
+        feeds.setdefault(stage_id, []).append(start.where(col("stage") == stage_id))
+    for node in dataflow.stages:
+        inputs = feeds.pop(node.id, [])
+        if not inputs:
+            raise ValueError(
+                f"stage {node.id} ({node.stage.name}) has no input: no source route ends at it and no stage feeds it"
+            )
+        downstream = None if node.downstream is None else dataflow.stage(node.downstream)
+        output = packed_layout(reduce(DataFrame.unionByName, inputs), node, downstream, buckets, chunks)
+        feeds.setdefault(RESULT if downstream is None else downstream.id, []).append(output)
+    return reduce(DataFrame.unionByName, feeds[RESULT])
+
+
+def spark_tables(dataflow: Dataflow, catalog: Catalog) -> dict[str, Table]:
+    """The tables ``dataflow`` reads, refusing what the Spark engine does not maintain yet."""
+    tables = {name: catalog.table(name) for name in dataflow.tables()}
+    _refuse_timestamps(tables.values())
+    return tables
 
 
 class ConnectApplyError(NotImplementedError):

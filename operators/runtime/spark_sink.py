@@ -48,6 +48,10 @@ _VERSION = re.compile(r"^batch-(\d+)\.parquet$")
 INITIAL = "initial.parquet"
 
 
+class ResultResetError(RuntimeError):
+    """A result table asked to apply a batch its query already went past: the query was reset alone."""
+
+
 @attrs.frozen
 class RejectedChange:
     """A change validation quarantined on the executors, as the sink received it."""
@@ -122,6 +126,20 @@ class ResultSink:
         self.outputs.clear()
         return taken
 
+    def commit_changes(self, batch_id: int, changes: Changelog) -> None:
+        """Write the result version of micro-batch ``batch_id``: the version before it plus ``changes``
+        (a batch that changes nothing writes nothing). Re-committing ``batch_id`` rewrites the same
+        version; a version *after* it means its query restarted from scratch while this result stayed,
+        which would apply every change a second time, so that is refused."""
+        later = [version for version in self._versions() if version > batch_id]
+        if later:
+            raise ResultResetError(f"the result in {self.result_dir} holds batch {later[-1]}, after batch {batch_id} "
+                                   "being committed now: its query was reset (a new checkpoint) but not its result; "
+                                   "delete the result directory to rebuild it from the query's changes")
+        changes = consolidate(changes)
+        if changes:
+            self._write_result(batch_id, changes)
+
     def current_result(self) -> list[Row]:
         """The result after the newest batch (one row per copy)."""
         return _read_rows(self.current_result_path())
@@ -162,9 +180,13 @@ class ResultSink:
 
 
 def _read_rows(path: Path) -> list[Row]:
-    """A result version's rows, every NaN the one NaN (operators/doubles.py): the changes applied to
-    them retract rows holding it."""
-    table = pq.read_table(path)
+    """A result version's rows (``table_rows``)."""
+    return table_rows(pq.read_table(path))
+
+
+def table_rows(table: pa.Table) -> list[Row]:
+    """An Arrow table of result rows as tuples, every NaN the one NaN (operators/doubles.py): the
+    changes applied to them retract rows holding it."""
     columns = [canonical_values(column.to_pylist()) if pa.types.is_floating(column.type) else column.to_pylist()
                for column in table.columns]
     return list(zip(*columns, strict=True)) if columns else []

@@ -15,6 +15,7 @@ from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.cli.common import CATALOG_HINT, DEFAULT_CATALOG, CommandLineError
 from planner.cli.explain import add_explain
 from planner.cli.pages import add_demo, add_ui
+from planner.cli.pipelines import add_pipelines
 from planner.cli.run import BatchError, add_run, cmd_run
 from planner.cli.streams import add_iedyn, add_tpch
 from planner.compiler import UnsupportedQueryError
@@ -30,7 +31,7 @@ USER_ERRORS = (CatalogError, StreamFormatError, InvalidChangeError, UnsupportedQ
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ivm", description="Incremental view maintenance on Spark (spark-ivm).")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (add_explain, add_tpch, add_iedyn, add_run, add_demo, add_ui):
+    for add in (add_explain, add_tpch, add_iedyn, add_run, add_demo, add_pipelines, add_ui):
         add(sub)
     return parser
 
