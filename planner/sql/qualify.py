@@ -23,6 +23,7 @@ from sqlglot import exp
 
 from planner.ir.logical import LogicalPlan
 from planner.sql.errors import UnsupportedSqlError
+from planner.sql.grouped_windows import names_output
 from planner.sql.scope import output_names
 from planner.sql.windows import window_calls
 
@@ -59,7 +60,7 @@ def qualify_as_filter(select: exp.Select, plan_block: Callable[[exp.Select], Log
             outer.set(clause, select.args[clause].copy())
     if order := outer.args.get("order"):
         for ordered in order.expressions:
-            if not _names_output(ordered.this, visible):
+            if not names_output(ordered.this, visible):
                 ordered.set("this", hidden.column(ordered.this))
     return outer
 
@@ -85,7 +86,7 @@ def _read_by_name(condition: exp.Expression, visible: list[str], hidden: _Hidden
     def lifted(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Window):
             return hidden.column(node)
-        if isinstance(node, exp.Column) and not _names_output(node, visible):
+        if isinstance(node, exp.Column) and not names_output(node, visible):
             return hidden.column(node)
         return node
 
@@ -93,9 +94,3 @@ def _read_by_name(condition: exp.Expression, visible: list[str], hidden: _Hidden
         return lifted(condition)
     return condition.transform(lifted, copy=False)
 
-
-def _names_output(node: exp.Expression, names: list[str]) -> bool:
-    """Whether ``node`` reads an output column: an ordinal or an unqualified output name."""
-    if isinstance(node, exp.Literal) and node.is_int:
-        return True
-    return isinstance(node, exp.Column) and not node.table and node.name.lower() in names
