@@ -21,11 +21,11 @@ from operators.lowering.fuse import note_aggregate_over_join
 from operators.lowering.gjt import lower_generalized_join_tree
 from operators.lowering.gjt_aggregate import lower_gjt_aggregate
 from operators.lowering.heavy_light import lower_heavy_light
+from operators.lowering.layers import is_layered_query, lower_layered_query
 from operators.lowering.nested import lower_nested
 from operators.lowering.outer_join import lower_outer_join
 from operators.lowering.view_tree import lower_view_tree
 from operators.lowering.view_tree_output import lower_factorized_view_tree
-from operators.lowering.window import is_window_query, lower_window_query
 from operators.stages.aggregate import (
     AggregateSpec,
     GroupAggregateStage,
@@ -141,8 +141,8 @@ def _lower_body(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, n
         return lower_view_tree(builder, plan.child, items, plan.condition)
     if isinstance(plan, HeavyLightTriangleCount):
         return lower_heavy_light(builder, plan, items, None)
-    if is_window_query(plan):
-        return lower_window_query(builder, plan, items)
+    if is_layered_query(plan):
+        return lower_layered_query(builder, plan, items)
     if isinstance(plan, Filter) and isinstance(plan.child, HeavyLightTriangleCount):  # HAVING
         return lower_heavy_light(builder, plan.child, items, plan.condition)
     return _lower_over_join(builder, plan, items, needed)

@@ -51,11 +51,15 @@ class ViewAtom(LogicalPlan):
     Decorrelated EXISTS/IN subqueries become views grouped by their correlation columns, so the join
     back is a join on the view's key: a foreign-key join (AJU §5). ``anti`` (NOT EXISTS/NOT IN): an
     outer tuple qualifies when no view row has its key, and the view contributes no columns.
+
+    ``key`` None: the view's rows have no key, a bag like a table without a primary key (a derived
+    table of window functions or of a set operation, rules/derived_rows.py); joined by the
+    materializing fallback, never referenced along a foreign key.
     """
 
     child_fields = ("child",)
     alias: str
-    key: tuple[str, ...]
+    key: tuple[str, ...] | None
     columns: tuple[str, ...]
     anti: bool
     child: LogicalPlan
