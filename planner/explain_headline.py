@@ -27,7 +27,8 @@ from planner.compiler import CompiledQuery
 from planner.explain_gjt import gjt_of
 from planner.explain_heavy_light import heavy_light_of
 from planner.explain_view_tree import view_tree_of
-from planner.ir.maintenance import ChangePropagationJoin, ForeignKeyJoin, NestedAggregate
+from planner.ir.logical import LogicalPlan, SetOperation
+from planner.ir.maintenance import ChangePropagationJoin, ForeignKeyJoin, NestedAggregate, ViewAtom
 from planner.ir.outer_join import OuterJoin
 from planner.ir.view_tree_plan import FactorizedViewTree
 from planner.ir.window import MaintainedWindow
@@ -75,6 +76,8 @@ def _names(node: object) -> list[str]:
             found = [f"{NESTED[strategy]} for the nested aggregate"]
         case ChangePropagationJoin(tree_kind=kind):
             found = [PROPAGATION[kind]]
+        case ViewAtom(key=None, alias=alias):
+            found = [f"derived table {alias} ({computes(node)}) read as a relation fed by its row changes"]
         case MaintainedWindow(strategy=strategy):
             found = [f"window ({strategy.replace('_', ' ')})"]
         case OuterJoin(kind=kind):
@@ -85,6 +88,14 @@ def _names(node: object) -> list[str]:
     if isinstance(node, ForeignKeyJoin) and node.join_selects:
         found.append("join-select (AJU Thm 15)")
     return found
+
+
+def computes(view: ViewAtom) -> str:
+    """``window`` or the set operation (``UNION ALL``) a derived table's rows come from."""
+    found: LogicalPlan = view.child
+    while not isinstance(found, MaintainedWindow | SetOperation) and found.children:
+        found = found.children[0]
+    return found.kind.replace("_", " ").upper() if isinstance(found, SetOperation) else "window"
 
 
 # -- the cost ----------------------------------------------------------------------------------------
