@@ -62,7 +62,7 @@ class MaintainDerivedRowsAsView(Rule):
     ...         Scan table=u alias=u columns=[p, a]
     ... ''', '''
     ... Aggregate group_by=[x.p AS p] aggregates=[sum(x.a) AS _a0]
-    ...   ViewAtom alias=x key=None columns=[p, a] anti=False
+    ...   ViewAtom alias=x columns=[p, a] anti=False
     ...     SubqueryAlias alias=x
     ...       SetOperation[union_all]
     ...         Project items=[t.p AS p, t.a AS a]
@@ -86,14 +86,18 @@ def _convert(node: LogicalPlan, result: bool) -> LogicalPlan:
     if isinstance(node, SubqueryAlias) and (rows := computed_rows(node.child)) is not None and not (
             result and isinstance(rows, Window)):
         # the view holds the alias: its rows keep the names the query above reads (x.p)
-        return ViewAtom(node.alias, None, tuple(c.name for c in output_columns(node.child)), False, _aliased(node))
+        return ViewAtom(node.alias, None, tuple(c.name for c in output_columns(node.child)), False, _own(node))
     if isinstance(node, ViewAtom):
-        child = node.child
-        return node.with_children((_aliased(child) if isinstance(child, SubqueryAlias) else _convert(child, True),))
+        return node.with_children((_own(node.child),))
     inner = result and isinstance(node, _RESULT_LAYERS)
     return node.with_children(tuple(_convert(child, inner) for child in node.children))
 
 
-def _aliased(alias: SubqueryAlias) -> SubqueryAlias:
-    """A view's own derived table: its block is the view's result, what is below it converted."""
-    return alias.with_children((_convert(alias.child, True),))
+def _own(plan: LogicalPlan) -> LogicalPlan:
+    """A view's plan: its own derived table (under the filters pushed into it, rules/normalize.py) stays,
+    its block being the view's result; what is below it is converted."""
+    if isinstance(plan, Filter):
+        return plan.with_children((_own(plan.child),))
+    if isinstance(plan, SubqueryAlias):
+        return plan.with_children((_convert(plan.child, True),))
+    return _convert(plan, True)

@@ -108,26 +108,43 @@ QUERIES = {
                                              "group by cust union all select cat, sum(qty) from sales group by cat) x "
                                              "where n > 1 group by k",
     "UNION ALL joined to a table": f"select c.name, x.a from ({_BOTH}) x join customers c on c.id = x.k where x.a > 2",
+    "IN over a UNION": "select id, name from customers c where c.id in (select cust from orders union select cat from sales)",
+    "a UNION ALL joined to itself": f"select count(*) n from ({_BOTH}) x join ({_BOTH}) y on x.k = y.k",
+    # what other strategies read of a derived table's rows
+    "a correlated aggregate over a UNION ALL's rows": f"select k, a from ({_BOTH}) x "
+                                                     "where a > (select avg(amount) from orders o where o.cust = x.k)",
+    "HAVING against a scalar over a UNION ALL": f"select k, sum(a) s from ({_BOTH}) x group by k "
+                                                "having sum(a) > (select count(*) from customers)",
+    "LEFT JOIN chain through the latest order": f"select c.id, l.amount, o.cust from customers c left join ({_LATEST}) l "
+                                                "on l.cust = c.id and l.rn = 1 left join orders o on o.id = l.id",
+    "DISTINCT over a UNION ALL": f"select distinct k from ({_BOTH}) x",
+    "ORDER BY LIMIT over a UNION ALL": f"select k, a from ({_BOTH}) x order by a desc, k limit 3",
+    "a window over a UNION ALL": "select k, a, row_number() over (partition by k order by a) rn from (select cust as k, "
+                                 "id as a from orders union all select region, id + 100 from customers) x",
 }
+
+#: The default set's representatives (a few seconds); the slow sweep runs every query on longer streams.
+FAST = ("LAG then WHERE IS NOT NULL then GROUP BY", "UNION ALL under GROUP BY", "latest order per customer joined to customers")
 
 
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "generic"])
-@pytest.mark.parametrize("name", list(QUERIES))
+@pytest.mark.parametrize("name", FAST)
 def test_composed_view_equals_recomputation(name, compiled):
-    view = check_against_recomputation(QUERIES[name], CATALOG, composed_stream(len(name)), 9,
-                                       informative_at_least=0.8, compiled=compiled)
+    view = check_against_recomputation(QUERIES[name], CATALOG, composed_stream(len(name), steps=120), 12,
+                                       informative_at_least=0.7, compiled=compiled)
     assert view.result()
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("name", list(QUERIES))
-def test_composed_view_equals_recomputation_on_long_streams(name, seed):
-    """Longer streams, batches of one change and of many, on both runners."""
-    updates = composed_stream(100 * seed + len(name), steps=900, customers=3 + seed)
-    for batch_size, compiled in ((1, True), (40, False)):
-        check_against_recomputation(QUERIES[name], CATALOG, updates, batch_size, informative_at_least=0.8,
-                                    compiled=compiled)
+def test_composed_view_equals_recomputation_on_random_streams(name, seed):
+    """Every query, several streams, batches of one change and of many, on both runners."""
+    updates = composed_stream(100 * seed + len(name), steps=500, customers=3 + seed)
+    for batch_size, compiled in ((1, True), (1, False), (25, True), (25, False)):
+        view = check_against_recomputation(QUERIES[name], CATALOG, updates[:200] if batch_size == 1 else updates,
+                                           batch_size, informative_at_least=0.6, compiled=compiled)
+        assert view.result()
 
 
 def test_the_window_emits_only_rows_whose_gap_changes():
@@ -158,8 +175,9 @@ def test_the_top_n_bound_reaches_into_a_joined_window():
     assert [w["strategy"] for w in json.loads(explain_json(compiled))["windows"]] == ["top_n"]
 
 
-def test_a_composed_view_still_refused_names_its_construct():
-    sql = f"select k, count(*) from ({_BOTH}) x, customers c where x.a < c.region group by k"
-    with pytest.raises(UnsupportedQueryError) as refused:
+def test_a_set_operation_still_refused_is_named():
+    """EXISTS over a UNION ALL correlated in each branch has no view to join on: the refusal says so."""
+    sql = ("select name from customers c where exists (select 1 from orders o where o.cust = c.id "
+           "union all select 1 from sales s where s.cat = c.id)")
+    with pytest.raises(UnsupportedQueryError, match="EXISTS over a UNION ALL, correlated inside its branches"):
         MaintainedView(sql, CATALOG)
-    assert "one side here is not" not in str(refused.value)
