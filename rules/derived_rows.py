@@ -17,7 +17,6 @@ query, lowered as its last stages, and need no relation in between.
 from __future__ import annotations
 
 from planner.ir.logical import (
-    Distinct,
     Filter,
     Limit,
     LogicalPlan,
@@ -33,8 +32,9 @@ from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
 #: The operators a query's result passes through unchanged in kind (a set operation: each side is a
-#: result of its own): a window below them is the result's.
-_RESULT_LAYERS = (Project, Filter, Sort, Limit, TopK, Distinct, SubqueryAlias, Window, SetOperation)
+#: result of its own): a window below them is the result's. Not DISTINCT: it counts rows per value,
+#: which it does over a relation.
+_RESULT_LAYERS = (Project, Filter, Sort, Limit, TopK, SubqueryAlias, Window, SetOperation)
 
 
 def computed_rows(plan: LogicalPlan) -> LogicalPlan | None:

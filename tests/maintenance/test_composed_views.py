@@ -92,6 +92,7 @@ QUERIES = {
                                                      "join customers c on c.id = x.cust where x.rn = 1",
     "WITH view of ranks grouped by a joined column": f"with r as ({_LATEST}) select c.region, count(*) n, max(r.amount) m "
                                                      "from r join customers c on c.id = r.cust where r.rn <= 2 group by c.region",
+    "DISTINCT over the latest orders": f"select distinct amount from ({_LATEST}) x where rn = 1",
     "a global aggregate over a running sum": "select count(*) n, max(s) m from (select sum(amount) over "
                                              "(partition by cust order by id) s from orders) x",
     # set operations under GROUP BY, joins and filters
