@@ -19,7 +19,19 @@ import datetime as dt
 import random
 from decimal import Decimal
 
-from planner.workloads.entity_stream import DAYS, FIRST, HORIZON, LAST, START, Entity, Stream, at, maybe, money, pick
+from planner.workloads.entity_stream import (
+    DAYS,
+    FIRST,
+    HORIZON,
+    LAST,
+    START,
+    Entity,
+    Stream,
+    at,
+    maybe,
+    money,
+    pick,
+)
 from planner.workloads.user_views import schema_ddl, table_shapes
 
 DAY = 86_400.0
@@ -208,7 +220,7 @@ class _Grid:
     def early_meter(self) -> None:
         """A charger that reports from day 20, registered on day 45 (its readings dangle till then), and
         a meter swapped in by a contractor on day 150 that the register never learns of."""
-        meter = self.stream.add("meters", 45 * DAY, meter_id=EARLY_METER, site_id=3, serial_no="SM999999-EV",
+        self.stream.add("meters", 45 * DAY, meter_id=EARLY_METER, site_id=3, serial_no="SM999999-EV",
                                 meter_type="ev_charger", firmware=None, installed_at=at(19 * DAY), is_active=True)
         for day_no in range(20, DAYS):
             if self.rng.random() < 0.5:

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import attrs
 
+from planner.workloads.energy_stream import energy_stream
 from planner.workloads.entity_stream import (
     FIRST,
     HORIZON,
@@ -36,7 +37,6 @@ from planner.workloads.entity_stream import (
     pick,
     zipf,
 )
-from planner.workloads.energy_stream import energy_stream
 from planner.workloads.fintech_stream import fintech_stream
 from planner.workloads.logistics_stream import logistics_stream
 from planner.workloads.mobility_stream import mobility_stream
