@@ -280,12 +280,7 @@ class _Planner:
     ) -> tuple[LogicalPlan, Scope, list[Expr]]:
         """Left-deep joins of the FROM list, the scope its visible relations form, and the tests its
         semi and anti joins became (``_semi_join_test``), which hold above the joins like WHERE."""
-        from_ = select.args.get("from_")
-        if from_ is None:
-            raise UnsupportedSqlError(
-                "SELECT without FROM is not supported: every query block must read a relation"
-            )
-        plan, relation = self._relation(from_.this, outer, ctes)
+        plan, relation = self._relation(select.args["from_"].this, outer, ctes)  # _select planned a FROM-less block
         scope = Scope((), outer).with_relation(relation)
         tests: list[Expr] = []
         for join in select.args.get("joins") or []:
