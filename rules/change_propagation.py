@@ -28,7 +28,6 @@ from planner.ir.maintenance import (
     JoinGraph,
     ViewAtom,
 )
-from planner.ir.outputs import output_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -48,7 +47,7 @@ def left_deep_tree(graph: JoinGraph, order: tuple[str, ...]) -> LogicalPlan:
     pending = list(graph.conditions)
     for i, alias in enumerate(order[1:], start=1):
         atom = by_alias[alias]
-        on = natural_pairs(output_columns(tree), output_columns(atom), graph.join_classes)
+        on = natural_pairs(tree.output, atom.output, graph.join_classes)
         here = [c for c in pending if _tables(c) <= set(order[: i + 1])]
         if not on and not here:
             raise ValueError(f"joining {alias} after {', '.join(order[:i])} would be a cross product")

@@ -22,7 +22,6 @@ from planner.ir.expressions import Call, Column, Expr, conjunction, conjuncts, c
 from planner.ir.logical import Filter, Join, LogicalPlan
 from planner.ir.maintenance import Atom, ForeignKeyJoin, JoinGraph, ViewAtom
 from planner.ir.outer_join import OuterJoin
-from planner.ir.outputs import output_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 from rules.change_propagation import equalities_within_atoms
@@ -33,7 +32,7 @@ _KINDS = {"left": "left", "right": "right", "full": "full", "inner": "inner", "c
 
 def split_on(condition: Expr | None, left: LogicalPlan, right: LogicalPlan) -> tuple[tuple[tuple[Column, Column], ...], Expr | None]:
     """ON as the pairs of columns it equates, one of each side (the stage's key), and the rest."""
-    sides = ({c.table for c in output_columns(left)}, {c.table for c in output_columns(right)})
+    sides = ({c.table for c in left.output}, {c.table for c in right.output})
     pairs: list[tuple[Column, Column]] = []
     rest: list[Expr] = []
     for part in conjuncts(condition):

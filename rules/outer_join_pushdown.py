@@ -20,7 +20,6 @@ import attrs
 
 from planner.ir.expressions import Call, Column, Expr, columns, conjunction, conjuncts, contains_subquery
 from planner.ir.logical import Filter, Join, LogicalPlan
-from planner.ir.outputs import output_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -34,7 +33,7 @@ _REJECTED = {("left", 1): "inner", ("right", 0): "inner", ("full", 0): "left", (
 
 
 def _aliases(plan: LogicalPlan) -> frozenset[str]:
-    return frozenset(c.table for c in output_columns(plan))
+    return frozenset(c.table for c in plan.output)
 
 
 def _reads_only(expr: Expr, aliases: frozenset[str]) -> bool:

@@ -33,7 +33,6 @@ from planner.ir.maintenance import (
     SubqueryAggregate,
 )
 from planner.ir.notation import print_expr
-from planner.ir.outputs import output_columns
 
 AGG = {Column(None, "_agg"): 0}
 
@@ -132,7 +131,7 @@ def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | 
         raise LoweringError(f"NestedAggregate[{nested.strategy}]: the join below it has a condition beside its foreign-key "
                             f"equalities ({print_expr(join.residual)}), which the nested-aggregate stages do not apply")
     layout = {c: i for i, c in enumerate(root.layout)}
-    agg_layout = output_columns(nested)
+    agg_layout = nested.output
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     sums = RequiredSums(
         tuple(item.expr.func for item in nested.aggregates),

@@ -63,7 +63,6 @@ from planner.ir.maintenance import (
 )
 from planner.ir.notation import print_expr
 from planner.ir.outer_join import OuterJoin
-from planner.ir.outputs import output_columns
 from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 
 #: A lowered body: its last stage and its result's columns.
@@ -119,7 +118,7 @@ def _peel(plan: LogicalPlan) -> tuple[_Finishing, LogicalPlan]:
 
 def _hidden_columns(project: Project) -> int:
     """How many trailing columns of the sorted result ``project`` drops; it must keep a prefix."""
-    below = output_columns(project.child)
+    below = project.child.output
     kept = tuple(item.expr for item in project.items)
     if kept != tuple(Column(None, c.name) for c in below[: len(kept)]):
         raise LoweringError("a select list above ORDER BY may only drop the trailing sort columns")
@@ -239,7 +238,7 @@ def _lower_set_operation(builder: StageBuilder, plan: SetOperation) -> Body:
 def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, items: tuple | None) -> Body:
     """Each relation's one-row aggregate, then their products (see operators/stages/product.py)."""
     parts = [lower_query(builder, part) for part in node.parts]
-    agg_layout = output_columns(node)
+    agg_layout = node.output
     layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     stage = builder.add(ProductCombineStage(
         tuple(tuple(c.name for c in part.layout) for part in parts),
@@ -349,7 +348,7 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
             argument = all_present((argument, *further))
         double = call.arg is not None and type_of(call.arg) in (DOUBLE, None)
         specs.append(AggregateSpec(call.func, argument, call.distinct, double, call.parameters))
-    agg_layout = output_columns(aggregate)
+    agg_layout = aggregate.output
     finish = finish_function(items, having, agg_layout, hold=True)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     names, columns_out = tuple(g.name for g in aggregate.group_by), tuple(map(str, output_layout))

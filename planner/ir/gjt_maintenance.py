@@ -34,6 +34,7 @@ class GeneralizedJoinTree(LogicalPlan):
     over the GJT of its GCQ; ``output``: the atoms' columns the operators above read (out(Q))."""
 
     child_fields = ("atoms",)
+    maintained = True
     atoms: tuple[LogicalPlan, ...]
     conditions: tuple[Expr, ...] = ()
     join_classes: tuple[tuple[Column, ...], ...] = ()

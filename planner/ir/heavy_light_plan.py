@@ -9,6 +9,8 @@ row layout ``TriangleCountStage`` expects on ports 0, 1, 2; EXPLAIN reads ε and
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from planner.ir.expressions import Column
@@ -30,6 +32,7 @@ def amortized_bound(epsilon: float) -> str:
 @attrs.frozen
 class HeavyLightTriangleCount(LogicalPlan):
     child_fields = ("atoms",)
+    maintained = having_applies = True
     #: COUNT(*) (or COUNT of a NOT NULL column) items: each is the triangle count
     aggregates: tuple[NamedExpr, ...]
     #: R, S, T: the atoms in the triangle's cyclic order (a self-join reads one table three times)
@@ -38,6 +41,10 @@ class HeavyLightTriangleCount(LogicalPlan):
     edges: tuple[tuple[Column, Column], ...]
     #: the partition threshold is θ = M^ε (M ~ the database size); ½ balances both sides
     epsilon: float = 0.5
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return tuple(Column(None, item.name) for item in self.aggregates)
 
     def column_names(self, alias: str) -> tuple[str, str]:
         """The atom's two join columns as the stage's row reads them (first variable, then second)."""

@@ -28,12 +28,13 @@ import attrs
 from planner.ir import fk_graph
 from planner.ir.expressions import Column, Expr
 from planner.ir.fk_graph import FkEdge
-from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
+from planner.ir.logical import LogicalPlan, NamedExpr, SortKey, grouped_output
 from planner.ir.notation import notation_value
 
 
 @attrs.frozen
 class Atom(LogicalPlan):
+    maintained = True
     table: str
     alias: str
     columns: tuple[str, ...]
@@ -54,6 +55,7 @@ class ViewAtom(LogicalPlan):
     """
 
     child_fields = ("child",)
+    maintained = True
     alias: str
     key: tuple[str, ...]
     columns: tuple[str, ...]
@@ -81,6 +83,10 @@ class JoinGraph(LogicalPlan):
     #: atoms a LEFT OUTER JOIN preserves: their tuples without a partner appear padded with NULLs
     preserved: tuple[str, ...] = ()
 
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return tuple(col for atom in self.atoms for col in atom.output)
+
 
 @notation_value
 @attrs.frozen
@@ -97,6 +103,7 @@ class JoinSelect:
 @attrs.frozen
 class ForeignKeyJoin(LogicalPlan):
     child_fields = ("atoms",)
+    maintained = True
     root: str
     edges: tuple[FkEdge, ...]
     residual: Expr | None
@@ -104,6 +111,13 @@ class ForeignKeyJoin(LogicalPlan):
     #: atoms a LEFT OUTER JOIN preserves: their tuples without a partner appear padded with NULLs
     preserved: tuple[str, ...] = ()
     join_selects: tuple[JoinSelect, ...] = ()
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        # a view under a join-select passes on its key only: its value is the pointer (rules/join_select.py)
+        pointing = {s.value.table for s in self.join_selects}
+        return tuple(col for atom in self.atoms for col in atom.output
+                     if col.table not in pointing or col.name in self.atom(col.table).key)
 
     def atom(self, alias: str) -> Atom | ViewAtom:
         for atom in self.atoms:
@@ -160,20 +174,30 @@ class ForeignKeyJoin(LogicalPlan):
 @attrs.frozen
 class RingAggregate(LogicalPlan):
     child_fields = ("child",)
+    maintained = having_applies = True
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     child: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return grouped_output(self.group_by, self.aggregates)
 
 
 @attrs.frozen
 class TopK(LogicalPlan):
     child_fields = ("child",)
+    maintained = True
     keys: tuple[SortKey, ...]
     count: int
     child: LogicalPlan
     #: the insert-only tables (Olteanu §4.6) the child's rows come from, when nothing between them and
     #: the top-k can retract a row (rules/insert_only.py): then only the k best rows are kept
     insert_only: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output
 
 
 @notation_value
@@ -238,6 +262,7 @@ class NestedAggregate(LogicalPlan):
 
     child_fields = ("child", "feeds")
     variant_field = "strategy"
+    maintained = True
     strategy: str
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
@@ -247,6 +272,10 @@ class NestedAggregate(LogicalPlan):
     #: Uncorrelated subqueries too complex for one relation (NQ1's inner VWAP): maintained as queries of
     #: their own, each feeding its one value to the ``subqueries`` entry with ``func == "value"`` (in order).
     feeds: tuple[LogicalPlan, ...] = ()
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return grouped_output(self.group_by, self.aggregates)
 
 
 @attrs.frozen
@@ -263,10 +292,15 @@ class GroupAggregate(LogicalPlan):
     """
 
     child_fields = ("child",)
+    maintained = having_applies = True
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     child: LogicalPlan
     insert_only: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return grouped_output(self.group_by, self.aggregates)
 
 
 @attrs.frozen
@@ -275,7 +309,12 @@ class CountedDistinct(LogicalPlan):
     result while its count is positive, so a change costs O(1)."""
 
     child_fields = ("child",)
+    maintained = True
     child: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output
 
 
 @attrs.frozen
@@ -285,10 +324,15 @@ class BinaryJoin(LogicalPlan):
     σ(ΔL ⋈ R + L' ⋈ ΔR)."""
 
     child_fields = ("left", "right")
+    maintained = True
     on: tuple[tuple[Column, Column], ...]
     left: LogicalPlan
     right: LogicalPlan
     condition: Expr | None = None
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.left.output + self.right.output
 
 
 @attrs.frozen
@@ -302,9 +346,14 @@ class ChangePropagationJoin(LogicalPlan):
 
     child_fields = ("tree",)
     variant_field = "tree_kind"
+    maintained = True
     tree_kind: str
     residual: Expr | None
     tree: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.tree.output
 
 
 @attrs.frozen
@@ -314,10 +363,15 @@ class ThresholdFilter(LogicalPlan):
     kept ordered by value, so a new q flips only the rows between the old and the new q."""
 
     child_fields = ("child", "threshold")
+    maintained = True
     value: Expr
     op: str
     child: LogicalPlan
     threshold: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output
 
 
 @attrs.frozen
@@ -328,9 +382,14 @@ class ScalarProduct(LogicalPlan):
     row changes with it (operators/stages/scalar_product.py)."""
 
     child_fields = ("child", "scalars")
+    maintained = True
     names: tuple[str, ...]
     child: LogicalPlan
     scalars: tuple[LogicalPlan, ...]
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output + tuple(Column(None, name) for name in self.names)
 
 
 @notation_value
@@ -354,6 +413,7 @@ class CrossProductAggregate(LogicalPlan):
     """
 
     child_fields = ("parts",)
+    maintained = True
     funcs: tuple[str, ...]
     names: tuple[str, ...]
     sums: tuple[tuple[ProductTerm, ...], ...]
@@ -361,3 +421,7 @@ class CrossProductAggregate(LogicalPlan):
     #: GROUP BY columns, all of one relation: that part (``grouped_part``) is grouped the same way (MST)
     group_names: tuple[str, ...] = ()
     grouped_part: int = -1
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return tuple(Column(None, name) for name in (*self.group_names, *self.names))

@@ -11,6 +11,8 @@ with an outer join for a side (``a LEFT JOIN b ... JOIN c``), which cannot flatt
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from planner.ir.expressions import Column, Expr
@@ -36,12 +38,17 @@ class OuterJoin(LogicalPlan):
 
     child_fields = ("left", "right")
     variant_field = "kind"
+    maintained = True
     kind: str
     on: tuple[tuple[Column, Column], ...]
     condition: Expr | None
     left: LogicalPlan
     right: LogicalPlan
     residual: Expr | None = None
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.left.output + self.right.output
 
     @property
     def preserved(self) -> tuple[bool, bool]:

@@ -20,7 +20,7 @@ import functools
 import attrs
 
 from planner.ir.expressions import AggregateCall, Call, Column, Expr
-from planner.ir.logical import LogicalPlan, NamedExpr
+from planner.ir.logical import LogicalPlan, NamedExpr, grouped_output
 from planner.ir.maintenance import Atom
 from planner.ir.variable_orders import OrderCost
 
@@ -68,6 +68,7 @@ class _AtomVariables:
 @attrs.frozen
 class ViewTreeAggregate(_AtomVariables, LogicalPlan):
     child_fields = ("atoms",)
+    maintained = having_applies = True
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     join_classes: tuple[tuple[Column, ...], ...]
@@ -84,6 +85,10 @@ class ViewTreeAggregate(_AtomVariables, LogicalPlan):
     chosen_by: str = "cost"
     #: the aliases of atoms whose table is ``ivm.static`` (Olteanu §4.5): no delta path is built for them
     static: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return grouped_output(self.group_by, self.aggregates)
 
     @functools.cached_property
     def variable_of(self) -> dict[Column, str]:
@@ -134,6 +139,7 @@ class FactorizedViewTree(_AtomVariables, LogicalPlan):
     """
 
     child_fields = ("atoms",)
+    maintained = True
     atoms: tuple[Atom, ...]
     join_classes: tuple[tuple[Column, ...], ...]
     output: tuple[Column, ...]

@@ -16,6 +16,8 @@ O(log n + rows entering, leaving or re-ranked within the top N).
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from catalog.types import DOUBLE
@@ -68,6 +70,10 @@ class Window(LogicalPlan):
     functions: tuple[NamedExpr, ...]
     child: LogicalPlan
 
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output + window_columns(self.functions)
+
 
 @attrs.frozen
 class MaintainedWindow(LogicalPlan):
@@ -75,6 +81,7 @@ class MaintainedWindow(LogicalPlan):
 
     child_fields = ("child",)
     variant_field = "strategy"
+    maintained = True
     strategy: str
     partition_by: tuple[Expr, ...]
     order_by: tuple[SortKey, ...]
@@ -86,6 +93,10 @@ class MaintainedWindow(LogicalPlan):
     #: the top-N bound: rows whose ``ranked`` function value exceeds it are not emitted
     rank_limit: int | None = None
     ranked: str | None = None
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output + window_columns(self.functions)
 
 
 def window_columns(functions: tuple[NamedExpr, ...]) -> tuple[Column, ...]:
