@@ -174,7 +174,8 @@ def compact_text(compiled: CompiledQuery) -> str:
     its inputs, key, state and cost, the sources, what was not applied and why, Spark's status."""
     stages = [[r[c] for c in COMPACT_COLUMNS] for r in maintenance_rows(compiled) if not r["operator"].startswith("Source ")]
     parts = [*_wrapped(f"Strategy: {'; '.join(strategy_names(compiled))}"),
-             *_wrapped(f"Update cost (the worst stages): {cost_line(update_costs(compiled)) or 'none: no stage'}"), ""]
+             *_wrapped(f"Update cost (the worst stages): "
+                       f"{cost_line(update_costs(compiled), compiled.plan.guarantee()) or 'none: no stage'}"), ""]
     if stages:
         parts += [tabulate(stages, headers=COMPACT_COLUMNS, tablefmt="simple", maxcolwidths=list(COMPACT_WIDTHS)), ""]
     parts.append("Sources (each change routed in O(1); one failing the selection σ is dropped)")

@@ -9,9 +9,10 @@ the best strategy for it (an index per nested condition), so the product is neve
 
 from __future__ import annotations
 
+from planner.ir.cross_product import CrossProductAggregate, ProductTerm
 from planner.ir.expressions import AggregateCall, Call, Expr, Literal, columns, deep_columns
 from planner.ir.logical import Aggregate, LogicalPlan, NamedExpr
-from planner.ir.maintenance import Atom, CrossProductAggregate, JoinGraph, ProductTerm
+from planner.ir.maintenance import Atom, JoinGraph
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import attrs
 
 from catalog.schema import Catalog
+from planner.ir.cross_product import CrossProductAggregate
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.heavy_light_plan import HeavyLightTriangleCount
 from planner.ir.logical import Filter, LogicalPlan, Project, Scan, SetOperation, Sort, SubqueryAlias
@@ -30,7 +31,6 @@ from planner.ir.maintenance import (
     BinaryJoin,
     ChangePropagationJoin,
     CountedDistinct,
-    CrossProductAggregate,
     ForeignKeyJoin,
     GroupAggregate,
     NestedAggregate,

@@ -44,15 +44,15 @@ from operators.stages.product import ProductCombineStage
 from operators.stages.scalar_product import ScalarProductStage
 from operators.stages.set_operation import SetOperationStage
 from operators.stages.top_k import TopKStage
+from planner.ir.cross_product import CrossProductAggregate
 from planner.ir.expressions import AggregateCall, Column, Expr, columns, type_of
 from planner.ir.gjt_aggregate import GjtRingAggregate, gjt_ring_aggregate
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.heavy_light_plan import HeavyLightTriangleCount
-from planner.ir.logical import Filter, LogicalPlan, Project, SetOperation, Sort
+from planner.ir.logical import LINEAR_COST, Filter, LogicalPlan, Project, SetOperation, Sort
 from planner.ir.maintenance import (
     ChangePropagationJoin,
     CountedDistinct,
-    CrossProductAggregate,
     ForeignKeyJoin,
     GroupAggregate,
     NestedAggregate,
@@ -206,7 +206,7 @@ def _lower_map(builder: StageBuilder, join: LogicalPlan, items: tuple | None, ro
     layout = tuple(Column(None, i.name) for i in items) if items is not None else root.layout
     stage = builder.add(MapStage("project", mapping, tuple(map(str, layout)), StageDescription(
         operator="Map (σ, π)", inputs="join results", state="none", key="none (stateless)",
-        update_cost="O(1) per result change", why="selection and projection are linear (AJU Thm 14)")))
+        update_cost=LINEAR_COST, why="selection and projection are linear (AJU Thm 14)")))
     root.connect(builder, stage, 0)
     return stage, layout
 
@@ -280,7 +280,7 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple 
         StageDescription(
             operator=f"ThresholdFilter ({node.op} q)", inputs="rows; the threshold's one value",
             state="the rows ordered by the compared value; q", key="constant (does not scale out)",
-            update_cost="O(log n) per row; O(log n + rows that flip) when q changes",
+            update_cost=node.update_cost,
             why=f"q is uncorrelated: the rows passing v θ q are {_PASSING_PART.get(node.op, 'a prefix or suffix')} "
                 "of the value order (AJU Theorem 15's join-select with a constant key)"),
     ))
@@ -300,7 +300,7 @@ def _lower_scalar_product(builder: StageBuilder, node: ScalarProduct, items: tup
     stage = builder.add(ScalarProductStage(len(scalars), tuple(c.name for c in layout), StageDescription(
         operator=f"ScalarProduct ({', '.join(node.names)})", inputs="rows; each scalar subquery's one value",
         state="the rows (a multiset); each subquery's current value", key="constant (does not scale out)",
-        update_cost="O(1) per row change; O(rows) when a subquery's value changes",
+        update_cost=node.update_cost,
         why="the subquery is uncorrelated, one value for every row: each row is extended by it, and when it "
             "changes every row of the result shows the new value, so every row changes (inherent to the query)")))
     builder.downstream[rows.last] = (stage, ScalarProductStage.ROWS)
@@ -382,13 +382,13 @@ def _lower_top_k(builder: StageBuilder, top_k: TopK, layout: tuple[Column, ...],
         stage = builder.add(InsertOnlyTopKStage(name, keys, top_k.count, columns_out, StageDescription(
             operator=f"InsertOnlyTopK (k={top_k.count})", inputs="result changes (inserts only)",
             state=f"the {top_k.count} best rows only", key="constant (does not scale out)",
-            update_cost="O(1) per insert not among the k best, O(log k + k) per one that enters; O(k) per batch",
+            update_cost=top_k.update_cost,
             why=insert_only_reason(top_k.insert_only, "a row out of the k best never returns: only they are kept")),
             insert_only=top_k.insert_only))
     else:
         stage = builder.add(TopKStage(name, keys, top_k.count, columns_out, StageDescription(
             operator=f"TopK (k={top_k.count})", inputs="result changes", state="the whole result as an ordered multiset",
-            key="constant (does not scale out)", update_cost="O(log n + k) per batch",
+            key="constant (does not scale out)", update_cost=top_k.update_cost,
             why="deleting a top row needs the next one, so all rows are kept in order")))
     builder.downstream[upstream] = (stage, 0)
     return stage

@@ -14,6 +14,7 @@ import functools
 import attrs
 
 from planner.ir.expressions import Column
+from planner.ir.guarantee import Guarantee
 from planner.ir.logical import LogicalPlan, NamedExpr
 from planner.ir.maintenance import Atom
 
@@ -45,6 +46,10 @@ class HeavyLightTriangleCount(LogicalPlan):
     @functools.cached_property
     def output(self) -> tuple[Column, ...]:
         return tuple(Column(None, item.name) for item in self.aggregates)
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(f"heavy/light triangle count (IVM^ε, ε = {self.epsilon:g})",
+                                cost=amortized_bound(self.epsilon))
 
     def column_names(self, alias: str) -> tuple[str, str]:
         """The atom's two join columns as the stage's row reads them (first variable, then second)."""

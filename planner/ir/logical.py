@@ -17,6 +17,10 @@ from typing import ClassVar
 import attrs
 
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, contains_subquery
+from planner.ir.guarantee import Guarantee
+
+#: A stateless stage's cost: a selection and a projection are linear.
+LINEAR_COST = "O(1) per result change"
 
 
 @attrs.frozen
@@ -50,6 +54,15 @@ class LogicalPlan:
         """The output columns in order: the row layout stages compile expressions against (Catalyst's
         ``output``). Each node class computes its own, once (a cached property)."""
         raise NotImplementedError(f"no output layout for {self.node_name}")
+
+    def own_guarantee(self) -> Guarantee:
+        """What this node itself adds to the plan's guarantee (its algorithm, its stage's cost); a node
+        without a stage of its own (a Sort applied when read, a HAVING its aggregate applies) adds nothing."""
+        return Guarantee()
+
+    def guarantee(self) -> Guarantee:
+        """What maintaining this subplan promises per update: its own part composed with its children's."""
+        return self.own_guarantee().above(tuple(child.guarantee() for child in self.children))
 
     @property
     def children(self) -> tuple[LogicalPlan, ...]:
@@ -144,6 +157,9 @@ class Project(LogicalPlan):
     @functools.cached_property
     def output(self) -> tuple[Column, ...]:
         return tuple(Column(None, item.name) for item in self.items)
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost=LINEAR_COST)  # σ and π are linear (AJU Thm 14)
 
 
 @attrs.frozen
@@ -240,3 +256,6 @@ class SetOperation(LogicalPlan):
     @functools.cached_property
     def output(self) -> tuple[Column, ...]:
         return self.left.output  # SQL names a set operation's columns after its left side
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost="O(1) per change")  # each row's two counts (AJU Thm 14)

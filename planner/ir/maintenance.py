@@ -28,8 +28,22 @@ import attrs
 from planner.ir import fk_graph
 from planner.ir.expressions import Column, Expr
 from planner.ir.fk_graph import FkEdge
+from planner.ir.guarantee import Guarantee
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey, grouped_output
 from planner.ir.notation import notation_value
+
+#: A live-tuple stage's cost (AJU §3.3): a tuple is filed in O(1); when the child it waits on turns
+#: (non-)live its whole group follows, which amortizes to O(λ) (Theorem 11's bound).
+LIVE_TUPLE_COST = "O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized"
+#: The strategies of ``NestedAggregate`` as EXPLAIN names them.
+NESTED = {"rpai_tree": "RPAI tree", "pai_map": "PAI map", "per_key_index": "per-key RPAI trees (AJU Thm 15)",
+          "general": "RPAI's general algorithm"}
+#: The aggregates a group keeps its values of in order (operators/stages/aggregate.py): O(log n) per change.
+ORDERED_AGGREGATES = ("min", "max", "min_by", "max_by", "median", "percentile", "percentile_cont", "percentile_disc")
+#: The trees of ``ChangePropagationJoin`` as EXPLAIN names them.
+PROPAGATION = {"theorem11": "change propagation over AJU Theorem 11's join tree",
+               "forced": "change propagation over a forced join order",
+               "fallback": "general fallback: change propagation over binary delta joins"}
 
 
 @attrs.frozen
@@ -119,6 +133,14 @@ class ForeignKeyJoin(LogicalPlan):
         return tuple(col for atom in self.atoms for col in atom.output
                      if col.table not in pointing or col.name in self.atom(col.table).key)
 
+    def own_guarantee(self) -> Guarantee:
+        if not self.edges:  # no join: each change goes on to the operators above
+            return Guarantee.stated(cost="O(1)", alone=(self.root,))
+        selects = ("join-select (AJU Thm 15)",) if self.join_selects else ()
+        return Guarantee.stated(f"AJU live tuples over the foreign-key tree rooted at {self.root}", *selects,
+                                cost=LIVE_TUPLE_COST + ("; O(log n + rows that flip) when a view's value changes"
+                                                        if selects else ""))
+
     def atom(self, alias: str) -> Atom | ViewAtom:
         for atom in self.atoms:
             if isinstance(atom, Atom | ViewAtom) and atom.alias == alias:
@@ -183,6 +205,9 @@ class RingAggregate(LogicalPlan):
     def output(self) -> tuple[Column, ...]:
         return grouped_output(self.group_by, self.aggregates)
 
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost="O(1) per join change")  # a ring: a delete subtracts its insert (AJU Thm 14)
+
 
 @attrs.frozen
 class TopK(LogicalPlan):
@@ -198,6 +223,16 @@ class TopK(LogicalPlan):
     @functools.cached_property
     def output(self) -> tuple[Column, ...]:
         return self.child.output
+
+    @property
+    def update_cost(self) -> str:
+        """Over insert-only input only the k best rows are kept; else every row, in order."""
+        if self.insert_only:
+            return "O(1) per insert not among the k best, O(log k + k) per one that enters; O(k) per batch"
+        return "O(log n + k) per batch"
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost=self.update_cost)
 
 
 @notation_value
@@ -277,6 +312,27 @@ class NestedAggregate(LogicalPlan):
     def output(self) -> tuple[Column, ...]:
         return grouped_output(self.group_by, self.aggregates)
 
+    @property
+    def two_levels(self) -> bool:
+        """A subquery nested two levels (RPAI §5.2.1, NQ2): read once per distinct parameter."""
+        return any(isinstance(q, ParameterizedAggregate) for q in self.subqueries)
+
+    @property
+    def update_costs(self) -> tuple[str, ...]:
+        """The cost of each stage the strategy lowers to, in order (operators/lowering/nested.py)."""
+        match self.strategy:
+            case "rpai_tree":  # q is a prefix sum: an update shifts a range of q values
+                return ("O(log n) per update (getSum + shiftKeys)",)
+            case "pai_map":  # an update moves one group's q; an equality finds its sums in a hash map
+                return ("O(1) per update" + (" (O(groups) when q moves)" if self.group_by else ""),
+                        "O(1) per moved group" if getattr(self.predicate, "op", None) == "=" else "O(log n) per moved group")
+            case "per_key_index":  # one range sum per key
+                return "O(log n) per update", "O(1) per changed key and group"
+        return ("O(n log n) per update" if self.two_levels else "O(n) per update",)
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(f"{NESTED[self.strategy]} for the nested aggregate", cost="; ".join(self.update_costs))
+
 
 @attrs.frozen
 class GroupAggregate(LogicalPlan):
@@ -302,6 +358,11 @@ class GroupAggregate(LogicalPlan):
     def output(self) -> tuple[Column, ...]:
         return grouped_output(self.group_by, self.aggregates)
 
+    def own_guarantee(self) -> Guarantee:
+        # MIN/MAX and percentiles keep their values ordered per group; insert-only MIN/MAX keep the extreme
+        ordered = not self.insert_only and any(getattr(a.expr, "func", None) in ORDERED_AGGREGATES for a in self.aggregates)
+        return Guarantee.stated(cost="O(log n) per join change" if ordered else "O(1) per join change")
+
 
 @attrs.frozen
 class CountedDistinct(LogicalPlan):
@@ -315,6 +376,13 @@ class CountedDistinct(LogicalPlan):
     @functools.cached_property
     def output(self) -> tuple[Column, ...]:
         return self.child.output
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost="O(1) per result change")
+
+
+#: A binary delta join's cost: a change meets every row of its key on the other side.
+BINARY_JOIN_COST = "O(matching rows on the other side) per change"
 
 
 @attrs.frozen
@@ -333,6 +401,9 @@ class BinaryJoin(LogicalPlan):
     @functools.cached_property
     def output(self) -> tuple[Column, ...]:
         return self.left.output + self.right.output
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost=BINARY_JOIN_COST)
 
 
 @attrs.frozen
@@ -355,6 +426,10 @@ class ChangePropagationJoin(LogicalPlan):
     def output(self) -> tuple[Column, ...]:
         return self.tree.output
 
+    def own_guarantee(self) -> Guarantee:
+        # Theorem 11's tree amortizes to O(λ) per update; any other tree promises only its joins' costs
+        return Guarantee.stated(PROPAGATION[self.tree_kind], cost="O(λ) amortized" if self.tree_kind == "theorem11" else "")
+
 
 @attrs.frozen
 class ThresholdFilter(LogicalPlan):
@@ -364,6 +439,8 @@ class ThresholdFilter(LogicalPlan):
 
     child_fields = ("child", "threshold")
     maintained = True
+    #: the rows kept ordered by value: a new q flips only the rows between the old and the new q
+    update_cost = "O(log n) per row; O(log n + rows that flip) when q changes"
     value: Expr
     op: str
     child: LogicalPlan
@@ -372,6 +449,9 @@ class ThresholdFilter(LogicalPlan):
     @functools.cached_property
     def output(self) -> tuple[Column, ...]:
         return self.child.output
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost=self.update_cost)
 
 
 @attrs.frozen
@@ -383,6 +463,8 @@ class ScalarProduct(LogicalPlan):
 
     child_fields = ("child", "scalars")
     maintained = True
+    #: one value for every row: when it changes, every row of the result changes (inherent to the query)
+    update_cost = "O(1) per row change; O(rows) when a subquery's value changes"
     names: tuple[str, ...]
     child: LogicalPlan
     scalars: tuple[LogicalPlan, ...]
@@ -391,37 +473,5 @@ class ScalarProduct(LogicalPlan):
     def output(self) -> tuple[Column, ...]:
         return self.child.output + tuple(Column(None, name) for name in self.names)
 
-
-@notation_value
-@attrs.frozen
-class ProductTerm:
-    """``coefficient × Π part[column]``: one monomial of an aggregate argument split across relations."""
-
-    coefficient: float
-    factors: tuple[tuple[int, str], ...]
-
-
-@attrs.frozen
-class CrossProductAggregate(LogicalPlan):
-    """A global SUM/COUNT/AVG over a cross product of relations with per-relation conditions (RPAI
-    §4.3's multi-relation form ``v1 θ q_R1 AND ... AND vn θ q_Rn``; PSP).
-
-    ``Σ_{(a,b) ∈ A'×B'} f(a)·g(b) = Σ_{A'} f · Σ_{B'} g``: each part is a one-row aggregate query over
-    one relation (its count ``_n`` and the sums ``_f<i>`` of its factors), maintained by whatever
-    strategy fits it; ``sums[k]`` lists the terms of the k-th outer aggregate, ``funcs[k]`` its
-    function (sum, count, avg), ``names[k]`` its output name.
-    """
-
-    child_fields = ("parts",)
-    maintained = True
-    funcs: tuple[str, ...]
-    names: tuple[str, ...]
-    sums: tuple[tuple[ProductTerm, ...], ...]
-    parts: tuple[LogicalPlan, ...]
-    #: GROUP BY columns, all of one relation: that part (``grouped_part``) is grouped the same way (MST)
-    group_names: tuple[str, ...] = ()
-    grouped_part: int = -1
-
-    @functools.cached_property
-    def output(self) -> tuple[Column, ...]:
-        return tuple(Column(None, name) for name in (*self.group_names, *self.names))
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost=self.update_cost)

@@ -16,6 +16,7 @@ import functools
 import attrs
 
 from planner.ir.expressions import Column, Expr
+from planner.ir.guarantee import Guarantee
 from planner.ir.logical import LogicalPlan
 
 #: What one change costs, per preserved side and condition (EXPLAIN's words).
@@ -49,6 +50,11 @@ class OuterJoin(LogicalPlan):
     @functools.cached_property
     def output(self) -> tuple[Column, ...]:
         return self.left.output + self.right.output
+
+    def own_guarantee(self) -> Guarantee:
+        joined = "inner join over an outer join" if self.kind == "inner" else self.kind.upper() + " OUTER JOIN"
+        return Guarantee.stated(f"{joined} by change propagation with per-key match counts",
+                                cost=OUTER_JOIN_COST_THETA if self.condition is not None else OUTER_JOIN_COST)
 
     @property
     def preserved(self) -> tuple[bool, bool]:

@@ -20,6 +20,7 @@ import functools
 import attrs
 
 from planner.ir.expressions import AggregateCall, Call, Column, Expr
+from planner.ir.guarantee import Guarantee
 from planner.ir.logical import LogicalPlan, NamedExpr, grouped_output
 from planner.ir.maintenance import Atom
 from planner.ir.variable_orders import OrderCost
@@ -90,6 +91,9 @@ class ViewTreeAggregate(_AtomVariables, LogicalPlan):
     def output(self) -> tuple[Column, ...]:
         return grouped_output(self.group_by, self.aggregates)
 
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.deferred_to_stages(f"F-IVM view tree (order {self.order})")
+
     @functools.cached_property
     def variable_of(self) -> dict[Column, str]:
         return class_variables(self.join_classes)
@@ -155,6 +159,9 @@ class FactorizedViewTree(_AtomVariables, LogicalPlan):
 
     #: every join condition is a variable of the order: nothing is left for a selection above
     residual = None
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.deferred_to_stages(f"F-IVM view tree, factorized result (order {self.order})")
     #: what a view-tree lowering and EXPLAIN read of any view tree: the count ring, nothing lifted
     ring_kind = "count"
     lifted = ()

@@ -22,6 +22,7 @@ import attrs
 
 from catalog.types import DOUBLE
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, type_of
+from planner.ir.guarantee import Guarantee
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation import notation_value
 
@@ -97,6 +98,9 @@ class MaintainedWindow(LogicalPlan):
     @functools.cached_property
     def output(self) -> tuple[Column, ...]:
         return self.child.output + window_columns(self.functions)
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(f"window ({self.strategy.replace('_', ' ')})", cost=WINDOW_COSTS[self.strategy])
 
 
 def window_columns(functions: tuple[NamedExpr, ...]) -> tuple[Column, ...]:
