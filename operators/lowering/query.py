@@ -10,6 +10,8 @@ a later step (``fuse.py``), noted but not decided here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from catalog.types import DOUBLE
@@ -126,32 +128,20 @@ def _hidden_columns(project: Project) -> int:
 
 
 def _lower_body(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, needed: frozenset[Column]) -> Body:
-    if isinstance(plan, ThresholdFilter):
-        return _lower_threshold(builder, plan, items)
-    if isinstance(plan, ScalarProduct):
-        return _lower_scalar_product(builder, plan, items)
-    if isinstance(plan, CrossProductAggregate):
-        return _lower_cross_product(builder, plan, items)
-    if isinstance(plan, SetOperation) and items is None:
-        return _lower_set_operation(builder, plan)
-    if isinstance(plan, ViewTreeAggregate):
-        return lower_view_tree(builder, plan, items, None)
-    if isinstance(plan, Filter) and isinstance(plan.child, ViewTreeAggregate):  # HAVING
-        return lower_view_tree(builder, plan.child, items, plan.condition)
-    if isinstance(plan, HeavyLightTriangleCount):
-        return lower_heavy_light(builder, plan, items, None)
-    if is_window_query(plan):
+    """Dispatch on the body's top node class (``_BODIES``), a HAVING above it peeled off first; a
+    node not listed is a join with what sits on it (``_lower_over_join``)."""
+    if is_window_query(plan):  # layers of filters, aliases and projections over a window: a pattern, not one node
         return lower_window_query(builder, plan, items)
-    if isinstance(plan, Filter) and isinstance(plan.child, HeavyLightTriangleCount):  # HAVING
-        return lower_heavy_light(builder, plan.child, items, plan.condition)
-    return _lower_over_join(builder, plan, items, needed)
-
-
-def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, needed: frozenset[Column]) -> Body:
-    """A join and what sits on it: an aggregate (with HAVING), a nested aggregate, or a map."""
     having = None
-    if isinstance(plan, Filter) and isinstance(plan.child, RingAggregate | GroupAggregate):
+    if isinstance(plan, Filter) and plan.child.having_applies:
         having, plan = plan.condition, plan.child
+    lowering = _BODIES.get(type(plan), _lower_over_join)
+    return lowering(builder, plan, items, having, needed)
+
+
+def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, having: Expr | None,
+                     needed: frozenset[Column]) -> Body:
+    """A join and what sits on it: an aggregate (with HAVING), a nested aggregate, or a map."""
     top = None
     if isinstance(plan, RingAggregate | GroupAggregate | NestedAggregate):
         top, plan = plan, plan.child
@@ -175,29 +165,16 @@ def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | No
 
 
 def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Column], nested: bool) -> Emitter:
-    if isinstance(plan, ChangePropagationJoin):
-        if nested:
-            raise LoweringError("NestedAggregate over a ChangePropagationJoin: the nested-aggregate indexes read the live "
-                                  "tuples of a foreign-key join, which a change-propagation join does not keep")
-        return lower_change_propagation(builder, plan.tree)
-    if isinstance(plan, ForeignKeyJoin):
-        return lower_foreign_key_join(builder, plan, needed)
-    if isinstance(plan, GeneralizedJoinTree):
-        if nested:
-            raise LoweringError("NestedAggregate over a GeneralizedJoinTree: the nested-aggregate indexes read the "
-                                "live tuples of a foreign-key join, which a T-representation does not keep")
-        return lower_generalized_join_tree(builder, plan)
-    if isinstance(plan, OuterJoin):
-        if nested:
-            raise LoweringError("NestedAggregate over an OuterJoin: the nested-aggregate indexes read the live "
-                                "tuples of a foreign-key join, which an outer join's stage does not keep")
-        return lower_outer_join(builder, plan, needed)
-    if isinstance(plan, FactorizedViewTree):
-        if nested:
-            raise LoweringError("NestedAggregate over a FactorizedViewTree: the nested-aggregate indexes read the "
-                                "live tuples of a foreign-key join, which a view tree does not keep")
-        return lower_factorized_view_tree(builder, plan)
-    raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
+    """Dispatch on the join's node class (``_JOINS``); only a foreign-key join keeps the live tuples
+    a nested aggregate's indexes read."""
+    lowering = _JOINS.get(type(plan))
+    if lowering is None:
+        raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
+    if nested and not isinstance(plan, ForeignKeyJoin):
+        raise LoweringError(f"NestedAggregate over a{'n' if plan.node_name[0] in 'AEIOU' else ''} {plan.node_name}: the "
+                            "nested-aggregate indexes read the live tuples of a foreign-key join, which "
+                            f"{_NOT_LIVE_TUPLES[type(plan)]} does not keep")
+    return lowering(builder, plan, needed)
 
 
 def _lower_map(builder: StageBuilder, join: LogicalPlan, items: tuple | None, root: Emitter) -> Body:
@@ -392,3 +369,32 @@ def _lower_top_k(builder: StageBuilder, top_k: TopK, layout: tuple[Column, ...],
             why="deleting a top row needs the next one, so all rows are kept in order")))
     builder.downstream[upstream] = (stage, 0)
     return stage
+
+
+def _lower_set_operation_body(builder: StageBuilder, plan: SetOperation, items: tuple | None, having: Expr | None,
+                              needed: frozenset[Column]) -> Body:
+    if items is not None:  # a select list over a set operation: the front end gives none
+        raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
+    return _lower_set_operation(builder, plan)
+
+
+#: How a query body lowers, by its top node's class: (builder, node, select list, HAVING, needed columns) → Body.
+_BODIES: dict[type, Callable[..., Body]] = {
+    ThresholdFilter: lambda builder, node, items, having, needed: _lower_threshold(builder, node, items),
+    ScalarProduct: lambda builder, node, items, having, needed: _lower_scalar_product(builder, node, items),
+    CrossProductAggregate: lambda builder, node, items, having, needed: _lower_cross_product(builder, node, items),
+    SetOperation: _lower_set_operation_body,
+    ViewTreeAggregate: lambda builder, node, items, having, needed: lower_view_tree(builder, node, items, having),
+    HeavyLightTriangleCount: lambda builder, node, items, having, needed: lower_heavy_light(builder, node, items, having),
+}
+#: How a join lowers, by its node's class: (builder, node, needed columns) → the emitter of its rows.
+_JOINS: dict[type, Callable[[StageBuilder, LogicalPlan, frozenset[Column]], Emitter]] = {
+    ForeignKeyJoin: lower_foreign_key_join,
+    ChangePropagationJoin: lambda builder, node, needed: lower_change_propagation(builder, node.tree),
+    GeneralizedJoinTree: lambda builder, node, needed: lower_generalized_join_tree(builder, node),
+    OuterJoin: lower_outer_join,
+    FactorizedViewTree: lambda builder, node, needed: lower_factorized_view_tree(builder, node),
+}
+#: What each join other than a foreign-key join keeps instead of live tuples (a nested aggregate's refusal).
+_NOT_LIVE_TUPLES = {ChangePropagationJoin: "a change-propagation join", GeneralizedJoinTree: "a T-representation",
+                    OuterJoin: "an outer join's stage", FactorizedViewTree: "a view tree"}
