@@ -45,45 +45,20 @@ from operators.doubles import SCALE_BITS, non_finite
 from operators.lowering.codegen_lookup import lookup_change
 from operators.lowering.codegen_relations import fused_relations, relation_change
 from operators.lowering.expr_source import SourceWriter
-from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow, SourceRoute
 from operators.runtime.packed_keys import MAX_WIDTH, PackedRowKey, RowKey
-from operators.stages.aggregate import GroupAggregateStage, RingAggregateStage
-from operators.stages.base import Change, KeyedStage
+from operators.stages.aggregate import GroupAggregateStage
+from operators.stages.base import Change
 from operators.stages.binary_join import BinaryJoinStage
 from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
-from operators.stages.fused import FusedStage
-from operators.stages.map import MapStage
+from operators.stages.source_text import indented, key_source, slot_change, tuple_source
 from operators.structures.moments import VARIANCE_FUNCTIONS, moments
-
-
-def _kind(stage: KeyedStage) -> str:
-    if isinstance(stage, ForeignKeyLookupStage):
-        return "lookup"
-    if isinstance(stage, LiveTupleStage):
-        return "live"
-    if isinstance(stage, BinaryJoinStage):
-        return "join"
-    if type(stage) in (GroupAggregateStage, RingAggregateStage) and not stage._keeps_values:  # not a subclass's rows
-        return "ring"
-    if isinstance(stage, MapStage):
-        return "map"
-    return "generic"
-
-
-def _expanded(stage: KeyedStage) -> list[tuple[KeyedStage, int]]:
-    """A (possibly fused) stage as its chain of plain stages, each with the port it feeds the next on."""
-    if not isinstance(stage, FusedStage):
-        return [(stage, 0)]
-    first, second = _expanded(stage.first), _expanded(stage.second)
-    first[-1] = (first[-1][0], stage.second_port)
-    return first + second
 
 
 def units_of(dataflow: Dataflow) -> tuple[tuple[Unit, ...], dict[int, int]]:
     """The dataflow's units in topological order, and the unit each stage id's input enters."""
-    chains = [(node, _expanded(node.stage)) for node in dataflow.stages]
+    chains = [(node, node.stage.chain()) for node in dataflow.stages]
     entry, next_id = {}, 0
     for node, chain in chains:
         entry[node.id] = next_id
@@ -98,7 +73,7 @@ def units_of(dataflow: Dataflow) -> tuple[tuple[Unit, ...], dict[int, int]]:
                 downstream, port_in = RESULT, 0
             else:
                 downstream, port_in = entry[node.downstream], node.downstream_port
-            units.append(Unit(uid, stage, _kind(stage), downstream, port_in))
+            units.append(Unit(uid, stage, stage.codegen_kind, downstream, port_in))
     return tuple(units), entry
 
 

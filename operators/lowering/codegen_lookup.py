@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from operators.lowering.codegen_relations import child_change
-from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import Unit
 from operators.stages.foreign_key import ForeignKeyLookupStage
+from operators.stages.source_text import indented, key_source, slot_change, tuple_source
 
 if TYPE_CHECKING:
     from operators.lowering.codegen import ProgramWriter

@@ -33,10 +33,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import Relation, Unit
 from operators.runtime.dataflow import SourceRoute
 from operators.stages.foreign_key import ForeignKeyLookupStage
+from operators.stages.source_text import indented, key_source, slot_change, tuple_source
 
 
 class ProgramWriter(Protocol):

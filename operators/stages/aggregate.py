@@ -291,6 +291,11 @@ class GroupAggregateStage(KeyedStage):
 
     operator = "GroupAggregate"
 
+    @property
+    def codegen_kind(self) -> str:
+        """The program's ring template sums in place; kept values (MIN/MAX, DISTINCT) run through ``process``."""
+        return "generic" if self._keeps_values else "ring"
+
     def __init__(self, group_names: tuple[str, ...], group_by: tuple[Callable[[Row], object], ...],
                  aggregates: tuple[AggregateSpec, ...], finish: Callable[[Row], Row | None],
                  output_columns: tuple[str, ...], where: Callable[[Row], bool] | None = None):

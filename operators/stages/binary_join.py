@@ -30,6 +30,7 @@ class JoinState:
 
 class BinaryJoinStage(KeyedStage):
     LEFT, RIGHT = 0, 1
+    codegen_kind = "join"
 
     def __init__(self, name: str, left_key: tuple[int, ...], right_key: tuple[int, ...],
                  output_columns: tuple[str, ...], description: StageDescription,

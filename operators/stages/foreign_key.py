@@ -70,6 +70,7 @@ class ForeignKeyLookupStage(KeyedStage):
     """
 
     PARENT, CHILD = 0, 1
+    codegen_kind = "lookup"
 
     def __init__(self, name: str, parent_key: tuple[int, ...], child_key: tuple[int, ...],
                  output_columns: tuple[str, ...], description: StageDescription, anti: bool = False,
@@ -208,6 +209,8 @@ class LiveTupleStage(UnchangedOldState, KeyedStage):
 
     A message row is ``R's key + child j's subtree row``; its key prefix routes it here.
     """
+
+    codegen_kind = "live"
 
     def __init__(self, name: str, row_key: tuple[int, ...], key_width: int, prefix_widths: tuple[int, ...],
                  output_columns: tuple[str, ...], description: StageDescription,

@@ -1,4 +1,5 @@
-"""Small pieces of Python source the plan compiler (codegen.py, codegen_relations.py) writes."""
+"""Small pieces of Python source the compiled program is written of: by the stages' own templates
+(``KeyedStage.source``) and by the program's assembly (operators/lowering/codegen.py)."""
 
 from __future__ import annotations
 
