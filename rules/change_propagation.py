@@ -18,7 +18,7 @@ from __future__ import annotations
 import attrs
 
 from planner.ir.expressions import Call, Column, Expr, columns, conjunction, contains_subquery
-from planner.ir.fk_graph import natural_pairs
+from planner.ir.fk_graph import equality_classes, natural_pairs
 from planner.ir.logical import LogicalPlan
 from planner.ir.maintenance import (
     Atom,
@@ -132,17 +132,5 @@ class ChooseChangePropagationJoin(Rule):
 
 def _classes_of(join: ForeignKeyJoin) -> tuple[tuple[Column, ...], ...]:
     """The equi-join classes the foreign-key edges imply (merged: c_nationkey = n_nationkey = s_nationkey)."""
-    parent: dict[Column, Column] = {}
-
-    def find(c: Column) -> Column:
-        while parent.setdefault(c, c) != c:
-            c = parent[c]
-        return c
-
-    for edge in join.edges:
-        for column, key in zip(edge.columns, edge.key, strict=True):
-            parent[find(Column(edge.referencing, column))] = find(Column(edge.referenced, key))
-    groups: dict[Column, list[Column]] = {}
-    for column in list(parent):
-        groups.setdefault(find(column), []).append(column)
-    return tuple(tuple(group) for group in groups.values())
+    return equality_classes((Column(edge.referencing, column), Column(edge.referenced, key))
+                            for edge in join.edges for column, key in zip(edge.columns, edge.key, strict=True))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import attrs
 
 from planner.ir.expressions import Call, Column, Expr, columns, conjunction, conjuncts, contains_subquery
+from planner.ir.fk_graph import equality_classes
 from planner.ir.logical import Filter, Join, LogicalPlan, Scan
 from planner.ir.maintenance import Atom, JoinGraph, ViewAtom
 from planner.optimizer.context import OptimizerContext
@@ -154,32 +155,17 @@ class FormEquiJoinClasses(Rule):
     def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
         if not isinstance(node, JoinGraph):
             return node
-        parent: dict[Column, Column] = {}
-
-        def find(c: Column) -> Column:
-            while parent.get(c, c) != c:
-                c = parent[c]
-            return c
-
-        for join_class in node.join_classes:
-            for col in join_class:
-                parent[find(col)] = find(join_class[0])
-        kept = []
+        kept, equal = [], [(column, join_class[0]) for join_class in node.join_classes for column in join_class]
         for cond in node.conditions:
             match cond:
                 # a = b ∧ b = c puts a, b, c in one class (equality is transitive)
                 case Call(op="=", args=(Column() as a, Column() as b)) if a.table != b.table:
-                    parent.setdefault(a, a)
-                    parent.setdefault(b, b)
-                    parent[find(a)] = find(b)
+                    equal.append((a, b))
                 case _:
                     kept.append(cond)
         if len(kept) == len(node.conditions):
             return node
-        groups: dict[Column, list[Column]] = {}
-        for col in parent:
-            groups.setdefault(find(col), []).append(col)
-        classes = sorted((tuple(sorted(g, key=str)) for g in groups.values()), key=lambda cls: [str(c) for c in cls])
+        classes = sorted((tuple(sorted(g, key=str)) for g in equality_classes(equal)), key=lambda cls: [str(c) for c in cls])
         return attrs.evolve(node, conditions=tuple(kept), join_classes=tuple(classes))
 
 
