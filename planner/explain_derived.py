@@ -10,7 +10,7 @@ stage's cost: both are quoted from the stage rows, never restated here.
 from __future__ import annotations
 
 from planner.compiler import CompiledQuery
-from planner.explain_headline import computes, cost_line
+from planner.explain_headline import cost_line
 from planner.ir.maintenance import ViewAtom
 
 
@@ -33,7 +33,7 @@ def derived_tables_json(compiled: CompiledQuery) -> list[dict]:
         described = dataflow.stages[reader].stage.describe() if reader is not None else None
         found.append({
             "alias": alias,
-            "computes": computes(views[alias]),
+            "computes": views[alias].computes,
             "stages": sorted(own),
             "update_cost": cost_line({i: dataflow.stages[i].stage.describe().update_cost for i in sorted(own)}),
             "feeds": None if described is None else {"stage": reader, "operator": described.operator,

@@ -42,7 +42,6 @@ from planner.ir.logical import (
 )
 from planner.ir.maintenance import Atom, JoinGraph, ViewAtom
 from planner.ir.notation import print_expr
-from planner.ir.outputs import output_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -152,7 +151,7 @@ def _set_operation_as_block(subquery: Subquery, alias: str) -> Project:
         raise CannotDecorrelate(f"{subquery.kind.upper()} over a {kind}, correlated inside its branches, is not "
                                 "maintained; an uncorrelated IN over a set operation is")
     derived = f"{alias}_s"
-    return Project(tuple(NamedExpr(c.name, Column(derived, c.name, c.dtype)) for c in output_columns(plan)),
+    return Project(tuple(NamedExpr(c.name, Column(derived, c.name, c.dtype)) for c in plan.output),
                    SubqueryAlias(derived, plan))
 
 

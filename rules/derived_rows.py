@@ -26,7 +26,6 @@ from planner.ir.logical import (
     SubqueryAlias,
 )
 from planner.ir.maintenance import TopK, ViewAtom
-from planner.ir.outputs import output_columns
 from planner.ir.window import Window
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
@@ -86,7 +85,7 @@ def _convert(node: LogicalPlan, result: bool) -> LogicalPlan:
     if isinstance(node, SubqueryAlias) and (rows := computed_rows(node.child)) is not None and not (
             result and isinstance(rows, Window)):
         # the view holds the alias: its rows keep the names the query above reads (x.p)
-        return ViewAtom(node.alias, None, tuple(c.name for c in output_columns(node.child)), False, _own(node))
+        return ViewAtom(node.alias, None, tuple(c.name for c in node.child.output), False, _own(node))
     if isinstance(node, ViewAtom):
         return node.with_children((_own(node.child),))
     inner = result and isinstance(node, _RESULT_LAYERS)
