@@ -29,7 +29,7 @@ from planner.sql.errors import UnsupportedSqlError
 from planner.sql.grouping_sets import grouping_call
 from planner.sql.scope import Scope, output_names, output_types
 from planner.sql.spark_names import spark_name
-from planner.sql.typing import explicit_cast, literal_of_number, typed_aggregate, typed_call
+from planner.sql.typing import explicit_cast, literal_of_number, try_cast, typed_aggregate, typed_call
 
 _BINARY_OPS: dict[type[exp.Expression], str] = {
     exp.Add: "+",
@@ -369,7 +369,7 @@ class ExpressionConverter:
         if target is None:
             raise UnsupportedSqlError(f"cast to {node.to.sql(dialect='spark')} in {self.clause} is not supported")
         operand = self.convert(node.this)
-        return explicit_cast(operand, target, self.clause)
+        return (try_cast if isinstance(node, exp.TryCast) else explicit_cast)(operand, target, self.clause)
 
     def _extract(self, unit: str, date: exp.Expression) -> Expr:
         if unit in _EXTRACT_FUNCTIONS:  # EXTRACT(HOUR FROM ts) is hour(ts)
