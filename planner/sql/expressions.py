@@ -229,6 +229,9 @@ class ExpressionConverter:
                 )
             case exp.WithinGroup() if type(node.this) in _WITHIN_GROUP:
                 return self._within_group(node)
+            case exp.NullSafeEQ() | exp.NullSafeNEQ():  # a <=> b, a IS [NOT] DISTINCT FROM b
+                same = self._registered(exp.EqualNull(this=node.this, expression=node.expression))
+                return same if isinstance(node, exp.NullSafeEQ) else self._call("not", same)
             case exp.Grouping() | exp.GroupingId():
                 return grouping_call(node, self.convert)
             case exp.Func() | exp.DPipe():
