@@ -23,7 +23,7 @@ from planner.ir.dates import INTERVAL_UNITS, shift_date
 from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
 from planner.ir.functions import ArgumentCountError, UnsupportedArgumentError, lookup
 from planner.ir.logical import LogicalPlan
-from planner.sql.aggregates import SYNONYMS, aggregate_call, approximate_refusal
+from planner.sql.aggregates import SYNONYMS, aggregate_call, approximate_refusal, order_dependent_refusal
 from planner.sql.calls import as_written, spark_call
 from planner.sql.errors import UnsupportedSqlError
 from planner.sql.grouping_sets import grouping_call
@@ -69,6 +69,8 @@ _APPROXIMATE: dict[type[exp.Expression], str] = {
     exp.ApproxDistinct: "count(DISTINCT x)",
     exp.ApproxQuantile: "percentile(x, p)",
 }
+# Aggregates whose value is that of whichever row the engine meets first (Spark: non-deterministic).
+_ORDER_DEPENDENT = (exp.First, exp.Last, exp.AnyValue)
 # Spark's aggregates that sqlglot leaves as anonymous functions, by their (lower-case) name.
 _ANONYMOUS_AGGREGATES = {"std": "std"}
 _WITHIN_GROUP = {exp.PercentileCont: "percentile_cont", exp.PercentileDisc: "percentile_disc"}
@@ -200,6 +202,8 @@ class ExpressionConverter:
                 return self._aggregate(node)
             case exp.Anonymous() if node.name.lower() in SYNONYMS:
                 return self._aggregate(node)
+            case _ if isinstance(node.this if isinstance(node, exp.IgnoreNulls | exp.RespectNulls) else node, _ORDER_DEPENDENT):
+                raise order_dependent_refusal(node.sql(dialect="spark"), self.clause)
             case _ if type(node) in _APPROXIMATE:
                 raise approximate_refusal(node.sql(dialect="spark"), _APPROXIMATE[type(node)], self.clause)
             case exp.All() | exp.Any():
@@ -390,6 +394,8 @@ class ExpressionConverter:
             func = _ANONYMOUS_AGGREGATES[node.name.lower()]
         elif isinstance(node, exp.Anonymous | exp.Any):
             func = SYNONYMS[node.name.lower() if isinstance(node, exp.Anonymous) else "any"]
+        elif isinstance(node, _ORDER_DEPENDENT):
+            raise order_dependent_refusal(written, self.clause)
         else:
             raise UnsupportedSqlError(f"FILTER applies to aggregate functions, not to {written} in {self.clause}")
         distinct, written_args = _aggregate_arguments(node)
