@@ -376,7 +376,8 @@ class ExpressionConverter:
         if target is None:
             raise UnsupportedSqlError(f"cast to {node.to.sql(dialect='spark')} in {self.clause} is not supported")
         operand = self.convert(node.this)
-        return (try_cast if isinstance(node, exp.TryCast) else explicit_cast)(operand, target, self.clause)
+        # sqlglot reads every Spark CAST as a TryCast; only TRY_CAST is marked safe
+        return (try_cast if node.args.get("safe") else explicit_cast)(operand, target, self.clause)
 
     def _extract(self, unit: str, date: exp.Expression) -> Expr:
         if unit in _EXTRACT_FUNCTIONS:  # EXTRACT(HOUR FROM ts) is hour(ts)

@@ -61,9 +61,12 @@ def _nullif(call, value, other):
 
 
 def _equal_null(call, left, right):
-    """Spark's EqualNullSafe (``a <=> b``): true when both are NULL, false when one is, else a = b."""
+    """Spark's EqualNullSafe (``a <=> b``): true when both are NULL, false when one is, else a = b; both
+    sides are first cast to their common type, as ``=`` casts them (a failing cast fails, as in Spark)."""
+    equal = call("=", left, right)
+    left, right = equal.args
     return call("case", call("is null", left), call("is null", right), call("is null", right), Literal(False, BOOLEAN),
-                call("=", left, right))
+                equal)
 
 
 def _nanvl(first: Callable[[], object], second: Callable[[], object]) -> object:
