@@ -185,46 +185,43 @@ class ChooseForeignKeyJoinTree(Rule):
     Paper: AJU §2.2 (foreign-key acyclic joins, the root), §3.1 (live tuples), §3.2 (assertion keys).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def choose(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph) or not all(isinstance(a, Atom | ViewAtom) for a in node.atoms):
-                return node
-            if ctx.join_strategy == "view-tree" and len(node.atoms) > 1:
-                ctx.refuse(self.name, "join strategy forced to view-tree (to compare)")
-                return node
-            nested = [c for c in node.conditions if contains_subquery(c)]
-            if nested:
-                ctx.refuse(self.name, "a WHERE condition holds a subquery (IN/EXISTS/scalar) that no decorrelation rule "
-                           "turned into a maintained view joined on its key")
-                return node
-            edges, unexplained = foreign_key_edges(node, ctx.catalog)
-            try:
-                root = choose_root(node, edges)
-            except NotAForeignKeyJoin as reason:
-                why = _not_along_keys(node, unexplained)
-                ctx.refuse(self.name, f"{why}, so {reason}" if why else str(reason))
-                return node
-            if keyless := _keyless_with_several_children(node, edges, ctx.catalog):
-                ctx.refuse(self.name, f"{keyless} has no primary key (bag semantics) and references several "
-                           "relations: its live-tuple stage counts the children a tuple is alive on per "
-                           "primary key, which a row present several times does not have")
-                return node
-            # Equalities beside the foreign keys (Q2's ps_supplycost = the subquery's minimum) filter
-            # the joined rows: σ_{a=b}(R ⋈ S) with R ⋈ S already along keys.
-            residual = conjunction([*node.conditions, *unexplained])
-            if node.preserved and not _left_join_along_key(node, edges, root, residual):
-                ctx.refuse(self.name, "a LEFT OUTER JOIN is maintained only between two relations joined along "
-                           "one foreign key (either way round), with no other condition in ON than on the "
-                           "right side's own columns")
-                return node
-            join = ForeignKeyJoin(root, edges, residual, node.atoms, node.preserved)
-            shape = "a DAG" if join.assertion_keys else "a tree"
-            ctx.decide(
-                self.name,
-                f"every join is along a foreign key and the foreign-key graph is {shape} rooted at {root}: "
-                "each join result holds one root tuple, so live tuples need no intermediate views",
-            )
-            # R1 ⋈ ... ⋈ Rn over a foreign-key tree = the live root tuples extended by their unique partners
-            return join
-
-        return plan.transform_up(choose)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        if not isinstance(node, JoinGraph) or not all(isinstance(a, Atom | ViewAtom) for a in node.atoms):
+            return node
+        if ctx.join_strategy == "view-tree" and len(node.atoms) > 1:
+            ctx.refuse(self.name, "join strategy forced to view-tree (to compare)")
+            return node
+        nested = [c for c in node.conditions if contains_subquery(c)]
+        if nested:
+            ctx.refuse(self.name, "a WHERE condition holds a subquery (IN/EXISTS/scalar) that no decorrelation rule "
+                       "turned into a maintained view joined on its key")
+            return node
+        edges, unexplained = foreign_key_edges(node, ctx.catalog)
+        try:
+            root = choose_root(node, edges)
+        except NotAForeignKeyJoin as reason:
+            why = _not_along_keys(node, unexplained)
+            ctx.refuse(self.name, f"{why}, so {reason}" if why else str(reason))
+            return node
+        if keyless := _keyless_with_several_children(node, edges, ctx.catalog):
+            ctx.refuse(self.name, f"{keyless} has no primary key (bag semantics) and references several "
+                       "relations: its live-tuple stage counts the children a tuple is alive on per "
+                       "primary key, which a row present several times does not have")
+            return node
+        # Equalities beside the foreign keys (Q2's ps_supplycost = the subquery's minimum) filter
+        # the joined rows: σ_{a=b}(R ⋈ S) with R ⋈ S already along keys.
+        residual = conjunction([*node.conditions, *unexplained])
+        if node.preserved and not _left_join_along_key(node, edges, root, residual):
+            ctx.refuse(self.name, "a LEFT OUTER JOIN is maintained only between two relations joined along "
+                       "one foreign key (either way round), with no other condition in ON than on the "
+                       "right side's own columns")
+            return node
+        join = ForeignKeyJoin(root, edges, residual, node.atoms, node.preserved)
+        shape = "a DAG" if join.assertion_keys else "a tree"
+        ctx.decide(
+            self.name,
+            f"every join is along a foreign key and the foreign-key graph is {shape} rooted at {root}: "
+            "each join result holds one root tuple, so live tuples need no intermediate views",
+        )
+        # R1 ⋈ ... ⋈ Rn over a foreign-key tree = the live root tuples extended by their unique partners
+        return join

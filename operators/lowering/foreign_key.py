@@ -26,7 +26,7 @@ from operators.stages.join_select import JoinSelectStage
 from planner.ir.expressions import Column
 from planner.ir.fk_graph import FkEdge
 from planner.ir.logical import LogicalPlan
-from planner.ir.maintenance import Atom, ForeignKeyJoin, JoinSelect, ViewAtom
+from planner.ir.maintenance import LIVE_TUPLE_COST, Atom, ForeignKeyJoin, JoinSelect, ViewAtom
 from planner.ir.reads import columns_read
 
 
@@ -213,7 +213,7 @@ def _lookup_description(join: ForeignKeyJoin, atom: Atom, edge: FkEdge, anti: bo
         operator="ForeignKeyLookup (live tuples)", inputs=f"{atom.alias}, live {edge.referenced}",
         state=f"tuples of {atom.table} grouped by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
         key=f"{atom.alias}.{','.join(edge.columns)}",
-        update_cost="O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized",
+        update_cost=LIVE_TUPLE_COST,
         why=f"{atom.alias} has one child ({edge.referenced}): {alive}",
     )
 
@@ -223,7 +223,7 @@ def _index_description(atom: Atom, edge: FkEdge, anti: bool) -> StageDescription
         operator="ChildIndex I(R, R_c)", inputs=f"{atom.alias} keys, live {edge.referenced}",
         state=f"keys of {atom.table} by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
         key=f"{atom.alias}.{','.join(edge.columns)}",
-        update_cost="O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized",
+        update_cost=LIVE_TUPLE_COST,
         why=f"tells live {atom.alias} tuples which are alive on {edge.referenced} (AJU §3.3)"
             + (" (alive when it is absent: NOT EXISTS / NOT IN)" if anti else ""),
     )

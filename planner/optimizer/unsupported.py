@@ -7,7 +7,6 @@ such node (the real obstacle: its parents fail only because of it) in the user's
 from __future__ import annotations
 
 from planner.ir.expressions import contains_subquery
-from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.logical import (
     Aggregate,
     Distinct,
@@ -17,33 +16,12 @@ from planner.ir.logical import (
     LogicalPlan,
     Project,
     SetOperation,
-    Sort,
     SubqueryAlias,
 )
-from planner.ir.maintenance import (
-    Atom,
-    BinaryJoin,
-    ChangePropagationJoin,
-    CountedDistinct,
-    CrossProductAggregate,
-    ForeignKeyJoin,
-    GroupAggregate,
-    JoinGraph,
-    NestedAggregate,
-    RingAggregate,
-    ScalarProduct,
-    ThresholdFilter,
-    TopK,
-    ViewAtom,
-)
+from planner.ir.maintenance import Atom, GroupAggregate, JoinGraph, RingAggregate, ViewAtom
 from planner.ir.outer_join import OuterJoin
 from planner.ir.window import MaintainedWindow
 from planner.optimizer.context import OptimizerContext
-
-MAINTAINED = (CrossProductAggregate, ThresholdFilter, ScalarProduct, Atom, ViewAtom, ForeignKeyJoin, ChangePropagationJoin, BinaryJoin,
-              GeneralizedJoinTree,
-              RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK, Project, Sort, MaintainedWindow,
-              OuterJoin)
 
 
 def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
@@ -113,9 +91,7 @@ def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str | None:
     sides = {id(side) for node in plan.walk() if isinstance(node, OuterJoin) for side in node.children
              if isinstance(side, SubqueryAlias)}
     for node in plan.walk():
-        having = (isinstance(node, Filter) and isinstance(node.child, RingAggregate | GroupAggregate)
-                  and not contains_subquery(node.condition))
-        if not isinstance(node, MAINTAINED) and not having and id(node) not in sides:
+        if not node.maintained and id(node) not in sides:
             deepest = node
         elif any(contains_subquery(e) for e in node.expressions()):
             holder = node
