@@ -186,6 +186,8 @@ def _compile(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
             return _strict(values.negate(expr.dtype), _compile(arg, layout))
         case Call(op="try", args=(Call() as inner,)):
             return _tried(inner, layout)
+        case Call(op="try_eval", args=(inner,)):
+            return _null_on_error(_compile(inner, layout))
         case Call():
             return _compile_function(expr, layout)
         case Subquery():
@@ -204,10 +206,15 @@ def _tried(inner: Call, layout: Mapping[Column, int]) -> Compiled:
     compute = _compile(over_slots, {slot: n for n, slot in enumerate(slots.values())})
     arguments = [_compile(arg, layout) for _, arg in operands]
 
+    on_error = _null_on_error(compute)
+    return lambda row: on_error(tuple(argument(row) for argument in arguments))
+
+
+def _null_on_error(compute: Compiled) -> Compiled:
+    """``compute``, NULL where it raises Spark's run-time error (Spark's TryEval)."""
     def tried(row):
-        computed = tuple(argument(row) for argument in arguments)
         try:
-            return compute(computed)
+            return compute(row)
         except values.SqlRuntimeError:
             return None
 

@@ -184,7 +184,7 @@ def _function(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
             if len(args) % 2:
                 rebuilt.append(new_values[-1])
             return Call(op, tuple(rebuilt), target)
-        case "try":  # Spark's TRY eval mode of a call: NULL where the call itself fails at run time
+        case "try" | "try_eval":  # Spark's TRY mode of a call / TryEval of an expression: NULL where it fails
             (inner,) = args
             return Call(op, args, type_of(inner)) if isinstance(inner, Call) else inner
         case _ if op.startswith("extract_"):

@@ -276,7 +276,7 @@ def test_functions_of_the_second_library_stop(sql, expected):
 
 @pytest.mark.parametrize(("sql", "message"), [
     ("cast(s as int)", "CAST_INVALID_INPUT"),
-    ("try_add(1 / i, 1)", "DIVIDE_BY_ZERO"),  # an argument's error is not the operator's: Spark raises it too
+    ("try_add(1 / i, 1)", "DIVIDE_BY_ZERO"),  # over numbers an argument's error is not the operator's: Spark raises it
     ("try_cast(cast(s as int) as bigint)", "CAST_INVALID_INPUT"),
     ("next_day(date '2024-03-15', 'xx')", "ILLEGAL_DAY_OF_WEEK"),
     ("make_date(2024, 2, 30)", "DATETIME_FIELD_OUT_OF_BOUNDS"),

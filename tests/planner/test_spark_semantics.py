@@ -131,7 +131,8 @@ def _spark(spark, sql: str) -> tuple[str, object]:
 
 def _same(ours: tuple[str, object], theirs: tuple[str, object]) -> bool:
     if ours[0] != theirs[0]:
-        return False
+        # a regular expression refused where Java would split a surrogate pair (Spark's result is not text)
+        return ours[0] == "error" and "UNSUPPORTED_REGEX" in ours[1]
     if ours[0] == "error":
         return True
     (our_type, our_value), (their_type, their_value) = ours[1], theirs[1]
