@@ -30,6 +30,7 @@ from rules.inline_views import (
 from rules.insert_only import KeepExtremaOfInsertOnlyInput, KeepTopRowsOfInsertOnlyInput
 from rules.join_select import MaintainJoinSelect
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
+from rules.not_in import DecorrelateNullAwareNotIn
 from rules.normalize import (
     FactorCommonConjuncts,
     FlattenInnerJoins,
@@ -49,7 +50,7 @@ from rules.window import MaintainWindow
 NORMALIZE = (
     InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), PushSelectionsThroughOuterJoins(),
     FlattenInnerJoins(), FactorCommonConjuncts(),
-    DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
+    DecorrelateNullAwareNotIn(), DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )
 
 BATCHES = (
