@@ -279,9 +279,12 @@ class DecorrelateExistsAndIn(Rule):
         return plan.transform_up(decorrelate)
 
 
-def scalar_view(subquery: Subquery, outer: set[str], alias: str) -> tuple[ViewAtom, list[Expr]]:
-    """``(SELECT f(agg(x)) FROM S WHERE S.a = R.b ...)`` → ``V = π_{k, f(agg)} γ_{a; agg}(S)`` joined on k
-    (no k when the subquery is uncorrelated: a one-row view)."""
+def scalar_view(subquery: Subquery, outer: set[str], alias: str,
+                nullable=lambda expr, plan: True) -> tuple[ViewAtom, list[Expr]]:
+    """``(SELECT f(agg(x)) FROM S WHERE S.a = R.b ...)`` → ``V = π_{k, f(agg)} γ_{a; agg}(σ_{a IS NOT NULL}(S))``
+    joined on k (no k when the subquery is uncorrelated: a one-row view). ``S.a = R.b`` never holds on
+    a NULL ``a``, so its rows are in no outer row's subquery: the view leaves them out (a NULL group
+    would otherwise meet an outer NULL in a join-select, which compares keys as values)."""
     match subquery.plan:
         case Project(items=(item,), child=Aggregate(group_by=(), aggregates=(agg,), child=body)):
             pass
@@ -291,6 +294,9 @@ def scalar_view(subquery: Subquery, outer: set[str], alias: str) -> tuple[ViewAt
         # over no rows COUNT gives 0, not NULL, so dropping the unmatched outer rows would be wrong
         raise CannotDecorrelate("a correlated scalar COUNT is 0 over no rows; joining its view would drop those rows")
     body, pairs = _split_correlation(body, outer)
+    present = [Call("is not null", (inner,)) for inner, _ in pairs if nullable(inner, subquery.plan)]
+    if present:
+        body = Filter(conjunction(present), body)
     # Uncorrelated: a one-row view with an empty key; an equality with it joins on the value (Q15's
     # ``total_revenue = (SELECT max(...))``), so a new maximum touches only the rows equal to it.
     names = tuple(f"k{i}" for i in range(len(pairs)))
@@ -336,14 +342,14 @@ class DecorrelateScalarSubqueries(Rule):
         def decorrelate(node: LogicalPlan) -> LogicalPlan:
             if not isinstance(node, JoinGraph):
                 return node
-            outer = _relations_of(node)
+            outer, nullable = _relations_of(node), _nullability(node, ctx.catalog)
             atoms, extra = list(node.atoms), []
 
             def replace(e: Expr) -> Expr:
                 if not (isinstance(e, Subquery) and e.kind == "scalar"):
                     return e
                 try:
-                    view, joins = scalar_view(e, outer, f"_v{counter[0]}")
+                    view, joins = scalar_view(e, outer, f"_v{counter[0]}", nullable)
                 except CannotDecorrelate as reason:
                     ctx.refuse(self.name, str(reason))
                     return e

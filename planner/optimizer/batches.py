@@ -18,6 +18,7 @@ from rules.change_propagation import ChooseChangePropagationJoin
 from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
+from rules.exists_inequality import DecorrelateInequalityCorrelation
 from rules.factorized_output import ChooseFactorizedViewTree
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.generalized_join_tree import ChooseGeneralizedJoinTree
@@ -50,7 +51,7 @@ from rules.window import MaintainWindow
 NORMALIZE = (
     InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), PushSelectionsThroughOuterJoins(),
     FlattenInnerJoins(), FactorCommonConjuncts(),
-    DecorrelateNullAwareNotIn(), DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
+    DecorrelateNullAwareNotIn(), DecorrelateInequalityCorrelation(), DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )
 
 BATCHES = (

@@ -126,5 +126,5 @@ def test_explain_names_the_null_aware_strategy_and_its_cost():
     views = [n for n in plan.walk() if isinstance(n, ViewAtom)]
     assert sorted((v.anti, v.optional) for v in views) == [(False, True), (True, False)]
     text = " ".join(explain_text(compile_query(QUERIES["correlated"], catalog_from_ddl(DDL))).split())
-    assert "Subquery: null-aware NOT IN" in text
+    assert "Subquery (_v0, _v1): null-aware NOT IN" in text
     assert "O(rows of that correlation key) when a NULL enters or leaves the subquery" in text
