@@ -314,6 +314,7 @@ class DecorrelateScalarSubqueries(Rule):
     view (which has no row for that key) drops exactly the outer rows the condition would reject.
     Runs after the nested-aggregate rule, which maintains the aggregate-query forms better (RPAI).
 
+    >>> from catalog.tpch import tpch_catalog
     >>> from planner.optimizer.context import OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecorrelateScalarSubqueries(), '''
@@ -331,7 +332,7 @@ class DecorrelateScalarSubqueries(Rule):
     ...     Project items=[k0 AS k0, _a0 AS _val]
     ...       Aggregate group_by=[ps2.ps_partkey AS k0] aggregates=[min(ps2.ps_supplycost) AS _a0]
     ...         Scan table=partsupp alias=ps2 columns=[ps_partkey, ps_supplycost]
-    ... ''', OptimizerContext(None))
+    ... ''', OptimizerContext(tpch_catalog()))
 
     Paper: AJU §5 (TPC-H Q2's correlated MIN as a view joined along the part key).
     """
