@@ -40,6 +40,7 @@ from rules.normalize import (
 )
 from rules.outer_join import MaintainOuterJoin
 from rules.outer_join_pushdown import PushSelectionsThroughOuterJoins
+from rules.outer_join_subqueries import JoinSubqueriesOverOuterJoins
 from rules.prune_columns import PruneAtomColumns
 from rules.scalar_product import MaintainScalarProduct
 from rules.threshold import MaintainThresholdCondition, MaintainThresholdFilter
@@ -49,7 +50,7 @@ from rules.view_tree import ChooseViewTree
 from rules.window import MaintainWindow
 
 NORMALIZE = (
-    InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), PushSelectionsThroughOuterJoins(),
+    JoinSubqueriesOverOuterJoins(), InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), PushSelectionsThroughOuterJoins(),
     FlattenInnerJoins(), FactorCommonConjuncts(),
     DecorrelateNullAwareNotIn(), DecorrelateInequalityCorrelation(), DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )

@@ -86,6 +86,8 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
                     "and it is not a grouped select list keyed by its group, the one kind maintained as a view")
         case Limit():
             return "LIMIT without ORDER BY is not deterministic; add ORDER BY"
+        case Filter(condition=cond) if contains_subquery(cond) and "JoinSubqueriesOverOuterJoins" in refusals:
+            return f"a WHERE subquery over an outer join: {refusals['JoinSubqueriesOverOuterJoins']}"
         case Filter(condition=cond, child=child) if contains_subquery(cond):
             clause = "HAVING" if isinstance(child, RingAggregate | GroupAggregate) else "a condition"
             return (f"{clause} with a subquery is maintained only as a comparison (<, <=, =, <>, >=, >) with an "
