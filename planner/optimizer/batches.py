@@ -31,13 +31,13 @@ from rules.inline_views import (
 from rules.insert_only import KeepExtremaOfInsertOnlyInput, KeepTopRowsOfInsertOnlyInput
 from rules.join_select import MaintainJoinSelect
 from rules.nested_aggregate import RecognizeCorrelatedNestedAggregate
-from rules.not_in import DecorrelateNullAwareNotIn
 from rules.normalize import (
     FactorCommonConjuncts,
     FlattenInnerJoins,
     FormEquiJoinClasses,
     PushSelectionsIntoAtoms,
 )
+from rules.not_in import DecorrelateNullAwareNotIn
 from rules.outer_join import MaintainOuterJoin
 from rules.outer_join_pushdown import PushSelectionsThroughOuterJoins
 from rules.outer_join_subqueries import JoinSubqueriesOverOuterJoins
