@@ -63,7 +63,7 @@ def windows_outside_grouping(select: exp.Select) -> exp.Select | None:
             outer.set(clause, select.args[clause].copy())
     if order := outer.args.get("order"):
         for ordered in order.expressions:
-            if not _names_output(ordered.this, names):
+            if not names_output(ordered.this, names):
                 ordered.set("this", lifted.over(ordered.this))
     return outer
 
@@ -94,7 +94,7 @@ def _output_name(item: exp.Expression, position: int) -> str:
     return f"_c{position}"
 
 
-def _names_output(node: exp.Expression, names: list[str]) -> bool:
+def names_output(node: exp.Expression, names: list[str]) -> bool:
     """Whether an ORDER BY key reads the select list already: an ordinal or an output column's name."""
     if isinstance(node, exp.Literal) and node.is_int:
         return True

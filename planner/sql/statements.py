@@ -62,6 +62,7 @@ from planner.sql.grouping_sets import (
     has_grouping_sets,
     reject_grouping_functions,
 )
+from planner.sql.qualify import qualify_as_filter
 from planner.sql.scalar_subqueries import scalar_subqueries_as_joins
 from planner.sql.scope import Relation, Scope, output_names, output_types
 from planner.sql.spark_names import spark_name
@@ -69,7 +70,7 @@ from planner.sql.union_blocks import per_branch_blocks
 from planner.sql.windows import plan_windows, window_calls
 
 _SELECT_CLAUSES = frozenset(
-    {"with_", "expressions", "distinct", "from_", "joins", "where", "group", "having", "order", "limit"}
+    {"with_", "expressions", "distinct", "from_", "joins", "where", "group", "having", "qualify", "order", "limit"}
 )
 _SET_OPERATION_CLAUSES = frozenset({"with_", "this", "expression", "distinct", "order", "limit"})
 _CLAUSE_WORDS = {
@@ -192,6 +193,8 @@ class _Planner:
         self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
     ) -> LogicalPlan:
         _reject_other_clauses(select, _SELECT_CLAUSES)
+        if select.args.get("qualify"):
+            return self._select(qualify_as_filter(select, lambda inner: self._select(inner, outer, ctes)), outer, ctes)
         if (blocks := per_branch_blocks(select, self, outer, ctes)) is not None:
             plans = [self._select(block, outer, ctes) for block in blocks]
             return functools.reduce(lambda union, plan: SetOperation("union_all", union, plan), plans)

@@ -108,6 +108,13 @@ ORDERS_QUERIES = {
                                           "from orders",
     "moving average": "select id, cust, avg(amount) over (partition by cust order by id rows between 2 preceding and current row) "
                       "ma, min(price) over (partition by cust order by id rows between 1 preceding and current row) mn from orders",
+    "QUALIFY on a rank alias": "select id, cust, amount, row_number() over (partition by cust order by amount desc, id) rn "
+                               "from orders qualify rn <= 2",
+    "QUALIFY on a window call, SELECT *": "select * from orders qualify rank() over (partition by cust order by amount desc) = 1",
+    "QUALIFY on LAG and a column not selected": "select id, cust from orders "
+                                                "qualify coalesce(lag(amount) over (partition by cust order by id), -1) < amount",
+    "QUALIFY then ORDER BY and LIMIT": "select o.id, o.amount from orders o qualify row_number() over "
+                                       "(partition by o.cust order by o.amount desc, o.id) = 1 order by o.amount desc, o.id limit 3",
 }
 
 
