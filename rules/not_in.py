@@ -43,18 +43,15 @@ NOTE = ("null-aware NOT IN (Spark's semantics: no row when the subquery holds a 
         "correlation key) when a NULL enters or leaves the subquery or it empties or fills: every such row flips")
 
 
-def null_aware_not_in(subquery: Subquery, outer: set[str], aliases: tuple[str, str], nullable) -> tuple[list[ViewAtom], list[Expr]]:
-    """The two views replacing ``x NOT IN (subquery)`` and the conditions joining them back."""
+def null_facts(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple[LogicalPlan, list[tuple[Expr, Expr]]]:
+    """The plan of the subquery's facts per correlation key, ``π_{k, _rows > _values AS _null}(σ_{_rows > 0}(
+    γ_{k; count(*) AS _rows, count(e) AS _values}(S)))``: a row while the subquery has rows for the key,
+    telling whether one is NULL; and the (inner, outer) equalities of its key ``k0, k1, ...``."""
     plan = subquery.plan
-    if not (isinstance(plan, Project) and len(plan.items) == 1):
-        raise CannotDecorrelate("the IN subquery must select one expression")
     (item,) = plan.items
-    # the anti view of the non-NULL values (view_for leaves a NULL value out: it never equals x)
-    anti, joins = view_for(attrs.evolve(subquery, negated=False), outer, aliases[0], nullable)
-    anti = attrs.evolve(anti, anti=True, note=NOTE)
-    grouped = _grouped_block(plan, aliases[1])
+    grouped = _grouped_block(plan, alias)
     if grouped is not None:
-        body, pairs, value = grouped, [], Column(f"{aliases[1]}_g", item.name, type_of(item.expr))
+        body, pairs, value = grouped, [], Column(f"{alias}_g", item.name, type_of(item.expr))
     else:
         body, pairs = _split_correlation(plan.child, outer)
         value = item.expr
@@ -66,20 +63,37 @@ def null_aware_not_in(subquery: Subquery, outer: set[str], aliases: tuple[str, s
                        (NamedExpr("_rows", AggregateCall("count", None, dtype=BIGINT)),
                         NamedExpr("_values", AggregateCall("count", value, dtype=BIGINT))), body)
     rows, values = Column(None, "_rows", BIGINT), Column(None, "_values", BIGINT)
-    # the view's row exists while the subquery has rows (a global count of 0 is no row), and it shows
-    # only whether one is NULL: a change that keeps that fact changes nothing above the view
+    # the row exists while the subquery has rows (a global count of 0 is no row), and it shows only
+    # whether one is NULL: a change that keeps that fact changes nothing above it
     nonempty = Filter(Call(">", (rows, Literal(0, "bigint")), BOOLEAN), counts)
     has_null = Call(">", (rows, values), BOOLEAN)
-    view_plan = Project(tuple(NamedExpr(n, Column(None, n, type_of(inner))) for n, (inner, _) in zip(names, pairs, strict=True))
-                        + (NamedExpr("_null", has_null),), nonempty)
-    facts = ViewAtom(aliases[1], names, names + ("_null",), False, view_plan, optional=True, note=NOTE)
-    joins += [Call("=", (outer_expr, Column(aliases[1], n))) for n, (_, outer_expr) in zip(names, pairs, strict=True)]
-    null = Column(aliases[1], "_null", BOOLEAN)
-    empty = Call("is null", (null,), BOOLEAN)
+    facts = Project(tuple(NamedExpr(n, Column(None, n, type_of(inner))) for n, (inner, _) in zip(names, pairs, strict=True))
+                    + (NamedExpr("_null", has_null),), nonempty)
+    return facts, pairs
+
+
+def null_aware_test(null: Column, operand: Expr, operand_nullable: bool) -> Expr:
+    """Whether the outer row passes, given the facts' ``_null`` (NULL: no facts row, the subquery is
+    empty) and that its value is in none of the subquery's non-NULL values (tested apart)."""
     qualifies = Call("not", (null,), BOOLEAN)
-    if nullable(subquery.operand, None):
-        qualifies = Call("and", (qualifies, Call("is not null", (subquery.operand,), BOOLEAN)), BOOLEAN)
-    return [anti, facts], [*joins, Call("or", (empty, qualifies), BOOLEAN)]
+    if operand_nullable:
+        qualifies = Call("and", (qualifies, Call("is not null", (operand,), BOOLEAN)), BOOLEAN)
+    return Call("or", (Call("is null", (null,), BOOLEAN), qualifies), BOOLEAN)
+
+
+def null_aware_not_in(subquery: Subquery, outer: set[str], aliases: tuple[str, str], nullable) -> tuple[list[ViewAtom], list[Expr]]:
+    """The two views replacing ``x NOT IN (subquery)`` and the conditions joining them back."""
+    if not (isinstance(subquery.plan, Project) and len(subquery.plan.items) == 1):
+        raise CannotDecorrelate("the IN subquery must select one expression")
+    # the anti view of the non-NULL values (view_for leaves a NULL value out: it never equals x)
+    anti, joins = view_for(attrs.evolve(subquery, negated=False), outer, aliases[0], nullable)
+    anti = attrs.evolve(anti, anti=True, note=NOTE)
+    facts_plan, pairs = null_facts(subquery, outer, aliases[1], nullable)
+    names = tuple(f"k{i}" for i in range(len(pairs)))
+    facts = ViewAtom(aliases[1], names, names + ("_null",), False, facts_plan, optional=True, note=NOTE)
+    joins += [Call("=", (outer_expr, Column(aliases[1], n))) for n, (_, outer_expr) in zip(names, pairs, strict=True)]
+    test = null_aware_test(Column(aliases[1], "_null", BOOLEAN), subquery.operand, nullable(subquery.operand, None))
+    return [anti, facts], [*joins, test]
 
 
 def _needs_null_awareness(subquery: Subquery, nullable) -> bool:

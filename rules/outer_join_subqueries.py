@@ -10,10 +10,16 @@ distinct correlation keys ``K = δ(π_{a}(σ_{φ ∧ a IS NOT NULL}(S)))`` (one 
 - ``NOT EXISTS`` / ``NOT IN`` over columns that cannot be NULL: ``J ⟕_{x = K.a} K`` keeping the rows
   whose ``K.a`` is NULL (no key met).
 
-Both joins are then maintained like any join over an outer join (rules/outer_join.py: per-key match
+- ``NOT IN``: Spark's null-aware anti join (rules/not_in.py), since its operand may be NULL (a padded
+  row's is): the LEFT JOIN with ``K`` as for NOT EXISTS, and a LEFT JOIN with the subquery's facts per
+  correlation key (whether it holds a NULL; no row: it is empty), uncorrelated one row joined to every
+  row by a constant key.
+
+The joins are then maintained like any join over an outer join (rules/outer_join.py: per-key match
 counts): ``K`` changes only when a key appears in or leaves ``S`` (a DISTINCT's count per key), and
-then the rows of J with that key flip, O(rows of the key); a change of J costs O(1) against K.
-``NOT IN`` over a column that may be NULL (a padded side's always may) and correlations other than
+then the rows of J with that key flip, O(rows of the key); the facts change only when a NULL enters or
+leaves the subquery or it empties or fills, flipping the rows of the correlation key (uncorrelated:
+every row, O(rows of the result)); a change of J costs O(1) against them. Correlations other than
 equalities are refused with the reason.
 """
 
@@ -25,6 +31,7 @@ from planner.ir.logical import Distinct, Filter, Join, LogicalPlan, NamedExpr, P
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 from rules.decorrelate import CannotDecorrelate, _split_correlation
+from rules.not_in import null_aware_test, null_facts
 
 OUTER = ("left", "right", "full")
 
@@ -52,9 +59,6 @@ def _keys(subquery: Subquery, visible: set[str]) -> tuple[LogicalPlan, list[tupl
         return body, pairs
     if not (isinstance(plan, Project) and len(plan.items) == 1):
         raise CannotDecorrelate("the IN subquery must select one expression")
-    if subquery.negated:
-        raise CannotDecorrelate("NOT IN over an outer join's result is not maintained: its value may be NULL (a "
-                                "padded row's is), where NOT IN is not NOT EXISTS (which is maintained here)")
     body, pairs = _split_correlation(plan.child, visible)
     return body, [(plan.items[0].expr, subquery.operand), *pairs]
 
@@ -70,12 +74,29 @@ def joined_subquery(subquery: Subquery, child: LogicalPlan, alias: str) -> tuple
                       for n, (inner, outer) in zip(names, pairs, strict=True)])
     if not subquery.negated:
         return Join("inner", on, child, keys), []
-    return Join("left", on, child, keys), [Call("is null", (Column(alias, names[0], type_of(pairs[0][0])),), BOOLEAN)]
+    joined = Join("left", on, child, keys)
+    tests = [Call("is null", (Column(alias, names[0], type_of(pairs[0][0])),), BOOLEAN)]
+    if subquery.kind == "in":  # NOT IN: Spark's null-aware anti join (rules/not_in.py), its facts joined too
+        joined, test = _with_null_facts(subquery, joined, f"{alias}f")
+        tests.append(test)
+    return joined, tests
+
+
+def _with_null_facts(subquery: Subquery, child: LogicalPlan, alias: str) -> tuple[LogicalPlan, Expr]:
+    """``child`` LEFT JOINed with the subquery's facts per correlation key (whether it holds a NULL; no
+    row: it is empty), and the null-aware test on them. Uncorrelated, the facts are one row joined to
+    every row (a constant key): its change, a NULL entering or leaving, flips every row."""
+    facts, pairs = null_facts(subquery, _visible(child), alias, lambda expr, plan: True)
+    null = Column(alias, "_null", BOOLEAN)
+    on = conjunction([Call("=", (outer, Column(alias, f"k{i}", type_of(inner))), BOOLEAN)
+                      for i, (inner, outer) in enumerate(pairs)]) or Call("is not null", (null,), BOOLEAN)
+    # a padded row's operand is NULL: the test treats it as the NULL it is
+    return Join("left", on, child, SubqueryAlias(alias, facts)), null_aware_test(null, subquery.operand, True)
 
 
 class JoinSubqueriesOverOuterJoins(Rule):
-    """Replace an EXISTS/IN (or NOT EXISTS) conjunct of a WHERE over an outer join by a join with the
-    subquery's distinct correlation keys (NOT EXISTS: a LEFT JOIN keeping the rows that meet none).
+    """Replace an EXISTS/IN (or NOT) conjunct of a WHERE over an outer join by a join with the subquery's
+    distinct correlation keys (NOT: a LEFT JOIN keeping the rows that meet none; NOT IN: null-aware).
 
     Law: ``σ_{∃s ∈ S: s.a = x}(J) = J ⋈_{x = a} δ(π_a(σ_{a IS NOT NULL}(S)))``, and
     ``σ_{∄s ∈ S: s.a = x}(J) = σ_{K.a IS NULL}(J ⟕_{x = a} δ(π_a(σ_{a IS NOT NULL}(S))))``.
