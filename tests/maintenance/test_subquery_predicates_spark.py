@@ -25,6 +25,9 @@ CASES = {
     "NOT EXISTS over a FULL JOIN's padded side": (
         test_outer_joins.QUERIES["NOT EXISTS correlated with a FULL JOIN's padded side"][0], test_outer_joins.DDL,
         lambda: test_outer_joins.outer_stream(6, 200), 0.4),
+    "NOT IN over a FULL JOIN's padded side": (
+        test_outer_joins.QUERIES["NOT IN over the padded side (null-aware), correlated"][0], test_outer_joins.DDL,
+        lambda: test_outer_joins.outer_stream(7, 200), 0.4),
 }
 
 
