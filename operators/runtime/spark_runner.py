@@ -50,7 +50,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.functions import col
 from pyspark.sql.streaming import StreamingQuery
 
-from catalog import types
 from catalog.schema import Catalog, Table
 from catalog.types import DataType
 from operators.held_errors import is_error
@@ -320,10 +319,8 @@ def result_stream(dataflow: Dataflow, tables: Mapping[str, Table], changes: Mapp
 
 
 def spark_tables(dataflow: Dataflow, catalog: Catalog) -> dict[str, Table]:
-    """The tables ``dataflow`` reads, refusing what the Spark engine does not maintain yet."""
-    tables = {name: catalog.table(name) for name in dataflow.tables()}
-    _refuse_timestamps(tables.values())
-    return tables
+    """The tables ``dataflow`` reads."""
+    return {name: catalog.table(name) for name in dataflow.tables()}
 
 
 class ConnectApplyError(NotImplementedError):
@@ -360,12 +357,3 @@ def _python_error(err: StreamingQueryException) -> tuple[str, str]:
     if found:
         return found[-1].group(1), found[-1].group(2).strip()
     return "StreamingQueryException", text.splitlines()[0] if text else repr(err)
-
-
-def _refuse_timestamps(tables) -> None:
-    """pyspark hands a TIMESTAMP to the stages as a naive datetime in the worker's local time, where the
-    stages hold aware UTC ones: not converted yet, so refused rather than compared wrongly."""
-    timestamped = [f"{t.name}.{c.name}" for t in tables for c in t.columns if c.type in types.TIMESTAMPS]
-    if timestamped:
-        raise ValueError(f"the Spark engine does not maintain views over TIMESTAMP columns yet ({', '.join(timestamped)}); "
-                         "the local engine does")
