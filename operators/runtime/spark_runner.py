@@ -216,13 +216,19 @@ class SparkRunner:
 
     def run_available(self) -> None:
         """Run micro-batches until every available change is processed; a failed one raises
-        ``SparkBatchError`` with the worker's error (the query then stops)."""
-        if not self.query.isActive:
-            self.query = self._start_query()
-        try:
-            self.query.processAllAvailable()
-        except StreamingQueryException as err:
-            raise SparkBatchError(*_python_error(err)) from None
+        ``SparkBatchError`` with the worker's error (the query then stops). A micro-batch that failed
+        only because a driver-side Python process did not connect back within Spark's fixed 10 s
+        (``CONNECT_BACK``, docs/spark.md) committed nothing: the query is started again from its
+        checkpoint, up to ``CONNECT_BACK_RETRIES`` times."""
+        for attempt in range(CONNECT_BACK_RETRIES + 1):
+            if not self.query.isActive:
+                self.query = self._start_query()
+            try:
+                self.query.processAllAvailable()
+                return
+            except StreamingQueryException as err:
+                if CONNECT_BACK not in str(err) or attempt == CONNECT_BACK_RETRIES:
+                    raise SparkBatchError(*_python_error(err)) from None
 
     def current_result(self) -> list[Row]:
         """The result table's rows after the newest batch (one row per copy)."""
@@ -346,6 +352,10 @@ def refuse_static_streams(tables: Iterable[Table]) -> None:
 def _numbered(directory: Path) -> list[int]:
     return [int(p.name) for p in directory.iterdir() if p.name.isdigit()] if directory.is_dir() else []
 
+
+#: Spark's error when a Python process it started did not connect back in time (PythonWorkerFactory)
+CONNECT_BACK = "Python worker failed to connect back"
+CONNECT_BACK_RETRIES = 2
 
 _PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
 
