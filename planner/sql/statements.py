@@ -56,6 +56,7 @@ from planner.sql.block_grouping import Grouping, RatioAsAverage, grouping_sets_p
 from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError, located_parse_error
 from planner.sql.expressions import ExpressionConverter
+from planner.sql.from_less import from_one_row_subquery
 from planner.sql.grouped_windows import windows_outside_grouping
 from planner.sql.grouping_sets import (
     grouping_sets,
@@ -193,6 +194,8 @@ class _Planner:
         self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
     ) -> LogicalPlan:
         _reject_other_clauses(select, _SELECT_CLAUSES)
+        if not select.args.get("from_"):
+            return self._select(from_one_row_subquery(select), outer, ctes)
         if select.args.get("qualify"):
             return self._select(qualify_as_filter(select, lambda inner: self._select(inner, outer, ctes)), outer, ctes)
         if (blocks := per_branch_blocks(select, self, outer, ctes)) is not None:
