@@ -32,6 +32,7 @@ from planner.explain_heavy_light import heavy_light_json, heavy_light_text
 from planner.explain_outer_join import DESCRIPTION as OUTER_JOINS
 from planner.explain_outer_join import outer_join_of, outer_joins_json, outer_joins_text
 from planner.explain_scalar import scalar_products_json, scalar_products_text
+from planner.explain_subquery import subqueries_json, subqueries_text
 from planner.explain_view_tree import view_tree_json, view_tree_text
 from planner.explain_window import windows_json, windows_text
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
@@ -205,7 +206,7 @@ def compact_text(compiled: CompiledQuery) -> str:
     if join_edges:
         parts += _wrapped(f"Foreign-key edges: {', '.join(dict.fromkeys(join_edges))}")
     for line in (*outer_joins_text(compiled), *windows_text(compiled), *derived_tables_text(compiled),
-                 *scalar_products_text(compiled)):
+                 *scalar_products_text(compiled), *subqueries_text(compiled)):
         parts += _wrapped(line)
     for rule, why in compiled.context.refusals.items():
         parts += _wrapped(f"Not applied: {rule}: {why}")
@@ -312,6 +313,7 @@ def explain_json(compiled: CompiledQuery) -> str:
         "windows": windows_json(compiled),
         "derived_tables": derived_tables_json(compiled),
         "scalar_subqueries": scalar_products_json(compiled),
+        "subqueries": subqueries_json(compiled),
         **classes_json(compiled),
     }
     return json.dumps(document, indent=2)

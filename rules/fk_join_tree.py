@@ -57,11 +57,24 @@ def foreign_key_edges(graph: JoinGraph, catalog: Catalog) -> tuple[tuple[FkEdge,
             edges.append(FkEdge(referencing.alias, fk_columns, referenced.alias, key))
             explained.update(Column(referencing.alias, c) for c in fk_columns)
             explained.update(Column(referenced.alias, k) for k in key)
+    edges += _edges_into_global_views(graph, edges)
     unexplained = []
     for cls in graph.join_classes:
         anchor = next((c for c in cls if c in explained), cls[0])
         unexplained += [Call("=", (col, anchor)) for col in cls if col not in explained and col != anchor]
     return tuple(edges), unexplained
+
+
+def _edges_into_global_views(graph: JoinGraph, edges: list[FkEdge]) -> list[FkEdge]:
+    """An optional view with no key (an uncorrelated subquery's facts, at most one row: the null-aware
+    NOT IN's "holds a NULL") joins every outer tuple: one edge from the relation no other references,
+    so the view is a leaf of the tree under its root (it costs that root's tuples when its row changes)."""
+    globals_ = [a for a in graph.atoms if isinstance(a, ViewAtom) and a.optional and not a.key]
+    referenced = {e.referenced for e in edges} | {a.alias for a in globals_}
+    roots = [a.alias for a in graph.atoms if a.alias not in referenced and not isinstance(a, ViewAtom)]
+    if len(roots) != 1:
+        return []  # no single root: choose_root refuses the join with the reason
+    return [FkEdge(roots[0], (), view.alias, ()) for view in globals_]
 
 
 def _not_along_keys(graph: JoinGraph, unexplained: list[Call]) -> str:

@@ -197,6 +197,8 @@ class ForeignKeyLookupStage(KeyedStage):
         if stage.padding is not None:  # a preserved child shows padded whatever its key
             return lines
         # SQL's equality never holds on NULL: a child with a NULL key (a view's NULL group) is no partner
+        if not stage.child_key:  # an uncorrelated view's one row: no key to be NULL
+            return lines
         null_free = " and ".join(f"{row}[{p}] is not None" for p in stage.child_key)
         return [f"if {null_free}:", *indented(lines)]
 

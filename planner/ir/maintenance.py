@@ -90,6 +90,9 @@ class ViewAtom(LogicalPlan):
     child: LogicalPlan
     #: optional: an outer tuple with no view row stays, its view columns NULL (a left outer lookup)
     optional: bool = False
+    #: what EXPLAIN's ``Subquery:`` line says of the subquery this view decorrelates (its strategy and
+    #: per-update cost), where that is more than a join on the view's key
+    note: str | None = None
 
     @property
     def output(self) -> tuple[Column, ...]:

@@ -19,6 +19,7 @@ from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.derived_rows import MaintainDerivedRowsAsView
 from rules.distinct import MaintainDistinct
+from rules.exists_inequality import DecorrelateInequalityCorrelation
 from rules.factorized_output import ChooseFactorizedViewTree
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.generalized_join_tree import ChooseGeneralizedJoinTree
@@ -37,8 +38,10 @@ from rules.normalize import (
     FormEquiJoinClasses,
     PushSelectionsIntoAtoms,
 )
+from rules.not_in import DecorrelateNullAwareNotIn
 from rules.outer_join import MaintainOuterJoin
 from rules.outer_join_pushdown import PushSelectionsThroughOuterJoins
+from rules.outer_join_subqueries import JoinSubqueriesOverOuterJoins
 from rules.prune_columns import PruneAtomColumns
 from rules.scalar_product import MaintainScalarProduct
 from rules.threshold import MaintainThresholdCondition, MaintainThresholdFilter
@@ -48,10 +51,10 @@ from rules.view_tree import ChooseViewTree
 from rules.window import MaintainWindow
 
 NORMALIZE = (
-    InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), MaintainDerivedRowsAsView(),
-    PushSelectionsThroughOuterJoins(),
+    JoinSubqueriesOverOuterJoins(), InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(),
+    MaintainDerivedRowsAsView(), PushSelectionsThroughOuterJoins(),
     FlattenInnerJoins(), FactorCommonConjuncts(),
-    DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
+    DecorrelateNullAwareNotIn(), DecorrelateInequalityCorrelation(), DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )
 
 BATCHES = (

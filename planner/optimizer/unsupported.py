@@ -27,11 +27,13 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
     match node:
         case JoinGraph(conditions=conds) if any(contains_subquery(c) for c in conds):
             reasons = [f"{label}: {refusals[rule]}" for rule, label in (
+                ("DecorrelateNullAwareNotIn", "as a null-aware NOT IN"),
+                ("DecorrelateInequalityCorrelation", "as an EXISTS/IN correlated by an inequality"),
                 ("DecorrelateExistsAndIn", "as an EXISTS/IN view"),
                 ("RecognizeCorrelatedNestedAggregate", "as a nested aggregate"),
             ) if rule in refusals]
             return "a WHERE condition holds a subquery that no rule maintains" + (
-                f" ({'; '.join(reasons)})" if reasons else " (it is none of the kinds maintained: EXISTS/IN correlated by equalities, a correlated aggregate compared with a column, an uncorrelated scalar compared with a value)")
+                f" ({'; '.join(reasons)})" if reasons else " (it is none of the kinds maintained: EXISTS/IN correlated by equalities and at most one inequality, a correlated aggregate compared with a column, an uncorrelated scalar compared with a value)")
         case JoinGraph():
             why = refusals.get("ChooseForeignKeyJoinTree", "no join strategy applies")
             if "ChooseGeneralizedJoinTree" in refusals:
@@ -55,6 +57,8 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
                     "window functions, a set operation")
         case Limit():
             return "LIMIT without ORDER BY is not deterministic; add ORDER BY"
+        case Filter(condition=cond) if contains_subquery(cond) and "JoinSubqueriesOverOuterJoins" in refusals:
+            return f"a WHERE subquery over an outer join: {refusals['JoinSubqueriesOverOuterJoins']}"
         case Filter(condition=cond, child=child) if contains_subquery(cond):
             clause = "HAVING" if isinstance(child, RingAggregate | GroupAggregate) else "a condition"
             return (f"{clause} with a subquery is maintained only as a comparison (<, <=, =, <>, >=, >) with an "
