@@ -7,7 +7,7 @@ sits above it, and a change of the subquery's value costs what no row change doe
 from __future__ import annotations
 
 from planner.compiler import CompiledQuery
-from planner.ir.maintenance import ScalarProduct
+from planner.ir.scalar_product import ScalarProduct
 
 SCALAR_PRODUCT_COST = ("O(1) per row change; O(rows of the result) when the subquery's value changes: every row "
                        "carries the value, so every row changes with it (inherent to the query)")

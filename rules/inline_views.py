@@ -26,7 +26,8 @@ from planner.ir.logical import (
     SortKey,
     SubqueryAlias,
 )
-from planner.ir.maintenance import ScalarProduct, ViewAtom
+from planner.ir.maintenance import ViewAtom
+from planner.ir.scalar_product import ScalarProduct
 from planner.ir.window import Window
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from planner.ir.expressions import Column, Expr, Subquery, transform
 from planner.ir.logical import LogicalPlan, NamedExpr, Project
-from planner.ir.maintenance import ScalarProduct
+from planner.ir.scalar_product import ScalarProduct
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 from rules.threshold import uncorrelated

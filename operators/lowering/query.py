@@ -59,12 +59,12 @@ from planner.ir.maintenance import (
     GroupAggregate,
     NestedAggregate,
     RingAggregate,
-    ScalarProduct,
     ThresholdFilter,
     TopK,
 )
 from planner.ir.notation import print_expr
 from planner.ir.outer_join import OuterJoin
+from planner.ir.scalar_product import ScalarProduct
 from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 
 #: A lowered body: its last stage and its result's columns.

@@ -15,7 +15,7 @@ from operators.runtime.stream import Update
 from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import compile_query
 from planner.explain import explain_text
-from planner.ir.maintenance import ScalarProduct
+from planner.ir.scalar_product import ScalarProduct
 from planner.sql.errors import UnsupportedSqlError
 from planner.view import MaintainedView
 from tests.maintenance.checking import check_against_recomputation
