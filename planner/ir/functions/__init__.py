@@ -29,7 +29,16 @@ docs table (a test fails while it differs).
 
 from __future__ import annotations
 
-from planner.ir.functions import conditional, dates, datetimes, nondeterministic, numeric, regex, strings
+from planner.ir.functions import (
+    conditional,
+    dates,
+    datetimes,
+    nondeterministic,
+    numeric,
+    regex,
+    strings,
+    utc_timestamps,
+)
 from planner.ir.functions.registry import (
     Arg,
     ArgumentCountError,
@@ -41,7 +50,7 @@ from planner.ir.functions.registry import (
     arguments,
 )
 
-_MODULES = (numeric, strings, regex, conditional, dates, datetimes, nondeterministic)
+_MODULES = (numeric, strings, regex, conditional, dates, datetimes, utc_timestamps, nondeterministic)
 
 #: Every registered function, in declaration order.
 FUNCTIONS: tuple[Function, ...] = tuple(f for module in _MODULES for f in module.FUNCTIONS)
