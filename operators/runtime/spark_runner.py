@@ -50,7 +50,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.functions import col
 from pyspark.sql.streaming import StreamingQuery
 
-from catalog import types
 from catalog.schema import Catalog, Table
 from catalog.types import DataType
 from operators.held_errors import is_error
@@ -217,13 +216,19 @@ class SparkRunner:
 
     def run_available(self) -> None:
         """Run micro-batches until every available change is processed; a failed one raises
-        ``SparkBatchError`` with the worker's error (the query then stops)."""
-        if not self.query.isActive:
-            self.query = self._start_query()
-        try:
-            self.query.processAllAvailable()
-        except StreamingQueryException as err:
-            raise SparkBatchError(*_python_error(err)) from None
+        ``SparkBatchError`` with the worker's error (the query then stops). A micro-batch that failed
+        only because a driver-side Python process did not connect back within Spark's fixed 10 s
+        (``CONNECT_BACK``, docs/spark.md) committed nothing: the query is started again from its
+        checkpoint, up to ``CONNECT_BACK_RETRIES`` times."""
+        for attempt in range(CONNECT_BACK_RETRIES + 1):
+            if not self.query.isActive:
+                self.query = self._start_query()
+            try:
+                self.query.processAllAvailable()
+                return
+            except StreamingQueryException as err:
+                if CONNECT_BACK not in str(err) or attempt == CONNECT_BACK_RETRIES:
+                    raise SparkBatchError(*_python_error(err)) from None
 
     def current_result(self) -> list[Row]:
         """The result table's rows after the newest batch (one row per copy)."""
@@ -320,10 +325,8 @@ def result_stream(dataflow: Dataflow, tables: Mapping[str, Table], changes: Mapp
 
 
 def spark_tables(dataflow: Dataflow, catalog: Catalog) -> dict[str, Table]:
-    """The tables ``dataflow`` reads, refusing what the Spark engine does not maintain yet."""
-    tables = {name: catalog.table(name) for name in dataflow.tables()}
-    _refuse_timestamps(tables.values())
-    return tables
+    """The tables ``dataflow`` reads."""
+    return {name: catalog.table(name) for name in dataflow.tables()}
 
 
 class ConnectApplyError(NotImplementedError):
@@ -350,6 +353,10 @@ def _numbered(directory: Path) -> list[int]:
     return [int(p.name) for p in directory.iterdir() if p.name.isdigit()] if directory.is_dir() else []
 
 
+#: Spark's error when a Python process it started did not connect back in time (PythonWorkerFactory)
+CONNECT_BACK = "Python worker failed to connect back"
+CONNECT_BACK_RETRIES = 2
+
 _PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
 
 
@@ -360,12 +367,3 @@ def _python_error(err: StreamingQueryException) -> tuple[str, str]:
     if found:
         return found[-1].group(1), found[-1].group(2).strip()
     return "StreamingQueryException", text.splitlines()[0] if text else repr(err)
-
-
-def _refuse_timestamps(tables) -> None:
-    """pyspark hands a TIMESTAMP to the stages as a naive datetime in the worker's local time, where the
-    stages hold aware UTC ones: not converted yet, so refused rather than compared wrongly."""
-    timestamped = [f"{t.name}.{c.name}" for t in tables for c in t.columns if c.type in types.TIMESTAMPS]
-    if timestamped:
-        raise ValueError(f"the Spark engine does not maintain views over TIMESTAMP columns yet ({', '.join(timestamped)}); "
-                         "the local engine does")
