@@ -9,12 +9,15 @@ so ``R ⟕ V`` keeps R's rows once each (an aggregate above counts them as befor
 exactly when the row met one: ``V.k1 IS NOT NULL`` (a match's key is not NULL, the equality held);
 ``NOT EXISTS`` is ``V.k1 IS NULL``.
 
-Law (IN, three-valued as Spark's): ``x IN (SELECT y FROM S WHERE <correlation> AND φ)`` is TRUE when
-some filtered row of the row's correlation has ``y = x``; else FALSE when the correlation has no row
-(even for a NULL x); else NULL when x is NULL or some row's y is NULL; else FALSE. Two views give
-those facts, each matching an R row at most once: ``V = γ_{k...; COUNT(*), COUNT(y)}(σ_φ S)`` (rows,
-and rows with a non-NULL y, per correlation) and ``W = γ_{k..., y}(σ_{φ ∧ y IS NOT NULL} S)`` joined
-on the correlation and ``W.y = x`` (a match: some ``y = x``). ``NOT IN`` is the negation (NULL stays NULL).
+Law (IN, as Spark evaluates it outside WHERE): Spark 4 plans ``x IN (subquery)`` in a select list as
+an existence join (``RewritePredicateSubquery``), so it is two-valued, never NULL: TRUE when some
+filtered row of the row's correlation has ``y = x``, else FALSE (a NULL ``x``, a NULL in the set:
+FALSE, where SQL's IN would be NULL). ``x NOT IN (subquery)`` is the negated null-aware existence:
+FALSE when some row has ``y = x``, or the set is not empty and ``x`` or some ``y`` is NULL; else TRUE
+(an empty set: TRUE). That is SQL's three-valued answer with NULL read as FALSE, for both. Two views
+give those facts, each matching an R row at most once: ``W = γ_{k..., y}(σ_{φ ∧ y IS NOT NULL} S)``
+joined on the correlation and ``W.y = x`` (some ``y = x``), and ``V = γ_{k...; COUNT(*), COUNT(y)}(σ_φ S)``
+(the set's rows and non-NULL values per correlation: empty, holding a NULL), joined for NOT IN only.
 
 In a grouped block only the subqueries inside aggregate arguments are planned so (each input row's
 value); one elsewhere in a grouped select list is left as it is (refused downstream with the reason).
@@ -26,12 +29,11 @@ from __future__ import annotations
 
 import attrs
 
-from catalog.types import BIGINT, BOOLEAN, NULL
+from catalog.types import BIGINT
 from planner.ir.expressions import (
     AggregateCall,
     Column,
     Expr,
-    Literal,
     Subquery,
     conjunction,
     transform,
@@ -56,7 +58,10 @@ def subquery_values_as_joins(plan: LogicalPlan, items: list[NamedExpr], outer: f
         found = _correlation(expr, outer)
         if found is None:
             return expr
-        plan, value = (_exists if expr.kind == "exists" else _in)(plan, outer, found, expr)
+        if expr.kind == "in":
+            plan, value = _in(plan, outer, found, expr)
+            return value
+        plan, value = _exists(plan, outer, found)
         return typed_call("not", (value,), _CLAUSE) if expr.negated else value
 
     def in_arguments(expr: Expr) -> Expr:
@@ -93,28 +98,27 @@ def _matched(alias: str, group: tuple[NamedExpr, ...]) -> Expr:
     return typed_call("is not null", (Column(alias, group[0].name, type_of(group[0].expr)),), _CLAUSE)
 
 
-def _exists(plan: LogicalPlan, outer: frozenset[str], found: Correlation, _: Subquery) -> tuple[LogicalPlan, Expr]:
+def _exists(plan: LogicalPlan, outer: frozenset[str], found: Correlation) -> tuple[LogicalPlan, Expr]:
     group = found.group()
     alias, view = _view(plan, outer, group, (_COUNT,), found.filtered())
     return Join("left", conjunction(found.join_condition(alias, group, _CLAUSE)), plan, view), _matched(alias, group)
 
 
 def _in(plan: LogicalPlan, outer: frozenset[str], found: Correlation, subquery: Subquery) -> tuple[LogicalPlan, Expr]:
+    """IN: whether ``W`` met the row; NOT IN: neither that nor a non-empty set with a NULL on either side."""
     operand, value = subquery.operand, subquery.plan.items[0].expr
-    group = found.group()
-    counts = (_COUNT, NamedExpr("_nn", AggregateCall("count", value, dtype=BIGINT)))
-    rows, view = _view(plan, outer, group, counts, found.filtered())
-    plan = Join("left", conjunction(found.join_condition(rows, group, _CLAUSE)), plan, view)
-    pairs = (*group, NamedExpr("_y", value))
+    group, pairs = found.group(), (*found.group(), NamedExpr("_y", value))
     non_null = attrs.evolve(found, local=conjunction([*filter(None, [found.local]),
                                                       typed_call("is not null", (value,), _CLAUSE)]))
     equal, view = _view(plan, outer, pairs, (_COUNT,), non_null.filtered())
     on = [*found.join_condition(equal, pairs, _CLAUSE), typed_call("=", (Column(equal, "_y", type_of(value)), operand), _CLAUSE)]
     plan = Join("left", conjunction(on), plan, view)
-    n, nn = (Column(rows, name, type_of(c.expr)) for name, c in (("_n", counts[0]), ("_nn", counts[1])))
-    unknown = typed_call("or", (typed_call("is null", (operand,), _CLAUSE), typed_call(">", (n, nn), _CLAUSE)), _CLAUSE)
-    no = Literal(False, BOOLEAN)
-    value = typed_call("case", (_matched(equal, pairs), Literal(True, BOOLEAN),
-                                typed_call("not", (_matched(rows, group),), _CLAUSE), no,
-                                unknown, Literal(None, NULL), no), _CLAUSE)
-    return plan, value
+    if not subquery.negated:
+        return plan, _matched(equal, pairs)
+    counts = (_COUNT, NamedExpr("_nn", AggregateCall("count", value, dtype=BIGINT)))
+    rows, view = _view(plan, outer, group, counts, found.filtered())
+    plan = Join("left", conjunction(found.join_condition(rows, group, _CLAUSE)), plan, view)
+    n, nn = (Column(rows, c.name, BIGINT) for c in counts)
+    null_side = typed_call("or", (typed_call("is null", (operand,), _CLAUSE), typed_call(">", (n, nn), _CLAUSE)), _CLAUSE)
+    unknown = typed_call("and", (_matched(rows, group), null_side), _CLAUSE)
+    return plan, typed_call("not", (typed_call("or", (_matched(equal, pairs), unknown), _CLAUSE),), _CLAUSE)
