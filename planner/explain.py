@@ -25,6 +25,7 @@ from operators.runtime.dataflow import StageNode
 from operators.runtime.validate import Validator
 from planner.compiler import CompiledQuery
 from planner.explain_classes import classes_json, classes_text
+from planner.explain_derived import derived_tables_json, derived_tables_text
 from planner.explain_gjt import gjt_json, gjt_text
 from planner.explain_headline import cost_line, strategy_names, worst_costs
 from planner.explain_heavy_light import heavy_light_json, heavy_light_text
@@ -204,8 +205,8 @@ def compact_text(compiled: CompiledQuery) -> str:
     join_edges = [str(e) for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) for e in n.edges]
     if join_edges:
         parts += _wrapped(f"Foreign-key edges: {', '.join(dict.fromkeys(join_edges))}")
-    for line in (*outer_joins_text(compiled), *windows_text(compiled), *scalar_products_text(compiled),
-                 *subqueries_text(compiled)):
+    for line in (*outer_joins_text(compiled), *windows_text(compiled), *derived_tables_text(compiled),
+                 *scalar_products_text(compiled), *subqueries_text(compiled)):
         parts += _wrapped(line)
     for rule, why in compiled.context.refusals.items():
         parts += _wrapped(f"Not applied: {rule}: {why}")
@@ -310,6 +311,7 @@ def explain_json(compiled: CompiledQuery) -> str:
         "maintenance_plan": print_plan(compiled.plan),
         "theorem11_tree": theorem11_text(compiled),
         "windows": windows_json(compiled),
+        "derived_tables": derived_tables_json(compiled),
         "scalar_subqueries": scalar_products_json(compiled),
         "subqueries": subqueries_json(compiled),
         **classes_json(compiled),

@@ -30,7 +30,16 @@ from planner.ir.expressions import (
     transform,
     type_of,
 )
-from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project, Scan, SubqueryAlias
+from planner.ir.logical import (
+    Aggregate,
+    Filter,
+    LogicalPlan,
+    NamedExpr,
+    Project,
+    Scan,
+    SetOperation,
+    SubqueryAlias,
+)
 from planner.ir.maintenance import Atom, JoinGraph, ViewAtom
 from planner.ir.notation import print_expr
 from planner.optimizer.context import OptimizerContext
@@ -91,6 +100,8 @@ def view_for(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple
     ``nullable(expr, plan)`` says whether a column may be NULL (NOT IN needs both sides NOT NULL).
     """
     plan = subquery.plan
+    if isinstance(plan, SetOperation):
+        plan = _set_operation_as_block(subquery, alias)
     if subquery.kind == "exists":
         body = plan.child if isinstance(plan, Project) else plan
         body, pairs = _split_correlation(body, outer)
@@ -127,6 +138,21 @@ def view_for(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple
     view = ViewAtom(alias, names, names + ("_n",), subquery.negated, view_plan)
     joins = [Call("=", (outer_expr, Column(alias, name))) for name, (_, outer_expr) in zip(names, keys, strict=True)]
     return view, joins
+
+
+def _set_operation_as_block(subquery: Subquery, alias: str) -> Project:
+    """``x IN (SELECT a FROM r UNION SELECT b FROM s)`` read as ``x IN (SELECT v.a FROM (r ∪ s) v)``:
+    the set operation becomes a derived table, itself a relation fed by its changes (rules/derived_rows.py),
+    whose rows the IN's view counts per value. Only when no branch reads the outer query: the
+    correlation of an EXISTS sits inside each branch, which no view here is grouped by."""
+    plan = subquery.plan
+    kind = plan.kind.replace("_", " ").upper()
+    if subquery.kind != "in" or _referenced_aliases(plan) - _inner_aliases(plan) - {None}:
+        raise CannotDecorrelate(f"{subquery.kind.upper()} over a {kind}, correlated inside its branches, is not "
+                                "maintained; an uncorrelated IN over a set operation is")
+    derived = f"{alias}_s"
+    return Project(tuple(NamedExpr(c.name, Column(derived, c.name, c.dtype)) for c in plan.output),
+                   SubqueryAlias(derived, plan))
 
 
 def _group_key(plan: LogicalPlan) -> Expr:

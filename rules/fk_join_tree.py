@@ -38,7 +38,7 @@ def foreign_key_edges(graph: JoinGraph, catalog: Catalog) -> tuple[tuple[FkEdge,
     explained: set[Column] = set()
     edges: list[FkEdge] = []
     for referenced in atoms.values():
-        key = referenced.key if isinstance(referenced, ViewAtom) else catalog.table(referenced.table).primary_key
+        key = (referenced.key or ()) if isinstance(referenced, ViewAtom) else catalog.table(referenced.table).primary_key
         key_classes = [class_of.get(Column(referenced.alias, k)) for k in key]
         if not key or None in key_classes:
             continue

@@ -45,7 +45,8 @@ def oriented(part: Expr, join: ForeignKeyJoin) -> JoinSelect | None:
             pass
         case _:
             return None
-    views = {atom.alias: atom for atom in join.atoms if isinstance(atom, ViewAtom)}
+    # a view without a key (a bag of rows) is never referenced: no edge leads into it
+    views = {atom.alias: atom for atom in join.atoms if isinstance(atom, ViewAtom) and atom.key is not None}
     for row, theta, value in ((left, op, right), (right, FLIPPED[op], left)):
         view = views.get(value.table)
         if view is not None and value.name not in view.key and any(

@@ -110,7 +110,8 @@ class PushSelectionsIntoAtoms(Rule):
     def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
         if not isinstance(node, JoinGraph):
             return node
-        by_alias = {a.alias: a for a in node.atoms if isinstance(a, Atom)}
+        # a view without a key (a derived table of a window or a set operation) filters its own rows
+        by_alias = {a.alias: a for a in node.atoms if isinstance(a, Atom) or isinstance(a, ViewAtom) and a.key is None}
         pushed: dict[str, list[Expr]] = {}
         kept: list[Expr] = []
         for cond in node.conditions:
@@ -126,9 +127,13 @@ class PushSelectionsIntoAtoms(Rule):
             return node
         atoms = []
         for atom in node.atoms:
-            extra = pushed.get(atom.alias, []) if isinstance(atom, Atom) else []
-            if extra:
+            extra = pushed.get(atom.alias, [])
+            if extra and isinstance(atom, Atom):
                 atom = Atom(atom.table, atom.alias, atom.columns, conjunction(conjuncts(atom.predicate) + extra))
+            elif extra:  # σ_p(V) with V's rows in the view: the rank bound of a top N then reaches the window
+                inner, held = (atom.child.child, conjuncts(atom.child.condition)) if isinstance(atom.child, Filter) \
+                    else (atom.child, [])
+                atom = attrs.evolve(atom, child=Filter(conjunction(held + extra), inner))
             atoms.append(atom)
         return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(kept))
 

@@ -32,6 +32,7 @@ from planner.ir.maintenance import (
     GroupAggregate,
     NestedAggregate,
     RingAggregate,
+    ViewAtom,
 )
 from planner.ir.notation import print_expr
 from planner.ir.values import SqlRuntimeError
@@ -81,6 +82,8 @@ class StageBuilder:
     #: Stages that can enumerate their whole result from their state (a GJT's T-representation), so
     #: the view need not keep it (``pipeline.py`` decides whether the query's result can be read so).
     enumerating: set[int] = attrs.field(factory=set)
+    #: Derived tables read as relations without a key: alias → the stage emitting their rows' changes.
+    relations: dict[str, int] = attrs.field(factory=dict)
 
     def add(self, stage: KeyedStage) -> int:
         self.stages.append(stage)
@@ -90,6 +93,14 @@ class StageBuilder:
         """Add the stages maintaining the subplan ``plan``; ``read_above``: columns of its result the
         operator above it reads too."""
         return self.lower_subplan(self, plan, read_above)
+
+    def lower_view(self, view: ViewAtom) -> LoweredQuery:
+        """Add the stages maintaining ``view``'s rows; a view without a key (a derived table read as a
+        relation) is noted with the stage emitting them."""
+        lowered = self.lower(view.child)
+        if view.key is None:
+            self.relations[view.alias] = lowered.last
+        return lowered
 
     def lower_scalar(self, plan: LogicalPlan, name: str) -> LoweredQuery:
         """Add the stages of an uncorrelated scalar subquery: a one-row view. Unless its plan is a

@@ -23,7 +23,7 @@ def lower_change_propagation(builder: StageBuilder, node: LogicalPlan) -> Emitte
         case Atom():
             return Emitter(node.output, leaf=node)
         case ViewAtom(anti=False):
-            return Emitter(node.output, stage=builder.lower(node.child).last)
+            return Emitter(node.output, stage=builder.lower_view(node).last)
         case BinaryJoin(on=on, left=left, right=right, condition=condition):
             lhs, rhs = lower_change_propagation(builder, left), lower_change_propagation(builder, right)
             layout = lhs.layout + rhs.layout

@@ -76,7 +76,7 @@ def _lower_atom(join: ForeignKeyJoin, alias: str, builder: StageBuilder, needed:
     tuple then carries what its ancestors use, not every descendant column."""
     atom = join.atom(alias)
     if isinstance(atom, ViewAtom):
-        view = builder.lower(atom.child)
+        view = builder.lower_view(atom)
         # under a join-select the view's value is a pointer, not a column: its rows extend others by the key
         extends = atom.output if join.join_select_into(alias) is None else tuple(Column(alias, k) for k in atom.key)
         return Emitter(extends, stage=view.last, rows=atom.rows, anti=atom.anti, optional=atom.optional)

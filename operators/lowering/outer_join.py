@@ -59,7 +59,7 @@ def _side(builder: StageBuilder, side: LogicalPlan, needed: frozenset[Column]) -
         case ForeignKeyJoin(edges=(), residual=None, atoms=(Atom() as atom,)):
             return Emitter(atom.output, leaf=atom)
         case ViewAtom(alias=alias, child=child) | SubqueryAlias(alias=alias, child=child):
-            lowered = builder.lower(child)
+            lowered = builder.lower_view(side) if isinstance(side, ViewAtom) else builder.lower(child)
             return Emitter(tuple(Column(alias, c.name) for c in lowered.layout), stage=lowered.last)
     lowered = builder.lower(side, needed)
     return Emitter(lowered.layout, stage=lowered.last)

@@ -30,7 +30,8 @@ def lower(plan: LogicalPlan, catalog: Catalog) -> Dataflow:
         for i, stage in enumerate(builder.stages)
     )
     dataflow = Dataflow(nodes, tuple(builder.sources), tuple(c.name for c in query.layout), (), query.order,
-                        tuple(builder.requirements), query.hidden)
+                        tuple(builder.requirements), query.hidden,
+                        relations=tuple((alias, new_id[stage]) for alias, stage in builder.relations.items()))
     # the result over empty tables: the start step on throwaway states (each runner runs it on its own)
     initial = tuple(row for row, weight in dataflow.start({node.id: {} for node in nodes}) for _ in range(weight))
     enumerated_by = None

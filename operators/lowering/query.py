@@ -23,11 +23,11 @@ from operators.lowering.fuse import note_aggregate_over_join
 from operators.lowering.gjt import lower_generalized_join_tree
 from operators.lowering.gjt_aggregate import lower_gjt_aggregate
 from operators.lowering.heavy_light import lower_heavy_light
+from operators.lowering.layers import is_layered_query, lower_layered_query
 from operators.lowering.nested import lower_nested
 from operators.lowering.outer_join import lower_outer_join
 from operators.lowering.view_tree import lower_view_tree
 from operators.lowering.view_tree_output import lower_factorized_view_tree
-from operators.lowering.window import is_window_query, lower_window_query
 from operators.stages.aggregate import (
     AggregateSpec,
     GroupAggregateStage,
@@ -130,8 +130,8 @@ def _hidden_columns(project: Project) -> int:
 def _lower_body(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, needed: frozenset[Column]) -> Body:
     """Dispatch on the body's top node class (``_BODIES``), a HAVING above it peeled off first; a
     node not listed is a join with what sits on it (``_lower_over_join``)."""
-    if is_window_query(plan):  # layers of filters, aliases and projections over a window: a pattern, not one node
-        return lower_window_query(builder, plan, items)
+    if is_layered_query(plan):  # layers of filters, aliases and projections over a window or a set operation
+        return lower_layered_query(builder, plan, items)
     having = None
     if isinstance(plan, Filter) and plan.child.having_applies:
         having, plan = plan.condition, plan.child

@@ -93,6 +93,9 @@ class Dataflow:
     #: stateless maps after it, is the result (a GJT's T-representation, a view tree's factorized output). The view then keeps no
     #: copy of the result and reads it from that state (``enumerate_result``). None: it keeps one.
     enumerated_by: int | None = None
+    #: Derived tables read as relations without a key (a window's or a set operation's rows): each
+    #: alias with the stage emitting its rows' changes, the input of the operators above (EXPLAIN).
+    relations: tuple[tuple[str, int], ...] = ()
 
     @property
     def visible_width(self) -> int:

@@ -22,7 +22,7 @@ metadata has no rows but still takes a rank.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import attrs
@@ -53,6 +53,15 @@ class Commit:
     version: int
 
 
+@attrs.frozen
+class FeedStart:
+    """Where reading a table starts: at ``version``, read as that version's feed or, when ``snapshot``,
+    as the table's rows at that version (inserts); see the module docstring."""
+
+    version: int
+    snapshot: bool = False
+
+
 def commit_timestamps(table: DeltaTable, first: int, last: int) -> list[int]:
     """The commit timestamps of versions ``first..last`` of ``table`` (whose loaded version is ``last``
     or later), from its history."""
@@ -66,14 +75,37 @@ def commit_timestamps(table: DeltaTable, first: int, last: int) -> list[int]:
     return [history[version] for version in range(first, last + 1)]
 
 
-def feed_table(name: str, path: str, storage_options: Mapping[str, str] | None = None) -> tuple[Table, DeltaTable]:
-    """The catalog table ``name`` of the Delta table at ``path`` and the opened table, whose change data
-    feed must be on (else a ``StreamFormatError`` naming the table and the property)."""
+def feed_table(name: str, path: str, storage_options: Mapping[str, str] | None = None,
+               starting_version: int = 0) -> tuple[Table, DeltaTable, FeedStart]:
+    """The catalog table ``name`` of the Delta table at ``path``, the opened table and where reading it
+    from ``starting_version`` starts (``feed_start``). Its change data feed must be on in its latest
+    version (else a ``StreamFormatError`` naming the table and the property)."""
     table = open_delta(path, storage_options)
-    if table.metadata().configuration.get(CHANGE_FEED_PROPERTY, "false").lower() != "true":
+    if not _feed_on(table):
         raise StreamFormatError(f"Delta table {name} at {path} has no change data feed: set {CHANGE_FEED_PROPERTY} "
-                                "to true (from the first version to read on)")
-    return delta_table(name, table), table
+                                "to true")
+    return delta_table(name, table), table, feed_start(path, table.version(), starting_version, storage_options)
+
+
+def feed_start(path: str, latest: int, starting_version: int,
+               storage_options: Mapping[str, str] | None = None) -> FeedStart:
+    """Where reading the table at ``path`` (feed on in version ``latest``) from ``starting_version``
+    starts: there, if its feed is on there (or the table has not reached it yet); else the snapshot at
+    the first version with the feed on, found by bisection (a feed once on is taken to stay on)."""
+    if starting_version >= latest or _feed_on(open_delta(path, storage_options, starting_version)):
+        return FeedStart(starting_version)
+    low, high = starting_version + 1, latest  # off at low - 1, on at high
+    while low < high:
+        middle = (low + high) // 2
+        if _feed_on(open_delta(path, storage_options, middle)):
+            high = middle
+        else:
+            low = middle + 1
+    return FeedStart(low, snapshot=True)
+
+
+def _feed_on(table: DeltaTable) -> bool:
+    return table.metadata().configuration.get(CHANGE_FEED_PROPERTY, "false").lower() == "true"
 
 
 def table_commits(name: str, table: DeltaTable, first: int, last: int) -> list[Commit]:
@@ -92,9 +124,42 @@ def merged_commits(per_table: Sequence[Sequence[Commit]]) -> list[Commit]:
     return list(heapq.merge(*per_table))
 
 
-def read_commit(table: DeltaTable, version: int) -> pa.Table:
-    """The change data feed of one version of ``table``, as delta-rs reads it."""
-    return pa.table(table.load_cdf(starting_version=version, ending_version=version).read_all())
+def read_commit(table: DeltaTable, version: int, columns: list[str] | None = None) -> pa.Table:
+    """The change data feed of one version of ``table`` (its ``columns`` only, if given), as delta-rs reads it."""
+    return pa.table(table.load_cdf(starting_version=version, ending_version=version, columns=columns).read_all())
+
+
+def read_version(path: str, version: int, start: FeedStart, storage_options: Mapping[str, str] | None = None,
+                 table: DeltaTable | None = None) -> pa.Table:
+    """What version ``version`` of the table at ``path`` adds to its changes, shaped as its feed: the
+    feed (``read_commit``, from ``table`` if it is open already), or the snapshot ``start`` names as inserts."""
+    if start.snapshot and version == start.version:
+        rows = open_delta(path, storage_options, version).to_pyarrow_table()
+        return rows.append_column(CHANGE_TYPE, pa.array(["insert"] * len(rows), pa.string()))
+    return read_commit(table or open_delta(path, storage_options), version)
+
+
+def version_rows(table: DeltaTable, path: str, version: int, start: FeedStart,
+                 storage_options: Mapping[str, str] | None = None) -> int:
+    """The number of changes ``read_version`` gives, counted from the feed's ``_change_type`` column or,
+    for a snapshot, from its files' row counts."""
+    if start.snapshot and version == start.version:
+        return open_delta(path, storage_options, version).to_pyarrow_dataset().count_rows()
+    return read_commit(table, version, columns=[CHANGE_TYPE]).num_rows
+
+
+def admitted(commits: Sequence[Commit], max_versions: int | None, max_rows: int | None,
+             rows: Callable[[Commit], int]) -> list[Commit]:
+    """The longest prefix of ``commits`` with at most ``max_versions`` commits and ``rows`` summing to at
+    most ``max_rows`` (``None``: no limit), but at least the first commit."""
+    chosen, total = [], 0
+    for commit in commits[:max_versions]:
+        if max_rows is not None:
+            total += rows(commit)
+            if chosen and total > max_rows:
+                break
+        chosen.append(commit)
+    return chosen
 
 
 def commit_changes(table: Table, feed: pa.Table, version: int, rank: int) -> pa.Table:
@@ -133,16 +198,17 @@ def change_arrow_schema(table: Table) -> pa.Schema:
 def write_delta_stream(paths: Mapping[str, str], stream_dir: Path | str, starting_version: int = 0,
                        storage_options: Mapping[str, str] | None = None) -> tuple[Catalog, Path]:
     """Write the change data feeds of the Delta tables at ``paths`` (name → path), from
-    ``starting_version`` of each to its latest version, as a stream directory (docs/stream-format.md)
-    that ``ivm run`` and the local runner read; return the tables' catalog (``catalog.delta``) and the
-    directory. Every table gets a file, empty when it has no changes."""
-    tables = {name.lower(): feed_table(name, path, storage_options) for name, path in paths.items()}
-    catalog = Catalog.of(table for table, _ in tables.values())
-    opened = {name: delta for name, (_, delta) in tables.items()}
-    commits = pending_commits({name: (table, starting_version, table.version()) for name, table in opened.items()})
-    parts: dict[str, list[pa.Table]] = {name: [] for name in opened}
+    ``starting_version`` of each (``feed_start``) to its latest version, as a stream directory
+    (docs/stream-format.md) that ``ivm run`` and the local runner read; return the tables' catalog
+    (``catalog.delta``) and the directory. Every table gets a file, empty when it has no changes."""
+    tables = {name.lower(): feed_table(name, path, storage_options, starting_version) for name, path in paths.items()}
+    catalog = Catalog.of(table for table, _, _ in tables.values())
+    paths = {name.lower(): path for name, path in paths.items()}
+    commits = pending_commits({name: (delta, start.version, delta.version()) for name, (_, delta, start) in tables.items()})
+    parts: dict[str, list[pa.Table]] = {name: [] for name in tables}
     for rank, commit in enumerate(commits):
-        feed = read_commit(opened[commit.table], commit.version)
+        _, delta, start = tables[commit.table]
+        feed = read_version(paths[commit.table], commit.version, start, storage_options, delta)
         parts[commit.table].append(commit_changes(catalog.table(commit.table), feed, commit.version, rank))
     stream_dir = Path(stream_dir)
     stream_dir.mkdir(parents=True, exist_ok=True)

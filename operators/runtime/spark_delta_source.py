@@ -18,12 +18,16 @@ The offset is the next version to read of each table and the number of commits r
 of the next commit, from which ``_seq`` is computed): ``{"rank": 7, "versions": {"orders": 4, ...}}``.
 Admission control: with ``max_versions_per_batch`` N a backlog becomes micro-batches of at most N
 commits (of all tables together) in the order above; Spark's read limit for it is ``ReadMaxFiles``,
-a commit being one file of a Delta log. A limit in rows is not offered: a commit's row count is
-known only once its feed is read, which the executors do.
+a commit being one file of a Delta log. With ``max_rows_per_batch`` R, also at most R changes (one
+commit larger than R makes a micro-batch alone; a commit is never split): the driver counts a
+pending commit's changes by reading its feed's ``_change_type`` column alone (``version_rows``,
+remembered per commit). Spark's read limit for it is ``ReadMaxRows`` when it is the only one; both
+limits are the source's own, applied unless Spark asks for everything (``ReadAllAvailable``).
 
 The driver only plans, from the Delta logs: versions and commit timestamps (``pending_commits``). Each
-commit is one partition, read by an executor's Python worker with delta-rs (``read_commit``) and
-turned into changes there (``commit_changes``). The offsets live in the checkpoint, so a restarted
+commit is one partition, read by an executor's Python worker with delta-rs (``read_version``: a
+commit's feed, or a table's snapshot where its feed was turned on late) and turned into changes
+there (``commit_changes``). The offsets live in the checkpoint, so a restarted
 query re-reads exactly the commits of the batch that was planned and not committed, with the same
 ``_seq``.
 """
@@ -38,12 +42,21 @@ import pyarrow as pa
 from deltalake import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
-from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxFiles
+from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadLimit, ReadMaxFiles, ReadMaxRows
 
 from catalog.delta import open_delta
 from catalog.schema import Column, Table
 from operators.runtime.column_types import arrow_type
-from operators.runtime.delta_feed import commit_changes, feed_table, pending_commits, read_commit
+from operators.runtime.delta_feed import (
+    Commit,
+    FeedStart,
+    admitted,
+    commit_changes,
+    feed_table,
+    pending_commits,
+    read_version,
+    version_rows,
+)
 from operators.runtime.spark_changes import OP, SEQ
 from operators.runtime.spark_inbox import TABLE, inbox_schema, table_branches
 
@@ -51,22 +64,28 @@ FORMAT = "spark_ivm_delta_feed"
 
 
 def delta_changes(spark: SparkSession, paths: Mapping[str, str], max_versions_per_batch: int | None = None,
-                  starting_version: int = 0, storage_options: Mapping[str, str] | None = None) -> dict[str, DataFrame]:
+                  starting_version: int = 0, storage_options: Mapping[str, str] | None = None,
+                  max_rows_per_batch: int | None = None) -> dict[str, DataFrame]:
     """Per table (``paths``: table name → Delta table path or URI), its changes from ``starting_version``
     on as a streaming DataFrame (``change_schema`` shape), all branches of one source; see the module
     docstring. Each table's columns and types come from its Delta schema (``catalog.delta``). The
-    change data feed must be on (``delta.enableChangeDataFeed``) from ``starting_version``."""
-    if max_versions_per_batch is not None and max_versions_per_batch < 1:
-        raise ValueError(f"max_versions_per_batch must be positive, got {max_versions_per_batch}")
-    tables = [feed_table(name, path, storage_options)[0] for name, path in paths.items()]
+    change data feed must be on (``delta.enableChangeDataFeed``) in the latest version; a table whose
+    feed was turned on after ``starting_version`` is read from its snapshot where the feed starts
+    (``delta_feed.feed_start``)."""
+    for limit, value in (("max_versions_per_batch", max_versions_per_batch), ("max_rows_per_batch", max_rows_per_batch)):
+        if value is not None and value < 1:
+            raise ValueError(f"{limit} must be positive, got {value}")
+    feeds = [(feed_table(name, path, storage_options, starting_version), path) for name, path in paths.items()]
     spark.dataSource.register(DeltaFeedSource)
     spec = {
-        "tables": {table.name: {"path": path, "columns": [[c.name, str(c.type)] for c in table.columns]}
-                   for table, path in zip(tables, paths.values(), strict=True)},
-        "starting_version": starting_version,
+        "tables": {table.name: {"path": path, "columns": [[c.name, str(c.type)] for c in table.columns],
+                                "start": [start.version, start.snapshot]}
+                   for (table, _, start), path in feeds},
         "max_versions": max_versions_per_batch,
+        "max_rows": max_rows_per_batch,
         "storage_options": dict(storage_options or {}),
     }
+    tables = [table for (table, _, _), _ in feeds]
     stream = spark.readStream.format(FORMAT).schema(inbox_schema(tables)).option("spec", json.dumps(spec)).load()
     return table_branches(stream, tables)
 
@@ -96,14 +115,19 @@ class DeltaFeedReader(DataSourceStreamReader):
         self.spec = spec
         self.tables = {name: Table(name, tuple(Column(column, type_text) for column, type_text in entry["columns"]))
                        for name, entry in spec["tables"].items()}
+        self.starts = {name: FeedStart(*entry["start"]) for name, entry in spec["tables"].items()}
         self._opened: dict[str, DeltaTable] = {}
+        self._rows: dict[Commit, int] = {}
 
     def initialOffset(self) -> dict:
-        return {"rank": 0, "versions": dict.fromkeys(self.tables, self.spec["starting_version"])}
+        return {"rank": 0, "versions": {name: start.version for name, start in self.starts.items()}}
 
     def getDefaultReadLimit(self) -> ReadLimit:
-        limit = self.spec["max_versions"]
-        return ReadAllAvailable() if limit is None else ReadMaxFiles(limit)
+        if self.spec["max_versions"] is not None:
+            return ReadMaxFiles(self.spec["max_versions"])
+        if self.spec["max_rows"] is not None:
+            return ReadMaxRows(self.spec["max_rows"])
+        return ReadAllAvailable()
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         pending = {}
@@ -112,8 +136,8 @@ class DeltaFeedReader(DataSourceStreamReader):
             table.update_incremental()
             pending[name] = (table, start["versions"][name], table.version())
         commits = pending_commits(pending)
-        if isinstance(limit, ReadMaxFiles):
-            commits = commits[: limit.max_files]
+        if not isinstance(limit, ReadAllAvailable):
+            commits = admitted(commits, self.spec["max_versions"], self.spec["max_rows"], self._commit_rows)
         versions = dict(start["versions"])
         for commit in commits:
             versions[commit.table] = commit.version + 1
@@ -128,13 +152,20 @@ class DeltaFeedReader(DataSourceStreamReader):
 
     def read(self, partition: CommitSlice) -> Iterator[pa.RecordBatch]:
         table = self.tables[partition.table]
-        feed = read_commit(open_delta(self.spec["tables"][table.name]["path"], self.spec["storage_options"]),
-                           partition.version)
+        feed = read_version(self.spec["tables"][table.name]["path"], partition.version, self.starts[table.name],
+                            self.spec["storage_options"])
         changes = commit_changes(table, feed, partition.version, partition.rank)
         yield from _inbox_rows(self.tables.values(), table.name, changes).to_batches()
 
     def commit(self, end: dict) -> None:
         pass
+
+    def _commit_rows(self, commit: Commit) -> int:
+        """``version_rows`` of ``commit``, counted once per reader (a version never changes)."""
+        if commit not in self._rows:
+            self._rows[commit] = version_rows(self._table(commit.table), self.spec["tables"][commit.table]["path"],
+                                              commit.version, self.starts[commit.table], self.spec["storage_options"])
+        return self._rows[commit]
 
     def _table(self, name: str) -> DeltaTable:
         """The table's ``DeltaTable``, opened once per reader (``update_incremental`` brings it forward)."""

@@ -249,6 +249,8 @@ class SetOperation(LogicalPlan):
 
     child_fields = ("left", "right")
     variant_field = "kind"
+    # a query's body, a branch, or a derived table read as a relation (rules/derived_rows.py): per-row counts
+    maintained = True
     kind: str
     left: LogicalPlan
     right: LogicalPlan

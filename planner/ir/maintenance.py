@@ -29,7 +29,16 @@ from planner.ir import fk_graph
 from planner.ir.expressions import Column, Expr
 from planner.ir.fk_graph import FkEdge
 from planner.ir.guarantee import Guarantee
-from planner.ir.logical import LogicalPlan, NamedExpr, SortKey, grouped_output
+from planner.ir.logical import (
+    Filter,
+    LogicalPlan,
+    NamedExpr,
+    Project,
+    SetOperation,
+    SortKey,
+    SubqueryAlias,
+    grouped_output,
+)
 from planner.ir.notation import notation_value
 
 #: A live-tuple stage's cost (AJU §3.3): a tuple is filed in O(1); when the child it waits on turns
@@ -66,12 +75,16 @@ class ViewAtom(LogicalPlan):
     Decorrelated EXISTS/IN subqueries become views grouped by their correlation columns, so the join
     back is a join on the view's key: a foreign-key join (AJU §5). ``anti`` (NOT EXISTS/NOT IN): an
     outer tuple qualifies when no view row has its key, and the view contributes no columns.
+
+    ``key`` None: the view's rows have no key, a bag like a table without a primary key (a derived
+    table of window functions or of a set operation, rules/derived_rows.py); joined by the
+    materializing fallback, never referenced along a foreign key.
     """
 
     child_fields = ("child",)
     maintained = True
     alias: str
-    key: tuple[str, ...]
+    key: tuple[str, ...] | None
     columns: tuple[str, ...]
     anti: bool
     child: LogicalPlan
@@ -89,6 +102,21 @@ class ViewAtom(LogicalPlan):
     def rows(self) -> tuple[Column, ...]:
         """The columns of the rows the subplan emits (also for an anti view)."""
         return tuple(Column(self.alias, c) for c in self.columns)
+
+    @property
+    def computes(self) -> str:
+        """What computes a keyless view's rows: ``window`` or its set operation (``UNION ALL``), the first
+        of them under its derived table's filters, aliases and select list."""
+        found = self.child
+        while isinstance(found, Filter | SubqueryAlias | Project):
+            found = found.child
+        return found.kind.replace("_", " ").upper() if isinstance(found, SetOperation) else "window"
+
+    def own_guarantee(self) -> Guarantee:
+        if self.key is not None:
+            return Guarantee()
+        # its stages' costs are its subplan's; each changed row then costs what a change costs above
+        return Guarantee.stated(f"derived table {self.alias} ({self.computes}) read as a relation fed by its row changes")
 
 
 @attrs.frozen

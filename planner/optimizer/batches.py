@@ -17,6 +17,7 @@ from rules.aggregate import MaintainGroupAggregate, MaintainRingAggregate
 from rules.change_propagation import ChooseChangePropagationJoin
 from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
+from rules.derived_rows import MaintainDerivedRowsAsView
 from rules.distinct import MaintainDistinct
 from rules.exists_inequality import DecorrelateInequalityCorrelation
 from rules.factorized_output import ChooseFactorizedViewTree
@@ -50,7 +51,8 @@ from rules.view_tree import ChooseViewTree
 from rules.window import MaintainWindow
 
 NORMALIZE = (
-    JoinSubqueriesOverOuterJoins(), InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), PushSelectionsThroughOuterJoins(),
+    JoinSubqueriesOverOuterJoins(), InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(),
+    MaintainDerivedRowsAsView(), PushSelectionsThroughOuterJoins(),
     FlattenInnerJoins(), FactorCommonConjuncts(),
     DecorrelateNullAwareNotIn(), DecorrelateInequalityCorrelation(), DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )

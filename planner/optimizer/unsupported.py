@@ -15,12 +15,10 @@ from planner.ir.logical import (
     Limit,
     LogicalPlan,
     Project,
-    SetOperation,
     SubqueryAlias,
 )
 from planner.ir.maintenance import Atom, GroupAggregate, JoinGraph, RingAggregate, ViewAtom
 from planner.ir.outer_join import OuterJoin
-from planner.ir.window import MaintainedWindow
 from planner.optimizer.context import OptimizerContext
 
 
@@ -53,15 +51,10 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
             below = child.child if isinstance(child, Project) else child
             return (f"SELECT DISTINCT is maintained over the select list of a join or an aggregate (a count per "
                     f"row), not over {below.node_name}")
-        case SetOperation(kind=kind):
-            return f"{kind.upper()} is maintained only between two maintained queries; one side here is not"
-        case SubqueryAlias(alias=alias, child=Project(child=MaintainedWindow())):
-            return (f"the derived table or WITH view {alias} computes window functions: their rows are maintained as "
-                    "the query's result, filtered and projected by the query around them (the top-N pattern), but "
-                    "joining or grouping them is not supported yet")
         case SubqueryAlias(alias=alias):
             return (f"the derived table or WITH view {alias} sorts, limits or aggregates, so it cannot be inlined, "
-                    "and it is not a grouped select list keyed by its group, the one kind maintained as a view")
+                    "and it is none of the kinds maintained as a view: a grouped select list keyed by its group, "
+                    "window functions, a set operation")
         case Limit():
             return "LIMIT without ORDER BY is not deterministic; add ORDER BY"
         case Filter(condition=cond) if contains_subquery(cond) and "JoinSubqueriesOverOuterJoins" in refusals:
@@ -92,8 +85,9 @@ def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str | None:
     (then the lowering's own error names what it could not build)."""
     deepest: LogicalPlan | None = None
     holder: LogicalPlan | None = None
-    # a derived table kept whole as an outer join's side: its plan is maintained, its alias re-qualifies it
-    sides = {id(side) for node in plan.walk() if isinstance(node, OuterJoin) for side in node.children
+    # a derived table kept whole as an outer join's side, or read as a relation (a view without a key): its
+    # plan is maintained, its alias re-qualifies it
+    sides = {id(side) for node in plan.walk() if isinstance(node, OuterJoin | ViewAtom) for side in node.children
              if isinstance(side, SubqueryAlias)}
     for node in plan.walk():
         if not node.maintained and id(node) not in sides:

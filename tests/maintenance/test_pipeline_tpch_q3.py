@@ -1,15 +1,17 @@
 """The contract of ``examples/pipelines/tpch_q3``: ``run_steps.sh STREAM_DIR OUT_DIR`` maintains TPC-H Q3
 in a Spark Declarative Pipeline over a stream in three runs, and leaves the result in ``OUT_DIR/result``.
 
-Checked here: the result equals Q3 recomputed by DuckDB over the stream's final tables (non-empty,
-in ORDER BY with ties), and each run after the first read only the change files landed for it (the
-stateful flow's checkpoint: one micro-batch per run, whose source log names exactly that step's
-files). Slow: three pipeline runs, each starting Spark (minutes on two cores).
+Checked here: the script's own check passed (``check.py``: the result equals ``spark.sql``'s Q3 over
+the stream's final tables; each run read only its own change files), the result equals Q3
+recomputed by DuckDB too (non-empty, in ORDER BY with ties), and each run after the first read only
+the change files landed for it (the stateful flow's checkpoint: one micro-batch per run, whose source
+log names exactly that step's files). Slow: three pipeline runs and the check, each starting Spark
+(minutes on two cores).
 """
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import subprocess
 from pathlib import Path
 
@@ -24,8 +26,15 @@ from planner.workloads.tpch_streams import make_stream
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ROOT / "examples" / "pipelines" / "tpch_q3"
 TABLES = ("customer", "orders", "lineitem")
-#: the flow writing the change feed: its checkpoint under the pipeline's storage (SDP's layout)
-FLOW_CHECKPOINT = Path("_checkpoints/spark_catalog/default/q3_changes/q3_changes/0")
+
+
+def _check_module():
+    """``examples/pipelines/tpch_q3/check.py``, the script's own check, imported for its checkpoint reader."""
+    spec = importlib.util.spec_from_file_location("tpch_q3_check", PROJECT / "check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 pytestmark = pytest.mark.slow
 
@@ -42,16 +51,6 @@ def _small_q3_stream(tables: dict[str, list[tuple]], directory: Path) -> Path:
     return stream
 
 
-def _read_files(checkpoint: Path, batch: int) -> set[str]:
-    """The files each file source of the flow read in micro-batch ``batch``, by name."""
-    names = set()
-    for source in (checkpoint / "sources").iterdir():
-        log = source / str(batch)
-        if log.exists():
-            names |= {Path(json.loads(line)["path"]).name for line in log.read_text().splitlines()[1:]}
-    return names
-
-
 def test_run_steps_maintains_q3_in_three_pipeline_runs(tpch_tables, tmp_path):
     if not (ROOT / ".venv" / "bin" / "python").exists():
         pytest.skip("run_steps.sh uses the repository's .venv (`make` makes it)")
@@ -61,6 +60,8 @@ def test_run_steps_maintains_q3_in_three_pipeline_runs(tpch_tables, tmp_path):
     completed = subprocess.run([str(PROJECT / "run_steps.sh"), str(stream), str(out)], cwd=tmp_path,
                                capture_output=True, text=True, timeout=3600)
     assert completed.returncode == 0, completed.stdout[-3000:] + completed.stderr[-3000:]
+    assert "check: the result equals spark.sql's Q3 over the stream's final tables" in completed.stdout
+    assert "check failed" not in completed.stderr
 
     files = sorted((out / "result").glob("*.parquet"))
     assert files, "no result files"
@@ -75,11 +76,13 @@ def test_run_steps_maintains_q3_in_three_pipeline_runs(tpch_tables, tmp_path):
     assert reference.is_informative(), "Q3 over the final tables is empty: the comparison would prove nothing"
     assert_matches_reference(rows, reference, "Q3 after three pipeline runs")
 
-    checkpoint = out / "storage" / FLOW_CHECKPOINT
+    check = _check_module()
+    checkpoint = out / "storage" / check.FLOW_CHECKPOINT
     assert sorted(int(p.name) for p in (checkpoint / "commits").iterdir() if p.name.isdigit()) == [0, 1, 2]
+    read = check.read_files(checkpoint)
     for step in (1, 2, 3):
         landed = {f"part-{step:05d}-of-00003.parquet"}
-        assert _read_files(checkpoint, step - 1) == landed, f"run {step} read other change files than its own"
+        assert read[step - 1] == landed, f"run {step} read other change files than its own"
     for table in TABLES:
         assert sorted(p.name for p in (out / "changes" / table).glob("*.parquet")) == [
             f"part-{step:05d}-of-00003.parquet" for step in (1, 2, 3)]

@@ -17,7 +17,6 @@ import pytest
 
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.stream import Update
-from planner.compiler import UnsupportedQueryError
 from planner.sql.errors import UnsupportedSqlError
 from planner.view import MaintainedView
 from tests.maintenance.checking import check_against_recomputation
@@ -196,9 +195,3 @@ def test_unsupported_windows_are_refused_with_the_reason(sql, words):
         MaintainedView(sql, CATALOG)
     assert words in str(refused.value)
 
-
-def test_a_windowed_derived_table_joined_or_grouped_is_refused_with_the_reason():
-    sql = ("select cust, count(*) from (select cust, rank() over (partition by cust order by amount) r from orders) x "
-           "where r <= 2 group by cust")
-    with pytest.raises(UnsupportedQueryError, match="computes window functions"):
-        MaintainedView(sql, CATALOG)

@@ -26,13 +26,20 @@ ACTIONS = ["append orders"] * 3 + ["delete orders", "update orders", "update a c
                                    "upsert customers"]
 
 
-def make_delta_tables(root: Path, steps: int, seed: int) -> dict[str, str]:
+def make_delta_tables(root: Path, steps: int, seed: int, late_feed: bool = False) -> dict[str, str]:
     """Create ``customers`` and ``orders`` under ``root`` and change them ``steps`` times; return
-    their paths by table name. Keys are declared as the tables' ``ivm.primary_key`` properties."""
+    their paths by table name. Keys are declared as the tables' ``ivm.primary_key`` properties.
+    ``late_feed``: ``customers`` is created without a change data feed, changed three times (an
+    append, an update, a delete) and only then given one."""
     rng = random.Random(seed)
     paths = {"customers": str(root / "customers"), "orders": str(root / "orders")}
     write_deltalake(paths["customers"], _customers([(key, rng.choice(SEGMENTS)) for key in range(1, 5)]),
-                    configuration=CDF)
+                    configuration=None if late_feed else CDF)
+    if late_feed:
+        write_deltalake(paths["customers"], _customers([(5, "AUTO"), (6, None)]), mode="append")
+        DeltaTable(paths["customers"]).update(updates={"c_segment": "'BUILD'"}, predicate="c_custkey = 2")
+        DeltaTable(paths["customers"]).delete("c_custkey = 3")
+        DeltaTable(paths["customers"]).alter.set_table_properties(CDF, raise_if_not_exists=False)
     write_deltalake(paths["orders"], _orders([_order(rng, key) for key in range(1, 7)]), configuration=CDF)
     DeltaTable(paths["customers"]).alter.set_table_properties({"ivm.primary_key": "c_custkey"},
                                                               raise_if_not_exists=False)

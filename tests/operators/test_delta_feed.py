@@ -15,7 +15,15 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 
 from catalog.delta import catalog_from_delta
-from operators.runtime.delta_feed import ROW_BITS, Commit, merged_commits, write_delta_stream
+from operators.runtime.delta_feed import (
+    ROW_BITS,
+    Commit,
+    FeedStart,
+    admitted,
+    feed_start,
+    merged_commits,
+    write_delta_stream,
+)
 from operators.runtime.stream import StreamFormatError, read_stream
 from planner.workloads.oracle import DuckDBOracle
 from tests.maintenance.checking import check_against_recomputation, stream_tables
@@ -53,8 +61,9 @@ def test_the_catalog_comes_from_the_delta_schema_and_properties(tmp_path):
     assert [(c.name, str(c.type)) for c in table.unsupported_columns] == [("blob", "binary")]
 
 
-def test_the_local_runner_follows_a_delta_feed_to_each_tables_latest_version(tmp_path):
-    paths = make_delta_tables(tmp_path, steps=30, seed=7)
+@pytest.mark.parametrize("late_feed", [False, True], ids=["feed-from-creation", "feed-turned-on-late"])
+def test_the_local_runner_follows_a_delta_feed_to_each_tables_latest_version(tmp_path, late_feed):
+    paths = make_delta_tables(tmp_path, steps=30, seed=7, late_feed=late_feed)
     catalog, stream = write_delta_stream(paths, tmp_path / "stream")
     assert catalog == catalog_from_delta(paths)
     updates = read_stream(stream, catalog)
@@ -74,3 +83,28 @@ def test_a_table_without_a_change_data_feed_is_refused_by_name(tmp_path):
     write_deltalake(str(tmp_path / "t"), pa.table({"k": [1]}))
     with pytest.raises(StreamFormatError, match="Delta table t at .* has no change data feed: set delta.enableChangeDataFeed"):
         write_delta_stream({"t": str(tmp_path / "t")}, tmp_path / "stream")
+
+
+def test_a_feed_turned_on_late_starts_with_the_snapshot_where_it_starts(tmp_path):
+    path = str(tmp_path / "t")
+    write_deltalake(path, pa.table({"k": pa.array([1, 2, 3], pa.int64())}))  # version 0: no feed
+    DeltaTable(path).delete("k = 2")                                         # 1: no feed
+    DeltaTable(path).alter.set_table_properties(CDF, raise_if_not_exists=False)  # 2: the feed from here on
+    DeltaTable(path).delete("k = 3")                                         # 3
+    assert feed_start(path, 3, 0) == FeedStart(2, snapshot=True)
+    assert feed_start(path, 3, 3) == FeedStart(3)
+    _, stream = write_delta_stream({"t": path}, tmp_path / "stream")
+    assert pq.read_table(stream / "t.parquet").to_pylist() == [
+        {"k": 1, "_op": 1, "_seq": 0}, {"k": 3, "_op": 1, "_seq": 1}, {"k": 3, "_op": -1, "_seq": 1 << ROW_BITS}]
+
+
+def test_admission_takes_whole_commits_up_to_both_limits_and_at_least_one():
+    commits = [Commit(version, "t", version) for version in range(5)]
+    rows = {0: 3, 1: 10, 2: 1, 3: 1, 4: 1}.__getitem__
+    count = lambda commit: rows(commit.version)  # noqa: E731
+    assert admitted(commits, None, None, count) == commits
+    assert admitted(commits, 2, None, count) == commits[:2]
+    assert admitted(commits, None, 5, count) == commits[:1]      # the second commit would make 13
+    assert admitted(commits[1:], None, 5, count) == commits[1:2]  # larger than the limit: alone
+    assert admitted(commits[2:], None, 5, count) == commits[2:]
+    assert admitted(commits[2:], 2, 5, count) == commits[2:4]

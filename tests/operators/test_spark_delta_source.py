@@ -1,9 +1,10 @@
 """Delta change data feeds drive a view through the Spark runner (``operators/runtime/spark_delta_source.py``).
 
-Two Delta tables made and changed by delta-rs (``delta_tables.py``) feed ``IncrementalViews`` through
-one streaming source, in micro-batches of at most a few commits; the view must equal ``spark.sql``
-over the tables' latest versions (read with delta-rs), after the backlog and again after more commits
-land while the query runs.
+Two Delta tables made and changed by delta-rs (``delta_tables.py``; one has its change data feed
+turned on only after three changes) feed ``IncrementalViews`` through one streaming source, in
+micro-batches of at most a few commits and a few changes; the view must equal ``spark.sql`` over the
+tables' latest versions (read with delta-rs), after the backlog and again after more commits land
+while the query runs. Its change feed and its result are then kept in Delta tables.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from deltalake import DeltaTable
 
 from catalog.delta import catalog_from_delta
 from operators.runtime.column_types import arrow_type
-from operators.runtime.delta_sink import DeltaBatchWriter
+from operators.runtime.delta_feed import feed_table, pending_commits, version_rows
+from operators.runtime.delta_sink import DeltaBatchWriter, DeltaResultWriter
 from operators.runtime.spark_changes import change_schema
 from operators.runtime.spark_delta_source import delta_changes
 from operators.runtime.spark_session import make_spark_session
@@ -28,6 +30,7 @@ from tests.operators.delta_tables import QUERY, change_delta_tables, latest_rows
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 MAX_VERSIONS = 4
+MAX_ROWS = 6
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +63,11 @@ def delta_offsets(checkpoint: Path) -> list[int]:
 def test_a_delta_feed_drives_a_view_in_bounded_micro_batches(spark, tmp_path):
     from planner.session import IncrementalViews
 
-    paths = make_delta_tables(tmp_path / "delta", steps=24, seed=11)
+    paths = make_delta_tables(tmp_path / "delta", steps=24, seed=11, late_feed=True)
     catalog = catalog_from_delta(paths)
     ivm = IncrementalViews(spark, work_dir=tmp_path / "views", catalog=catalog)
-    view = ivm.create("by_segment", QUERY, sources=delta_changes(spark, paths, max_versions_per_batch=MAX_VERSIONS))
+    changes = delta_changes(spark, paths, max_versions_per_batch=MAX_VERSIONS, max_rows_per_batch=MAX_ROWS)
+    view = ivm.create("by_segment", QUERY, sources=changes)
     view.start().process_available()
     expected = latest_result(spark, catalog, paths)
     assert expected and [tuple(row) for row in view.result().collect()] == expected
@@ -75,19 +79,31 @@ def test_a_delta_feed_drives_a_view_in_bounded_micro_batches(spark, tmp_path):
 
     ends = [0, *delta_offsets(view.checkpoint)]  # the rank (commits read so far) after each micro-batch
     spans = list(pairwise(ends))
-    commits = sum(DeltaTable(path).version() + 1 for path in paths.values())  # a change that matched no row made none
+    rows = commit_rows(paths)  # a change that matched no row made no commit
     assert spans and max(end - start for start, end in spans) <= MAX_VERSIONS, spans
-    assert max(end for _, end in spans) == commits
+    assert all(end - start == 1 or sum(rows[start:end]) <= MAX_ROWS for start, end in spans), (spans, rows)
+    assert max(end for _, end in spans) == len(rows) and max(rows) > MAX_ROWS  # the late feed's snapshot
 
-    sink = str(tmp_path / "by_segment_changes")
-    query = (view.changes().writeStream.foreachBatch(DeltaBatchWriter(sink, app_id="by_segment"))
-             .option("checkpointLocation", str(tmp_path / "sink_checkpoint")).start())
-    try:
-        query.processAllAvailable()
-    finally:
-        query.stop()
-    assert weighted_rows(sink) == Counter(expected_after)
+    feed, result = str(tmp_path / "by_segment_changes"), str(tmp_path / "by_segment")
+    for writer in (DeltaBatchWriter(feed, app_id="by_segment"), DeltaResultWriter(result, app_id="by_segment")):
+        query = (view.changes().writeStream.foreachBatch(writer)
+                 .option("checkpointLocation", str(tmp_path / f"sink_{type(writer).__name__}")).start())
+        try:
+            query.processAllAvailable()
+        finally:
+            query.stop()
+    assert weighted_rows(feed) == Counter(expected_after)
+    kept = DeltaTable(result).to_pyarrow_table().to_pylist()
+    assert Counter({tuple(row[name] for name in row if name != "_count"): row["_count"] for row in kept}) == Counter(
+        expected_after)
     view.stop()
+
+
+def commit_rows(paths) -> list[int]:
+    """The number of changes of each commit the source reads, in its order (``delta_feed``'s functions)."""
+    feeds = {name: feed_table(name, path) for name, path in paths.items()}
+    commits = pending_commits({name: (delta, start.version, delta.version()) for name, (_, delta, start) in feeds.items()})
+    return [version_rows(feeds[c.table][1], paths[c.table], c.version, feeds[c.table][2]) for c in commits]
 
 
 def weighted_rows(path: str) -> Counter:

@@ -3,7 +3,9 @@
 # third of its changes (by _seq), then the second, then the rest, each landed as new change files
 # before one `ivm pipelines run`. Leaves the view's result as Parquet in OUT_DIR/result, the
 # pipeline's storage in OUT_DIR/storage and its change files in OUT_DIR/changes (both started
-# afresh). Exit code 0 only if every step succeeded. Uses the repository's .venv (`make` makes it).
+# afresh). Then checks itself (check.py): the result equals spark.sql's Q3 over the stream's final
+# tables, and each run read only the change files landed for it (the stateful flow's checkpoint).
+# Exit code 0 only if every step and the check succeeded. Uses the repository's .venv (`make` makes it).
 set -euo pipefail
 if [ $# -ne 2 ]; then
   echo "usage: $0 STREAM_DIR OUT_DIR" >&2
@@ -30,3 +32,4 @@ done
 mkdir -p "$out/result"
 cp "$out/storage/ivm/q3/table/part-00000.parquet" "$out/result/"
 echo "result: $out/result"
+PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" "$python" "$here/check.py" "$stream" "$out"

@@ -30,6 +30,7 @@ docs table (a test fails while it differs).
 from __future__ import annotations
 
 from planner.ir.functions import (
+    calendar,
     conditional,
     dates,
     datetimes,
@@ -37,6 +38,7 @@ from planner.ir.functions import (
     numeric,
     regex,
     strings,
+    tried,
     utc_timestamps,
 )
 from planner.ir.functions.registry import (
@@ -50,7 +52,7 @@ from planner.ir.functions.registry import (
     arguments,
 )
 
-_MODULES = (numeric, strings, regex, conditional, dates, datetimes, utc_timestamps, nondeterministic)
+_MODULES = (numeric, tried, strings, regex, conditional, dates, datetimes, calendar, utc_timestamps, nondeterministic)
 
 #: Every registered function, in declaration order.
 FUNCTIONS: tuple[Function, ...] = tuple(f for module in _MODULES for f in module.FUNCTIONS)
