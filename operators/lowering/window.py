@@ -35,6 +35,8 @@ def _function_spec(expr, window: MaintainedWindow, index) -> WindowFunctionSpec:
     match expr:
         case Call(op=op) if op in RANKING:
             return WindowFunctionSpec(op)
+        case Call(op="ntile", args=(buckets,)):
+            return WindowFunctionSpec("ntile", buckets=buckets.value)
         case Call(op=("lag" | "lead") as op, args=(value, offset, default)):
             return WindowFunctionSpec(op, compile_expr(value, index), offset.value, compile_expr(default, index))
         case AggregateCall(func=func, arg=arg):
@@ -54,7 +56,7 @@ def _describe(window: MaintainedWindow, partition: tuple[str, ...]) -> StageDesc
     ties = ""
     if _order_sensitive(window):
         ties = ("; ties in ORDER BY are broken by the whole row (NULLs first), where Spark leaves the order of "
-                "peers unspecified: ROW_NUMBER, LAG/LEAD and ROWS frames over peers may differ from a Spark run")
+                "peers unspecified: ROW_NUMBER, NTILE, LAG/LEAD and ROWS frames over peers may differ from a Spark run")
     return StageDescription(
         operator=f"MaintainedWindow[{window.strategy}] ({names}{bound})", inputs="rows of the query below", state=state,
         key=", ".join(partition) or "constant (does not scale out)", update_cost=WINDOW_COSTS[window.strategy],
@@ -66,7 +68,7 @@ def _order_sensitive(window: MaintainedWindow) -> bool:
     """Whether a function's values depend on the order among peers (so on how ties are broken)."""
     for function in window.functions:
         match function.expr:
-            case Call(op="row_number" | "lag" | "lead"):
+            case Call(op="row_number" | "ntile" | "lag" | "lead"):
                 return True
             case AggregateCall() if window.frame.unit == "rows":
                 return True

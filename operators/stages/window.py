@@ -4,13 +4,15 @@ The stage is keyed by the PARTITION BY values. Per partition it keeps the rows i
 sortedcontainers ``SortedList``: O(log n) insert, delete, bisect and positional access) and, for
 DENSE_RANK, the distinct ORDER BY values. A row's window values are functions of its position:
 ROW_NUMBER is the position, RANK the position of its first peer, DENSE_RANK the position of its
-ORDER BY value among the distinct ones, LAG/LEAD the row at position ∓ offset, an aggregate a fold
-over the frame's positions.
+ORDER BY value among the distinct ones, NTILE(n) a function of the position and the partition's size
+(Spark's NTile: ``_bucket``), LAG/LEAD the row at position ∓ offset, an aggregate a fold over the
+frame's positions.
 
 A change at row e can only alter the values of a contiguous run of rows around e, which each
 function states (``_reach``): ROW_NUMBER and the running frames the rows from e on, RANK, DENSE_RANK
 and RANGE frames from e's first peer on, LAG (and ROWS n PRECEDING) e and the ``offset`` rows after
-it, LEAD the ``offset`` rows before it, a whole-partition aggregate every row. The stage takes the
+it, LEAD the ``offset`` rows before it, a whole-partition aggregate and NTILE (whose buckets move
+when the partition's size does) every row. The stage takes the
 union of those runs over the batch's changes, as bounds in the order (not positions, which shift),
 computes the run's output rows after the change and before it (the changes taken out and put back:
 O(changes · log n)), and emits the difference, so exactly the rows whose values changed are emitted.
@@ -47,8 +49,8 @@ Entry = tuple[tuple, Row]
 
 @attrs.frozen
 class WindowFunctionSpec:
-    """One window function: ``kind`` (row_number, rank, dense_rank, lag, lead, sum, count, avg, min,
-    max); ``argument`` its value of a row (None: COUNT(*) or a ranking function); ``offset`` LAG/LEAD's;
+    """One window function: ``kind`` (row_number, rank, dense_rank, ntile, lag, lead, sum, count, avg,
+    min, max); ``argument`` its value of a row (None: COUNT(*) or a ranking function); ``offset`` LAG/LEAD's;
     ``default`` LAG/LEAD's value of the current row when there is no row at the offset;
     ``frame``: ``partition``, ``range`` or ``rows``, ``preceding`` None for UNBOUNDED PRECEDING."""
 
@@ -60,6 +62,8 @@ class WindowFunctionSpec:
     preceding: int | None = None
     #: a running frame read off a prefix-aggregate index (exact arguments only: frame_aggregate.py)
     indexed: bool = False
+    #: NTILE's number of buckets
+    buckets: int = 0
 
 
 class PartitionIndex:
@@ -217,6 +221,8 @@ class WindowStage(KeyedStage):
                         low, high = (entries[max(position - reach, 0)] if last >= 0 else entry), entry
                     else:
                         low, high = entry, (entries[min(position + reach, last)] if last >= 0 else entry)
+                elif kind == "ntile":  # the partition's size may change: every row's bucket may move
+                    low, high = None, None
                 elif kind in RANKING or function.frame == "rows":
                     # a row before e keeps its number, rank, dense rank and ROWS prefix
                     low, high = entry, None
@@ -260,6 +266,9 @@ class WindowStage(KeyedStage):
                         value = position + 1 if kind == "rank" else value + 1
                     previous = peers
                 yield value
+        elif kind == "ntile":
+            for position in range(low, high):
+                yield _bucket(position, len(entries), function.buckets)
         elif kind in ("lag", "lead"):
             step = -function.offset if kind == "lag" else function.offset
             for position, (_, row) in enumerate(entries.islice(low, high), low):
@@ -319,6 +328,17 @@ class WindowStage(KeyedStage):
     def _argument(function: WindowFunctionSpec, row: Row) -> object:
         """The value a row adds to an aggregate's frame (COUNT(*): every row counts, as a 1)."""
         return 1 if function.argument is None else function.argument(row)
+
+
+def _bucket(position: int, size: int, buckets: int) -> int:
+    """NTILE's bucket (from 1) of the row at 0-based ``position`` of a partition of ``size`` rows, as
+    Spark's NTile assigns it: ``size mod buckets`` leading buckets of ``size div buckets + 1`` rows,
+    then buckets of ``size div buckets`` rows."""
+    rows, larger = divmod(size, buckets)
+    padded = larger * (rows + 1)
+    if position < padded:
+        return position // (rows + 1) + 1
+    return larger + (position - padded) // rows + 1
 
 
 def _earlier(a: tuple | None, b: tuple | None) -> tuple | None:

@@ -4,7 +4,7 @@
 values of ``functions``, all evaluated over one window specification (PARTITION BY, ORDER BY and
 frame); a select list with several specifications stacks several nodes. A function is an IR
 expression: ``row_number()``, ``rank()``, ``dense_rank()`` as ``Call``s without arguments,
-``lag(x, offset, default)`` / ``lead(...)`` as ``Call``s, and SUM/COUNT/AVG/MIN/MAX as
+``ntile(n)`` as a ``Call`` of its bucket count (an INT literal), ``lag(x, offset, default)`` / ``lead(...)`` as ``Call``s, and SUM/COUNT/AVG/MIN/MAX as
 ``AggregateCall``s over the frame.
 
 ``MaintainedWindow`` (rules/window.py) is the same specification maintained per partition on an
@@ -28,6 +28,10 @@ from planner.ir.notation import notation_value
 
 RANKING = ("row_number", "rank", "dense_rank")
 OFFSETS = ("lag", "lead")
+#: functions of a row's position and of the partition's size (NTILE's bucket of the row)
+BUCKETED = ("ntile",)
+#: the functions that are not aggregates over a frame
+POSITIONAL = RANKING + BUCKETED + OFFSETS
 
 #: What one change of a partition costs, per strategy (EXPLAIN's words; n: rows of the partition).
 WINDOW_COSTS = {
@@ -41,6 +45,8 @@ WINDOW_COSTS = {
                     "(float subtree sums would depend on the index's shape)",
     "partition_aggregate": "O(partition) per change: the aggregate is re-read, and every row of the partition "
                            "carries it",
+    "bucketed": "O(partition) per change: NTILE's buckets depend on the partition's size, so a row entering or "
+                "leaving may move every row's bucket",
 }
 
 
@@ -127,11 +133,13 @@ def indexed_running(expr: Expr) -> bool:
 def strategy_of(functions: tuple[NamedExpr, ...], frame: WindowFrame, rank_limit: int | None) -> str:
     """The costliest strategy among the functions of one window (``WINDOW_COSTS``)."""
     names = [function_name(f.expr) for f in functions]
-    aggregates = any(name not in RANKING + OFFSETS for name in names)
+    aggregates = any(name not in POSITIONAL for name in names)
     if aggregates and frame.unit == "partition":
         return "partition_aggregate"
+    if any(name in BUCKETED for name in names):
+        return "bucketed"
     if aggregates and frame.preceding is None:
-        exact = all(indexed_running(f.expr) for f in functions if function_name(f.expr) not in RANKING + OFFSETS)
+        exact = all(indexed_running(f.expr) for f in functions if function_name(f.expr) not in POSITIONAL)
         return "running" if exact else "running_scan"
     if any(name in RANKING for name in names):
         return "top_n" if rank_limit is not None else "ranked"

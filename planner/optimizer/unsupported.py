@@ -74,8 +74,9 @@ def _subquery_reason(node: LogicalPlan) -> str:
     clause = {"Project": "the SELECT list", "Sort": "ORDER BY", "TopK": "ORDER BY"}.get(node.node_name, "this operator")
     return (f"{clause} holds a subquery, which is maintained only in WHERE or HAVING (EXISTS/IN, a comparison with "
             "a correlated aggregate, or a comparison with an uncorrelated scalar as a one-row view) and, in a "
-            "select list, as an uncorrelated scalar or, without GROUP BY, an aggregate correlated by equalities; "
-            "this one is neither")
+            "select list, as an uncorrelated scalar, without GROUP BY an aggregate correlated by equalities, and "
+            "an EXISTS / IN correlated by equalities (in a grouped block: inside an aggregate's argument); "
+            "this one is none of these")
 
 
 def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str | None:

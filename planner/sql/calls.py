@@ -136,10 +136,18 @@ def _percentile(parser: Spark.Parser) -> exp.Expression:
     return exp.Quantile(this=value, quantile=args[1])
 
 
+def _kept(name: str) -> Callable[[list[exp.Expression]], exp.Expression]:
+    """The parse of ``name(args)`` as written: an ``Anonymous`` call of ``name``."""
+    return lambda args: exp.Anonymous(this=name, expressions=args)
+
+
 class _Parser(Spark.Parser):
     # log10(x) is Spark's Log10 (StrictMath.log10), which sqlglot would read as log(10, x): a
     # different double in the last place (log10(1000) is 3.0, ln(1000)/ln(10) is not)
     FUNCTIONS = {**Spark.Parser.FUNCTIONS, "LOG10": lambda args: exp.Anonymous(this="log10", expressions=args)}
+    # from_utc_timestamp / to_utc_timestamp: sqlglot reads them as AT TIME ZONE forms (another
+    # function in other dialects), over a CAST the typing would not insert for a string argument
+    FUNCTIONS |= {"FROM_UTC_TIMESTAMP": _kept("from_utc_timestamp"), "TO_UTC_TIMESTAMP": _kept("to_utc_timestamp")}
     FUNCTION_PARSERS = {**Spark.Parser.FUNCTION_PARSERS, "PERCENTILE": _percentile}
 
 

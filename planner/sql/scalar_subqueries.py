@@ -38,14 +38,33 @@ _EMPTY_NULL = frozenset({"sum", "avg", "min", "max"})
 
 
 @attrs.frozen
-class _Correlated:
-    """A scalar subquery split into its grouped view's parts."""
+class Correlation:
+    """A subquery's FROM and WHERE split by the law: ``S``, φ(S) and the equality correlations."""
 
     keys: tuple[tuple[Column, Column], ...]  # (inner column, outer column) of each correlation
     local: Expr | None  # φ(S)
+    source: LogicalPlan  # S
+
+    def filtered(self) -> LogicalPlan:
+        """σ_φ(S)."""
+        return Filter(self.local, self.source) if self.local is not None else self.source
+
+    def join_condition(self, alias: str, group: tuple[NamedExpr, ...], clause: str) -> list[Expr]:
+        """``alias.k_i = outer_i`` for the view ``alias`` grouped by ``group`` (the inner key columns first)."""
+        return [typed_call("=", (Column(alias, k.name, type_of(k.expr)), outer), clause)
+                for k, (_, outer) in zip(group, self.keys, strict=False)]
+
+    def group(self) -> tuple[NamedExpr, ...]:
+        return tuple(NamedExpr(f"_k{i}", inner) for i, (inner, _) in enumerate(self.keys))
+
+
+@attrs.frozen
+class _Correlated:
+    """A scalar subquery split into its grouped view's parts."""
+
+    correlation: Correlation
     aggregates: tuple[NamedExpr, ...]
     value: Expr  # f over the aggregates' output columns
-    source: LogicalPlan  # S
 
 
 def scalar_subqueries_as_joins(
@@ -62,7 +81,7 @@ def scalar_subqueries_as_joins(
             correlated = _correlated(expr.plan, outer)
             if correlated is None:
                 return expr
-            alias = _fresh_alias(plan, outer)
+            alias = fresh_alias(plan, outer)
             plan, value = _joined(plan, alias, correlated)
             return value
         rewritten.append(NamedExpr(item.name, transform(item.expr, replace)))
@@ -78,6 +97,13 @@ def _correlated(plan: LogicalPlan, outer: frozenset[str]) -> _Correlated | None:
             return None
     if not all(isinstance(a.expr, AggregateCall) and a.expr.func in _EMPTY_COUNT | _EMPTY_NULL for a in aggregates):
         return None
+    found = correlation(child, outer, tuple(a.expr for a in aggregates))
+    return None if found is None else _Correlated(found, aggregates, value)
+
+
+def correlation(child: LogicalPlan, outer: frozenset[str], reads: tuple[Expr, ...]) -> Correlation | None:
+    """``child`` (``σ(S)`` or ``S``) split into S, φ(S) and at least one equality with an outer
+    column; None when anything else (in S, in ``reads``, or another conjunct) reads an outer column."""
     source, condition = (child.child, child.condition) if isinstance(child, Filter) else (child, None)
     inner = {n.alias for n in source.walk() if isinstance(n, Scan | SubqueryAlias)}
     keys, local = [], []
@@ -91,26 +117,24 @@ def _correlated(plan: LogicalPlan, outer: frozenset[str]) -> _Correlated | None:
             case _:
                 return None
     reads_outer = any(c.table in outer for node in source.walk() for e in node.expressions() for c in columns(e))
-    reads_outer |= any(c.table in outer for a in aggregates for c in columns(a.expr))
+    reads_outer |= any(c.table in outer for e in reads for c in columns(e))
     if not keys or reads_outer or any(i.table not in inner or o.table not in outer for i, o in keys):
         return None
-    return _Correlated(tuple(keys), conjunction(local), aggregates, value, source)
+    return Correlation(tuple(keys), conjunction(local), source)
 
 
-def _fresh_alias(plan: LogicalPlan, outer: frozenset[str]) -> str:
+def fresh_alias(plan: LogicalPlan, outer: frozenset[str]) -> str:
     taken = outer | {n.alias for n in plan.walk() if isinstance(n, Scan | SubqueryAlias)}
     return next(f"_scalar{i}" for i in range(len(taken) + 1) if f"_scalar{i}" not in taken)
 
 
 def _joined(plan: LogicalPlan, alias: str, sub: _Correlated) -> tuple[LogicalPlan, Expr]:
     """``plan ⟕ V`` on the correlation, and the subquery's value read from it."""
-    group = tuple(NamedExpr(f"_k{i}", inner) for i, (inner, _) in enumerate(sub.keys))
-    source = Filter(sub.local, sub.source) if sub.local is not None else sub.source
+    group = sub.correlation.group()
     view_items = (*(NamedExpr(k.name, Column(None, k.name, type_of(k.expr))) for k in group),
                   NamedExpr("_v", sub.value))
-    view = SubqueryAlias(alias, Project(view_items, Aggregate(group, sub.aggregates, source)))
-    on = conjunction([typed_call("=", (Column(alias, k.name, type_of(k.expr)), outer), "a scalar subquery")
-                      for k, (_, outer) in zip(group, sub.keys, strict=True)])
+    view = SubqueryAlias(alias, Project(view_items, Aggregate(group, sub.aggregates, sub.correlation.filtered())))
+    on = conjunction(sub.correlation.join_condition(alias, group, "a scalar subquery"))
     typed = {Column(None, a.name): Column(None, a.name, type_of(a.expr)) for a in sub.aggregates}
     empty = {Column(None, a.name): _empty_value(a.expr) for a in sub.aggregates}
     over_nothing = transform(sub.value, lambda e: empty.get(e, e) if isinstance(e, Column) else e)

@@ -55,6 +55,7 @@ from planner.sql.anti_joins import anti_joins
 from planner.sql.block_grouping import Grouping, RatioAsAverage, grouping_sets_plan, positive_int, presented
 from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError, located_parse_error
+from planner.sql.exists_values import subquery_values_as_joins
 from planner.sql.expressions import ExpressionConverter
 from planner.sql.from_less import from_one_row_subquery
 from planner.sql.grouped_windows import windows_outside_grouping
@@ -218,9 +219,11 @@ class _Planner:
         if window_calls(select):
             plan, windows = plan_windows(select, plan, ExpressionConverter(self, scope, ctes, "OVER"))
         items = [NamedExpr(i.name, padded.substitute(i.expr)) for i in self._select_items(select, scope, ctes, windows)]
-        if not windows and not select.args.get("group") and not select.args.get("having") \
-                and not any(contains_aggregate(i.expr) for i in items):
-            joined, items = scalar_subqueries_as_joins(plan, items, scope.aliases)
+        grouped = bool(select.args.get("group") or select.args.get("having")) or any(contains_aggregate(i.expr) for i in items)
+        if not windows:
+            joined, items = subquery_values_as_joins(plan, items, scope.aliases, grouped)
+            if not grouped:
+                joined, items = scalar_subqueries_as_joins(joined, items, scope.aliases)
             plan = joins = joined if joined is not plan else plan
         plan, items, sort_keys, union_of_sets = self._grouped(select, plan, items, scope, ctes, windows)
         plan = presented(select, plan, items, sort_keys, union_of_sets)

@@ -21,6 +21,7 @@ from planner.sql.expressions import ExpressionConverter
 from planner.sql.typing import cast
 
 _RANKING: dict[type[exp.Expression], str] = {exp.RowNumber: "row_number", exp.Rank: "rank", exp.DenseRank: "dense_rank"}
+_BUCKETS: dict[type[exp.Expression], str] = {exp.Ntile: "ntile"}
 _OFFSETS: dict[type[exp.Expression], str] = {exp.Lag: "lag", exp.Lead: "lead"}
 _WINDOW_AGGREGATES = ("sum", "count", "avg", "min", "max")
 
@@ -65,16 +66,18 @@ def _function(node: exp.Window, over: ExpressionConverter, ordered: bool) -> Exp
         raise UnsupportedSqlError(f"an aggregate with FILTER (WHERE ...) in a window is not supported: {text}")
     if isinstance(function, exp.IgnoreNulls | exp.RespectNulls):
         raise UnsupportedSqlError(f"IGNORE NULLS / RESPECT NULLS in a window function is not supported: {text}")
-    name = _RANKING.get(type(function)) or _OFFSETS.get(type(function))
+    name = _RANKING.get(type(function)) or _BUCKETS.get(type(function)) or _OFFSETS.get(type(function))
     if name is not None and not ordered:
         # Spark: "Window function row_number() requires window to be ordered"
         raise UnsupportedSqlError(f"window function {name}() requires the window to be ordered (ORDER BY), as in Spark: {text}")
     if type(function) in _RANKING:
         return Call(name, (), INT)
+    if type(function) in _BUCKETS:
+        return _ntile(function, text)
     if type(function) in _OFFSETS:
         return _offset(name, function, over, text)
     unsupported = UnsupportedSqlError(
-        f"window function {function.key} is not supported: only ROW_NUMBER, RANK, DENSE_RANK, LAG, LEAD and "
+        f"window function {function.key} is not supported: only ROW_NUMBER, RANK, DENSE_RANK, NTILE, LAG, LEAD and "
         f"SUM/COUNT/AVG/MIN/MAX OVER (...) are: {text}")
     try:
         converted = over.convert(function)
@@ -86,6 +89,17 @@ def _function(node: exp.Window, over: ExpressionConverter, ordered: bool) -> Exp
         # Spark: "DISTINCT window functions are not supported"
         raise UnsupportedSqlError(f"DISTINCT window functions are not supported (nor in Spark): {text}")
     return converted
+
+
+def _ntile(function: exp.Ntile, text: str) -> Expr:
+    """``ntile(n)``: the bucket count a positive INT constant (Spark: "Buckets expression must be
+    foldable / positive"; ``ntile()`` is Spark's ``ntile(1)``); non-literal constants are refused."""
+    buckets = function.this
+    if buckets is None:
+        return Call("ntile", (Literal(1, INT),), INT)
+    if not (isinstance(buckets, exp.Literal) and buckets.is_int and 0 < int(buckets.this) <= 2**31 - 1):
+        raise UnsupportedSqlError(f"ntile: the number of buckets must be a positive integer constant (as in Spark): {text}")
+    return Call("ntile", (Literal(int(buckets.this), INT),), INT)
 
 
 def _offset(name: str, function: exp.Expression, over: ExpressionConverter, text: str) -> Expr:
@@ -109,7 +123,7 @@ def _frame(node: exp.Window, function: Expr, ordered: bool) -> WindowFrame:
     """The frame an aggregate ranges over (``WindowFrame``); ranking and offset functions take none."""
     spec = node.args.get("spec")
     text = node.sql(dialect="spark")
-    if not isinstance(function, Call) or function.op not in (*_RANKING.values(), *_OFFSETS.values()):
+    if not isinstance(function, Call) or function.op not in (*_RANKING.values(), *_BUCKETS.values(), *_OFFSETS.values()):
         if spec is None:
             return WindowFrame("range") if ordered else WindowFrame("partition")
         return _explicit_frame(spec, ordered, text)

@@ -274,6 +274,18 @@ class _DuckDBWithSparkNullOrder(DuckDB):
     NULL_ORDERING = "nulls_are_small"
 
     class Generator(DuckDB.Generator):
+        # sqlglot reads Spark's from_utc_timestamp(ts, tz) as ``ts AT TIME ZONE tz`` and
+        # to_utc_timestamp as the reverse, which DuckDB reads the other way round (a naive local time
+        # taken in tz); written with DuckDB's timezone(tz, instant) (the local time there) and
+        # timezone(tz, local) (the instant of a local time there) instead
+        def attimezone_sql(self, expression: exp.AtTimeZone) -> str:
+            local = exp.func("timezone", expression.args["zone"], _instant(expression.this))
+            return self.sql(exp.func("timezone", exp.Literal.string("UTC"), local))
+
+        def fromtimezone_sql(self, expression: exp.FromTimeZone) -> str:
+            utc_local = exp.func("timezone", exp.Literal.string("UTC"), _instant(expression.this))
+            return self.sql(exp.func("timezone", expression.args["zone"], utc_local))
+
         def div_sql(self, expression: exp.Div) -> str:
             if expression.args.get("safe"):
                 divisor = expression.right
@@ -283,6 +295,13 @@ class _DuckDBWithSparkNullOrder(DuckDB):
                                          default=divisor.copy()))
                 expression.set("safe", False)  # (the generator works on its own copy of the tree)
             return super().div_sql(expression)
+
+
+def _instant(node: exp.Expression) -> exp.Expression:
+    """The argument of from/to_utc_timestamp as a DuckDB TIMESTAMPTZ (sqlglot's cast to TIMESTAMP
+    would make it a naive local time)."""
+    inner = node.this if isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.TIMESTAMP) else node
+    return exp.cast(inner, exp.DataType.build("TIMESTAMPTZ"))
 
 
 #: Spark's message, as the reference raises it (``SqlRuntimeError``'s text starts the same)

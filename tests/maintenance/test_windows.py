@@ -107,6 +107,11 @@ ORDERS_QUERIES = {
                                           "from orders",
     "moving average": "select id, cust, avg(amount) over (partition by cust order by id rows between 2 preceding and current row) "
                       "ma, min(price) over (partition by cust order by id rows between 1 preceding and current row) mn from orders",
+    "NTILE per customer and over everything": "select id, cust, amount, ntile(3) over (partition by cust order by amount desc, id) q, "
+                                              "ntile(4) over (order by amount, id) qq, ntile(20) over (partition by cust order by id) "
+                                              "sparse from orders",
+    "NTILE beside a top-N bound": "select * from (select id, cust, row_number() over (partition by cust order by amount, id) rn, "
+                                  "ntile(2) over (partition by cust order by amount, id) half from orders) x where rn <= 3",
     "QUALIFY on a rank alias": "select id, cust, amount, row_number() over (partition by cust order by amount desc, id) rn "
                                "from orders qualify rn <= 2",
     "QUALIFY on a window call, SELECT *": "select * from orders qualify rank() over (partition by cust order by amount desc) = 1",
@@ -166,6 +171,8 @@ def test_explain_names_the_strategy_and_cost():
     running = json.loads(explain_json(compile_query(ORDERS_QUERIES["running sums, ROWS"], CATALOG)))
     assert [w["strategy"] for w in running["windows"]] == ["running"]
     assert running["windows"][0]["update_cost"].startswith("O(log n + rows whose running value changes)")
+    ntile = json.loads(explain_json(compile_query(ORDERS_QUERIES["NTILE beside a top-N bound"], CATALOG)))
+    assert [(w["strategy"], w["update_cost"][:12]) for w in ntile["windows"]] == [("bucketed", "O(partition)")]
     doubles = json.loads(explain_json(compile_query(ORDERS_QUERIES["running DOUBLE sum, prefix re-read"], CATALOG)))
     assert [(w["strategy"], w["update_cost"][:12]) for w in doubles["windows"]] == [("running_scan", "O(partition)")]
 
@@ -175,7 +182,12 @@ def test_explain_names_the_strategy_and_cost():
     ("select sum(amount) over (order by id rows between 1 preceding and 1 following) from orders", "window frame not supported"),
     ("select id from orders where row_number() over (order by id) = 1", "window functions (OVER) in WHERE"),
     ("select count(distinct amount) over (partition by cust) from orders", "DISTINCT window functions"),
-    ("select ntile(2) over (order by id) from orders", "window function"),
+    ("select ntile(2) over (partition by cust) from orders", "window function ntile() requires the window to be ordered"),
+    ("select ntile(0) over (order by id) from orders", "the number of buckets must be a positive integer constant"),
+    ("select ntile(amount) over (order by id) from orders", "the number of buckets must be a positive integer constant"),
+    ("select ntile(2) over (order by id rows between unbounded preceding and current row) from orders",
+     "a window frame cannot be given to ntile()"),
+    ("select percent_rank() over (order by id) from orders", "window function"),
     ("select sum(amount) filter (where id > 2) over (partition by cust) from orders", "FILTER"),
 ])
 def test_unsupported_windows_are_refused_with_the_reason(sql, words):

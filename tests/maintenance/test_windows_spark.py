@@ -25,3 +25,11 @@ def spark():
 def test_window_on_spark_equals_recomputation(spark, tmp_path, name):
     check_against_recomputation(ORDERS_QUERIES[name], CATALOG, _orders_stream(seed=11, steps=200), batch_size=40,
                                 engine="spark", spark=spark, work_dir=str(tmp_path), informative_at_least=0.9)
+
+
+def test_ntile_equals_spark_sql(spark, tmp_path):
+    """NTILE's buckets as Spark's NTile assigns them (the local runner against ``spark.sql`` itself, not DuckDB)."""
+    from tests.maintenance.checking import check_against_spark
+
+    check_against_spark(ORDERS_QUERIES["NTILE per customer and over everything"], CATALOG,
+                        _orders_stream(seed=12, steps=200), 25, spark, str(tmp_path), informative_at_least=0.9)

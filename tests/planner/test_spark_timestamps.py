@@ -59,6 +59,10 @@ DAYS = ["dt", "date '2024-03-10'"]
 ANY_TIME = STAMPS + DAYS + ["s", "'2024-11-03 01:30:00'"]
 UNITS = ["'YEAR'", "'QUARTER'", "'MONTH'", "'WEEK'", "'DAY'", "'HOUR'", "'MINUTE'", "'SECOND'", "'MILLISECOND'", "'mm'",
          "'bogus'"]
+# zones as from/to_utc_timestamp read them (Java's ZoneId.of): regions, offsets, short ids, invalid spellings, columns
+ZONE_ARGS = ["'Europe/London'", "'America/Los_Angeles'", "'+05:30'", "'-8'", "'GMT+1:30'", "'UT-03:00'", "'PST'", "'EST'",
+             "'Z'", "'UTC'", "'utc'", "'Mars/Base'", "if(i > 0, 'Australia/Lord_Howe', '-03:30')",
+             "if(i > 0, 'europe/london', 'Asia/Kolkata')", "s", "cast(null as string)"]
 PATTERNS = ["'yyyy-MM-dd HH:mm:ss'", "'yy/M/d h:m:s a'", "'EEE, d MMM yyyy'", "'EEEE MMMM HH:mm:ss.SSS'", "'yyyy'"]
 
 
@@ -91,6 +95,7 @@ def _expressions() -> st.SearchStrategy[str]:
         st.builds("date_part({}, {})".format, pick(["'YEAR'", "'hour'", "'MINUTE'", "'doy'"]), pick(STAMPS + DAYS)),
         st.builds("try_cast({} as {})".format, pick(ANY_TIME), pick(["timestamp", "timestamp_ntz", "date"])),
         st.builds("({}) {} (null)".format, pick(STAMPS + DAYS), pick(["+", "-"])),
+        st.builds("{}({}, {})".format, pick(["from_utc_timestamp", "to_utc_timestamp"]), pick(ANY_TIME), pick(ZONE_ARGS)),
     )
 
 
@@ -158,3 +163,30 @@ def test_both_zones_are_compared(spark, zone):
     spark.createDataFrame([row], SPARK_SCHEMA).createOrReplaceTempView("r")
     for sql in ("date_trunc('HOUR', ts)", "hour(ts)", "cast(ts as string)", "ts + interval '1' day"):
         assert _same(_ours(sql, row, zone), _spark(spark, sql)), sql
+
+
+@pytest.mark.slow
+def test_utc_conversions_across_dst_changes_and_zone_spellings(spark):
+    """from/to_utc_timestamp at London's and Los Angeles' DST changes (a wall-clock hour missing or
+    repeated: Java's ZonedDateTime.of moves forward by the gap and takes the earlier offset), in
+    every zone spelling the property above draws; one Spark query per expression over all the rows."""
+    spark.conf.set("spark.sql.session.timeZone", "UTC")
+    edges = [datetime.datetime(2024, 3, 31, 1, 30, tzinfo=UTC), datetime.datetime(2024, 10, 27, 1, 30, tzinfo=UTC),
+             datetime.datetime(2024, 3, 10, 2, 30, tzinfo=UTC), datetime.datetime(2024, 11, 3, 1, 30, tzinfo=UTC),
+             datetime.datetime(2024, 10, 27, 0, 59, 59, 999999, tzinfo=UTC)]
+    rows = [(k, ts, None, None, None, "+1:00", k) for k, ts in enumerate(edges, 1)]
+    spark.createDataFrame(rows, SPARK_SCHEMA).createOrReplaceTempView("r")
+    compared = 0
+    for function in ("from_utc_timestamp", "to_utc_timestamp"):
+        for zone in ZONE_ARGS:
+            sql = f"{function}(ts, {zone})"
+            ours = [_ours(sql, row, "UTC") for row in rows]
+            try:
+                theirs = [("value", v) for (v,) in spark.sql(f"select {sql} from r order by k").collect()]
+            except Exception as error:  # Spark's analysis or runtime exception
+                theirs = [("error", str(error).splitlines()[0])] * len(rows)
+            for row, mine, spark_value in zip(rows, ours, theirs, strict=True):
+                assert mine[0] == spark_value[0] and (mine[0] == "error" or mine[1][1] == spark_value[1]), \
+                    f"{sql} at {row[1]}: ours {mine}, Spark {spark_value}"
+                compared += mine[0] == "value" and mine[1][1] is not None
+    assert compared >= 50

@@ -39,6 +39,7 @@ from planner.ir.functions import (
     regex,
     strings,
     tried,
+    utc_timestamps,
 )
 from planner.ir.functions.registry import (
     Arg,
@@ -51,7 +52,7 @@ from planner.ir.functions.registry import (
     arguments,
 )
 
-_MODULES = (numeric, tried, strings, regex, conditional, dates, datetimes, calendar, nondeterministic)
+_MODULES = (numeric, tried, strings, regex, conditional, dates, datetimes, calendar, utc_timestamps, nondeterministic)
 
 #: Every registered function, in declaration order.
 FUNCTIONS: tuple[Function, ...] = tuple(f for module in _MODULES for f in module.FUNCTIONS)
