@@ -30,7 +30,7 @@ from catalog.schema import FunctionalDependency, Table
 from operators.runtime.dataflow import SourceRoute, StageNode
 from operators.runtime.dependencies import DependencyState
 from operators.runtime.determinant_check import SeqChange, check_determinant
-from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates, by_chunk
+from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates
 from operators.runtime.spark_changes import SNAPSHOT_SEQ
 from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
@@ -42,6 +42,7 @@ from operators.runtime.spark_edges import (
     pack,
     unpack,
 )
+from operators.runtime.spark_state_codec import PICKLED, StateCodec
 from operators.runtime.stream import Update
 from operators.runtime.validate import ABSENT_COPY, InvalidChangeError, keyed_change_defect
 from operators.stages.base import key_getter
@@ -123,6 +124,7 @@ class ValidationStageProcessor(StatefulProcessor):
     onward: Onward
     buckets: int
     chunks: int
+    codec: StateCodec = PICKLED  # how a key's value is stored (a keyed table's row: ``RowCodec``)
     counters: Counters = OFF  # set by ``init`` (``spark_counters.task_counters``)
 
     def check_key(self, text: str, value: Any, changes: list[SeqChange], accepted: list[SeqChange],
@@ -151,18 +153,12 @@ class ValidationStageProcessor(StatefulProcessor):
         counters.count("changes in", sum(map(len, by_key.values())))
         accepted: list[SeqChange] = []
         rejected: list[tuple[SeqChange, str]] = []
-        bucket = BucketStates(self.state, counters)
-        chunked = by_chunk(by_key, self.buckets, self.chunks)
-        counters.count("chunks", len(chunked))
-        for chunk, texts in chunked.items():
-            current = bucket.chunk(chunk)
+        bucket = BucketStates(self.state, self.buckets, self.chunks, self.codec, counters)
+        for text, changes in by_key.items():
+            current = bucket.get(text)
             with counters.phase("stage"):
-                for text in texts:
-                    after = self.check_key(text, current.get(text), sorted(by_key[text], key=apply_order), accepted, rejected)
-                    if after:
-                        current[text] = after
-                    else:
-                        current.pop(text, None)
+                after = self.check_key(text, current, sorted(changes, key=apply_order), accepted, rejected)
+            bucket.put(text, after or None)
         bucket.save()
         with counters.phase("pickle changes"):
             entries = rejected_entries(self.table.name, rejected) + self.onward.entries(accepted)

@@ -2,8 +2,8 @@
 
 Each stage is ``groupBy(bucket).transformWithState(...)`` over packed rows (``spark_edges``): a Spark
 group per bucket of stage keys, the bucket's key states in one ListState of chunks (chunk → pickled
-dict of key text → state, ``spark_bucket_state``), read with one state call and written with one per
-bucket a batch touches, each chunk unpickled only when the batch touches one of its keys. The layouts
+dict of key text → the key's pickled state, ``spark_bucket_state``), read with one state call and
+written with one per bucket a batch touches, each key's state unpickled only when the batch touches it. The layouts
 measured against it (a group and a ValueState per key, one Spark row per change; MapState entries per
 key or per chunk; pandas) are in examples/benchmarks/spark_state_access.py and spark_profile.py, with
 their numbers in RESULTS.md.
@@ -42,7 +42,7 @@ from sortedcontainers import SortedDict
 
 from operators.held_errors import raise_emitted_errors
 from operators.runtime.dataflow import StageNode
-from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates, by_chunk
+from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates
 from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
     BUCKET_COLUMN,
@@ -117,8 +117,8 @@ class PackedStageProcessor(StatefulProcessor):
         counters = self.counters
         with counters.phase("python"):
             by_key = changes_by_key(rows, counters)
-            bucket = BucketStates(self.states, counters)
-            emitted = process_chunks(self.node, bucket, by_key, self.buckets, self.chunks, counters)
+            bucket = BucketStates(self.states, self.buckets, self.chunks, counters=counters)
+            emitted = process_chunks(self.node, bucket, by_key, counters)
             with counters.phase("pickle changes"):
                 return packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
 
@@ -164,26 +164,19 @@ def downstream_key_text(node: StageNode, downstream: StageNode | None) -> Callab
     return lambda row: key_text(key_of(row))
 
 
-def process_chunks(node: StageNode, bucket: BucketStates, by_key: dict[str, list[Change]], buckets: int,
-                   chunks: int, counters: Counters = OFF) -> list[tuple[Row, int]]:
+def process_chunks(node: StageNode, bucket: BucketStates, by_key: dict[str, list[Change]],
+                   counters: Counters = OFF) -> list[tuple[Row, int]]:
     """``stage.process`` once per key text of a bucket, its states read from and written back to
     ``bucket`` (one state call each way, ``spark_bucket_state``); returns the stage's output rows."""
     stage = node.stage
     emitted: list[tuple[Row, int]] = []
-    grouped = by_chunk(by_key, buckets, chunks)
-    counters.count("chunks", len(grouped))
-    for chunk, texts in grouped.items():
-        states = bucket.chunk(chunk)
+    for text, changes in by_key.items():
+        state = bucket.get(text)
         with counters.phase("stage"):
-            for text in texts:
-                changes = by_key[text]
-                first = changes[0]
-                new_state, output = stage.process(stage.key_of(first.port, first.row), states.get(text), changes)
-                if new_state is None:
-                    states.pop(text, None)
-                else:
-                    states[text] = new_state
-                emitted.extend(output)
+            first = changes[0]
+            new_state, output = stage.process(stage.key_of(first.port, first.row), state, changes)
+        bucket.put(text, new_state)
+        emitted.extend(output)
     bucket.save()
     return emitted
 

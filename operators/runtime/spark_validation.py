@@ -49,6 +49,7 @@ from operators.runtime.spark_edges import (
     key_text,
     pack,
 )
+from operators.runtime.spark_state_codec import PICKLED, RowCodec
 from operators.runtime.validate import ABSENT_COPY, keyed_change_defect
 from operators.stages.base import key_getter
 from operators.zset import Row
@@ -99,8 +100,8 @@ class ValidationProcessor(ValidationStageProcessor):
     reading the table, or to the check of its first declared dependency.
 
     Grouped by bucket; the bucket's keys are kept by chunk (a ListState of chunks, each a pickled dict
-    of key text → row, or → number of copies for a keyless table; ``spark_bucket_state``), read and
-    written with one state call each per bucket.
+    of key text → the row in ``RowCodec``'s typed encoding, or → the pickled number of copies for a
+    keyless table; ``spark_bucket_state``), read and written with one state call each per bucket.
     """
 
     def __init__(self, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]], policy: str,
@@ -111,6 +112,8 @@ class ValidationProcessor(ValidationStageProcessor):
         self.requirements = tuple(requirements)
         self.buckets, self.chunks = buckets, chunks
         self.keyed = bool(table.primary_key)
+        # a key's stored row in the compact typed encoding; a keyless table's number of copies pickled
+        self.codec = RowCodec([column.type for column in table.columns]) if self.keyed else PICKLED
         key_names = set(table.primary_key)
         self.key_of = key_getter(tuple(table.column_names.index(name) for name in table.primary_key or table.column_names))
         # Spark's types already hold every value to its column's type and range; NULL is what is left
