@@ -29,10 +29,11 @@ map or cached) is not built yet.
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import zlib
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol
 
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
@@ -70,8 +71,14 @@ def state_name(stage_id: int) -> str:
 
 
 def packed_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode | None,
-                  buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS) -> DataFrame:
-    """The layout of a stage on packed rows: top-k by its buffer, every other stage by chunks."""
+                  buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS,
+                  validations: Sequence[tuple[int, FoldedCheck]] = ()) -> DataFrame:
+    """The layout of a stage on packed rows: top-k by its buffer, every other stage by chunks;
+    ``validations`` are the tables' checks folded into it (``spark_operators``), each with the
+    ``stage`` value of its table's packed changes."""
+    if validations:
+        processor = FoldedStageProcessor(node, downstream, buckets, chunks, validations)
+        return stage_input.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
     if isinstance(node.stage, TopKStage):
         return run_top_k(stage_input, node, downstream, buckets)
     if isinstance(node.stage, GjtStage):
@@ -126,7 +133,60 @@ class PackedStageProcessor(StatefulProcessor):
         self.counters.flush()
 
 
-def changes_by_key(rows: Iterator[SparkRow], counters: Counters = OFF) -> dict[str, list[Change]]:
+class FoldedCheck(Protocol):
+    """A table's validation run inside a stage's operator (``spark_validation.ValidationProcessor``)."""
+
+    counters: Counters
+
+    def init(self, handle: StatefulProcessorHandle) -> None: ...
+
+    def checked(self, rows: list[SparkRow], counters: Counters) -> list[tuple]: ...
+
+
+class FoldedStageProcessor(PackedStageProcessor):
+    """A stage with its tables' validations folded in (``spark_operators``): in one Spark group per
+    bucket, each table's packed changes are checked against that table's rows (a state variable of
+    their own, the validation's), the accepted ones join the stage's other input as the stage's
+    changes, and the rejects go out to the sink beside the stage's output. A rejection under the
+    ``error`` policy raises before any state is written, as the validation's own operator does."""
+
+    def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int, chunks: int,
+                 validations: Sequence[tuple[int, FoldedCheck]]):
+        super().__init__(node, downstream, buckets, chunks)
+        self.validations = tuple(validations)
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        for _, check in self.validations:
+            check.init(handle)
+        super().init(handle)
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        counters, stage_id = self.counters, self.node.id
+        with counters.phase("python"):
+            with counters.phase("input rows"):
+                rows = list(rows)
+            by_key = changes_by_key([row for row in rows if row.stage == stage_id], counters)
+            rejects = []
+            for tag, check in self.validations:
+                for entry in check.checked([row for row in rows if row.stage == tag], check.counters):
+                    if entry[0] == stage_id:
+                        _, text, port, row, weight = entry
+                        by_key.setdefault(text, []).append(Change(port, row, weight))
+                    else:
+                        rejects.append(entry)
+            bucket = BucketStates(self.states, self.buckets, self.chunks, counters=counters)
+            emitted = process_chunks(self.node, bucket, by_key, counters)
+            with counters.phase("pickle changes"):
+                output = packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
+                return itertools.chain(output, (SparkRow(**record) for record in pack(rejects, self.buckets)))
+
+    def close(self) -> None:
+        for _, check in self.validations:
+            check.counters.flush()
+        super().close()
+
+
+def changes_by_key(rows: Iterable[SparkRow], counters: Counters = OFF) -> dict[str, list[Change]]:
     """A bucket's packed changes grouped by the text of their stage key."""
     with counters.phase("input rows"):
         rows = list(rows)
