@@ -147,6 +147,20 @@ def worker_counters(directory: Path) -> dict[int, dict[str, dict[str, float]]]:
     return found
 
 
+def run_with_retries(runner, attempts: int = 4) -> None:
+    """``runner.run_available()``, the query restarted from its checkpoint when a Python worker missed
+    Spark's fixed 10 s connect-back timeout (a loaded machine), so that an older runner without its
+    own retry can be profiled on the same machine; the batches before a restart lose their progress."""
+    for attempt in range(attempts):
+        try:
+            runner.run_available()
+            return
+        except Exception as error:  # SparkBatchError, whose module path moved between versions
+            if attempt == attempts - 1 or "failed to connect back" not in str(error):
+                raise
+            print(f"restarting after a Python worker start timeout ({attempt + 1})", file=sys.stderr)
+
+
 def profile(args) -> dict:
     catalog = load_catalog(args.catalog)
     stream = Path(args.stream)
@@ -161,7 +175,7 @@ def profile(args) -> dict:
     started = time.perf_counter()
     view = MaintainedView(sql, catalog, engine="spark", spark=spark, changes=changes, keep_outputs=False)
     runner = view.runner
-    runner.run_available()
+    run_with_retries(runner)
     seconds = time.perf_counter() - started
     progress = [json.loads(p.json) for p in runner.query.recentProgress]
     names = operator_names(spark, runner.checkpoint_dir, view)

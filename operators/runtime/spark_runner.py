@@ -37,6 +37,7 @@ for large state and sizeable batches; the local runner is faster below that.
 from __future__ import annotations
 
 import json
+import logging
 import pickle
 import re
 import shutil
@@ -66,6 +67,7 @@ from operators.runtime.spark_session import (
     is_connect,
     make_spark_session,
     prepare_workers,
+    recorded_partitions,
     state_partitions_pinned,
 )
 from operators.runtime.spark_sink import BatchOutput, ResultSink
@@ -76,6 +78,11 @@ from operators.runtime.spark_validation import state_name as validation_state
 from operators.runtime.stream import Update, UpdateBatch
 from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
 from operators.zset import Row, consolidate
+
+log = logging.getLogger(__name__)
+#: Spark's message when a Python worker misses its fixed connect-back timeout (``PythonWorkerFactory``).
+WORKER_START_TIMEOUT = "Python worker failed to connect back"
+WORKER_START_RETRIES = 3
 
 
 class SparkRunner:
@@ -122,6 +129,7 @@ class SparkRunner:
                                result_start(dataflow), keep_outputs, dataflow.visible_width)
         fresh = not _numbered(self.checkpoint_dir / "commits")
         check_state_layout(self.work_dir, fresh)
+        self.partitions = recorded_partitions(self.spark, self.work_dir, fresh)
         self._reads_inbox = changes is None
         # a table without a given stream reads the inbox (empty unless ``apply`` fills it)
         inbox_tables = [table for name, table in self.tables.items() if name not in (changes or {})]
@@ -218,13 +226,22 @@ class SparkRunner:
 
     def run_available(self) -> None:
         """Run micro-batches until every available change is processed; a failed one raises
-        ``SparkBatchError`` with the worker's error (the query then stops)."""
-        if not self.query.isActive:
-            self.query = self._start_query()
-        try:
-            self.query.processAllAvailable()
-        except StreamingQueryException as err:
-            raise SparkBatchError(*_python_error(err)) from None
+        ``SparkBatchError`` with the worker's error (the query then stops).
+
+        A Python worker that does not connect back to the JVM within Spark's fixed 10 s (it happens
+        on a loaded machine, where starting an interpreter takes that long) fails the micro-batch
+        before anything is committed; the query is then restarted from its checkpoint, which re-runs
+        the same planned batch, up to ``WORKER_START_RETRIES`` times."""
+        for attempt in range(WORKER_START_RETRIES + 1):
+            if not self.query.isActive:
+                self.query = self._start_query()
+            try:
+                self.query.processAllAvailable()
+                return
+            except StreamingQueryException as err:
+                if attempt == WORKER_START_RETRIES or WORKER_START_TIMEOUT not in str(err):
+                    raise SparkBatchError(*_python_error(err)) from None
+                log.warning("a Python worker did not start in time; restarting the query from its checkpoint")
 
     def current_result(self) -> list[Row]:
         """The result table's rows after the newest batch (one row per copy)."""
@@ -282,7 +299,7 @@ class SparkRunner:
     def _start_query(self) -> StreamingQuery:
         outputs = result_stream(self.dataflow, self.tables, self._changes, self.policy, self.buckets, self.chunks,
                                 self._start, self._start_stages)
-        with state_partitions_pinned(self.spark):
+        with state_partitions_pinned(self.spark, self.partitions):
             return (
                 outputs.writeStream.foreachBatch(self.sink)
                 .option("checkpointLocation", str(self.checkpoint_dir))
