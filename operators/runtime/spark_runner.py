@@ -11,7 +11,9 @@ The query, from its sources to its sink (ARCHITECTURE.md, "Physical execution"):
    against the key's row in the state store (and refuses deletes from an ``ivm.insert_only`` table),
    then, for a table declaring functional dependencies, one stage per dependency keyed by its
    determinant (``spark_dependencies``); the last routes accepted changes to the stages reading the
-   table. ``ivm.static`` is checked by ``apply`` on the driver (one flag: was a batch loaded);
+   table. Where the one stage reading a table is keyed by primary-key columns, the check runs inside
+   that stage's operator instead (``spark_operators``: one shuffle, Python pass and commit fewer).
+   ``ivm.static`` is checked by ``apply`` on the driver (one flag: was a batch loaded);
    a static table read from a given change stream is refused (``refuse_static_streams``);
 3. every keyed stage as ``groupBy(bucket).transformWithState(...)`` over packed rows, its inputs
    unioned (``spark_stage_processors``; the edge format is ``spark_edges``);
