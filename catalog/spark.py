@@ -38,6 +38,8 @@ from pyspark.sql.types import (
     ShortType,
     StringType,
     StructField,
+    TimestampNTZType,
+    TimestampType,
     VarcharType,
 )
 
@@ -57,6 +59,8 @@ _SPARK_TYPES: dict[type[DataType], types.DataType] = {
     CharType: types.STRING,
     VarcharType: types.STRING,
     DateType: types.DATE,
+    TimestampType: types.TIMESTAMP,
+    TimestampNTZType: types.TIMESTAMP_NTZ,
     BooleanType: types.BOOLEAN,
 }
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from collections.abc import Callable
 from typing import TypeVar
 
 import attrs
@@ -30,22 +31,22 @@ from operators.runtime.spark_operators import (
 from operators.runtime.validate import Validator
 from planner.compiler import CompiledQuery
 from planner.explain_classes import classes_json, classes_text
-from planner.explain_gjt import gjt_json, gjt_of, gjt_text
+from planner.explain_gjt import gjt_json, gjt_text
 from planner.explain_headline import cost_line, strategy_names, worst_costs
-from planner.explain_heavy_light import heavy_light_json, heavy_light_of, heavy_light_text
+from planner.explain_heavy_light import heavy_light_json, heavy_light_text
 from planner.explain_outer_join import DESCRIPTION as OUTER_JOINS
 from planner.explain_outer_join import outer_join_of, outer_joins_json, outer_joins_text
 from planner.explain_scalar import scalar_products_json, scalar_products_text
-from planner.explain_view_tree import view_tree_json, view_tree_of, view_tree_text
+from planner.explain_subquery import subqueries_json, subqueries_text
+from planner.explain_view_tree import view_tree_json, view_tree_text
 from planner.explain_window import windows_json, windows_text
-from planner.ir.maintenance import (
-    ChangePropagationJoin,
-    ForeignKeyJoin,
-    NestedAggregate,
-    ParameterizedAggregate,
-)
+from planner.ir.gjt_maintenance import GeneralizedJoinTree
+from planner.ir.heavy_light_plan import HeavyLightTriangleCount
+from planner.ir.maintenance import ChangePropagationJoin, ForeignKeyJoin, NestedAggregate
 from planner.ir.notation import print_plan
+from planner.ir.outer_join import OuterJoin
 from planner.ir.outer_references import deep_outer_references
+from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 
 T = TypeVar("T")
 
@@ -75,7 +76,7 @@ TWO_LEVELS = ("; with a subquery nested two levels (RPAI §5.2.1, NQ2) an update
 
 def _nested_description(nested: NestedAggregate) -> str:
     text = NESTED_STRATEGIES[nested.strategy]
-    return text + TWO_LEVELS if any(isinstance(q, ParameterizedAggregate) for q in nested.subqueries) else text
+    return text + TWO_LEVELS if nested.two_levels else text
 
 
 CHANGE_PROPAGATION = {
@@ -105,29 +106,35 @@ JOIN_SELECT = ("join-select (AJU Theorem 15): the tuples of each key ordered by 
 
 
 def strategy_of(compiled: CompiledQuery) -> dict:
-    """The strategies chosen and their guarantees."""
-    if outer_join_of(compiled) is not None:
-        return {"strategy": "outer_join", "root": None, "fk_edges": [], "description": OUTER_JOINS,
-                "outer_joins": outer_joins_json(compiled)}
-    if gjt_of(compiled) is not None:
-        return gjt_json(compiled)
-    join = _first(compiled, ForeignKeyJoin)
+    """The strategies chosen and their guarantees: the section of the first node class of
+    ``STRATEGY_SECTIONS`` (in its order) found in the plan, with the nested aggregate and join-selects."""
     nested = _first(compiled, NestedAggregate)
-    propagation = _first(compiled, ChangePropagationJoin)
     extra = {"nested_aggregate": nested.strategy, "nested_description": _nested_description(nested)} if nested else {}
     selects = [s for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) for s in n.join_selects]
     if selects:
         extra["join_selects"] = [f"{s.row} {s.op} {s.value}" for s in selects]
-    if view_tree_of(compiled) is not None:
-        return {**view_tree_json(compiled), **extra}
-    if heavy_light_of(compiled) is not None:
-        return {**heavy_light_json(compiled), **extra}
-    if propagation is not None:
-        why = compiled.context.decisions.get("ChooseChangePropagationJoin", "")
-        return {"strategy": f"change_propagation_{propagation.tree_kind}", "root": None, "fk_edges": [], **extra,
-                "description": CHANGE_PROPAGATION[propagation.tree_kind] + (f" ({why})" if why else "")}
-    if join is None:
-        return {"strategy": "none", "root": None, "fk_edges": [], **extra}
+    for kind, section in STRATEGY_SECTIONS.items():
+        node = _first(compiled, kind)
+        found = None if node is None else section(compiled, node, extra)
+        if found is not None:
+            return found
+    return {"strategy": "none", "root": None, "fk_edges": [], **extra}
+
+
+def _outer_join_section(compiled: CompiledQuery, node: OuterJoin, extra: dict) -> dict | None:
+    if outer_join_of(compiled) is None:  # an outer join inside another block: that block's section
+        return None
+    return {"strategy": "outer_join", "root": None, "fk_edges": [], "description": OUTER_JOINS,
+            "outer_joins": outer_joins_json(compiled)}
+
+
+def _propagation_section(compiled: CompiledQuery, node: ChangePropagationJoin, extra: dict) -> dict:
+    why = compiled.context.decisions.get("ChooseChangePropagationJoin", "")
+    return {"strategy": f"change_propagation_{node.tree_kind}", "root": None, "fk_edges": [], **extra,
+            "description": CHANGE_PROPAGATION[node.tree_kind] + (f" ({why})" if why else "")}
+
+
+def _foreign_key_section(compiled: CompiledQuery, join: ForeignKeyJoin, extra: dict) -> dict:
     return {**extra,
         "strategy": "aju_fk_tree" if join.edges else "single_relation",
         "description": (
@@ -140,6 +147,19 @@ def strategy_of(compiled: CompiledQuery) -> dict:
         "assertion_keys": {r: list(d) for r, d in join.assertion_keys.items()},
         "auxiliary_attributes": {r: list(d) for r, d in join.auxiliary_attributes.items()},
     }
+
+
+#: The strategy section of EXPLAIN, by the class of the node that stands for the join block, strongest
+#: claim first: (compiled query, the first such node, the nested aggregate's and join-selects' fields) → fields.
+STRATEGY_SECTIONS: dict[type, Callable[[CompiledQuery, object, dict], dict | None]] = {
+    OuterJoin: _outer_join_section,
+    GeneralizedJoinTree: lambda compiled, node, extra: gjt_json(compiled),
+    ViewTreeAggregate: lambda compiled, node, extra: {**view_tree_json(compiled), **extra},
+    FactorizedViewTree: lambda compiled, node, extra: {**view_tree_json(compiled), **extra},
+    HeavyLightTriangleCount: lambda compiled, node, extra: {**heavy_light_json(compiled), **extra},
+    ChangePropagationJoin: _propagation_section,
+    ForeignKeyJoin: _foreign_key_section,
+}
 
 
 def _keys_text(keys: dict[str, list[str]]) -> str:
@@ -180,7 +200,8 @@ def compact_text(compiled: CompiledQuery) -> str:
     its inputs, key, state and cost, the sources, what was not applied and why, Spark's status."""
     stages = [[r[c] for c in COMPACT_COLUMNS] for r in maintenance_rows(compiled) if not r["operator"].startswith("Source ")]
     parts = [*_wrapped(f"Strategy: {'; '.join(strategy_names(compiled))}"),
-             *_wrapped(f"Update cost (the worst stages): {cost_line(update_costs(compiled)) or 'none: no stage'}"), ""]
+             *_wrapped(f"Update cost (the worst stages): "
+                       f"{cost_line(update_costs(compiled), compiled.plan.guarantee()) or 'none: no stage'}"), ""]
     if stages:
         parts += [tabulate(stages, headers=COMPACT_COLUMNS, tablefmt="simple", maxcolwidths=list(COMPACT_WIDTHS)), ""]
     parts.append("Sources (each change routed in O(1); one failing the selection σ is dropped)")
@@ -189,7 +210,8 @@ def compact_text(compiled: CompiledQuery) -> str:
     join_edges = [str(e) for n in compiled.plan.walk() if isinstance(n, ForeignKeyJoin) for e in n.edges]
     if join_edges:
         parts += _wrapped(f"Foreign-key edges: {', '.join(dict.fromkeys(join_edges))}")
-    for line in (*outer_joins_text(compiled), *windows_text(compiled), *scalar_products_text(compiled)):
+    for line in (*outer_joins_text(compiled), *windows_text(compiled), *scalar_products_text(compiled),
+                 *subqueries_text(compiled)):
         parts += _wrapped(line)
     for line in spark_operator_lines(spark_operator_list(compiled)):
         parts += _wrapped(line)
@@ -307,6 +329,7 @@ def explain_json(compiled: CompiledQuery) -> str:
         "theorem11_tree": theorem11_text(compiled),
         "windows": windows_json(compiled),
         "scalar_subqueries": scalar_products_json(compiled),
+        "subqueries": subqueries_json(compiled),
         **classes_json(compiled),
     }
     return json.dumps(document, indent=2)

@@ -41,6 +41,7 @@ from operators.runtime.spark_changes import from_change_data_feed, normalized_ch
 from operators.runtime.spark_session import make_spark_session
 from planner.compiler import CompiledQuery, compile_query
 from planner.explain import explain_text
+from planner.ir.timestamps import SPARK_TIME_ZONE
 from planner.sql.catalyst import dataframe_sql
 from planner.view import MaintainedView
 
@@ -199,6 +200,8 @@ class IncrementalViews:
         # rendered as the Spark SQL it stands for, node by node (refusing any node it cannot), and
         # planned like SQL text; EXPLAIN then shows that SQL
         text = query if isinstance(query, str) else dataframe_sql(query, self.catalog)
+        if planner_options.get("time_zone") is None:  # the session's, as spark.sql reads TIMESTAMPs in
+            planner_options = {**planner_options, "time_zone": self.spark.conf.get(SPARK_TIME_ZONE)}
         return compile_query(text, self.catalog, **planner_options)
 
     def _shaped(self, table: str, changes: DataFrame, change_data_feed: bool) -> DataFrame:

@@ -36,6 +36,7 @@ from operators.runtime.validate import Rejected, Validator
 from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
 from operators.zset import Changelog, Row, consolidate
 from planner.compiler import CompiledQuery, compile_query
+from planner.ir.timestamps import SPARK_TIME_ZONE
 from planner.ir.values import SqlRuntimeError
 from planner.sql.scope import output_types
 
@@ -63,6 +64,9 @@ class MaintainedView:
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         options = {k: v for k, v in planner_options.items() if v is not None}
+        if engine == "spark" and spark is not None:
+            # TIMESTAMP semantics (date_trunc, hour, casts) follow the session's time zone, as spark.sql's do
+            options.setdefault("time_zone", spark.conf.get(SPARK_TIME_ZONE))
         self.catalog = catalog
         self.engine = engine
         # a CompiledQuery is a plan made elsewhere (from a DataFrame's Catalyst plan, by the session API)

@@ -80,23 +80,20 @@ class MaintainRingAggregate(Rule):
     Paper: AJU §5 Theorem 14 (SUM/COUNT aggregation in O(1) per delta tuple).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # γ_{g; Σ}(Q) with Σ ⊆ {sum, count, avg}: Δγ(Q) = γ(ΔQ) added into the group's value
-                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree() | OuterJoin()
-                                                 | ThresholdFilter()) as child):
-                    not_rings = sorted({_describe(item.expr) for item in aggregates if not _is_ring(item.expr)})
-                    if not_rings:
-                        if ctx is not None:
-                            verb = "is not a ring aggregate" if len(not_rings) == 1 else "are not ring aggregates"
-                            ctx.refuse(self.name, f"{', '.join(not_rings)} {verb}: a delete cannot be undone in O(1) "
-                                                  "without the rest of the group")
-                        return node
-                    return RingAggregate(group_by, aggregates, child)
-            return node
-
-        return plan.transform_up(convert)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # γ_{g; Σ}(Q) with Σ ⊆ {sum, count, avg}: Δγ(Q) = γ(ΔQ) added into the group's value
+            case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree() | OuterJoin()
+                                             | ThresholdFilter()) as child):
+                not_rings = sorted({_describe(item.expr) for item in aggregates if not _is_ring(item.expr)})
+                if not_rings:
+                    if ctx is not None:
+                        verb = "is not a ring aggregate" if len(not_rings) == 1 else "are not ring aggregates"
+                        ctx.refuse(self.name, f"{', '.join(not_rings)} {verb}: a delete cannot be undone in O(1) "
+                                              "without the rest of the group")
+                    return node
+                return RingAggregate(group_by, aggregates, child)
+        return node
 
 
 class MaintainGroupAggregate(Rule):
@@ -121,13 +118,10 @@ class MaintainGroupAggregate(Rule):
     Paper: AJU §5 Theorem 14 (MIN/MAX with an ordered structure per group).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # γ_{g; min(x)}(Q): Δ moves x's multiplicity in g's ordered multiset; min = its first element
-                case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree() | OuterJoin()
-                                                 | ThresholdFilter()) as child):
-                    return GroupAggregate(group_by, aggregates, child)
-            return node
-
-        return plan.transform_up(convert)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # γ_{g; min(x)}(Q): Δ moves x's multiplicity in g's ordered multiset; min = its first element
+            case Aggregate(group_by, aggregates, (ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree() | OuterJoin()
+                                             | ThresholdFilter()) as child):
+                return GroupAggregate(group_by, aggregates, child)
+        return node

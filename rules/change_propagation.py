@@ -18,7 +18,7 @@ from __future__ import annotations
 import attrs
 
 from planner.ir.expressions import Call, Column, Expr, columns, conjunction, contains_subquery
-from planner.ir.fk_graph import natural_pairs
+from planner.ir.fk_graph import equality_classes, natural_pairs
 from planner.ir.logical import LogicalPlan
 from planner.ir.maintenance import (
     Atom,
@@ -28,7 +28,6 @@ from planner.ir.maintenance import (
     JoinGraph,
     ViewAtom,
 )
-from planner.ir.outputs import output_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -48,7 +47,7 @@ def left_deep_tree(graph: JoinGraph, order: tuple[str, ...]) -> LogicalPlan:
     pending = list(graph.conditions)
     for i, alias in enumerate(order[1:], start=1):
         atom = by_alias[alias]
-        on = natural_pairs(output_columns(tree), output_columns(atom), graph.join_classes)
+        on = natural_pairs(tree.output, atom.output, graph.join_classes)
         here = [c for c in pending if _tables(c) <= set(order[: i + 1])]
         if not on and not here:
             raise ValueError(f"joining {alias} after {', '.join(order[:i])} would be a cross product")
@@ -133,17 +132,5 @@ class ChooseChangePropagationJoin(Rule):
 
 def _classes_of(join: ForeignKeyJoin) -> tuple[tuple[Column, ...], ...]:
     """The equi-join classes the foreign-key edges imply (merged: c_nationkey = n_nationkey = s_nationkey)."""
-    parent: dict[Column, Column] = {}
-
-    def find(c: Column) -> Column:
-        while parent.setdefault(c, c) != c:
-            c = parent[c]
-        return c
-
-    for edge in join.edges:
-        for column, key in zip(edge.columns, edge.key, strict=True):
-            parent[find(Column(edge.referencing, column))] = find(Column(edge.referenced, key))
-    groups: dict[Column, list[Column]] = {}
-    for column in list(parent):
-        groups.setdefault(find(column), []).append(column)
-    return tuple(tuple(group) for group in groups.values())
+    return equality_classes((Column(edge.referencing, column), Column(edge.referenced, key))
+                            for edge in join.edges for column, key in zip(edge.columns, edge.key, strict=True))

@@ -9,9 +9,10 @@ the best strategy for it (an index per nested condition), so the product is neve
 
 from __future__ import annotations
 
+from planner.ir.cross_product import CrossProductAggregate, ProductTerm
 from planner.ir.expressions import AggregateCall, Call, Expr, Literal, columns, deep_columns
 from planner.ir.logical import Aggregate, LogicalPlan, NamedExpr
-from planner.ir.maintenance import Atom, CrossProductAggregate, JoinGraph, ProductTerm
+from planner.ir.maintenance import Atom, JoinGraph
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -72,20 +73,17 @@ class DecomposeCrossProductAggregate(Rule):
     Paper: RPAI §4.3 (the multi-relation form of the aggregate-index optimization).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def decompose(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # Σ over A×B of f(a)·g(b) = (Σ_A f)(Σ_B g): the product is never built
-                case Aggregate(group_by=group_by, aggregates=aggregates, child=JoinGraph() as graph) if (
-                    len(graph.atoms) > 1 and not graph.join_classes and all(isinstance(a, Atom) for a in graph.atoms)
-                ):
-                    try:
-                        return _decompose(group_by, aggregates, graph)
-                    except NotSeparable as reason:
-                        ctx.refuse(self.name, str(reason))
-            return node
-
-        return plan.transform_up(decompose)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # Σ over A×B of f(a)·g(b) = (Σ_A f)(Σ_B g): the product is never built
+            case Aggregate(group_by=group_by, aggregates=aggregates, child=JoinGraph() as graph) if (
+                len(graph.atoms) > 1 and not graph.join_classes and all(isinstance(a, Atom) for a in graph.atoms)
+            ):
+                try:
+                    return _decompose(group_by, aggregates, graph)
+                except NotSeparable as reason:
+                    ctx.refuse(self.name, str(reason))
+        return node
 
 
 def _own_conditions(graph: JoinGraph, alias: str) -> tuple[Expr, ...]:
@@ -135,6 +133,3 @@ def _decompose(group_by: tuple[NamedExpr, ...], aggregates: tuple[NamedExpr, ...
     grouped_part = aliases.index(next(iter(grouped))) if grouped else -1
     return CrossProductAggregate(tuple(funcs), tuple(names), tuple(sums), tuple(parts),
                                  tuple(g.name for g in group_by), grouped_part)
-
-
-

@@ -279,9 +279,12 @@ class DecorrelateExistsAndIn(Rule):
         return plan.transform_up(decorrelate)
 
 
-def scalar_view(subquery: Subquery, outer: set[str], alias: str) -> tuple[ViewAtom, list[Expr]]:
-    """``(SELECT f(agg(x)) FROM S WHERE S.a = R.b ...)`` → ``V = π_{k, f(agg)} γ_{a; agg}(S)`` joined on k
-    (no k when the subquery is uncorrelated: a one-row view)."""
+def scalar_view(subquery: Subquery, outer: set[str], alias: str,
+                nullable=lambda expr, plan: True) -> tuple[ViewAtom, list[Expr]]:
+    """``(SELECT f(agg(x)) FROM S WHERE S.a = R.b ...)`` → ``V = π_{k, f(agg)} γ_{a; agg}(σ_{a IS NOT NULL}(S))``
+    joined on k (no k when the subquery is uncorrelated: a one-row view). ``S.a = R.b`` never holds on
+    a NULL ``a``, so its rows are in no outer row's subquery: the view leaves them out (a NULL group
+    would otherwise meet an outer NULL in a join-select, which compares keys as values)."""
     match subquery.plan:
         case Project(items=(item,), child=Aggregate(group_by=(), aggregates=(agg,), child=body)):
             pass
@@ -291,6 +294,9 @@ def scalar_view(subquery: Subquery, outer: set[str], alias: str) -> tuple[ViewAt
         # over no rows COUNT gives 0, not NULL, so dropping the unmatched outer rows would be wrong
         raise CannotDecorrelate("a correlated scalar COUNT is 0 over no rows; joining its view would drop those rows")
     body, pairs = _split_correlation(body, outer)
+    present = [Call("is not null", (inner,)) for inner, _ in pairs if nullable(inner, subquery.plan)]
+    if present:
+        body = Filter(conjunction(present), body)
     # Uncorrelated: a one-row view with an empty key; an equality with it joins on the value (Q15's
     # ``total_revenue = (SELECT max(...))``), so a new maximum touches only the rows equal to it.
     names = tuple(f"k{i}" for i in range(len(pairs)))
@@ -308,6 +314,7 @@ class DecorrelateScalarSubqueries(Rule):
     view (which has no row for that key) drops exactly the outer rows the condition would reject.
     Runs after the nested-aggregate rule, which maintains the aggregate-query forms better (RPAI).
 
+    >>> from catalog.tpch import tpch_catalog
     >>> from planner.optimizer.context import OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecorrelateScalarSubqueries(), '''
@@ -325,7 +332,7 @@ class DecorrelateScalarSubqueries(Rule):
     ...     Project items=[k0 AS k0, _a0 AS _val]
     ...       Aggregate group_by=[ps2.ps_partkey AS k0] aggregates=[min(ps2.ps_supplycost) AS _a0]
     ...         Scan table=partsupp alias=ps2 columns=[ps_partkey, ps_supplycost]
-    ... ''', OptimizerContext(None))
+    ... ''', OptimizerContext(tpch_catalog()))
 
     Paper: AJU §5 (TPC-H Q2's correlated MIN as a view joined along the part key).
     """
@@ -336,14 +343,14 @@ class DecorrelateScalarSubqueries(Rule):
         def decorrelate(node: LogicalPlan) -> LogicalPlan:
             if not isinstance(node, JoinGraph):
                 return node
-            outer = _relations_of(node)
+            outer, nullable = _relations_of(node), _nullability(node, ctx.catalog)
             atoms, extra = list(node.atoms), []
 
             def replace(e: Expr) -> Expr:
                 if not (isinstance(e, Subquery) and e.kind == "scalar"):
                     return e
                 try:
-                    view, joins = scalar_view(e, outer, f"_v{counter[0]}")
+                    view, joins = scalar_view(e, outer, f"_v{counter[0]}", nullable)
                 except CannotDecorrelate as reason:
                     ctx.refuse(self.name, str(reason))
                     return e

@@ -58,13 +58,10 @@ class MaintainDistinct(Rule):
     Paper: AJU §5 Theorem 14 (projection; DISTINCT as a count per row).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # δ(π(Q)): a row is in the result iff its multiplicity in π(Q) is positive
-                case Distinct(Project(child=ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree() | OuterJoin() | RingAggregate() | GroupAggregate()
-                                      | NestedAggregate() | Filter(child=RingAggregate() | GroupAggregate())) as projected):
-                    return CountedDistinct(projected)
-            return node
-
-        return plan.transform_up(convert)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # δ(π(Q)): a row is in the result iff its multiplicity in π(Q) is positive
+            case Distinct(Project(child=ForeignKeyJoin() | ChangePropagationJoin() | GeneralizedJoinTree() | FactorizedViewTree() | OuterJoin() | RingAggregate() | GroupAggregate()
+                                  | NestedAggregate() | Filter(child=RingAggregate() | GroupAggregate())) as projected):
+                return CountedDistinct(projected)
+        return node

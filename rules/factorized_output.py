@@ -56,27 +56,25 @@ class ChooseFactorizedViewTree(Rule):
     Paper: Olteanu PODS'24 §4.1 (Def. 4.2, Thm 4.1, Ex. 4.4), §4.4 (Def. 4.9, Thm 4.11).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def choose(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # π_F(R1 ⋈ … ⋈ Rn) = the free tuples of a count-ring view tree, each with its multiplicity (Ex. 4.4)
-                case Project(items=items, child=JoinGraph() as graph) if len(graph.atoms) > 1:
-                    output = _columns_of(item.expr for item in items)
-                    tree = self._choose(graph, output, ctx)
-                    return node if tree is None else attrs.evolve(node, child=tree)
-                # δ(π_F(Q)) = the free tuples of positive multiplicity, once each, when F is exactly the select list
-                case Distinct(child=Project(items=items, child=FactorizedViewTree(once_each=False) as tree)) if (
-                    all(isinstance(i.expr, Column) for i in items) and {i.expr for i in items} == set(tree.output)
-                ):
-                    return Project(items, attrs.evolve(tree, once_each=True))
-                # forced: γ_{G; f(X)}(R1 ⋈ … ⋈ Rn) = γ_{G; f(X)}(π_{G ∪ X} of the tree's enumerated changes)
-                case Aggregate(child=JoinGraph() as graph) if ctx.join_strategy == "view-tree" and len(graph.atoms) > 1:
-                    output = _columns_of([*(g.expr for g in node.group_by), *(a.expr for a in node.aggregates)])
-                    tree = self._choose(graph, output, ctx)
-                    return node if tree is None else attrs.evolve(node, child=tree)
-            return node
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # π_F(R1 ⋈ … ⋈ Rn) = the free tuples of a count-ring view tree, each with its multiplicity (Ex. 4.4)
+            case Project(items=items, child=JoinGraph() as graph) if len(graph.atoms) > 1:
+                output = _columns_of(item.expr for item in items)
+                tree = self._choose(graph, output, ctx)
+                return node if tree is None else attrs.evolve(node, child=tree)
+            # δ(π_F(Q)) = the free tuples of positive multiplicity, once each, when F is exactly the select list
+            case Distinct(child=Project(items=items, child=FactorizedViewTree(once_each=False) as tree)) if (
+                all(isinstance(i.expr, Column) for i in items) and {i.expr for i in items} == set(tree.output)
+            ):
+                return Project(items, attrs.evolve(tree, once_each=True))
+            # forced: γ_{G; f(X)}(R1 ⋈ … ⋈ Rn) = γ_{G; f(X)}(π_{G ∪ X} of the tree's enumerated changes)
+            case Aggregate(child=JoinGraph() as graph) if ctx.join_strategy == "view-tree" and len(graph.atoms) > 1:
+                output = _columns_of([*(g.expr for g in node.group_by), *(a.expr for a in node.aggregates)])
+                tree = self._choose(graph, output, ctx)
+                return node if tree is None else attrs.evolve(node, child=tree)
+        return node
 
-        return plan.transform_up(choose)
 
     def _choose(self, graph: JoinGraph, output: tuple[Column, ...], ctx: OptimizerContext) -> FactorizedViewTree | None:
         if graph.preserved or graph.conditions or not all(isinstance(a, Atom) for a in graph.atoms):

@@ -57,11 +57,24 @@ def foreign_key_edges(graph: JoinGraph, catalog: Catalog) -> tuple[tuple[FkEdge,
             edges.append(FkEdge(referencing.alias, fk_columns, referenced.alias, key))
             explained.update(Column(referencing.alias, c) for c in fk_columns)
             explained.update(Column(referenced.alias, k) for k in key)
+    edges += _edges_into_global_views(graph, edges)
     unexplained = []
     for cls in graph.join_classes:
         anchor = next((c for c in cls if c in explained), cls[0])
         unexplained += [Call("=", (col, anchor)) for col in cls if col not in explained and col != anchor]
     return tuple(edges), unexplained
+
+
+def _edges_into_global_views(graph: JoinGraph, edges: list[FkEdge]) -> list[FkEdge]:
+    """An optional view with no key (an uncorrelated subquery's facts, at most one row: the null-aware
+    NOT IN's "holds a NULL") joins every outer tuple: one edge from the relation no other references,
+    so the view is a leaf of the tree under its root (it costs that root's tuples when its row changes)."""
+    globals_ = [a for a in graph.atoms if isinstance(a, ViewAtom) and a.optional and not a.key]
+    referenced = {e.referenced for e in edges} | {a.alias for a in globals_}
+    roots = [a.alias for a in graph.atoms if a.alias not in referenced and not isinstance(a, ViewAtom)]
+    if len(roots) != 1:
+        return []  # no single root: choose_root refuses the join with the reason
+    return [FkEdge(roots[0], (), view.alias, ()) for view in globals_]
 
 
 def _not_along_keys(graph: JoinGraph, unexplained: list[Call]) -> str:
@@ -185,46 +198,43 @@ class ChooseForeignKeyJoinTree(Rule):
     Paper: AJU §2.2 (foreign-key acyclic joins, the root), §3.1 (live tuples), §3.2 (assertion keys).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def choose(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph) or not all(isinstance(a, Atom | ViewAtom) for a in node.atoms):
-                return node
-            if ctx.join_strategy == "view-tree" and len(node.atoms) > 1:
-                ctx.refuse(self.name, "join strategy forced to view-tree (to compare)")
-                return node
-            nested = [c for c in node.conditions if contains_subquery(c)]
-            if nested:
-                ctx.refuse(self.name, "a WHERE condition holds a subquery (IN/EXISTS/scalar) that no decorrelation rule "
-                           "turned into a maintained view joined on its key")
-                return node
-            edges, unexplained = foreign_key_edges(node, ctx.catalog)
-            try:
-                root = choose_root(node, edges)
-            except NotAForeignKeyJoin as reason:
-                why = _not_along_keys(node, unexplained)
-                ctx.refuse(self.name, f"{why}, so {reason}" if why else str(reason))
-                return node
-            if keyless := _keyless_with_several_children(node, edges, ctx.catalog):
-                ctx.refuse(self.name, f"{keyless} has no primary key (bag semantics) and references several "
-                           "relations: its live-tuple stage counts the children a tuple is alive on per "
-                           "primary key, which a row present several times does not have")
-                return node
-            # Equalities beside the foreign keys (Q2's ps_supplycost = the subquery's minimum) filter
-            # the joined rows: σ_{a=b}(R ⋈ S) with R ⋈ S already along keys.
-            residual = conjunction([*node.conditions, *unexplained])
-            if node.preserved and not _left_join_along_key(node, edges, root, residual):
-                ctx.refuse(self.name, "a LEFT OUTER JOIN is maintained only between two relations joined along "
-                           "one foreign key (either way round), with no other condition in ON than on the "
-                           "right side's own columns")
-                return node
-            join = ForeignKeyJoin(root, edges, residual, node.atoms, node.preserved)
-            shape = "a DAG" if join.assertion_keys else "a tree"
-            ctx.decide(
-                self.name,
-                f"every join is along a foreign key and the foreign-key graph is {shape} rooted at {root}: "
-                "each join result holds one root tuple, so live tuples need no intermediate views",
-            )
-            # R1 ⋈ ... ⋈ Rn over a foreign-key tree = the live root tuples extended by their unique partners
-            return join
-
-        return plan.transform_up(choose)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        if not isinstance(node, JoinGraph) or not all(isinstance(a, Atom | ViewAtom) for a in node.atoms):
+            return node
+        if ctx.join_strategy == "view-tree" and len(node.atoms) > 1:
+            ctx.refuse(self.name, "join strategy forced to view-tree (to compare)")
+            return node
+        nested = [c for c in node.conditions if contains_subquery(c)]
+        if nested:
+            ctx.refuse(self.name, "a WHERE condition holds a subquery (IN/EXISTS/scalar) that no decorrelation rule "
+                       "turned into a maintained view joined on its key")
+            return node
+        edges, unexplained = foreign_key_edges(node, ctx.catalog)
+        try:
+            root = choose_root(node, edges)
+        except NotAForeignKeyJoin as reason:
+            why = _not_along_keys(node, unexplained)
+            ctx.refuse(self.name, f"{why}, so {reason}" if why else str(reason))
+            return node
+        if keyless := _keyless_with_several_children(node, edges, ctx.catalog):
+            ctx.refuse(self.name, f"{keyless} has no primary key (bag semantics) and references several "
+                       "relations: its live-tuple stage counts the children a tuple is alive on per "
+                       "primary key, which a row present several times does not have")
+            return node
+        # Equalities beside the foreign keys (Q2's ps_supplycost = the subquery's minimum) filter
+        # the joined rows: σ_{a=b}(R ⋈ S) with R ⋈ S already along keys.
+        residual = conjunction([*node.conditions, *unexplained])
+        if node.preserved and not _left_join_along_key(node, edges, root, residual):
+            ctx.refuse(self.name, "a LEFT OUTER JOIN is maintained only between two relations joined along "
+                       "one foreign key (either way round), with no other condition in ON than on the "
+                       "right side's own columns")
+            return node
+        join = ForeignKeyJoin(root, edges, residual, node.atoms, node.preserved)
+        shape = "a DAG" if join.assertion_keys else "a tree"
+        ctx.decide(
+            self.name,
+            f"every join is along a foreign key and the foreign-key graph is {shape} rooted at {root}: "
+            "each join result holds one root tuple, so live tuples need no intermediate views",
+        )
+        # R1 ⋈ ... ⋈ Rn over a foreign-key tree = the live root tuples extended by their unique partners
+        return join

@@ -56,21 +56,19 @@ class ChooseHeavyLightTriangle(Rule):
     Paper: Olteanu PODS'24 §3.3 (IVM^ε for the triangle count); Kara et al. ICDT'19 §3–4.
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def choose(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                case Aggregate(child=JoinGraph() as graph) if (cycle := triangle(graph)) is not None:
-                    why = _unsupported(node, cycle, ctx.catalog)
-                    if why is None:
-                        ctx.decide(self.name, f"a triangle count: IVM^ε at ε = {ctx.heavy_light_epsilon:g}, "
-                                              f"{amortized_bound(ctx.heavy_light_epsilon)}")
-                        atoms = {a.alias: a for a in graph.atoms}
-                        return HeavyLightTriangleCount(node.aggregates, tuple(atoms[a.table] for a, _ in cycle),
-                                                       cycle, ctx.heavy_light_epsilon)
-                    ctx.refuse(self.name, why)
-            return node
-
-        return plan.transform_up(choose)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # COUNT(R(A,B) ⋈ S(B,C) ⋈ T(C,A)) = Σ over heavy/light parts of the views V_RS, V_ST, V_TR (IVM^ε)
+            case Aggregate(child=JoinGraph() as graph) if (cycle := triangle(graph)) is not None:
+                why = _unsupported(node, cycle, ctx.catalog)
+                if why is None:
+                    ctx.decide(self.name, f"a triangle count: IVM^ε at ε = {ctx.heavy_light_epsilon:g}, "
+                                          f"{amortized_bound(ctx.heavy_light_epsilon)}")
+                    atoms = {a.alias: a for a in graph.atoms}
+                    return HeavyLightTriangleCount(node.aggregates, tuple(atoms[a.table] for a, _ in cycle),
+                                                   cycle, ctx.heavy_light_epsilon)
+                ctx.refuse(self.name, why)
+        return node
 
 
 def triangle(graph: JoinGraph) -> tuple[tuple[Column, Column], ...] | None:

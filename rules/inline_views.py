@@ -140,16 +140,13 @@ class MergeProjectionIntoDerivedTable(Rule):
     ... ''', None)
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def merge(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # π_f(π_g(Q) AS v) = π_{f∘g}(Q): v's columns read as g's expressions
-                case Project(items=outer, child=SubqueryAlias(alias=alias, child=Project(items=items, child=inner))):
-                    mapping = {Column(alias, item.name): item.expr for item in items}
-                    return Project(_substitute(outer, mapping), inner)
-            return node
-
-        return plan.transform_up(merge)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # π_f(π_g(Q) AS v) = π_{f∘g}(Q): v's columns read as g's expressions
+            case Project(items=outer, child=SubqueryAlias(alias=alias, child=Project(items=items, child=inner))):
+                mapping = {Column(alias, item.name): item.expr for item in items}
+                return Project(_substitute(outer, mapping), inner)
+        return node
 
 
 def _inline(plan: LogicalPlan, view: SubqueryAlias, inner: LogicalPlan, mapping: dict[Column, Expr]) -> LogicalPlan:
@@ -180,26 +177,23 @@ class MaintainDerivedAggregateAsView(Rule):
     ... ''', None)
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # SELECT DISTINCT a, b ... = SELECT a, b ... GROUP BY a, b: keyed by all its columns
-                case SubqueryAlias(alias=alias, child=Distinct(child=Project(items=items, child=body))):
-                    grouped = _distinct_as_group_by(items, body)
-                    return ViewAtom(alias, tuple(item.name for item in items), tuple(item.name for item in items),
-                                    False, grouped)
-                # a grouped subquery has one row per group key (a global one, one row): a relation with that primary key
-                case SubqueryAlias(alias=alias, child=Project(items=items, child=grouped) as inner):
-                    aggregate = grouped.child if isinstance(grouped, Filter) else grouped
-                    if not isinstance(aggregate, Aggregate):
-                        return node
-                    projected = {item.expr: item.name for item in items}
-                    key = tuple(projected.get(Column(None, g.name)) for g in aggregate.group_by)
-                    if None not in key:
-                        return ViewAtom(alias, key, tuple(item.name for item in items), False, inner)
-            return node
-
-        return plan.transform_up(convert)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # SELECT DISTINCT a, b ... = SELECT a, b ... GROUP BY a, b: keyed by all its columns
+            case SubqueryAlias(alias=alias, child=Distinct(child=Project(items=items, child=body))):
+                grouped = _distinct_as_group_by(items, body)
+                return ViewAtom(alias, tuple(item.name for item in items), tuple(item.name for item in items),
+                                False, grouped)
+            # a grouped subquery has one row per group key (a global one, one row): a relation with that primary key
+            case SubqueryAlias(alias=alias, child=Project(items=items, child=grouped) as inner):
+                aggregate = grouped.child if isinstance(grouped, Filter) else grouped
+                if not isinstance(aggregate, Aggregate):
+                    return node
+                projected = {item.expr: item.name for item in items}
+                key = tuple(projected.get(Column(None, g.name)) for g in aggregate.group_by)
+                if None not in key:
+                    return ViewAtom(alias, key, tuple(item.name for item in items), False, inner)
+        return node
 
 
 def _distinct_as_group_by(items: tuple[NamedExpr, ...], body: LogicalPlan) -> Project:

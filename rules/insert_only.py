@@ -22,6 +22,7 @@ from __future__ import annotations
 import attrs
 
 from catalog.schema import Catalog
+from planner.ir.cross_product import CrossProductAggregate
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.heavy_light_plan import HeavyLightTriangleCount
 from planner.ir.logical import Filter, LogicalPlan, Project, Scan, SetOperation, Sort, SubqueryAlias
@@ -30,7 +31,6 @@ from planner.ir.maintenance import (
     BinaryJoin,
     ChangePropagationJoin,
     CountedDistinct,
-    CrossProductAggregate,
     ForeignKeyJoin,
     GroupAggregate,
     NestedAggregate,
@@ -139,28 +139,25 @@ class KeepExtremaOfInsertOnlyInput(Rule):
     Paper: Olteanu, PODS 2024, §4.6 (insert-only batches are cheaper to maintain).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def mark(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # Q only grows ⇒ min(Q ⊎ ΔQ) = min(min Q, min ΔQ): the old extreme and the batch decide
-                case GroupAggregate(aggregates=aggregates, child=child, insert_only=()):
-                    growth = input_growth(child, ctx.catalog)
-                    if not growth.tables:
-                        return node  # nothing below is declared insert-only: nothing to gain, nothing to say
-                    if not growth.inserts_only:
-                        _refuse(self, ctx, "the aggregate", growth, growth.retracts)
-                        return node
-                    kept = sorted({f"{a.expr.func.upper()}({'DISTINCT ' if a.expr.distinct else ''}...)"
-                                   for a in aggregates if (a.expr.distinct or a.expr.func in PERCENTILES)
-                                   and a.expr.func not in EXTREMA})
-                    if kept:
-                        _refuse(self, ctx, "the aggregate", growth,
-                                f"{', '.join(kept)} must still count each value's copies")
-                        return node
-                    return attrs.evolve(node, insert_only=tuple(sorted(growth.tables)))
-            return node
-
-        return plan.transform_up(mark)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # Q only grows ⇒ min(Q ⊎ ΔQ) = min(min Q, min ΔQ): the old extreme and the batch decide
+            case GroupAggregate(aggregates=aggregates, child=child, insert_only=()):
+                growth = input_growth(child, ctx.catalog)
+                if not growth.tables:
+                    return node  # nothing below is declared insert-only: nothing to gain, nothing to say
+                if not growth.inserts_only:
+                    _refuse(self, ctx, "the aggregate", growth, growth.retracts)
+                    return node
+                kept = sorted({f"{a.expr.func.upper()}({'DISTINCT ' if a.expr.distinct else ''}...)"
+                               for a in aggregates if (a.expr.distinct or a.expr.func in PERCENTILES)
+                               and a.expr.func not in EXTREMA})
+                if kept:
+                    _refuse(self, ctx, "the aggregate", growth,
+                            f"{', '.join(kept)} must still count each value's copies")
+                    return node
+                return attrs.evolve(node, insert_only=tuple(sorted(growth.tables)))
+        return node
 
 
 class KeepTopRowsOfInsertOnlyInput(Rule):
@@ -188,18 +185,15 @@ class KeepTopRowsOfInsertOnlyInput(Rule):
     Paper: Olteanu, PODS 2024, §4.6.
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def mark(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # Q only grows ⇒ top_k(Q ⊎ ΔQ) = top_k(top_k(Q) ⊎ ΔQ): a row out of the k best never returns
-                case TopK(child=child, insert_only=()):
-                    growth = input_growth(child, ctx.catalog)
-                    if not growth.tables:
-                        return node
-                    if not growth.inserts_only:
-                        _refuse(self, ctx, "the top-k", growth, growth.retracts)
-                        return node
-                    return attrs.evolve(node, insert_only=tuple(sorted(growth.tables)))
-            return node
-
-        return plan.transform_up(mark)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # Q only grows ⇒ top_k(Q ⊎ ΔQ) = top_k(top_k(Q) ⊎ ΔQ): a row out of the k best never returns
+            case TopK(child=child, insert_only=()):
+                growth = input_growth(child, ctx.catalog)
+                if not growth.tables:
+                    return node
+                if not growth.inserts_only:
+                    _refuse(self, ctx, "the top-k", growth, growth.retracts)
+                    return node
+                return attrs.evolve(node, insert_only=tuple(sorted(growth.tables)))
+        return node

@@ -260,22 +260,20 @@ class RecognizeCorrelatedNestedAggregate(Rule):
     Paper: RPAI §4.1 (grammar, free/bound columns), §4.3 (when aggregate indexes apply).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def recognize(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # γ(σ_{v θ q}(R)) with q correlated: maintained by an index on q's values (RPAI §4.3)
-                case Aggregate(group_by=group_by, aggregates=aggregates, child=JoinGraph() as graph):
-                    nested = [c for c in graph.conditions if contains_subquery(c)]
-                    if not nested:
-                        return node
-                    try:
-                        forced = ctx.nested_strategy if ctx is not None else None
-                        return self._rewrite(group_by, aggregates, graph, nested, forced)
-                    except NotRecognized as reason:
-                        ctx.refuse(self.name, str(reason))
-            return node
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # γ(σ_{v θ q}(R)) with q correlated: maintained by an index on q's values (RPAI §4.3)
+            case Aggregate(group_by=group_by, aggregates=aggregates, child=JoinGraph() as graph):
+                nested = [c for c in graph.conditions if contains_subquery(c)]
+                if not nested:
+                    return node
+                try:
+                    forced = ctx.nested_strategy if ctx is not None else None
+                    return self._rewrite(group_by, aggregates, graph, nested, forced)
+                except NotRecognized as reason:
+                    ctx.refuse(self.name, str(reason))
+        return node
 
-        return plan.transform_up(recognize)
 
     def _rewrite(self, group_by, aggregates, graph: JoinGraph, nested: list[Expr], forced: str | None) -> LogicalPlan:
         for item in aggregates:
@@ -324,5 +322,3 @@ class RecognizeCorrelatedNestedAggregate(Rule):
                 raise NotRecognized(f"strategy {forced} was forced but its preconditions do not hold")
             strategy = "general"  # every shape the index strategies take, the general algorithm takes too
         return NestedAggregate(strategy, group_by, aggregates, predicate, tuple(subqueries), remaining, tuple(feeds))
-
-

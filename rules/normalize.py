@@ -10,6 +10,7 @@ from __future__ import annotations
 import attrs
 
 from planner.ir.expressions import Call, Column, Expr, columns, conjunction, conjuncts, contains_subquery
+from planner.ir.fk_graph import equality_classes
 from planner.ir.logical import Filter, Join, LogicalPlan, Scan
 from planner.ir.maintenance import Atom, JoinGraph, ViewAtom
 from planner.optimizer.context import OptimizerContext
@@ -106,33 +107,30 @@ class PushSelectionsIntoAtoms(Rule):
     Paper: AJU §2.3 (an update failing φ_i is discarded).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def push(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            by_alias = {a.alias: a for a in node.atoms if isinstance(a, Atom)}
-            pushed: dict[str, list[Expr]] = {}
-            kept: list[Expr] = []
-            for cond in node.conditions:
-                aliases = {c.table for c in columns(cond)}
-                # σ_p(R ⋈ S) = σ_p(R) ⋈ S when refs(p) ⊆ out(R)
-                # an ON condition on the preserved side of a LEFT JOIN does not filter that side
-                if (len(aliases) == 1 and next(iter(aliases)) in by_alias and not contains_subquery(cond)
-                        and not aliases & set(node.preserved)):
-                    pushed.setdefault(next(iter(aliases)), []).append(cond)
-                else:
-                    kept.append(cond)
-            if not pushed:
-                return node
-            atoms = []
-            for atom in node.atoms:
-                extra = pushed.get(atom.alias, []) if isinstance(atom, Atom) else []
-                if extra:
-                    atom = Atom(atom.table, atom.alias, atom.columns, conjunction(conjuncts(atom.predicate) + extra))
-                atoms.append(atom)
-            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(kept))
-
-        return plan.transform_up(push)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        if not isinstance(node, JoinGraph):
+            return node
+        by_alias = {a.alias: a for a in node.atoms if isinstance(a, Atom)}
+        pushed: dict[str, list[Expr]] = {}
+        kept: list[Expr] = []
+        for cond in node.conditions:
+            aliases = {c.table for c in columns(cond)}
+            # σ_p(R ⋈ S) = σ_p(R) ⋈ S when refs(p) ⊆ out(R)
+            # an ON condition on the preserved side of a LEFT JOIN does not filter that side
+            if (len(aliases) == 1 and next(iter(aliases)) in by_alias and not contains_subquery(cond)
+                    and not aliases & set(node.preserved)):
+                pushed.setdefault(next(iter(aliases)), []).append(cond)
+            else:
+                kept.append(cond)
+        if not pushed:
+            return node
+        atoms = []
+        for atom in node.atoms:
+            extra = pushed.get(atom.alias, []) if isinstance(atom, Atom) else []
+            if extra:
+                atom = Atom(atom.table, atom.alias, atom.columns, conjunction(conjuncts(atom.predicate) + extra))
+            atoms.append(atom)
+        return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(kept))
 
 
 class FormEquiJoinClasses(Rule):
@@ -154,39 +152,21 @@ class FormEquiJoinClasses(Rule):
     Paper: AJU §2.2 footnote 1.
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def classify(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            parent: dict[Column, Column] = {}
-
-            def find(c: Column) -> Column:
-                while parent.get(c, c) != c:
-                    c = parent[c]
-                return c
-
-            for join_class in node.join_classes:
-                for col in join_class:
-                    parent[find(col)] = find(join_class[0])
-            kept = []
-            for cond in node.conditions:
-                match cond:
-                    # a = b ∧ b = c puts a, b, c in one class (equality is transitive)
-                    case Call(op="=", args=(Column() as a, Column() as b)) if a.table != b.table:
-                        parent.setdefault(a, a)
-                        parent.setdefault(b, b)
-                        parent[find(a)] = find(b)
-                    case _:
-                        kept.append(cond)
-            if len(kept) == len(node.conditions):
-                return node
-            groups: dict[Column, list[Column]] = {}
-            for col in parent:
-                groups.setdefault(find(col), []).append(col)
-            classes = sorted((tuple(sorted(g, key=str)) for g in groups.values()), key=lambda cls: [str(c) for c in cls])
-            return attrs.evolve(node, conditions=tuple(kept), join_classes=tuple(classes))
-
-        return plan.transform_up(classify)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        if not isinstance(node, JoinGraph):
+            return node
+        kept, equal = [], [(column, join_class[0]) for join_class in node.join_classes for column in join_class]
+        for cond in node.conditions:
+            match cond:
+                # a = b ∧ b = c puts a, b, c in one class (equality is transitive)
+                case Call(op="=", args=(Column() as a, Column() as b)) if a.table != b.table:
+                    equal.append((a, b))
+                case _:
+                    kept.append(cond)
+        if len(kept) == len(node.conditions):
+            return node
+        classes = sorted((tuple(sorted(g, key=str)) for g in equality_classes(equal)), key=lambda cls: [str(c) for c in cls])
+        return attrs.evolve(node, conditions=tuple(kept), join_classes=tuple(classes))
 
 
 def _disjuncts(expr: Expr) -> list[Expr]:
@@ -234,13 +214,10 @@ class FactorCommonConjuncts(Rule):
     Law: (X ∧ A) ∨ (X ∧ B) = X ∧ (A ∨ B). TPC-H Q19 writes its join inside each OR branch.
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def factor(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            conditions = [part for cond in node.conditions for part in factor_common_conjuncts(cond)]
-            if conditions == list(node.conditions):
-                return node
-            return attrs.evolve(node, conditions=tuple(conditions))
-
-        return plan.transform_up(factor)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        if not isinstance(node, JoinGraph):
+            return node
+        conditions = [part for cond in node.conditions for part in factor_common_conjuncts(cond)]
+        if conditions == list(node.conditions):
+            return node
+        return attrs.evolve(node, conditions=tuple(conditions))

@@ -22,7 +22,6 @@ from planner.ir.expressions import Call, Column, Expr, conjunction, conjuncts, c
 from planner.ir.logical import Filter, Join, LogicalPlan
 from planner.ir.maintenance import Atom, ForeignKeyJoin, JoinGraph, ViewAtom
 from planner.ir.outer_join import OuterJoin
-from planner.ir.outputs import output_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 from rules.change_propagation import equalities_within_atoms
@@ -33,7 +32,7 @@ _KINDS = {"left": "left", "right": "right", "full": "full", "inner": "inner", "c
 
 def split_on(condition: Expr | None, left: LogicalPlan, right: LogicalPlan) -> tuple[tuple[tuple[Column, Column], ...], Expr | None]:
     """ON as the pairs of columns it equates, one of each side (the stage's key), and the rest."""
-    sides = ({c.table for c in output_columns(left)}, {c.table for c in output_columns(right)})
+    sides = ({c.table for c in left.output}, {c.table for c in right.output})
     pairs: list[tuple[Column, Column]] = []
     rest: list[Expr] = []
     for part in conjuncts(condition):
@@ -90,26 +89,25 @@ class MaintainOuterJoin(Rule):
     padded anti-joins, each maintained incrementally.
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # the sides' joins have their strategies by now (transform_up: an inner outer join first); an
-                # aggregate or DISTINCT in a side gets its own in a later batch, and what no rule maintains
-                # is named by why_unsupported as the deepest operator left
-                case Join(kind=kind, condition=cond, left=left, right=right) if kind in _KINDS:
-                    on, condition = split_on(cond, left, right)
-                    ctx.decide(self.name, "an outer join whose sides are maintained on their own: change propagation "
-                                          "with per-key match counts (the padded rows turn when a count crosses 0)")
-                    return OuterJoin(_KINDS[kind], on, condition, left, right)
-                case JoinGraph(atoms=(Atom() | ViewAtom(anti=False), Atom() | ViewAtom(anti=False)), preserved=(_,)):
-                    ctx.decide(self.name, "a LEFT JOIN the live-tuple strategy refused: change propagation with "
-                                          "per-key match counts")
-                    return _from_graph(node)
-                # σ_p over an outer join: linear, so it filters the join's result changes (padded rows too)
-                case Filter(condition=cond, child=OuterJoin() as join) if not contains_subquery(cond):
-                    return attrs.evolve(join, residual=conjunction([*conjuncts(join.residual), *conjuncts(cond)]))
-                case Filter(condition=cond, child=ForeignKeyJoin(preserved=(_, *_)) as join) if not contains_subquery(cond):
-                    return attrs.evolve(join, residual=conjunction([*conjuncts(join.residual), *conjuncts(cond)]))
-            return node
-
-        return plan.transform_up(convert)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # the sides' joins have their strategies by now (transform_up: an inner outer join first); an
+            # aggregate or DISTINCT in a side gets its own in a later batch, and what no rule maintains
+            # is named by why_unsupported as the deepest operator left
+            case Join(kind=kind, condition=cond, left=left, right=right) if kind in _KINDS:
+                on, condition = split_on(cond, left, right)
+                ctx.decide(self.name, "an outer join whose sides are maintained on their own: change propagation "
+                                      "with per-key match counts (the padded rows turn when a count crosses 0)")
+                return OuterJoin(_KINDS[kind], on, condition, left, right)
+            # L ⟕ R = (L ⋈ R) ∪ (pad(L) where a key's match count is 0): counts per key maintain both parts
+            case JoinGraph(atoms=(Atom() | ViewAtom(anti=False), Atom() | ViewAtom(anti=False)), preserved=(_,)):
+                ctx.decide(self.name, "a LEFT JOIN the live-tuple strategy refused: change propagation with "
+                                      "per-key match counts")
+                return _from_graph(node)
+            # σ_p over an outer join: linear, so it filters the join's result changes (padded rows too)
+            case Filter(condition=cond, child=OuterJoin() as join) if not contains_subquery(cond):
+                return attrs.evolve(join, residual=conjunction([*conjuncts(join.residual), *conjuncts(cond)]))
+            # σ_p over a live-tuple LEFT JOIN: linear too, kept as the join's residual
+            case Filter(condition=cond, child=ForeignKeyJoin(preserved=(_, *_)) as join) if not contains_subquery(cond):
+                return attrs.evolve(join, residual=conjunction([*conjuncts(join.residual), *conjuncts(cond)]))
+        return node

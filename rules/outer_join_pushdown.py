@@ -20,7 +20,6 @@ import attrs
 
 from planner.ir.expressions import Call, Column, Expr, columns, conjunction, conjuncts, contains_subquery
 from planner.ir.logical import Filter, Join, LogicalPlan
-from planner.ir.outputs import output_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -34,7 +33,7 @@ _REJECTED = {("left", 1): "inner", ("right", 0): "inner", ("full", 0): "left", (
 
 
 def _aliases(plan: LogicalPlan) -> frozenset[str]:
-    return frozenset(c.table for c in output_columns(plan))
+    return frozenset(c.table for c in plan.output)
 
 
 def _reads_only(expr: Expr, aliases: frozenset[str]) -> bool:
@@ -95,24 +94,22 @@ class PushSelectionsThroughOuterJoins(Rule):
     Paper: Galindo-Legaria & Rosenthal (1997), outerjoin simplification.
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def push(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                case Filter(condition=cond, child=Join(kind=kind) as join) if kind in _PRESERVES and _outer(join):
-                    return _push_where(cond, join) or node
-                case Join(kind=("left" | "right") as kind, condition=cond, left=left, right=right) if cond is not None:
-                    # L ⟕_{c ∧ p} R = L ⟕_c σ_p(R): p reads only the null-supplying side (some of c stays)
-                    aliases = _aliases(right if kind == "left" else left)
-                    moved = [p for p in conjuncts(cond) if _reads_only(p, aliases)]
-                    if not moved or len(moved) == len(conjuncts(cond)):
-                        return node
-                    kept = conjunction([p for p in conjuncts(cond) if p not in moved])
-                    if kind == "left":
-                        return attrs.evolve(node, condition=kept, right=_filtered(right, moved))
-                    return attrs.evolve(node, condition=kept, left=_filtered(left, moved))
-            return node
-
-        return plan.transform_up(push)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_p(L ⟕ R) = σ_p(L) ⟕ R when refs(p) ⊆ out(L); σ_p(L ⟕ R) = σ_p(L ⋈ R) when p rejects R's padding
+            case Filter(condition=cond, child=Join(kind=kind) as join) if kind in _PRESERVES and _outer(join):
+                return _push_where(cond, join) or node
+            # L ⟕_{c ∧ p} R = L ⟕_c σ_p(R): p reads only the null-supplying side (some of c stays)
+            case Join(kind=("left" | "right") as kind, condition=cond, left=left, right=right) if cond is not None:
+                aliases = _aliases(right if kind == "left" else left)
+                moved = [p for p in conjuncts(cond) if _reads_only(p, aliases)]
+                if not moved or len(moved) == len(conjuncts(cond)):
+                    return node
+                kept = conjunction([p for p in conjuncts(cond) if p not in moved])
+                if kind == "left":
+                    return attrs.evolve(node, condition=kept, right=_filtered(right, moved))
+                return attrs.evolve(node, condition=kept, left=_filtered(left, moved))
+        return node
 
 
 def _outer(plan: LogicalPlan) -> bool:

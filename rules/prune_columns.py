@@ -44,4 +44,3 @@ class PruneAtomColumns(Rule):
             return node if kept == node.columns else Atom(node.table, node.alias, kept, node.predicate)
 
         return plan.transform_up(prune)
-

@@ -13,7 +13,6 @@ from __future__ import annotations
 from planner.ir.expressions import Column, Expr, Subquery, transform
 from planner.ir.logical import LogicalPlan, NamedExpr, Project
 from planner.ir.maintenance import ScalarProduct
-from planner.ir.outputs import output_columns
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 from rules.threshold import uncorrelated
@@ -49,7 +48,7 @@ class MaintainScalarProduct(Rule):
         def convert(node: LogicalPlan) -> LogicalPlan:
             match node:
                 case Project(items=items, child=child):
-                    taken = {c.name for c in output_columns(child)}
+                    taken = {c.name for c in child.output}
                     found: dict[Subquery, Column] = {}
 
                     def read(expr: Expr) -> Expr:

@@ -29,12 +29,9 @@ class MaintainTopK(Rule):
     Paper: AJU §5 (order-by on top of a maintained query).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def fuse(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # limit_k(sort_keys(Q)) = the first k rows of Q in key order
-                case Limit(count, Sort(keys, child)):
-                    return TopK(keys, count, child)
-            return node
-
-        return plan.transform_up(fuse)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # limit_k(sort_keys(Q)) = the first k rows of Q in key order
+            case Limit(count, Sort(keys, child)):
+                return TopK(keys, count, child)
+        return node

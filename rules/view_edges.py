@@ -77,15 +77,12 @@ class JoinEachViewOnce(Rule):
     ... ''', OptimizerContext(None))
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, ForeignKeyJoin):
-                return node
-            edges = single_edges_into_views(node)
-            if edges == node.edges:
-                return node
-            dropped = ", ".join(str(e) for e in node.edges if e not in edges)
-            ctx.decide(self.name, f"dropped {dropped}: implied by the other edges, so each view is maintained once")
-            return attrs.evolve(node, edges=edges)
-
-        return plan.transform_up(convert)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        if not isinstance(node, ForeignKeyJoin):
+            return node
+        edges = single_edges_into_views(node)
+        if edges == node.edges:
+            return node
+        dropped = ", ".join(str(e) for e in node.edges if e not in edges)
+        ctx.decide(self.name, f"dropped {dropped}: implied by the other edges, so each view is maintained once")
+        return attrs.evolve(node, edges=edges)

@@ -72,19 +72,16 @@ class ChooseViewTree(Rule):
     Paper: Olteanu PODS'24 §4.1 (view trees, Thm 4.1), §4.4 (Σ-reducts, Thm 4.11).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def choose(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # γ_{F; ⊕}(R1 ⋈ … ⋈ Rn) = Σ_{bound} Π_i Ri · Π_x lift(x), grouped by F, one view per variable (§4.1)
-                case Aggregate(child=JoinGraph() as graph) if len(graph.atoms) > 1:
-                    why = ("join strategy forced to binary (the materializing fallback, to compare)"
-                           if ctx.join_strategy == "binary" else _unsupported(node, ctx.catalog))
-                    if why is None:
-                        return _view_tree(node, ctx)
-                    ctx.refuse(self.name, why)
-            return node
-
-        return plan.transform_up(choose)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # γ_{F; ⊕}(R1 ⋈ … ⋈ Rn) = Σ_{bound} Π_i Ri · Π_x lift(x), grouped by F, one view per variable (§4.1)
+            case Aggregate(child=JoinGraph() as graph) if len(graph.atoms) > 1:
+                why = ("join strategy forced to binary (the materializing fallback, to compare)"
+                       if ctx.join_strategy == "binary" else _unsupported(node, ctx.catalog))
+                if why is None:
+                    return _view_tree(node, ctx)
+                ctx.refuse(self.name, why)
+        return node
 
 
 def _unsupported(node: Aggregate, catalog: Catalog) -> str | None:

@@ -23,12 +23,12 @@ from operators.runtime.dataflow import RowRequirement, SourceRoute
 from operators.stages.base import KeyedStage, key_getter
 from operators.stages.scalar import OneRowStage
 from operators.zset import Row
+from planner.ir.cross_product import CrossProductAggregate
 from planner.ir.expressions import Column, Expr
 from planner.ir.logical import Filter, LogicalPlan, Project, Sort
 from planner.ir.maintenance import (
     Atom,
     CountedDistinct,
-    CrossProductAggregate,
     GroupAggregate,
     NestedAggregate,
     RingAggregate,

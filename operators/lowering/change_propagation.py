@@ -13,7 +13,7 @@ from operators.lowering.expr_eval import compile_predicate
 from operators.stages.base import StageDescription
 from operators.stages.binary_join import BinaryJoinStage
 from planner.ir.logical import LogicalPlan
-from planner.ir.maintenance import Atom, BinaryJoin, ViewAtom
+from planner.ir.maintenance import BINARY_JOIN_COST, Atom, BinaryJoin, ViewAtom
 from planner.ir.notation import print_expr
 
 
@@ -36,7 +36,7 @@ def lower_change_propagation(builder: StageBuilder, node: LogicalPlan) -> Emitte
                     operator="BinaryJoin (change propagation)", inputs="two materialized views",
                     state="both inputs, grouped by the join key (a materialized view each)",
                     key=keys or "constant (does not scale out)",
-                    update_cost="O(matching rows on the other side) per change",
+                    update_cost=BINARY_JOIN_COST,
                     why="ΔL ⋈ R + L' ⋈ ΔR over materialized views (AJU §3.5)"
                         + (f", filtered by{filtered.removeprefix(' where')} (the lowest join holding its columns)"
                            if filtered else ""),

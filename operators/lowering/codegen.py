@@ -7,7 +7,10 @@ code generation and DBToaster's triggers do, the plan is written out once per vi
 Python and ``compile()``d: constant tuple positions, expressions as inline source
 (expr_source.py), state dicts bound as locals, no per-row wrapper objects.
 
-Shape of the program. Stages fall in three groups:
+Shape of the program. Each stage kind's code is written by the stage class itself, beside the
+``process`` it compiles (``source`` for one change applied inline, ``batch_source`` for a buffered
+batch; ``codegen_kind`` says which): this module assembles them into functions and holds no stage
+logic. Stages fall in three groups:
 
 - *inline* stages (the foreign-key lookup and live-tuple stages of AJU, the binary join) evaluate no
   expression and cannot fail on validated input. They process one change at a time: a change is
@@ -38,52 +41,20 @@ paths over the same streams and require identical output.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
-from functools import partial
+from collections.abc import Callable, Iterator, Mapping
 
-from operators.doubles import SCALE_BITS, non_finite
-from operators.lowering.codegen_lookup import lookup_change
-from operators.lowering.codegen_relations import fused_relations, relation_change
+from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
 from operators.lowering.expr_source import SourceWriter
-from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow, SourceRoute
 from operators.runtime.packed_keys import MAX_WIDTH, PackedRowKey, RowKey
-from operators.stages.aggregate import GroupAggregateStage, RingAggregateStage
-from operators.stages.base import Change, KeyedStage
-from operators.stages.binary_join import BinaryJoinStage
-from operators.stages.foreign_key import ForeignKeyLookupStage, LiveTupleStage
-from operators.stages.fused import FusedStage
-from operators.stages.map import MapStage
-from operators.structures.moments import VARIANCE_FUNCTIONS, moments
-
-
-def _kind(stage: KeyedStage) -> str:
-    if isinstance(stage, ForeignKeyLookupStage):
-        return "lookup"
-    if isinstance(stage, LiveTupleStage):
-        return "live"
-    if isinstance(stage, BinaryJoinStage):
-        return "join"
-    if type(stage) in (GroupAggregateStage, RingAggregateStage) and not stage._keeps_values:  # not a subclass's rows
-        return "ring"
-    if isinstance(stage, MapStage):
-        return "map"
-    return "generic"
-
-
-def _expanded(stage: KeyedStage) -> list[tuple[KeyedStage, int]]:
-    """A (possibly fused) stage as its chain of plain stages, each with the port it feeds the next on."""
-    if not isinstance(stage, FusedStage):
-        return [(stage, 0)]
-    first, second = _expanded(stage.first), _expanded(stage.second)
-    first[-1] = (first[-1][0], stage.second_port)
-    return first + second
+from operators.stages.base import Change
+from operators.stages.source_text import indented, key_source, tuple_source
 
 
 def units_of(dataflow: Dataflow) -> tuple[tuple[Unit, ...], dict[int, int]]:
     """The dataflow's units in topological order, and the unit each stage id's input enters."""
-    chains = [(node, _expanded(node.stage)) for node in dataflow.stages]
+    chains = [(node, node.stage.chain()) for node in dataflow.stages]
     entry, next_id = {}, 0
     for node, chain in chains:
         entry[node.id] = next_id
@@ -98,7 +69,7 @@ def units_of(dataflow: Dataflow) -> tuple[tuple[Unit, ...], dict[int, int]]:
                 downstream, port_in = RESULT, 0
             else:
                 downstream, port_in = entry[node.downstream], node.downstream_port
-            units.append(Unit(uid, stage, _kind(stage), downstream, port_in))
+            units.append(Unit(uid, stage, stage.codegen_kind, downstream, port_in))
     return tuple(units), entry
 
 
@@ -188,84 +159,25 @@ class ProgramWriter:
 
     def _push(self, unit: Unit, port: int, row: str, weight: str) -> list[str]:
         """Lines applying one change (``row``, ``weight``: names) arriving at ``unit`` on ``port``."""
-        return {"lookup": partial(lookup_change, self), "live": self._live, "join": self._join}[unit.kind](unit, port, row, weight)
+        return unit.stage.source(self, unit, port, row, weight)
 
-    # -- the inline stages -----------------------------------------------------------------------------
+    # -- what a stage's template asks of the program (operators/stages/source_text.py's ProgramText) ----
 
-    def partner(self, stage: ForeignKeyLookupStage, child: str) -> str:
-        """Source of what R's tuples of a key are extended with when alive, given the child's live row
-        (``child``, None when there is none); None when they are not alive (``_partner`` of the stage)."""
-        if stage.anti:
-            return f"(() if {child} is None else None)"
-        if stage.optional_width is not None:
-            nulls = self.expressions.constant((None,) * stage.optional_width, "nulls")
-            return f"({child} if {child} is not None else {nulls})"
-        return child
+    def bind(self, name: str, value: object) -> None:
+        self.namespace[name] = value
 
-    def _live(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
-        stage: LiveTupleStage = unit.stage
-        if port == 0:
-            key, payload = key_source(row, stage.row_key), row
-        else:
-            key, payload = key_source(row, tuple(range(stage.key_width))), f"{row}[{stage.prefix_widths[port - 1]}:]"
-        return [*self._live_open(unit, key), f"c{unit.id} = {payload}", *self._live_slot(unit, port, f"c{unit.id}", w),
-                *self._live_close(unit)]
+    def constant(self, value: object, hint: str) -> str:
+        return self.expressions.constant(value, hint)
 
-    def _live_open(self, unit: Unit, key: str) -> list[str]:
-        """The live-tuple state of ``key`` (made if absent) and its live row before the change."""
-        u = unit.id
-        return [f"k{u} = {key}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
-                f"    st{u} = _S{u}[k{u}] = [None] * {1 + unit.stage.children}", f"before{u} = {self._live_row(unit)}"]
+    def value_of(self, function: Callable, row: str) -> str:
+        return self.expressions.value_of(function, row)
 
-    @staticmethod
-    def _live_slot(unit: Unit, port: int, payload: str, w: str) -> list[str]:
-        """Slot ``port`` takes (w = 1) or gives back (w = -1) ``payload``: R's tuple or a child's subtree row."""
-        return slot_change(f"st{unit.id}[{port}]", f"old{unit.id}", payload, w, unit.stage.name)
+    def keeps(self, function: Callable, row: str) -> str:
+        return self.expressions.keeps(function, row)
 
-    def _live_close(self, unit: Unit) -> list[str]:
-        """The live row after the change: t leaves and/or enters L(R) (AJU Algorithms 2 and 4)."""
-        u, slots = unit.id, 1 + unit.stage.children
-        return [f"after{u} = {self._live_row(unit)}", f"if before{u} != after{u}:",
-                f"    if before{u} is not None:", *indented(self.emit(unit, f"before{u}", "-1", False), 2),
-                f"    if after{u} is not None:", *indented(self.emit(unit, f"after{u}", "1", True), 2),
-                f"if st{u}.count(None) == {slots}:", f"    del _S{u}[k{u}]"]
-
-    def _live_row(self, unit: Unit) -> str:
-        """Source of ``live_row`` over the unit's state ``st<u>``, written out when there are no assertion keys."""
-        stage: LiveTupleStage = unit.stage
-        u, slots = unit.id, 1 + stage.children
-        tests = [f"st{u}[{i}] is not None" for i in range(slots)]
-        joined = " + ".join(f"st{u}[{i}]" for i in range(slots))
-        if not stage.assertions:
-            return f"({joined} if {' and '.join(tests)} else None)"
-        # every assertion key holds one value along all its paths (Lemma 4), compared in the joined row
-        row = f"lr{u}"
-        tests.append(f"({row} := {joined}) is not None")
-        tests += [f"{row}[{positions[0]}] == {row}[{other}]" for positions in stage.assertions for other in positions[1:]]
-        return f"({row} if {' and '.join(tests)} else None)"
-
-    def _join(self, unit: Unit, port: int, row: str, w: str) -> list[str]:
-        stage: BinaryJoinStage = unit.stage
-        u = unit.id
-        key = stage.left_key if port == stage.LEFT else stage.right_key
-        other, own = (1, 0) if port == stage.LEFT else (0, 1)
-        joined = f"{row} + q{u}" if port == stage.LEFT else f"q{u} + {row}"
-        if stage.where is None:
-            emitted = self.emit(unit, joined, f"{w} * n{u}", False)
-        else:  # the conditions placed on this join filter what it emits
-            self.namespace[f"_W{u}"] = stage.where
-            emitted = [f"j{u} = {joined}", f"if _W{u}(j{u}):", *indented(self.emit(unit, f"j{u}", f"{w} * n{u}", False))]
-        body = [f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
-                f"    st{u} = _S{u}[k{u}] = [{{}}, {{}}]",
-                f"for q{u}, n{u} in st{u}[{other}].items():", *indented(emitted),
-                f"side{u} = st{u}[{own}]", f"n{u} = side{u}.get({row}, 0) + {w}", f"if n{u}:",
-                f"    side{u}[{row}] = n{u}", "else:", f"    del side{u}[{row}]",
-                f"if not st{u}[0] and not st{u}[1]:", f"    del _S{u}[k{u}]"]
-        if not key:  # a constant key: every row joins
-            return [f"k{u} = ()", *body]
-        # a key holding a NULL joins nothing and is not kept (BinaryJoinStage.process)
-        present = f"k{u} is not None" if len(key) == 1 else f"None not in k{u}"
-        return [f"k{u} = {key_source(row, key)}", f"if {present}:", *indented(body)]
+    def fused_child_change(self, unit: Unit, row: str, w: str) -> list[str] | None:
+        relation = self.fused_lookups.get(unit.id)
+        return None if relation is None else child_change(self, relation, unit, row, w)
 
     # -- functions -----------------------------------------------------------------------------------
 
@@ -360,38 +272,7 @@ class ProgramWriter:
         return [f"_B{unit.id}_append(({row}, w))"]
 
     def _ring_function(self, unit: Unit) -> str:
-        stage: GroupAggregateStage = unit.stage
-        u = unit.id
-        write = self.expressions
-        body = ["for row, w in buffer:"]
-        loop = []
-        if stage.where is not None:
-            loop += [f"if not {write.keeps(stage.where, 'row')}:", "    continue"]
-        loop.append(f"k = ({''.join(write.value_of(g, 'row') + ', ' for g in stage.group_by).removesuffix(' ')})")
-        for i, spec in enumerate(stage.aggregates):
-            if spec.argument is not None:
-                loop.append(f"a{i} = {write.value_of(spec.argument, 'row')}")
-        empty = [0] + [None, 0] * len(stage.aggregates)
-        loop += [f"st = _S{u}_get(k)", "if k not in touched:", "    touched[k] = None if st is None else st.copy()",
-                 "if st is None:", f"    st = _S{u}[k] = {empty!r}", "st[0] += w"]
-        for i, spec in enumerate(stage.aggregates):
-            value, count = 1 + 2 * i, 2 + 2 * i
-            if spec.argument is None:
-                loop.append(f"st[{count}] += w")
-                continue
-            loop += [f"if a{i} is not None:", f"    st[{count}] += w"]
-            if spec.func in VARIANCE_FUNCTIONS:  # summed as its exact (x, x²) payload
-                loop.append(f"    a{i} = {self.expressions.constant(moments, 'moments')}(a{i})")
-            if spec.func != "count":
-                if spec.double and spec.func not in VARIANCE_FUNCTIONS:
-                    # operators/doubles.exact inlined (a call is 40% of its cost): the exact Σx·2**1074
-                    loop += ["    try:", f"        n, d = a{i}.as_integer_ratio()",
-                             f"        a{i} = n << ({SCALE_BITS + 1} - d.bit_length())",
-                             "    except (OverflowError, ValueError):",  # NaN or ±Infinity: counted apart
-                             f"        a{i} = {self.expressions.constant(non_finite, 'non_finite')}(a{i})"]
-                loop += [f"    v = st[{value}]", f"    st[{value}] = a{i} * w if v is None else v + a{i} * w"]
-        body += indented(loop)
-        return self._function(f"_ring{u}", "buffer, touched", body)
+        return self._function(f"_ring{unit.id}", "buffer, touched", unit.stage.batch_source(self, unit))
 
     def write(self) -> Program:
         functions = []

@@ -31,20 +31,11 @@ else keeps the stage-by-stage code.
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from operators.lowering.source_text import indented, key_source, slot_change, tuple_source
 from operators.runtime.compiled.program import Relation, Unit
 from operators.runtime.dataflow import SourceRoute
 from operators.stages.foreign_key import ForeignKeyLookupStage
+from operators.stages.source_text import ProgramText, indented, key_source, slot_change, tuple_source
 
-
-class ProgramWriter(Protocol):
-    """What this module needs of codegen.py's writer (a protocol, so the two modules do not import each other)."""
-
-    def emit(self, unit: Unit, row: str, weight: str, hot: bool) -> list[str]: ...
-
-    def partner(self, stage: ForeignKeyLookupStage, child: str) -> str: ...
 
 def fused_relations(units: tuple[Unit, ...], entry: dict[int, int], sources: tuple[SourceRoute, ...]) -> dict[int, Relation]:
     """The live-tuple units that run fused with their indexes, by unit id (see the module docstring)."""
@@ -85,7 +76,7 @@ def _index_keys(lookup: Unit, live: Unit, live_route: SourceRoute, units, entry,
     return tuple(columns.index(c) for c in foreign), rest
 
 
-def _live(writer: ProgramWriter, relation: Relation, row: str, partners: list[str], present: str = "") -> str:
+def _live(writer: ProgramText, relation: Relation, row: str, partners: list[str], present: str = "") -> str:
     """Source of the live row of R's row ``row`` (None when not live) given each child's partner as
     source: a name, or an expression read only when the partners before it are not None. ``present``
     names a partner known not to be None (not tested again)."""
@@ -115,7 +106,7 @@ def _drop_if_empty(index: Unit, entry: str, key: str) -> list[str]:
     return [f"if not {entry}[0] and {entry}[1] is None:", f"    del _S{index.id}[{key}]"]
 
 
-def _enter_others(writer: ProgramWriter, relation: Relation, row: str, name: str) -> tuple[list[str], list[str]]:
+def _enter_others(writer: ProgramText, relation: Relation, row: str, name: str) -> tuple[list[str], list[str]]:
     """Lines putting R's tuple ``row`` into every index but the home, and each one's partner (names)."""
     lines, partners = [], []
     for j in range(1, len(relation.lookups)):
@@ -124,12 +115,12 @@ def _enter_others(writer: ProgramWriter, relation: Relation, row: str, name: str
         lines += [f"{key} = {key_source(row, foreign)}", *_entry(index, entry, key),
                   f"if {entry}[0].setdefault({key_source(row, rest)}, {row}) is not {row}:",
                   f"    _invariant({relation.live.stage.name!r}, {row}, 1)",
-                  f"{partner} = {writer.partner(index.stage, f'{entry}[1]')}"]
+                  f"{partner} = {index.stage.partner_source(writer, f'{entry}[1]')}"]
         partners.append(partner)
     return lines, partners
 
 
-def _leave_others(writer: ProgramWriter, relation: Relation, row: str, name: str) -> tuple[list[str], list[str]]:
+def _leave_others(writer: ProgramText, relation: Relation, row: str, name: str) -> tuple[list[str], list[str]]:
     """Lines taking R's tuple ``row`` out of every index but the home (where it is: it was alive on the
     home's child), and each one's partner (names)."""
     lines, partners = [], []
@@ -138,12 +129,12 @@ def _leave_others(writer: ProgramWriter, relation: Relation, row: str, name: str
         key, entry, partner = f"fk{name}_{j + 1}", f"e{name}_{j + 1}", f"pa{name}_{j + 1}"
         lines += [f"{key} = {key_source(row, foreign)}", f"{entry} = _S{index.id}[{key}]",
                   f"del {entry}[0][{key_source(row, rest)}]",
-                  f"{partner} = {writer.partner(index.stage, f'{entry}[1]')}", *_drop_if_empty(index, entry, key)]
+                  f"{partner} = {index.stage.partner_source(writer, f'{entry}[1]')}", *_drop_if_empty(index, entry, key)]
         partners.append(partner)
     return lines, partners
 
 
-def relation_change(writer: ProgramWriter, relation: Relation, live_row: str) -> list[str]:
+def relation_change(writer: ProgramText, relation: Relation, live_row: str) -> list[str]:
     """One change of R (``w``; ``live_row`` names R's row as the live-tuple stage sees it): its tuple
     made or dropped in the home index and, when alive on the home's child, in the others; its live
     row emitted or retracted."""
@@ -159,14 +150,14 @@ def relation_change(writer: ProgramWriter, relation: Relation, live_row: str) ->
     insert = [*_entry(home, entry, key),
               f"if {entry}[0].setdefault({key_source(live_row, rest)}, {live_row}) is not {live_row}:",
               f"    _invariant({name}, {live_row}, w)",
-              f"{partner} = {writer.partner(home.stage, f'{entry}[1]')}", f"if {partner} is not None:",
+              f"{partner} = {home.stage.partner_source(writer, f'{entry}[1]')}", f"if {partner} is not None:",
               *indented(enter), f"    after{u} = {_live(writer, relation, live_row, [partner, *partners], partner)}",
               f"    if after{u} is not None:", *indented(writer.emit(live, f"after{u}", "1", hot=True), 2)]
     leave, partners = _leave_others(writer, relation, found, str(u))
     delete = [f"{entry} = _S{home.id}_get({key})",
               f"{found} = None if {entry} is None else {entry}[0].pop({key_source(live_row, rest)}, None)",
               f"if {found} != {live_row}:", f"    _invariant({name}, {live_row}, w)",
-              f"{partner} = {writer.partner(home.stage, f'{entry}[1]')}", f"if {partner} is not None:",
+              f"{partner} = {home.stage.partner_source(writer, f'{entry}[1]')}", f"if {partner} is not None:",
               *indented(leave), f"    before{u} = {_live(writer, relation, found, [partner, *partners], partner)}",
               f"    if before{u} is not None:", *indented(writer.emit(live, f"before{u}", "-1", hot=True), 2),
               *_drop_if_empty(home, entry, key)]
@@ -174,7 +165,7 @@ def relation_change(writer: ProgramWriter, relation: Relation, live_row: str) ->
             "else:", f"    _invariant({name}, {live_row}, w)"]
 
 
-def child_change(writer: ProgramWriter, relation: Relation, lookup: Unit, row: str, w: str) -> list[str]:
+def child_change(writer: ProgramText, relation: Relation, lookup: Unit, row: str, w: str) -> list[str]:
     """Child j's live tuple with this key appears, vanishes or changes: every tuple of R in the entry
     is retracted with the old partner and emitted with the new one (AJU's O(λ) step). At the home
     index the tuples also enter the other indexes when the partner appears and leave them when it goes."""
@@ -194,7 +185,7 @@ def child_change(writer: ProgramWriter, relation: Relation, lookup: Unit, row: s
 
     def read(i: int) -> list[str]:  # child i's partner of the tuple, read from its entry (it is there)
         index, (foreign, _) = relation.lookups[i], relation.keys[i]
-        return [f"pa{u}_{i + 1} = {writer.partner(index.stage, f'_S{index.id}[{key_source(tuple_, foreign)}][1]')}"]
+        return [f"pa{u}_{i + 1} = {index.stage.partner_source(writer, f'_S{index.id}[{key_source(tuple_, foreign)}][1]')}"]
 
     others = [i for i in range(len(relation.lookups)) if i != j]
     partners = [f"pa{u}_{i + 1}" for i in range(len(relation.lookups))]
@@ -217,6 +208,6 @@ def child_change(writer: ProgramWriter, relation: Relation, lookup: Unit, row: s
                       _live(writer, relation, tuple_, [new, *partners[1:]], new))]
     return [f"k{u} = {key_source(row, stage.child_key)}", f"c{u} = {child}", *_entry(lookup, f"e{u}", f"k{u}"),
             *slot_change(f"e{u}[1]", f"o{u}", f"c{u}", w, stage.name),
-            f"{old} = {writer.partner(stage, f'o{u}')}", f"{new} = {writer.partner(stage, f'e{u}[1]')}",
+            f"{old} = {stage.partner_source(writer, f'o{u}')}", f"{new} = {stage.partner_source(writer, f'e{u}[1]')}",
             f"if {old} != {new}:", f"    for {tuple_} in e{u}[0].values():", *indented(walk, 2),
             *_drop_if_empty(lookup, f"e{u}", f"k{u}")]

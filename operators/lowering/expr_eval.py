@@ -184,11 +184,41 @@ def _compile(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
             return _strict(_COMPARE[op], _compile(left, layout), _compile(right, layout))
         case Call(op="neg", args=(arg,)):
             return _strict(values.negate(expr.dtype), _compile(arg, layout))
+        case Call(op="try", args=(Call() as inner,)):
+            return _tried(inner, layout)
+        case Call(op="try_eval", args=(inner,)):
+            return _null_on_error(_compile(inner, layout))
         case Call():
             return _compile_function(expr, layout)
         case Subquery():
             raise ExpressionError("a subquery cannot be evaluated row by row; it must be decorrelated first")
     raise ExpressionError(f"unsupported expression {expr!r}")
+
+
+def _tried(inner: Call, layout: Mapping[Column, int]) -> Compiled:
+    """``try(op(args))`` (TRY_CAST, try_add...): op's own run-time error is NULL, as in Spark's TRY eval
+    mode, while an error computing an argument still fails (``try_add(1 / 0, 1)`` raises in Spark too).
+    So the arguments are computed outside the ``try``, and op over their values inside it: op is
+    compiled over a row of placeholders, each typed as its argument (a constant stays in place)."""
+    operands = [(i, arg) for i, arg in enumerate(inner.args) if not isinstance(arg, Literal)]
+    slots = {i: Column(None, f"#{i}", dtype=type_of(arg)) for i, arg in operands}
+    over_slots = attrs.evolve(inner, args=tuple(slots.get(i, arg) for i, arg in enumerate(inner.args)))
+    compute = _compile(over_slots, {slot: n for n, slot in enumerate(slots.values())})
+    arguments = [_compile(arg, layout) for _, arg in operands]
+
+    on_error = _null_on_error(compute)
+    return lambda row: on_error(tuple(argument(row) for argument in arguments))
+
+
+def _null_on_error(compute: Compiled) -> Compiled:
+    """``compute``, NULL where it raises Spark's run-time error (Spark's TryEval)."""
+    def tried(row):
+        try:
+            return compute(row)
+        except values.SqlRuntimeError:
+            return None
+
+    return tried
 
 
 def _date_shift(op: str, date: Expr, amount: Expr, layout: Mapping[Column, int]) -> Compiled:

@@ -26,7 +26,7 @@ from operators.stages.join_select import JoinSelectStage
 from planner.ir.expressions import Column
 from planner.ir.fk_graph import FkEdge
 from planner.ir.logical import LogicalPlan
-from planner.ir.maintenance import Atom, ForeignKeyJoin, JoinSelect, ViewAtom
+from planner.ir.maintenance import LIVE_TUPLE_COST, Atom, ForeignKeyJoin, JoinSelect, ViewAtom
 from planner.ir.reads import columns_read
 
 
@@ -203,6 +203,15 @@ def _assertion_groups(join: ForeignKeyJoin, alias: str, layout: tuple[Column, ..
     return tuple(groups)
 
 
+def _edge_columns(edge: FkEdge) -> str:
+    return ",".join(edge.columns) or "nothing (one group: the view is uncorrelated)"
+
+
+def _edge_key(atom: Atom, edge: FkEdge) -> str:
+    """The stage's key: the foreign key, or for an uncorrelated view's edge a constant."""
+    return f"{atom.alias}.{','.join(edge.columns)}" if edge.columns else "constant (does not scale out)"
+
+
 def _lookup_description(join: ForeignKeyJoin, atom: Atom, edge: FkEdge, anti: bool) -> StageDescription:
     if atom.alias in join.preserved:
         alive = f"{atom.alias} ⟕ {edge.referenced}, alive with its live {edge.referenced} partner or with NULLs"
@@ -211,9 +220,9 @@ def _lookup_description(join: ForeignKeyJoin, atom: Atom, edge: FkEdge, anti: bo
                  + ("absent (NOT EXISTS / NOT IN)" if anti else "alive (AJU §3.1)"))
     return StageDescription(
         operator="ForeignKeyLookup (live tuples)", inputs=f"{atom.alias}, live {edge.referenced}",
-        state=f"tuples of {atom.table} grouped by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
-        key=f"{atom.alias}.{','.join(edge.columns)}",
-        update_cost="O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized",
+        state=f"tuples of {atom.table} grouped by {_edge_columns(edge)}; live {edge.referenced} tuple per key",
+        key=_edge_key(atom, edge),
+        update_cost=LIVE_TUPLE_COST,
         why=f"{atom.alias} has one child ({edge.referenced}): {alive}",
     )
 
@@ -221,9 +230,9 @@ def _lookup_description(join: ForeignKeyJoin, atom: Atom, edge: FkEdge, anti: bo
 def _index_description(atom: Atom, edge: FkEdge, anti: bool) -> StageDescription:
     return StageDescription(
         operator="ChildIndex I(R, R_c)", inputs=f"{atom.alias} keys, live {edge.referenced}",
-        state=f"keys of {atom.table} by {','.join(edge.columns)}; live {edge.referenced} tuple per key",
-        key=f"{atom.alias}.{','.join(edge.columns)}",
-        update_cost="O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized",
+        state=f"keys of {atom.table} by {_edge_columns(edge)}; live {edge.referenced} tuple per key",
+        key=_edge_key(atom, edge),
+        update_cost=LIVE_TUPLE_COST,
         why=f"tells live {atom.alias} tuples which are alive on {edge.referenced} (AJU §3.3)"
             + (" (alive when it is absent: NOT EXISTS / NOT IN)" if anti else ""),
     )

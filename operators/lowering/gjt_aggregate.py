@@ -26,7 +26,6 @@ from planner.ir.expressions import Column, Expr
 from planner.ir.gcq import Atom as GcqAtom
 from planner.ir.gjt_aggregate import GjtRingAggregate
 from planner.ir.maintenance import RingAggregate
-from planner.ir.outputs import output_columns
 
 
 def lower_gjt_aggregate(builder: StageBuilder, aggregate: RingAggregate, ring: GjtRingAggregate, items: tuple | None,
@@ -54,7 +53,7 @@ def lower_gjt_aggregate(builder: StageBuilder, aggregate: RingAggregate, ring: G
                                  None, description, ring=SumRing(len(ring.lifts)), lift=lift))
     connect_inputs(builder, node, inputs, stage)
     positions = tuple(root.variables.index(v) for v in (node.variable_of(g.expr) for g in aggregate.group_by))
-    agg_layout = output_columns(aggregate)
+    agg_layout = aggregate.output
     layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     specs = tuple(AggregateSpec(item.expr.func, None) for item in aggregate.aggregates)
     total = builder.add(PayloadAggregateStage(

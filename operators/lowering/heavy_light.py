@@ -15,7 +15,6 @@ from operators.stages.map import MapStage
 from operators.stages.triangle_count import TriangleCountStage
 from planner.ir.expressions import Column, Expr
 from planner.ir.heavy_light_plan import HeavyLightTriangleCount
-from planner.ir.outputs import output_columns
 
 
 def lower_heavy_light(builder: StageBuilder, node: HeavyLightTriangleCount, items: tuple | None,
@@ -25,7 +24,7 @@ def lower_heavy_light(builder: StageBuilder, node: HeavyLightTriangleCount, item
     stage = builder.add(TriangleCountStage(f"triangle count {names}", node.epsilon))
     for port, atom in enumerate(node.atoms):
         builder.route(atom, node.column_names(atom.alias), stage, port)
-    agg_layout = output_columns(node)
+    agg_layout = node.output
     finish = finish_function(items, having, agg_layout, hold=True)
     layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     width = len(node.aggregates)

@@ -33,7 +33,6 @@ from planner.ir.maintenance import (
     SubqueryAggregate,
 )
 from planner.ir.notation import print_expr
-from planner.ir.outputs import output_columns
 
 AGG = {Column(None, "_agg"): 0}
 
@@ -132,7 +131,7 @@ def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | 
         raise LoweringError(f"NestedAggregate[{nested.strategy}]: the join below it has a condition beside its foreign-key "
                             f"equalities ({print_expr(join.residual)}), which the nested-aggregate stages do not apply")
     layout = {c: i for i, c in enumerate(root.layout)}
-    agg_layout = output_columns(nested)
+    agg_layout = nested.output
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     sums = RequiredSums(
         tuple(item.expr.func for item in nested.aggregates),
@@ -189,7 +188,7 @@ def _rpai_tree(builder: StageBuilder, given: _Given) -> int:
                          inputs=f"{table.name} rows",
                          state=f"RPAI trees: {correlation.inner.name} → Σ {q.func}; q → required sums",
                          key="constant (does not scale out)",
-                         update_cost="O(log n) per update (getSum + shiftKeys)",
+                         update_cost=nested.update_costs[0],
                          why=f"q = {q.func.upper()} correlated by one inequality on {correlation.inner.name}: "
                              "inserting a row shifts the q of all later groups by the same amount (RPAI §2.2.3, §3)"),
         _group_function(nested, outer) if nested.group_by else None,
@@ -223,7 +222,7 @@ def _pai_map(builder: StageBuilder, given: _Given) -> int:
         StageDescription(operator="NestedAggregate[pai_map] groups",
                          state=f"per key: q's Σ and count, the required sums{grouped}",
                          key=key_text,
-                         update_cost="O(1) per update" + (" (O(groups) when q moves)" if grouped else ""),
+                         update_cost=nested.update_costs[0],
                          why="equality correlation: an update changes one group's q"),
     ))
     root.connect(builder, group, 0)
@@ -234,7 +233,7 @@ def _pai_map(builder: StageBuilder, given: _Given) -> int:
                          state="aggregate index: q → required sums "
                                + ("(hash map)" if op == "=" else "(RPAI tree for the range)") + grouped,
                          key="constant (does not scale out)",
-                         update_cost="O(1) per moved group" if op == "=" else "O(log n) per moved group",
+                         update_cost=nested.update_costs[1],
                          why="a group's sums move from its old q to its new q (RPAI §2.1.3)"),
         len(nested.group_by),
     ))
@@ -257,7 +256,7 @@ def _per_key_index(builder: StageBuilder, given: _Given) -> int:
         StageDescription(operator="NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
                          state="per key and group: q's Σ and count; RPAI trees v → required sums",
                          key=key_text or "constant: q is a global threshold (does not scale out)",
-                         update_cost="O(log n) per update",
+                         update_cost=nested.update_costs[0],
                          why="q is correlated by equalities (or not at all) and compared with a per-row value v: "
                              "AJU Theorem 15's join-select-aggregate, the rows of a key in a tree by v annotated with "
                              "partial sums, so each key's contribution is one range sum per group"),
@@ -270,7 +269,7 @@ def _per_key_index(builder: StageBuilder, given: _Given) -> int:
         StageDescription(operator="SumVectors",
                          state="per group: the required sums of its result row",
                          key=groups or "constant (does not scale out)",
-                         update_cost="O(1) per changed key and group",
+                         update_cost=nested.update_costs[1],
                          why="adds each key's contribution change into its group's result"),
     ))
     builder.downstream[keyed] = (total, 0)
@@ -303,7 +302,7 @@ def _general(builder: StageBuilder, given: _Given) -> int:
             key_columns += sorted({c for c in columns(q.correlation) if c.table == atom.alias} - set(key_columns), key=str)
     key_index = {c: i for i, c in enumerate(key_columns)}
     specs = []
-    two_levels = any(isinstance(q, ParameterizedAggregate) for q in nested.subqueries)
+    two_levels = nested.two_levels
     for q in nested.subqueries:
         if isinstance(q, ParameterizedAggregate):
             specs.append(_parameterized(builder, q, len(specs)))
@@ -330,7 +329,7 @@ def _general(builder: StageBuilder, given: _Given) -> int:
                          state="free, bound and result maps"
                                + ("; an RPAI tree per subquery nested two levels" if two_levels else ""),
                          key="constant (does not scale out)",
-                         update_cost="O(n log n) per update" if two_levels else "O(n) per update",
+                         update_cost=nested.update_costs[0],
                          why="no aggregate index applies (see 'Not applied'); still avoids O(n²) recomputation"
                              + (" (O(n³) for two levels)" if two_levels else "")),
         grouped=bool(nested.group_by),

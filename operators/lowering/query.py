@@ -10,6 +10,8 @@ a later step (``fuse.py``), noted but not decided here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from catalog.types import DOUBLE
@@ -44,15 +46,15 @@ from operators.stages.product import ProductCombineStage
 from operators.stages.scalar_product import ScalarProductStage
 from operators.stages.set_operation import SetOperationStage
 from operators.stages.top_k import TopKStage
+from planner.ir.cross_product import CrossProductAggregate
 from planner.ir.expressions import AggregateCall, Column, Expr, columns, type_of
 from planner.ir.gjt_aggregate import GjtRingAggregate, gjt_ring_aggregate
 from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.heavy_light_plan import HeavyLightTriangleCount
-from planner.ir.logical import Filter, LogicalPlan, Project, SetOperation, Sort
+from planner.ir.logical import LINEAR_COST, Filter, LogicalPlan, Project, SetOperation, Sort
 from planner.ir.maintenance import (
     ChangePropagationJoin,
     CountedDistinct,
-    CrossProductAggregate,
     ForeignKeyJoin,
     GroupAggregate,
     NestedAggregate,
@@ -63,7 +65,6 @@ from planner.ir.maintenance import (
 )
 from planner.ir.notation import print_expr
 from planner.ir.outer_join import OuterJoin
-from planner.ir.outputs import output_columns
 from planner.ir.view_tree_plan import FactorizedViewTree, ViewTreeAggregate
 
 #: A lowered body: its last stage and its result's columns.
@@ -119,7 +120,7 @@ def _peel(plan: LogicalPlan) -> tuple[_Finishing, LogicalPlan]:
 
 def _hidden_columns(project: Project) -> int:
     """How many trailing columns of the sorted result ``project`` drops; it must keep a prefix."""
-    below = output_columns(project.child)
+    below = project.child.output
     kept = tuple(item.expr for item in project.items)
     if kept != tuple(Column(None, c.name) for c in below[: len(kept)]):
         raise LoweringError("a select list above ORDER BY may only drop the trailing sort columns")
@@ -127,32 +128,20 @@ def _hidden_columns(project: Project) -> int:
 
 
 def _lower_body(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, needed: frozenset[Column]) -> Body:
-    if isinstance(plan, ThresholdFilter):
-        return _lower_threshold(builder, plan, items)
-    if isinstance(plan, ScalarProduct):
-        return _lower_scalar_product(builder, plan, items)
-    if isinstance(plan, CrossProductAggregate):
-        return _lower_cross_product(builder, plan, items)
-    if isinstance(plan, SetOperation) and items is None:
-        return _lower_set_operation(builder, plan)
-    if isinstance(plan, ViewTreeAggregate):
-        return lower_view_tree(builder, plan, items, None)
-    if isinstance(plan, Filter) and isinstance(plan.child, ViewTreeAggregate):  # HAVING
-        return lower_view_tree(builder, plan.child, items, plan.condition)
-    if isinstance(plan, HeavyLightTriangleCount):
-        return lower_heavy_light(builder, plan, items, None)
-    if is_window_query(plan):
+    """Dispatch on the body's top node class (``_BODIES``), a HAVING above it peeled off first; a
+    node not listed is a join with what sits on it (``_lower_over_join``)."""
+    if is_window_query(plan):  # layers of filters, aliases and projections over a window: a pattern, not one node
         return lower_window_query(builder, plan, items)
-    if isinstance(plan, Filter) and isinstance(plan.child, HeavyLightTriangleCount):  # HAVING
-        return lower_heavy_light(builder, plan.child, items, plan.condition)
-    return _lower_over_join(builder, plan, items, needed)
-
-
-def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, needed: frozenset[Column]) -> Body:
-    """A join and what sits on it: an aggregate (with HAVING), a nested aggregate, or a map."""
     having = None
-    if isinstance(plan, Filter) and isinstance(plan.child, RingAggregate | GroupAggregate):
+    if isinstance(plan, Filter) and plan.child.having_applies:
         having, plan = plan.condition, plan.child
+    lowering = _BODIES.get(type(plan), _lower_over_join)
+    return lowering(builder, plan, items, having, needed)
+
+
+def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | None, having: Expr | None,
+                     needed: frozenset[Column]) -> Body:
+    """A join and what sits on it: an aggregate (with HAVING), a nested aggregate, or a map."""
     top = None
     if isinstance(plan, RingAggregate | GroupAggregate | NestedAggregate):
         top, plan = plan, plan.child
@@ -176,29 +165,16 @@ def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | No
 
 
 def _lower_join(builder: StageBuilder, plan: LogicalPlan, needed: frozenset[Column], nested: bool) -> Emitter:
-    if isinstance(plan, ChangePropagationJoin):
-        if nested:
-            raise LoweringError("NestedAggregate over a ChangePropagationJoin: the nested-aggregate indexes read the live "
-                                  "tuples of a foreign-key join, which a change-propagation join does not keep")
-        return lower_change_propagation(builder, plan.tree)
-    if isinstance(plan, ForeignKeyJoin):
-        return lower_foreign_key_join(builder, plan, needed)
-    if isinstance(plan, GeneralizedJoinTree):
-        if nested:
-            raise LoweringError("NestedAggregate over a GeneralizedJoinTree: the nested-aggregate indexes read the "
-                                "live tuples of a foreign-key join, which a T-representation does not keep")
-        return lower_generalized_join_tree(builder, plan)
-    if isinstance(plan, OuterJoin):
-        if nested:
-            raise LoweringError("NestedAggregate over an OuterJoin: the nested-aggregate indexes read the live "
-                                "tuples of a foreign-key join, which an outer join's stage does not keep")
-        return lower_outer_join(builder, plan, needed)
-    if isinstance(plan, FactorizedViewTree):
-        if nested:
-            raise LoweringError("NestedAggregate over a FactorizedViewTree: the nested-aggregate indexes read the "
-                                "live tuples of a foreign-key join, which a view tree does not keep")
-        return lower_factorized_view_tree(builder, plan)
-    raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
+    """Dispatch on the join's node class (``_JOINS``); only a foreign-key join keeps the live tuples
+    a nested aggregate's indexes read."""
+    lowering = _JOINS.get(type(plan))
+    if lowering is None:
+        raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
+    if nested and not isinstance(plan, ForeignKeyJoin):
+        raise LoweringError(f"NestedAggregate over a{'n' if plan.node_name[0] in 'AEIOU' else ''} {plan.node_name}: the "
+                            "nested-aggregate indexes read the live tuples of a foreign-key join, which "
+                            f"{_NOT_LIVE_TUPLES[type(plan)]} does not keep")
+    return lowering(builder, plan, needed)
 
 
 def _lower_map(builder: StageBuilder, join: LogicalPlan, items: tuple | None, root: Emitter) -> Body:
@@ -207,7 +183,7 @@ def _lower_map(builder: StageBuilder, join: LogicalPlan, items: tuple | None, ro
     layout = tuple(Column(None, i.name) for i in items) if items is not None else root.layout
     stage = builder.add(MapStage("project", mapping, tuple(map(str, layout)), StageDescription(
         operator="Map (σ, π)", inputs="join results", state="none", key="none (stateless)",
-        update_cost="O(1) per result change", why="selection and projection are linear (AJU Thm 14)")))
+        update_cost=LINEAR_COST, why="selection and projection are linear (AJU Thm 14)")))
     root.connect(builder, stage, 0)
     return stage, layout
 
@@ -239,7 +215,7 @@ def _lower_set_operation(builder: StageBuilder, plan: SetOperation) -> Body:
 def _lower_cross_product(builder: StageBuilder, node: CrossProductAggregate, items: tuple | None) -> Body:
     """Each relation's one-row aggregate, then their products (see operators/stages/product.py)."""
     parts = [lower_query(builder, part) for part in node.parts]
-    agg_layout = output_columns(node)
+    agg_layout = node.output
     layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     stage = builder.add(ProductCombineStage(
         tuple(tuple(c.name for c in part.layout) for part in parts),
@@ -281,7 +257,7 @@ def _lower_threshold(builder: StageBuilder, node: ThresholdFilter, items: tuple 
         StageDescription(
             operator=f"ThresholdFilter ({node.op} q)", inputs="rows; the threshold's one value",
             state="the rows ordered by the compared value; q", key="constant (does not scale out)",
-            update_cost="O(log n) per row; O(log n + rows that flip) when q changes",
+            update_cost=node.update_cost,
             why=f"q is uncorrelated: the rows passing v θ q are {_PASSING_PART.get(node.op, 'a prefix or suffix')} "
                 "of the value order (AJU Theorem 15's join-select with a constant key)"),
     ))
@@ -301,7 +277,7 @@ def _lower_scalar_product(builder: StageBuilder, node: ScalarProduct, items: tup
     stage = builder.add(ScalarProductStage(len(scalars), tuple(c.name for c in layout), StageDescription(
         operator=f"ScalarProduct ({', '.join(node.names)})", inputs="rows; each scalar subquery's one value",
         state="the rows (a multiset); each subquery's current value", key="constant (does not scale out)",
-        update_cost="O(1) per row change; O(rows) when a subquery's value changes",
+        update_cost=node.update_cost,
         why="the subquery is uncorrelated, one value for every row: each row is extended by it, and when it "
             "changes every row of the result shows the new value, so every row changes (inherent to the query)")))
     builder.downstream[rows.last] = (stage, ScalarProductStage.ROWS)
@@ -349,7 +325,7 @@ def _lower_aggregate(builder: StageBuilder, aggregate: RingAggregate | GroupAggr
             argument = all_present((argument, *further))
         double = call.arg is not None and type_of(call.arg) in (DOUBLE, None)
         specs.append(AggregateSpec(call.func, argument, call.distinct, double, call.parameters))
-    agg_layout = output_columns(aggregate)
+    agg_layout = aggregate.output
     finish = finish_function(items, having, agg_layout, hold=True)
     output_layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
     names, columns_out = tuple(g.name for g in aggregate.group_by), tuple(map(str, output_layout))
@@ -383,13 +359,42 @@ def _lower_top_k(builder: StageBuilder, top_k: TopK, layout: tuple[Column, ...],
         stage = builder.add(InsertOnlyTopKStage(name, keys, top_k.count, columns_out, StageDescription(
             operator=f"InsertOnlyTopK (k={top_k.count})", inputs="result changes (inserts only)",
             state=f"the {top_k.count} best rows only", key="constant (does not scale out)",
-            update_cost="O(1) per insert not among the k best, O(log k + k) per one that enters; O(k) per batch",
+            update_cost=top_k.update_cost,
             why=insert_only_reason(top_k.insert_only, "a row out of the k best never returns: only they are kept")),
             insert_only=top_k.insert_only))
     else:
         stage = builder.add(TopKStage(name, keys, top_k.count, columns_out, StageDescription(
             operator=f"TopK (k={top_k.count})", inputs="result changes", state="the whole result as an ordered multiset",
-            key="constant (does not scale out)", update_cost="O(log n + k) per batch",
+            key="constant (does not scale out)", update_cost=top_k.update_cost,
             why="deleting a top row needs the next one, so all rows are kept in order")))
     builder.downstream[upstream] = (stage, 0)
     return stage
+
+
+def _lower_set_operation_body(builder: StageBuilder, plan: SetOperation, items: tuple | None, having: Expr | None,
+                              needed: frozenset[Column]) -> Body:
+    if items is not None:  # a select list over a set operation: the front end gives none
+        raise LoweringError(f"cannot maintain a {plan.node_name} here: no incremental operator implements it")
+    return _lower_set_operation(builder, plan)
+
+
+#: How a query body lowers, by its top node's class: (builder, node, select list, HAVING, needed columns) → Body.
+_BODIES: dict[type, Callable[..., Body]] = {
+    ThresholdFilter: lambda builder, node, items, having, needed: _lower_threshold(builder, node, items),
+    ScalarProduct: lambda builder, node, items, having, needed: _lower_scalar_product(builder, node, items),
+    CrossProductAggregate: lambda builder, node, items, having, needed: _lower_cross_product(builder, node, items),
+    SetOperation: _lower_set_operation_body,
+    ViewTreeAggregate: lambda builder, node, items, having, needed: lower_view_tree(builder, node, items, having),
+    HeavyLightTriangleCount: lambda builder, node, items, having, needed: lower_heavy_light(builder, node, items, having),
+}
+#: How a join lowers, by its node's class: (builder, node, needed columns) → the emitter of its rows.
+_JOINS: dict[type, Callable[[StageBuilder, LogicalPlan, frozenset[Column]], Emitter]] = {
+    ForeignKeyJoin: lower_foreign_key_join,
+    ChangePropagationJoin: lambda builder, node, needed: lower_change_propagation(builder, node.tree),
+    GeneralizedJoinTree: lambda builder, node, needed: lower_generalized_join_tree(builder, node),
+    OuterJoin: lower_outer_join,
+    FactorizedViewTree: lambda builder, node, needed: lower_factorized_view_tree(builder, node),
+}
+#: What each join other than a foreign-key join keeps instead of live tuples (a nested aggregate's refusal).
+_NOT_LIVE_TUPLES = {ChangePropagationJoin: "a change-propagation join", GeneralizedJoinTree: "a T-representation",
+                    OuterJoin: "an outer join's stage", FactorizedViewTree: "a view tree"}

@@ -26,7 +26,6 @@ from operators.stages.view_tree_groups import GroupedViewTreeStage
 from operators.structures.rings import CofactorRing, CountRing, SumRing
 from operators.structures.variable_order import Atom, OrderNode, VariableOrder
 from planner.ir.expressions import Column, Expr
-from planner.ir.outputs import output_columns
 from planner.ir.variable_orders import OrderTree, parse_order, placement
 from planner.ir.view_tree_plan import ViewTreeAggregate
 
@@ -83,7 +82,7 @@ def lower_view_tree(builder: StageBuilder, node: ViewTreeAggregate, items: tuple
     group_positions = tuple(node.free.index(node.variable(g.expr)) for g in node.group_by)
     specs = tuple(AggregateSpec(func, None) for func, _ in node.payload_reads)
     readers = tuple(_reader(ring, slots) for _, slots in node.payload_reads)
-    agg_layout = output_columns(node)
+    agg_layout = node.output
     finish = finish_function(items, having, agg_layout, hold=True)
     layout = tuple(Column(None, i.name) for i in items) if items is not None else agg_layout
 

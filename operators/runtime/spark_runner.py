@@ -39,7 +39,6 @@ for large state and sizeable batches; the local runner is faster below that.
 from __future__ import annotations
 
 import json
-import logging
 import pickle
 import re
 import shutil
@@ -53,7 +52,6 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.functions import col
 from pyspark.sql.streaming import StreamingQuery
 
-from catalog import types
 from catalog.schema import Catalog, Table
 from catalog.types import DataType
 from operators.held_errors import is_error
@@ -80,11 +78,6 @@ from operators.runtime.spark_validation import state_name as validation_state
 from operators.runtime.stream import Update, UpdateBatch
 from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
 from operators.zset import Row, consolidate
-
-log = logging.getLogger(__name__)
-#: Spark's message when a Python worker misses its fixed connect-back timeout (``PythonWorkerFactory``).
-WORKER_START_TIMEOUT = "Python worker failed to connect back"
-WORKER_START_RETRIES = 3
 
 
 class SparkRunner:
@@ -228,22 +221,19 @@ class SparkRunner:
 
     def run_available(self) -> None:
         """Run micro-batches until every available change is processed; a failed one raises
-        ``SparkBatchError`` with the worker's error (the query then stops).
-
-        A Python worker that does not connect back to the JVM within Spark's fixed 10 s (it happens
-        on a loaded machine, where starting an interpreter takes that long) fails the micro-batch
-        before anything is committed; the query is then restarted from its checkpoint, which re-runs
-        the same planned batch, up to ``WORKER_START_RETRIES`` times."""
-        for attempt in range(WORKER_START_RETRIES + 1):
+        ``SparkBatchError`` with the worker's error (the query then stops). A micro-batch that failed
+        only because a driver-side Python process did not connect back within Spark's fixed 10 s
+        (``CONNECT_BACK``, docs/spark.md) committed nothing: the query is started again from its
+        checkpoint, up to ``CONNECT_BACK_RETRIES`` times."""
+        for attempt in range(CONNECT_BACK_RETRIES + 1):
             if not self.query.isActive:
                 self.query = self._start_query()
             try:
                 self.query.processAllAvailable()
                 return
             except StreamingQueryException as err:
-                if attempt == WORKER_START_RETRIES or WORKER_START_TIMEOUT not in str(err):
+                if CONNECT_BACK not in str(err) or attempt == CONNECT_BACK_RETRIES:
                     raise SparkBatchError(*_python_error(err)) from None
-                log.warning("a Python worker did not start in time; restarting the query from its checkpoint")
 
     def current_result(self) -> list[Row]:
         """The result table's rows after the newest batch (one row per copy)."""
@@ -362,10 +352,8 @@ def table_feeds(dataflow: Dataflow, tables: Mapping[str, Table], changes: Mappin
 
 
 def spark_tables(dataflow: Dataflow, catalog: Catalog) -> dict[str, Table]:
-    """The tables ``dataflow`` reads, refusing what the Spark engine does not maintain yet."""
-    tables = {name: catalog.table(name) for name in dataflow.tables()}
-    _refuse_timestamps(tables.values())
-    return tables
+    """The tables ``dataflow`` reads."""
+    return {name: catalog.table(name) for name in dataflow.tables()}
 
 
 class ConnectApplyError(NotImplementedError):
@@ -392,6 +380,10 @@ def _numbered(directory: Path) -> list[int]:
     return [int(p.name) for p in directory.iterdir() if p.name.isdigit()] if directory.is_dir() else []
 
 
+#: Spark's error when a Python process it started did not connect back in time (PythonWorkerFactory)
+CONNECT_BACK = "Python worker failed to connect back"
+CONNECT_BACK_RETRIES = 2
+
 _PYTHON_ERROR = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
 
 
@@ -402,12 +394,3 @@ def _python_error(err: StreamingQueryException) -> tuple[str, str]:
     if found:
         return found[-1].group(1), found[-1].group(2).strip()
     return "StreamingQueryException", text.splitlines()[0] if text else repr(err)
-
-
-def _refuse_timestamps(tables) -> None:
-    """pyspark hands a TIMESTAMP to the stages as a naive datetime in the worker's local time, where the
-    stages hold aware UTC ones: not converted yet, so refused rather than compared wrongly."""
-    timestamped = [f"{t.name}.{c.name}" for t in tables for c in t.columns if c.type in types.TIMESTAMPS]
-    if timestamped:
-        raise ValueError(f"the Spark engine does not maintain views over TIMESTAMP columns yet ({', '.join(timestamped)}); "
-                         "the local engine does")

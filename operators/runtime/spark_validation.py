@@ -95,9 +95,7 @@ class ValidationInput:
         key_of = key_getter(self.key_positions)
         bucket_of_row = None if self.bucket_columns is None else key_getter(self.bucket_columns)
         for batch in batches:
-            # every NaN the one NaN (operators/doubles.py), as the local stream reader makes it
-            columns = [canonical_values(column.to_pylist()) if pa.types.is_floating(column.type) else column.to_pylist()
-                       for column in batch.columns]
+            columns = [_python_values(column) for column in batch.columns]
             rows = zip(*columns[: self.width], strict=True)
             entries = [(key_text(key_of(row)), op, row, seq)
                        for row, op, seq in zip(rows, columns[self.width], columns[self.width + 1], strict=True)]
@@ -107,6 +105,17 @@ class ValidationInput:
                 packed = pack_by(self.stage, entries, [key_text(bucket_of_row(entry[2])) for entry in entries], self.buckets)
             if packed:
                 yield pa.RecordBatch.from_pylist(packed, schema=PACKED_ARROW_SCHEMA)
+
+
+def _python_values(column: pa.Array) -> list:
+    """A change column's values as the stages hold them (the local stream reader's): every NaN the one
+    NaN (operators/doubles.py), and a TIMESTAMP an aware datetime in UTC. Spark hands a TIMESTAMP to
+    Arrow in the session time zone, which only names the zone the instant is shown in."""
+    if pa.types.is_floating(column.type):
+        return canonical_values(column.to_pylist())
+    if pa.types.is_timestamp(column.type) and column.type.tz is not None:
+        return column.cast(pa.timestamp(column.type.unit, tz="UTC")).to_pylist()
+    return column.to_pylist()
 
 
 class ValidationProcessor(ValidationStageProcessor):

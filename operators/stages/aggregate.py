@@ -29,8 +29,10 @@ import attrs
 from sortedcontainers import SortedList
 
 from operators.doubles import NAN, exact, exact_total, sum_value
+from operators.stages.aggregate_source import ring_source
 from operators.stages.average import average
 from operators.stages.base import Change, KeyedStage, StageDescription
+from operators.stages.source_text import ProgramText, SourceUnit
 from operators.structures.moments import VARIANCE_FUNCTIONS, moments, variance
 from operators.structures.order_statistics import percentile
 from operators.zset import Changelog, Row, consolidate
@@ -290,6 +292,15 @@ class GroupAggregateStage(KeyedStage):
     """Keyed by the group-by values; emits finished result rows (after HAVING and the select list)."""
 
     operator = "GroupAggregate"
+
+    @property
+    def codegen_kind(self) -> str:
+        """The program's ring template sums in place; kept values (MIN/MAX, DISTINCT) run through ``process``."""
+        return "generic" if self._keeps_values else "ring"
+
+    def batch_source(self, program: ProgramText, unit: SourceUnit) -> list[str]:
+        """The compiled program's ring function body (operators/stages/aggregate_source.py)."""
+        return ring_source(program, unit, self.where, self.group_by, self.aggregates)
 
     def __init__(self, group_names: tuple[str, ...], group_by: tuple[Callable[[Row], object], ...],
                  aggregates: tuple[AggregateSpec, ...], finish: Callable[[Row], Row | None],

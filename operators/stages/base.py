@@ -98,6 +98,14 @@ class KeyedStage(ABC):
     #: The input ports on which the stage takes held errors (``ErrorRow``, operators/held_errors.py) as
     #: rows; the runners send an ``ErrorRow`` meant for another port to the result instead.
     error_ports: tuple[int, ...] = ()
+    #: How the compiled program (operators/lowering/codegen.py) runs the stage: ``lookup``, ``live`` and
+    #: ``join`` inline, from the stage's own template (``source``); ``ring`` and ``map`` buffered, from
+    #: theirs; ``generic``: through ``process``, as on the generic runner.
+    codegen_kind: str = "generic"
+
+    def chain(self) -> list[tuple[KeyedStage, int]]:
+        """The plain stages this one runs, each with the port it feeds the next on (a fused stage is two)."""
+        return [(self, 0)]
 
     @abstractmethod
     def key_of(self, port: int, row: Row) -> tuple:

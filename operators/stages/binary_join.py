@@ -19,6 +19,7 @@ from collections.abc import Callable
 import attrs
 
 from operators.stages.base import Change, KeyedStage, StageDescription, key_getter
+from operators.stages.source_text import ProgramText, SourceUnit, indented, key_source
 from operators.zset import Changelog, Row, apply_changes
 
 
@@ -30,6 +31,7 @@ class JoinState:
 
 class BinaryJoinStage(KeyedStage):
     LEFT, RIGHT = 0, 1
+    codegen_kind = "join"
 
     def __init__(self, name: str, left_key: tuple[int, ...], right_key: tuple[int, ...],
                  output_columns: tuple[str, ...], description: StageDescription,
@@ -73,3 +75,29 @@ class BinaryJoinStage(KeyedStage):
 
     def describe(self) -> StageDescription:
         return self.description
+
+    def source(self, program: ProgramText, unit: SourceUnit, port: int, row: str, w: str) -> list[str]:
+        """The compiled program's lines applying one change (``row``, ``w``: names) arriving on ``port``,
+        ``process`` one change at a time: the state ``_S<unit>`` maps a key to [left rows → count,
+        right rows → count]; the change meets the other side's rows of its key, then joins its own."""
+        stage = self
+        u = unit.id
+        key = stage.left_key if port == stage.LEFT else stage.right_key
+        other, own = (1, 0) if port == stage.LEFT else (0, 1)
+        joined = f"{row} + q{u}" if port == stage.LEFT else f"q{u} + {row}"
+        if stage.where is None:
+            emitted = program.emit(unit, joined, f"{w} * n{u}", False)
+        else:  # the conditions placed on this join filter what it emits
+            program.bind(f"_W{u}", stage.where)
+            emitted = [f"j{u} = {joined}", f"if _W{u}(j{u}):", *indented(program.emit(unit, f"j{u}", f"{w} * n{u}", False))]
+        body = [f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
+                f"    st{u} = _S{u}[k{u}] = [{{}}, {{}}]",
+                f"for q{u}, n{u} in st{u}[{other}].items():", *indented(emitted),
+                f"side{u} = st{u}[{own}]", f"n{u} = side{u}.get({row}, 0) + {w}", f"if n{u}:",
+                f"    side{u}[{row}] = n{u}", "else:", f"    del side{u}[{row}]",
+                f"if not st{u}[0] and not st{u}[1]:", f"    del _S{u}[k{u}]"]
+        if not key:  # a constant key: every row joins
+            return [f"k{u} = ()", *body]
+        # a key holding a NULL joins nothing and is not kept (BinaryJoinStage.process)
+        present = f"k{u} is not None" if len(key) == 1 else f"None not in k{u}"
+        return [f"k{u} = {key_source(row, key)}", f"if {present}:", *indented(body)]

@@ -22,6 +22,14 @@ from __future__ import annotations
 from operator import itemgetter
 
 from operators.stages.base import Change, KeyedStage, StageDescription, UnchangedOldState, key_getter
+from operators.stages.source_text import (
+    ProgramText,
+    SourceUnit,
+    indented,
+    key_source,
+    slot_change,
+    tuple_source,
+)
 from operators.zset import Changelog, Row, consolidate
 
 # Stage states are plain lists indexed by input port, not classes: the Spark runner pickles every
@@ -70,6 +78,7 @@ class ForeignKeyLookupStage(KeyedStage):
     """
 
     PARENT, CHILD = 0, 1
+    codegen_kind = "lookup"
 
     def __init__(self, name: str, parent_key: tuple[int, ...], child_key: tuple[int, ...],
                  output_columns: tuple[str, ...], description: StageDescription, anti: bool = False,
@@ -169,6 +178,123 @@ class ForeignKeyLookupStage(KeyedStage):
     def describe(self) -> StageDescription:
         return self.description
 
+    # -- the compiled program's template (operators/lowering/codegen.py assembles it) --------------
+
+    def source(self, program: ProgramText, unit: SourceUnit, port: int, row: str, w: str) -> list[str]:
+        """The compiled program's lines applying one change (``row``, ``w``: names) to R (``PARENT``) or
+        to R's child (``CHILD``), ``process`` one change at a time against the state ``_S<unit>``: key →
+        [R's tuples, the child's live row]; a child change of an index fused into its relation walks the
+        relation's tuples instead (operators/lowering/codegen_relations.py)."""
+        stage = self
+        keyed = self.tuples_key
+        empty = "[set(), None]" if keyed is None and not stage.bag else "[{}, None]"
+        nulls = program.constant((None,) * stage.padding, "nulls") if stage.padding is not None else None
+        if port == stage.PARENT:
+            return self._parent_change(program, unit, row, w, keyed, empty, nulls)
+        lines = program.fused_child_change(unit, row, w)
+        if lines is None:
+            lines = self._child_change(program, unit, row, w, keyed, empty, nulls)
+        if stage.padding is not None:  # a preserved child shows padded whatever its key
+            return lines
+        # SQL's equality never holds on NULL: a child with a NULL key (a view's NULL group) is no partner
+        if not stage.child_key:  # an uncorrelated view's one row: no key to be NULL
+            return lines
+        null_free = " and ".join(f"{row}[{p}] is not None" for p in stage.child_key)
+        return [f"if {null_free}:", *indented(lines)]
+
+
+    def _parent_change(self, program: ProgramText, unit: SourceUnit, row: str, w: str, keyed: tuple | None, empty: str,
+                       nulls: str | None) -> list[str]:
+        """A change to R: filed under its key, then extended with the key's live child row if there is one
+        (and, for a LEFT JOIN's padding, the padded row retracted or restored when the key's tuples appear
+        or vanish)."""
+        stage = self
+        u, parents = unit.id, f"p{unit.id}"
+        lines = [f"k{u} = {key_source(row, stage.parent_key)}", f"st{u} = _S{u}_get(k{u})",
+                 f"if st{u} is None:", f"    st{u} = _S{u}[k{u}] = {empty}", f"{parents} = st{u}[0]"]
+        if nulls:
+            lines.append(f"had{u} = bool({parents})")
+        lines += self._parent_membership(u, parents, row, w, keyed)
+        lines += [f"m{u} = {self.partner_source(program, f'st{u}[1]')}", f"if m{u} is not None:",
+                  *indented(program.emit(unit, f"{row} + m{u}", w, hot=True))]
+        if nulls:
+            lines += [f"    if had{u} != bool({parents}):",
+                      *indented(program.emit(unit, f"{nulls} + m{u}", f"(1 if had{u} else -1)", hot=False), 2)]
+        lines += [f"if not {parents} and st{u}[1] is None:", f"    del _S{u}[k{u}]"]
+        return lines
+
+
+    def _child_change(self, program: ProgramText, unit: SourceUnit, row: str, w: str, keyed: tuple | None, empty: str,
+                      nulls: str | None) -> list[str]:
+        """A change to R's child: when the key's partner changes, every R tuple of the key changes with it."""
+        stage = self
+        u, parents = unit.id, f"p{unit.id}"
+        child = tuple_source(row, stage.child_columns) if stage.child_columns is not None else row
+        lines = [f"k{u} = {key_source(row, stage.child_key)}", f"c{u} = {child}", f"st{u} = _S{u}_get(k{u})",
+                 f"if st{u} is None:", f"    st{u} = _S{u}[k{u}] = {empty}",
+                 *slot_change(f"st{u}[1]", f"old{u}", f"c{u}", w, stage.name),
+                 f"before{u} = {self.partner_source(program, f'old{u}')}", f"after{u} = {self.partner_source(program, f'st{u}[1]')}",
+                 f"if before{u} != after{u}:"]
+        if stage.bag:
+            body = [f"for q{u}, n{u} in {parents}.items():",
+                    f"    if before{u} is not None:", *indented(program.emit(unit, f"q{u} + before{u}", f"-n{u}", False), 2),
+                    f"    if after{u} is not None:", *indented(program.emit(unit, f"q{u} + after{u}", f"n{u}", False), 2)]
+        else:
+            body = [f"for q{u} in {parents}{'' if keyed is None else '.values()'}:",
+                    f"    if before{u} is not None:", *indented(program.emit(unit, f"q{u} + before{u}", "-1", False), 2),
+                    f"    if after{u} is not None:", *indented(program.emit(unit, f"q{u} + after{u}", "1", False), 2)]
+        lines += indented([f"{parents} = st{u}[0]", *body])
+        if nulls:
+            lines += indented([f"if not {parents}:",
+                              f"    if before{u} is not None:", *indented(program.emit(unit, f"{nulls} + before{u}", "-1", False), 2),
+                              f"    if after{u} is not None:", *indented(program.emit(unit, f"{nulls} + after{u}", "1", False), 2)])
+        lines += [f"if not st{u}[0] and st{u}[1] is None:", f"    del _S{u}[k{u}]"]
+        return lines
+
+
+    @property
+    def tuples_key(self) -> tuple[int, ...] | None:
+        """The positions a lookup's compiled state keys R's tuples of one foreign key by: R's primary key
+        without the foreign key's columns (equal within the group), when R's rows hold it; None: a set of
+        the tuples, as the stage keeps them. Why not the set: adding or removing a tuple hashes all of it,
+        and a DECIMAL's hash is computed anew for every row read (a few hundred ns each; a Q3 lineitem
+        tuple carries two), where the key is an int or two and the tuple only compared on a delete.
+        On validated input the two hold the same tuples: one per primary key."""
+        if self.bag or self.row_key is None:
+            return None
+        return tuple(p for p in self.row_key if p not in self.parent_key)
+
+
+    def _parent_membership(self, u: int, parents: str, row: str, w: str, keyed: tuple | None) -> list[str]:
+        """R's tuple filed in (or out of) its key's tuples: a bag counts copies; keyed tuples take one probe per
+        change (a key already taken, or a key of another row, is wrong); a set takes one probe too (an add that
+        does not grow it, a remove that misses, is wrong)."""
+        invariant = f"_invariant({self.name!r}, {row}, {w})"
+        if self.bag:
+            return [f"n{u} = {parents}.get({row}, 0) + {w}", f"if n{u} > 0:", f"    {parents}[{row}] = n{u}",
+                    f"elif n{u} == 0:", f"    del {parents}[{row}]", "else:", f"    {invariant}"]
+        if keyed is not None:
+            tuple_key = key_source(row, keyed) if keyed else "()"
+            return [f"if {w} == 1:", f"    if {parents}.setdefault({tuple_key}, {row}) is not {row}:", f"        {invariant}",
+                    f"elif {w} == -1:", f"    if {parents}.pop({tuple_key}, None) != {row}:", f"        {invariant}",
+                    "else:", f"    {invariant}"]
+        size = f"n{u}"
+        return [f"if {w} == 1:", f"    {size} = len({parents})", f"    {parents}.add({row})",
+                f"    if len({parents}) == {size}:", f"        {invariant}",
+                f"elif {w} == -1:", "    try:", f"        {parents}.remove({row})",
+                "    except KeyError:", f"        {invariant}", "else:", f"    {invariant}"]
+
+
+    def partner_source(self, program: ProgramText, child: str) -> str:
+        """Source of what R's tuples of a key are extended with when alive, given the child's live row
+        (``child``, None when there is none); None when they are not alive (``_partner``)."""
+        if self.anti:
+            return f"(() if {child} is None else None)"
+        if self.optional_width is not None:
+            nulls = program.constant((None,) * self.optional_width, "nulls")
+            return f"({child} if {child} is not None else {nulls})"
+        return child
+
 
 def _slot_after(slot: Row | None, changes: list[tuple[Row, int]], stage: str) -> Row | None:
     """A primary key's one row after ``changes`` (consolidated: deletes first, each ±1 on valid input)."""
@@ -208,6 +334,8 @@ class LiveTupleStage(UnchangedOldState, KeyedStage):
 
     A message row is ``R's key + child j's subtree row``; its key prefix routes it here.
     """
+
+    codegen_kind = "live"
 
     def __init__(self, name: str, row_key: tuple[int, ...], key_width: int, prefix_widths: tuple[int, ...],
                  output_columns: tuple[str, ...], description: StageDescription,
@@ -256,3 +384,47 @@ class LiveTupleStage(UnchangedOldState, KeyedStage):
 
     def describe(self) -> StageDescription:
         return self.description
+
+    def source(self, program: ProgramText, unit: SourceUnit, port: int, row: str, w: str) -> list[str]:
+        """The compiled program's lines applying one change (``row``, ``w``: names) arriving on ``port``,
+        ``process`` one change at a time: the state ``_S<unit>`` maps R's key to its slots [R's tuple,
+        child 1's row, ...], and the live row is compared before and after the change."""
+        stage = self
+        if port == 0:
+            key, payload = key_source(row, stage.row_key), row
+        else:
+            key, payload = key_source(row, tuple(range(stage.key_width))), f"{row}[{stage.prefix_widths[port - 1]}:]"
+        return [*self._live_open(unit, key), f"c{unit.id} = {payload}", *self._live_slot(unit, port, f"c{unit.id}", w),
+                *self._live_close(program, unit)]
+
+    def _live_open(self, unit: SourceUnit, key: str) -> list[str]:
+        """The live-tuple state of ``key`` (made if absent) and its live row before the change."""
+        u = unit.id
+        return [f"k{u} = {key}", f"st{u} = _S{u}_get(k{u})", f"if st{u} is None:",
+                f"    st{u} = _S{u}[k{u}] = [None] * {1 + self.children}", f"before{u} = {self._live_row(unit)}"]
+
+    def _live_slot(self, unit: SourceUnit, port: int, payload: str, w: str) -> list[str]:
+        """Slot ``port`` takes (w = 1) or gives back (w = -1) ``payload``: R's tuple or a child's subtree row."""
+        return slot_change(f"st{unit.id}[{port}]", f"old{unit.id}", payload, w, self.name)
+
+    def _live_close(self, program: ProgramText, unit: SourceUnit) -> list[str]:
+        """The live row after the change: t leaves and/or enters L(R) (AJU Algorithms 2 and 4)."""
+        u, slots = unit.id, 1 + self.children
+        return [f"after{u} = {self._live_row(unit)}", f"if before{u} != after{u}:",
+                f"    if before{u} is not None:", *indented(program.emit(unit, f"before{u}", "-1", False), 2),
+                f"    if after{u} is not None:", *indented(program.emit(unit, f"after{u}", "1", True), 2),
+                f"if st{u}.count(None) == {slots}:", f"    del _S{u}[k{u}]"]
+
+    def _live_row(self, unit: SourceUnit) -> str:
+        """Source of ``live_row`` over the unit's state ``st<u>``, written out when there are no assertion keys."""
+        stage = self
+        u, slots = unit.id, 1 + stage.children
+        tests = [f"st{u}[{i}] is not None" for i in range(slots)]
+        joined = " + ".join(f"st{u}[{i}]" for i in range(slots))
+        if not stage.assertions:
+            return f"({joined} if {' and '.join(tests)} else None)"
+        # every assertion key holds one value along all its paths (Lemma 4), compared in the joined row
+        row = f"lr{u}"
+        tests.append(f"({row} := {joined}) is not None")
+        tests += [f"{row}[{positions[0]}] == {row}[{other}]" for positions in stage.assertions for other in positions[1:]]
+        return f"({row} if {' and '.join(tests)} else None)"

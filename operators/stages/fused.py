@@ -26,6 +26,11 @@ class FusedStage(KeyedStage):
         self.name = f"{first.name} + {second.name}"
         self.output_columns = second.output_columns
 
+    def chain(self) -> list[tuple[KeyedStage, int]]:
+        first, second = self.first.chain(), self.second.chain()
+        first[-1] = (first[-1][0], self.second_port)
+        return first + second
+
     def key_of(self, port: int, row: Row) -> tuple:
         return self.first.key_of(port, row)
 

@@ -33,6 +33,8 @@ class InsertOnlyAggregateStage(GroupAggregateStage):
     ``process``, so the old state is never touched and ``revert`` returns it (exact, whatever the values).
     """
 
+    codegen_kind = "generic"  # its extremes are kept by ``process``, not by the ring template
+
     operator = "InsertOnlyAggregate"
 
     def __init__(self, group_names: tuple[str, ...], group_by: tuple[Callable[[Row], object], ...],

@@ -11,6 +11,8 @@ from operators.zset import Changelog, Row, consolidate
 class MapStage(KeyedStage):
     """A stateless selection + projection of rows (keyed by the row itself; keeps no state)."""
 
+    codegen_kind = "map"
+
     def __init__(self, name: str, mapping: Callable[[Row], Row | None], output_columns: tuple[str, ...],
                  description: StageDescription):
         self.name = name

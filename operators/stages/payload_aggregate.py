@@ -24,6 +24,7 @@ PayloadRead = tuple[int | None, int | None]
 
 class PayloadAggregateStage(RingAggregateStage):
     operator = "RingAggregate over payloads"
+    codegen_kind = "generic"  # its rows carry ring payloads, which the ring template does not sum
 
     def __init__(self, group_names: tuple[str, ...], group_by: tuple[Callable[[Row], object], ...],
                  aggregates: tuple[AggregateSpec, ...], reads: tuple[PayloadRead, ...],

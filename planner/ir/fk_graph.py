@@ -18,6 +18,7 @@ EXPLAIN read the node's facts.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from itertools import chain, combinations
 
 import attrs
@@ -155,3 +156,21 @@ def natural_pairs(left: tuple[Column, ...], right: tuple[Column, ...], classes: 
     shared = [c for c in right if c in left]
     pairs += [(c, c) for c in dict.fromkeys(shared) if all(c not in p for p in pairs)]
     return tuple(pairs)
+
+
+def equality_classes(pairs: Iterable[tuple[Column, Column]]) -> tuple[tuple[Column, ...], ...]:
+    """The classes of columns the equalities ``pairs`` make equal (equality is transitive: a union-find),
+    each in the order its columns were first seen, the classes in the order of their first column."""
+    parent: dict[Column, Column] = {}
+
+    def find(c: Column) -> Column:
+        while parent.setdefault(c, c) != c:
+            c = parent[c]
+        return c
+
+    for a, b in pairs:
+        parent[find(a)] = find(b)
+    groups: dict[Column, list[Column]] = {}
+    for column in list(parent):
+        groups.setdefault(find(column), []).append(column)
+    return tuple(tuple(group) for group in groups.values())

@@ -24,6 +24,7 @@ from planner.ir.gcq import Gcq
 from planner.ir.gcq_build import from_join_graph
 from planner.ir.gjt import Path, covering_connex
 from planner.ir.gjt_plan import GjtPlan, plan_gjt
+from planner.ir.guarantee import Guarantee
 from planner.ir.logical import LogicalPlan
 from planner.ir.maintenance import Atom, JoinGraph
 
@@ -34,6 +35,7 @@ class GeneralizedJoinTree(LogicalPlan):
     over the GJT of its GCQ; ``output``: the atoms' columns the operators above read (out(Q))."""
 
     child_fields = ("atoms",)
+    maintained = True
     atoms: tuple[LogicalPlan, ...]
     conditions: tuple[Expr, ...] = ()
     join_classes: tuple[tuple[Column, ...], ...] = ()
@@ -85,6 +87,9 @@ class GeneralizedJoinTree(LogicalPlan):
             return (f"no bound claimed: more than one inequality between {pairs} (the journal version of IEDyn "
                     "withdrew Thm 5.5's O(M log M) for that case); each probe is still O(log M)")
         return "O(M log M) per update, M the database size (IEDyn Thm 5.5)"
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated("IEDyn generalized join tree (inequality joins)", cost=self.update_bound)
 
     @property
     def delay_bound(self) -> str:

@@ -9,9 +9,12 @@ row layout ``TriangleCountStage`` expects on ports 0, 1, 2; EXPLAIN reads ε and
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from planner.ir.expressions import Column
+from planner.ir.guarantee import Guarantee
 from planner.ir.logical import LogicalPlan, NamedExpr
 from planner.ir.maintenance import Atom
 
@@ -30,6 +33,7 @@ def amortized_bound(epsilon: float) -> str:
 @attrs.frozen
 class HeavyLightTriangleCount(LogicalPlan):
     child_fields = ("atoms",)
+    maintained = having_applies = True
     #: COUNT(*) (or COUNT of a NOT NULL column) items: each is the triangle count
     aggregates: tuple[NamedExpr, ...]
     #: R, S, T: the atoms in the triangle's cyclic order (a self-join reads one table three times)
@@ -38,6 +42,14 @@ class HeavyLightTriangleCount(LogicalPlan):
     edges: tuple[tuple[Column, Column], ...]
     #: the partition threshold is θ = M^ε (M ~ the database size); ½ balances both sides
     epsilon: float = 0.5
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return tuple(Column(None, item.name) for item in self.aggregates)
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(f"heavy/light triangle count (IVM^ε, ε = {self.epsilon:g})",
+                                cost=amortized_bound(self.epsilon))
 
     def column_names(self, alias: str) -> tuple[str, str]:
         """The atom's two join columns as the stage's row reads them (first variable, then second)."""

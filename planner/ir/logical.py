@@ -10,12 +10,17 @@ Output columns are ``Column(alias, name)`` pairs: a ``Scan`` of ``lineitem`` ali
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import ClassVar
 
 import attrs
 
-from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
+from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, contains_subquery
+from planner.ir.guarantee import Guarantee
+
+#: A stateless stage's cost: a selection and a projection are linear.
+LINEAR_COST = "O(1) per result change"
 
 
 @attrs.frozen
@@ -38,6 +43,26 @@ class LogicalPlan:
     child_fields: ClassVar[tuple[str, ...]] = ()
     # The field shown in square brackets in the plan notation (``Join[inner]``), if any.
     variant_field: ClassVar[str | None] = None
+    #: Whether an incremental operator maintains this node: the strategy rules replace the logical
+    #: nodes no stage implements, so one left in the plan is what ``planner/optimizer/unsupported.py`` names.
+    maintained: ClassVar[bool] = False
+    #: Whether a ``Filter`` over this node is a HAVING that the node's own stage applies to its groups.
+    having_applies: ClassVar[bool] = False
+
+    @property
+    def output(self) -> tuple[Column, ...]:
+        """The output columns in order: the row layout stages compile expressions against (Catalyst's
+        ``output``). Each node class computes its own, once (a cached property)."""
+        raise NotImplementedError(f"no output layout for {self.node_name}")
+
+    def own_guarantee(self) -> Guarantee:
+        """What this node itself adds to the plan's guarantee (its algorithm, its stage's cost); a node
+        without a stage of its own (a Sort applied when read, a HAVING its aggregate applies) adds nothing."""
+        return Guarantee()
+
+    def guarantee(self) -> Guarantee:
+        """What maintaining this subplan promises per update: its own part composed with its children's."""
+        return self.own_guarantee().above(tuple(child.guarantee() for child in self.children))
 
     @property
     def children(self) -> tuple[LogicalPlan, ...]:
@@ -112,12 +137,29 @@ class Filter(LogicalPlan):
     condition: Expr
     child: LogicalPlan
 
+    @property
+    def maintained(self) -> bool:
+        """A HAVING without a subquery is applied by the stage of the aggregate below it."""
+        return self.child.having_applies and not contains_subquery(self.condition)
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output
+
 
 @attrs.frozen
 class Project(LogicalPlan):
     child_fields = ("child",)
+    maintained = True
     items: tuple[NamedExpr, ...]
     child: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return tuple(Column(None, item.name) for item in self.items)
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost=LINEAR_COST)  # σ and π are linear (AJU Thm 14)
 
 
 @attrs.frozen
@@ -131,6 +173,10 @@ class Join(LogicalPlan):
     left: LogicalPlan
     right: LogicalPlan
 
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.left.output if self.kind in ("semi", "anti") else self.left.output + self.right.output
+
 
 @attrs.frozen
 class Aggregate(LogicalPlan):
@@ -141,18 +187,36 @@ class Aggregate(LogicalPlan):
     aggregates: tuple[NamedExpr, ...]
     child: LogicalPlan
 
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return grouped_output(self.group_by, self.aggregates)
+
+
+def grouped_output(group_by: tuple[NamedExpr, ...], aggregates: tuple[NamedExpr, ...]) -> tuple[Column, ...]:
+    """An aggregate's output: the group columns, then the named aggregates, unqualified."""
+    return tuple(Column(None, item.name) for item in (*group_by, *aggregates))
+
 
 @attrs.frozen
 class Distinct(LogicalPlan):
     child_fields = ("child",)
     child: LogicalPlan
 
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output
+
 
 @attrs.frozen
 class Sort(LogicalPlan):
     child_fields = ("child",)
+    maintained = True  # applied when the result is read
     keys: tuple[SortKey, ...]
     child: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output
 
 
 @attrs.frozen
@@ -160,6 +224,10 @@ class Limit(LogicalPlan):
     child_fields = ("child",)
     count: int
     child: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output
 
 
 @attrs.frozen
@@ -169,6 +237,10 @@ class SubqueryAlias(LogicalPlan):
     child_fields = ("child",)
     alias: str
     child: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return tuple(Column(self.alias, c.name) for c in self.child.output)
 
 
 @attrs.frozen
@@ -180,3 +252,10 @@ class SetOperation(LogicalPlan):
     kind: str
     left: LogicalPlan
     right: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.left.output  # SQL names a set operation's columns after its left side
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost="O(1) per change")  # each row's two counts (AJU Thm 14)

@@ -28,12 +28,27 @@ import attrs
 from planner.ir import fk_graph
 from planner.ir.expressions import Column, Expr
 from planner.ir.fk_graph import FkEdge
-from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
+from planner.ir.guarantee import Guarantee
+from planner.ir.logical import LogicalPlan, NamedExpr, SortKey, grouped_output
 from planner.ir.notation import notation_value
+
+#: A live-tuple stage's cost (AJU §3.3): a tuple is filed in O(1); when the child it waits on turns
+#: (non-)live its whole group follows, which amortizes to O(λ) (Theorem 11's bound).
+LIVE_TUPLE_COST = "O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized"
+#: The strategies of ``NestedAggregate`` as EXPLAIN names them.
+NESTED = {"rpai_tree": "RPAI tree", "pai_map": "PAI map", "per_key_index": "per-key RPAI trees (AJU Thm 15)",
+          "general": "RPAI's general algorithm"}
+#: The aggregates a group keeps its values of in order (operators/stages/aggregate.py): O(log n) per change.
+ORDERED_AGGREGATES = ("min", "max", "min_by", "max_by", "median", "percentile", "percentile_cont", "percentile_disc")
+#: The trees of ``ChangePropagationJoin`` as EXPLAIN names them.
+PROPAGATION = {"theorem11": "change propagation over AJU Theorem 11's join tree",
+               "forced": "change propagation over a forced join order",
+               "fallback": "general fallback: change propagation over binary delta joins"}
 
 
 @attrs.frozen
 class Atom(LogicalPlan):
+    maintained = True
     table: str
     alias: str
     columns: tuple[str, ...]
@@ -54,6 +69,7 @@ class ViewAtom(LogicalPlan):
     """
 
     child_fields = ("child",)
+    maintained = True
     alias: str
     key: tuple[str, ...]
     columns: tuple[str, ...]
@@ -61,6 +77,9 @@ class ViewAtom(LogicalPlan):
     child: LogicalPlan
     #: optional: an outer tuple with no view row stays, its view columns NULL (a left outer lookup)
     optional: bool = False
+    #: what EXPLAIN's ``Subquery:`` line says of the subquery this view decorrelates (its strategy and
+    #: per-update cost), where that is more than a join on the view's key
+    note: str | None = None
 
     @property
     def output(self) -> tuple[Column, ...]:
@@ -81,6 +100,10 @@ class JoinGraph(LogicalPlan):
     #: atoms a LEFT OUTER JOIN preserves: their tuples without a partner appear padded with NULLs
     preserved: tuple[str, ...] = ()
 
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return tuple(col for atom in self.atoms for col in atom.output)
+
 
 @notation_value
 @attrs.frozen
@@ -97,6 +120,7 @@ class JoinSelect:
 @attrs.frozen
 class ForeignKeyJoin(LogicalPlan):
     child_fields = ("atoms",)
+    maintained = True
     root: str
     edges: tuple[FkEdge, ...]
     residual: Expr | None
@@ -104,6 +128,21 @@ class ForeignKeyJoin(LogicalPlan):
     #: atoms a LEFT OUTER JOIN preserves: their tuples without a partner appear padded with NULLs
     preserved: tuple[str, ...] = ()
     join_selects: tuple[JoinSelect, ...] = ()
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        # a view under a join-select passes on its key only: its value is the pointer (rules/join_select.py)
+        pointing = {s.value.table for s in self.join_selects}
+        return tuple(col for atom in self.atoms for col in atom.output
+                     if col.table not in pointing or col.name in self.atom(col.table).key)
+
+    def own_guarantee(self) -> Guarantee:
+        if not self.edges:  # no join: each change goes on to the operators above
+            return Guarantee.stated(cost="O(1)", alone=(self.root,))
+        selects = ("join-select (AJU Thm 15)",) if self.join_selects else ()
+        return Guarantee.stated(f"AJU live tuples over the foreign-key tree rooted at {self.root}", *selects,
+                                cost=LIVE_TUPLE_COST + ("; O(log n + rows that flip) when a view's value changes"
+                                                        if selects else ""))
 
     def atom(self, alias: str) -> Atom | ViewAtom:
         for atom in self.atoms:
@@ -160,20 +199,43 @@ class ForeignKeyJoin(LogicalPlan):
 @attrs.frozen
 class RingAggregate(LogicalPlan):
     child_fields = ("child",)
+    maintained = having_applies = True
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     child: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return grouped_output(self.group_by, self.aggregates)
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost="O(1) per join change")  # a ring: a delete subtracts its insert (AJU Thm 14)
 
 
 @attrs.frozen
 class TopK(LogicalPlan):
     child_fields = ("child",)
+    maintained = True
     keys: tuple[SortKey, ...]
     count: int
     child: LogicalPlan
     #: the insert-only tables (Olteanu §4.6) the child's rows come from, when nothing between them and
     #: the top-k can retract a row (rules/insert_only.py): then only the k best rows are kept
     insert_only: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output
+
+    @property
+    def update_cost(self) -> str:
+        """Over insert-only input only the k best rows are kept; else every row, in order."""
+        if self.insert_only:
+            return "O(1) per insert not among the k best, O(log k + k) per one that enters; O(k) per batch"
+        return "O(log n + k) per batch"
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost=self.update_cost)
 
 
 @notation_value
@@ -238,6 +300,7 @@ class NestedAggregate(LogicalPlan):
 
     child_fields = ("child", "feeds")
     variant_field = "strategy"
+    maintained = True
     strategy: str
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
@@ -247,6 +310,31 @@ class NestedAggregate(LogicalPlan):
     #: Uncorrelated subqueries too complex for one relation (NQ1's inner VWAP): maintained as queries of
     #: their own, each feeding its one value to the ``subqueries`` entry with ``func == "value"`` (in order).
     feeds: tuple[LogicalPlan, ...] = ()
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return grouped_output(self.group_by, self.aggregates)
+
+    @property
+    def two_levels(self) -> bool:
+        """A subquery nested two levels (RPAI §5.2.1, NQ2): read once per distinct parameter."""
+        return any(isinstance(q, ParameterizedAggregate) for q in self.subqueries)
+
+    @property
+    def update_costs(self) -> tuple[str, ...]:
+        """The cost of each stage the strategy lowers to, in order (operators/lowering/nested.py)."""
+        match self.strategy:
+            case "rpai_tree":  # q is a prefix sum: an update shifts a range of q values
+                return ("O(log n) per update (getSum + shiftKeys)",)
+            case "pai_map":  # an update moves one group's q; an equality finds its sums in a hash map
+                return ("O(1) per update" + (" (O(groups) when q moves)" if self.group_by else ""),
+                        "O(1) per moved group" if getattr(self.predicate, "op", None) == "=" else "O(log n) per moved group")
+            case "per_key_index":  # one range sum per key
+                return "O(log n) per update", "O(1) per changed key and group"
+        return ("O(n log n) per update" if self.two_levels else "O(n) per update",)
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(f"{NESTED[self.strategy]} for the nested aggregate", cost="; ".join(self.update_costs))
 
 
 @attrs.frozen
@@ -263,10 +351,20 @@ class GroupAggregate(LogicalPlan):
     """
 
     child_fields = ("child",)
+    maintained = having_applies = True
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     child: LogicalPlan
     insert_only: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return grouped_output(self.group_by, self.aggregates)
+
+    def own_guarantee(self) -> Guarantee:
+        # MIN/MAX and percentiles keep their values ordered per group; insert-only MIN/MAX keep the extreme
+        ordered = not self.insert_only and any(getattr(a.expr, "func", None) in ORDERED_AGGREGATES for a in self.aggregates)
+        return Guarantee.stated(cost="O(log n) per join change" if ordered else "O(1) per join change")
 
 
 @attrs.frozen
@@ -275,7 +373,19 @@ class CountedDistinct(LogicalPlan):
     result while its count is positive, so a change costs O(1)."""
 
     child_fields = ("child",)
+    maintained = True
     child: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost="O(1) per result change")
+
+
+#: A binary delta join's cost: a change meets every row of its key on the other side.
+BINARY_JOIN_COST = "O(matching rows on the other side) per change"
 
 
 @attrs.frozen
@@ -285,10 +395,18 @@ class BinaryJoin(LogicalPlan):
     σ(ΔL ⋈ R + L' ⋈ ΔR)."""
 
     child_fields = ("left", "right")
+    maintained = True
     on: tuple[tuple[Column, Column], ...]
     left: LogicalPlan
     right: LogicalPlan
     condition: Expr | None = None
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.left.output + self.right.output
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost=BINARY_JOIN_COST)
 
 
 @attrs.frozen
@@ -302,9 +420,18 @@ class ChangePropagationJoin(LogicalPlan):
 
     child_fields = ("tree",)
     variant_field = "tree_kind"
+    maintained = True
     tree_kind: str
     residual: Expr | None
     tree: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.tree.output
+
+    def own_guarantee(self) -> Guarantee:
+        # Theorem 11's tree amortizes to O(λ) per update; any other tree promises only its joins' costs
+        return Guarantee.stated(PROPAGATION[self.tree_kind], cost="O(λ) amortized" if self.tree_kind == "theorem11" else "")
 
 
 @attrs.frozen
@@ -314,10 +441,20 @@ class ThresholdFilter(LogicalPlan):
     kept ordered by value, so a new q flips only the rows between the old and the new q."""
 
     child_fields = ("child", "threshold")
+    maintained = True
+    #: the rows kept ordered by value: a new q flips only the rows between the old and the new q
+    update_cost = "O(log n) per row; O(log n + rows that flip) when q changes"
     value: Expr
     op: str
     child: LogicalPlan
     threshold: LogicalPlan
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost=self.update_cost)
 
 
 @attrs.frozen
@@ -328,36 +465,16 @@ class ScalarProduct(LogicalPlan):
     row changes with it (operators/stages/scalar_product.py)."""
 
     child_fields = ("child", "scalars")
+    maintained = True
+    #: one value for every row: when it changes, every row of the result changes (inherent to the query)
+    update_cost = "O(1) per row change; O(rows) when a subquery's value changes"
     names: tuple[str, ...]
     child: LogicalPlan
     scalars: tuple[LogicalPlan, ...]
 
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output + tuple(Column(None, name) for name in self.names)
 
-@notation_value
-@attrs.frozen
-class ProductTerm:
-    """``coefficient × Π part[column]``: one monomial of an aggregate argument split across relations."""
-
-    coefficient: float
-    factors: tuple[tuple[int, str], ...]
-
-
-@attrs.frozen
-class CrossProductAggregate(LogicalPlan):
-    """A global SUM/COUNT/AVG over a cross product of relations with per-relation conditions (RPAI
-    §4.3's multi-relation form ``v1 θ q_R1 AND ... AND vn θ q_Rn``; PSP).
-
-    ``Σ_{(a,b) ∈ A'×B'} f(a)·g(b) = Σ_{A'} f · Σ_{B'} g``: each part is a one-row aggregate query over
-    one relation (its count ``_n`` and the sums ``_f<i>`` of its factors), maintained by whatever
-    strategy fits it; ``sums[k]`` lists the terms of the k-th outer aggregate, ``funcs[k]`` its
-    function (sum, count, avg), ``names[k]`` its output name.
-    """
-
-    child_fields = ("parts",)
-    funcs: tuple[str, ...]
-    names: tuple[str, ...]
-    sums: tuple[tuple[ProductTerm, ...], ...]
-    parts: tuple[LogicalPlan, ...]
-    #: GROUP BY columns, all of one relation: that part (``grouped_part``) is grouped the same way (MST)
-    group_names: tuple[str, ...] = ()
-    grouped_part: int = -1
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(cost=self.update_cost)

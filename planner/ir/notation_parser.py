@@ -21,7 +21,7 @@ from catalog.types import (
     IntervalType,
     literal_decimal_type,
 )
-from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
+from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, cast_target
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
     AGGREGATE_FUNCTIONS,
@@ -269,6 +269,8 @@ class _Builder:
         args = (
             () if rule in (None, "star", "distinct_star") else tuple(self.expr(a) for a in arguments.children)
         )
+        if (target := cast_target(function)) is not None and args == (Literal(None, NULL),):
+            return Literal(None, target)  # a typed NULL, as the printer writes it
         if name.type == "QUOTED_NAME" or function not in AGGREGATE_FUNCTIONS:
             if rule not in (None, "positional"):
                 raise token_error(

@@ -22,7 +22,7 @@ from catalog.types import (
     IntervalType,
     is_numeric,
 )
-from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery
+from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, cast_op
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation_syntax import (
     AGGREGATE_FUNCTIONS,
@@ -296,6 +296,9 @@ def _subquery(subquery: Subquery, indent: int) -> tuple[str, int]:
 def _literal(literal: Literal) -> tuple[str, int]:
     """A literal's text, which reads back as the same type: ``12``, ``0.06`` (decimal), ``2.5e0`` (double)."""
     value, kind = literal.value, literal.type
+    if value is None and kind != NULL:
+        # a typed NULL (CAST(NULL AS INT) folded) prints as that cast, which the parser folds back
+        return _call(cast_op(kind), (Literal(None, NULL),), 0)
     text = None
     if kind in INTEGRAL and type(value) is int:
         text = str(value)

@@ -11,9 +11,12 @@ with an outer join for a side (``a LEFT JOIN b ... JOIN c``), which cannot flatt
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from planner.ir.expressions import Column, Expr
+from planner.ir.guarantee import Guarantee
 from planner.ir.logical import LogicalPlan
 
 #: What one change costs, per preserved side and condition (EXPLAIN's words).
@@ -36,12 +39,22 @@ class OuterJoin(LogicalPlan):
 
     child_fields = ("left", "right")
     variant_field = "kind"
+    maintained = True
     kind: str
     on: tuple[tuple[Column, Column], ...]
     condition: Expr | None
     left: LogicalPlan
     right: LogicalPlan
     residual: Expr | None = None
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.left.output + self.right.output
+
+    def own_guarantee(self) -> Guarantee:
+        joined = "inner join over an outer join" if self.kind == "inner" else self.kind.upper() + " OUTER JOIN"
+        return Guarantee.stated(f"{joined} by change propagation with per-key match counts",
+                                cost=OUTER_JOIN_COST_THETA if self.condition is not None else OUTER_JOIN_COST)
 
     @property
     def preserved(self) -> tuple[bool, bool]:

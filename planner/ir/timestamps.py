@@ -33,6 +33,8 @@ from planner.ir.dates import shift_date
 
 UTC = datetime.UTC
 DEFAULT_TIME_ZONE = "UTC"
+#: the Spark setting a view on the Spark engine takes its session time zone from, unless given one
+SPARK_TIME_ZONE = "spark.sql.session.timeZone"
 #: the session time zone of the query being planned (Spark's ``spark.sql.session.timeZone``)
 session_time_zone: ContextVar[str] = ContextVar("session_time_zone", default=DEFAULT_TIME_ZONE)
 

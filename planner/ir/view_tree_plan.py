@@ -20,7 +20,8 @@ import functools
 import attrs
 
 from planner.ir.expressions import AggregateCall, Call, Column, Expr
-from planner.ir.logical import LogicalPlan, NamedExpr
+from planner.ir.guarantee import Guarantee
+from planner.ir.logical import LogicalPlan, NamedExpr, grouped_output
 from planner.ir.maintenance import Atom
 from planner.ir.variable_orders import OrderCost
 
@@ -68,6 +69,7 @@ class _AtomVariables:
 @attrs.frozen
 class ViewTreeAggregate(_AtomVariables, LogicalPlan):
     child_fields = ("atoms",)
+    maintained = having_applies = True
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]
     join_classes: tuple[tuple[Column, ...], ...]
@@ -84,6 +86,13 @@ class ViewTreeAggregate(_AtomVariables, LogicalPlan):
     chosen_by: str = "cost"
     #: the aliases of atoms whose table is ``ivm.static`` (Olteanu §4.5): no delta path is built for them
     static: tuple[str, ...] = ()
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return grouped_output(self.group_by, self.aggregates)
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.deferred_to_stages(f"F-IVM view tree (order {self.order})")
 
     @functools.cached_property
     def variable_of(self) -> dict[Column, str]:
@@ -134,6 +143,7 @@ class FactorizedViewTree(_AtomVariables, LogicalPlan):
     """
 
     child_fields = ("atoms",)
+    maintained = True
     atoms: tuple[Atom, ...]
     join_classes: tuple[tuple[Column, ...], ...]
     output: tuple[Column, ...]
@@ -149,6 +159,9 @@ class FactorizedViewTree(_AtomVariables, LogicalPlan):
 
     #: every join condition is a variable of the order: nothing is left for a selection above
     residual = None
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.deferred_to_stages(f"F-IVM view tree, factorized result (order {self.order})")
     #: what a view-tree lowering and EXPLAIN read of any view tree: the count ring, nothing lifted
     ring_kind = "count"
     lifted = ()

@@ -16,10 +16,13 @@ O(log n + rows entering, leaving or re-ranked within the top N).
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 
 from catalog.types import DOUBLE
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, type_of
+from planner.ir.guarantee import Guarantee
 from planner.ir.logical import LogicalPlan, NamedExpr, SortKey
 from planner.ir.notation import notation_value
 
@@ -68,6 +71,10 @@ class Window(LogicalPlan):
     functions: tuple[NamedExpr, ...]
     child: LogicalPlan
 
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output + window_columns(self.functions)
+
 
 @attrs.frozen
 class MaintainedWindow(LogicalPlan):
@@ -75,6 +82,7 @@ class MaintainedWindow(LogicalPlan):
 
     child_fields = ("child",)
     variant_field = "strategy"
+    maintained = True
     strategy: str
     partition_by: tuple[Expr, ...]
     order_by: tuple[SortKey, ...]
@@ -86,6 +94,13 @@ class MaintainedWindow(LogicalPlan):
     #: the top-N bound: rows whose ``ranked`` function value exceeds it are not emitted
     rank_limit: int | None = None
     ranked: str | None = None
+
+    @functools.cached_property
+    def output(self) -> tuple[Column, ...]:
+        return self.child.output + window_columns(self.functions)
+
+    def own_guarantee(self) -> Guarantee:
+        return Guarantee.stated(f"window ({self.strategy.replace('_', ' ')})", cost=WINDOW_COSTS[self.strategy])
 
 
 def window_columns(functions: tuple[NamedExpr, ...]) -> tuple[Column, ...]:

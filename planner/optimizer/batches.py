@@ -18,6 +18,7 @@ from rules.change_propagation import ChooseChangePropagationJoin
 from rules.cross_product import DecomposeCrossProductAggregate
 from rules.decorrelate import DecorrelateExistsAndIn, DecorrelateScalarSubqueries
 from rules.distinct import MaintainDistinct
+from rules.exists_inequality import DecorrelateInequalityCorrelation
 from rules.factorized_output import ChooseFactorizedViewTree
 from rules.fk_join_tree import ChooseForeignKeyJoinTree
 from rules.generalized_join_tree import ChooseGeneralizedJoinTree
@@ -36,8 +37,10 @@ from rules.normalize import (
     FormEquiJoinClasses,
     PushSelectionsIntoAtoms,
 )
+from rules.not_in import DecorrelateNullAwareNotIn
 from rules.outer_join import MaintainOuterJoin
 from rules.outer_join_pushdown import PushSelectionsThroughOuterJoins
+from rules.outer_join_subqueries import JoinSubqueriesOverOuterJoins
 from rules.prune_columns import PruneAtomColumns
 from rules.scalar_product import MaintainScalarProduct
 from rules.threshold import MaintainThresholdCondition, MaintainThresholdFilter
@@ -47,9 +50,9 @@ from rules.view_tree import ChooseViewTree
 from rules.window import MaintainWindow
 
 NORMALIZE = (
-    InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), PushSelectionsThroughOuterJoins(),
+    JoinSubqueriesOverOuterJoins(), InlineDerivedTables(), MergeProjectionIntoDerivedTable(), MaintainDerivedAggregateAsView(), PushSelectionsThroughOuterJoins(),
     FlattenInnerJoins(), FactorCommonConjuncts(),
-    DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
+    DecorrelateNullAwareNotIn(), DecorrelateInequalityCorrelation(), DecorrelateExistsAndIn(), MaintainThresholdFilter(), MaintainScalarProduct(), PushSelectionsIntoAtoms(), FormEquiJoinClasses(),
 )
 
 BATCHES = (

@@ -11,7 +11,6 @@ where the executor only warns and keeps the last plan.
 
 from __future__ import annotations
 
-import abc
 import difflib
 import logging
 import time
@@ -28,16 +27,26 @@ class OptimizerError(Exception):
     """A rule failed, or a batch did not settle (no fixed point, oscillation, non-idempotent Once)."""
 
 
-class Rule(abc.ABC):
-    """One rewrite with one entry point; its name is its class name."""
+class Rule:
+    """One rewrite with one entry point; its name is its class name.
+
+    A rule states what it does to the node in hand (``rewrite``, a ``match`` with a law per case) and
+    the executor walks the plan, bottom-up (DataFusion's ``apply_order`` Up, Catalyst's
+    ``transformUp``): children are rewritten before their parent sees them. A rule that must see the
+    whole plan at once (a pass over several nodes) overrides ``apply`` instead.
+    """
 
     @property
     def name(self) -> str:
         return type(self).__name__
 
-    @abc.abstractmethod
     def apply(self, plan: Plan, ctx: Any) -> Plan:
         """The rewritten plan, or ``plan`` itself (the same object) when the rule does not fire."""
+        return plan.transform_up(lambda node: self.rewrite(node, ctx))
+
+    def rewrite(self, node: Plan, ctx: Any) -> Plan:
+        """The node in hand rewritten (its children already are), or ``node`` itself."""
+        raise NotImplementedError(f"{self.name} defines neither rewrite nor apply")
 
 
 @attrs.frozen

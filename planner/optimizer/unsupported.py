@@ -7,7 +7,6 @@ such node (the real obstacle: its parents fail only because of it) in the user's
 from __future__ import annotations
 
 from planner.ir.expressions import contains_subquery
-from planner.ir.gjt_maintenance import GeneralizedJoinTree
 from planner.ir.logical import (
     Aggregate,
     Distinct,
@@ -17,33 +16,12 @@ from planner.ir.logical import (
     LogicalPlan,
     Project,
     SetOperation,
-    Sort,
     SubqueryAlias,
 )
-from planner.ir.maintenance import (
-    Atom,
-    BinaryJoin,
-    ChangePropagationJoin,
-    CountedDistinct,
-    CrossProductAggregate,
-    ForeignKeyJoin,
-    GroupAggregate,
-    JoinGraph,
-    NestedAggregate,
-    RingAggregate,
-    ScalarProduct,
-    ThresholdFilter,
-    TopK,
-    ViewAtom,
-)
+from planner.ir.maintenance import Atom, GroupAggregate, JoinGraph, RingAggregate, ViewAtom
 from planner.ir.outer_join import OuterJoin
 from planner.ir.window import MaintainedWindow
 from planner.optimizer.context import OptimizerContext
-
-MAINTAINED = (CrossProductAggregate, ThresholdFilter, ScalarProduct, Atom, ViewAtom, ForeignKeyJoin, ChangePropagationJoin, BinaryJoin,
-              GeneralizedJoinTree,
-              RingAggregate, GroupAggregate, NestedAggregate, CountedDistinct, TopK, Project, Sort, MaintainedWindow,
-              OuterJoin)
 
 
 def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
@@ -51,11 +29,13 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
     match node:
         case JoinGraph(conditions=conds) if any(contains_subquery(c) for c in conds):
             reasons = [f"{label}: {refusals[rule]}" for rule, label in (
+                ("DecorrelateNullAwareNotIn", "as a null-aware NOT IN"),
+                ("DecorrelateInequalityCorrelation", "as an EXISTS/IN correlated by an inequality"),
                 ("DecorrelateExistsAndIn", "as an EXISTS/IN view"),
                 ("RecognizeCorrelatedNestedAggregate", "as a nested aggregate"),
             ) if rule in refusals]
             return "a WHERE condition holds a subquery that no rule maintains" + (
-                f" ({'; '.join(reasons)})" if reasons else " (it is none of the kinds maintained: EXISTS/IN correlated by equalities, a correlated aggregate compared with a column, an uncorrelated scalar compared with a value)")
+                f" ({'; '.join(reasons)})" if reasons else " (it is none of the kinds maintained: EXISTS/IN correlated by equalities and at most one inequality, a correlated aggregate compared with a column, an uncorrelated scalar compared with a value)")
         case JoinGraph():
             why = refusals.get("ChooseForeignKeyJoinTree", "no join strategy applies")
             if "ChooseGeneralizedJoinTree" in refusals:
@@ -84,6 +64,8 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
                     "and it is not a grouped select list keyed by its group, the one kind maintained as a view")
         case Limit():
             return "LIMIT without ORDER BY is not deterministic; add ORDER BY"
+        case Filter(condition=cond) if contains_subquery(cond) and "JoinSubqueriesOverOuterJoins" in refusals:
+            return f"a WHERE subquery over an outer join: {refusals['JoinSubqueriesOverOuterJoins']}"
         case Filter(condition=cond, child=child) if contains_subquery(cond):
             clause = "HAVING" if isinstance(child, RingAggregate | GroupAggregate) else "a condition"
             return (f"{clause} with a subquery is maintained only as a comparison (<, <=, =, <>, >=, >) with an "
@@ -113,9 +95,7 @@ def why_unsupported(plan: LogicalPlan, ctx: OptimizerContext) -> str | None:
     sides = {id(side) for node in plan.walk() if isinstance(node, OuterJoin) for side in node.children
              if isinstance(side, SubqueryAlias)}
     for node in plan.walk():
-        having = (isinstance(node, Filter) and isinstance(node.child, RingAggregate | GroupAggregate)
-                  and not contains_subquery(node.condition))
-        if not isinstance(node, MAINTAINED) and not having and id(node) not in sides:
+        if not node.maintained and id(node) not in sides:
             deepest = node
         elif any(contains_subquery(e) for e in node.expressions()):
             holder = node

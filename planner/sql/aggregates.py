@@ -140,3 +140,14 @@ def approximate_refusal(written: str, exact: str, clause: str) -> UnsupportedSql
         f"{written} in {clause} is refused: an approximate aggregate is not a deterministic function of its "
         "input (its answer depends on the engine's sketch and on the order rows arrive), so a maintained "
         f"view could not equal a recomputation; write the exact {exact}")
+
+
+def order_dependent_refusal(written: str, clause: str) -> UnsupportedSqlError:
+    """Why first/last/any_value are refused: Spark documents them as non-deterministic (the value of
+    whichever row the engine meets first, which depends on partitioning and arrival order, whether or
+    not the query sorts), so no maintained view could equal a recomputation; the deterministic forms."""
+    return UnsupportedSqlError(
+        f"{written} in {clause} is refused: first, last and any_value return the value of whichever row Spark "
+        "meets first (non-deterministic, by partitioning and arrival order), so a maintained view could not "
+        "equal a recomputation; write min(x) or max(x), or max_by(x, ordering) / min_by(x, ordering) for the "
+        "value at the latest or earliest ordering")

@@ -71,6 +71,7 @@ _SHAPES: dict[type[exp.Expression], Shape] = {
     exp.TimeToStr: lambda n: _with_format("date_format", n.this.this if isinstance(n.this, exp.TimeStrToTime) else n.this, n),
     # timestampdiff(unit, start, end): sqlglot keeps the unit as a name and the end first
     exp.TimestampDiff: lambda n: ("timestampdiff", [exp.Literal.string(n.unit.name), n.expression, n.this]),
+    exp.Space: lambda n: ("space", [n.this]),  # printed back as repeat(' ', n)
     exp.DayOfWeek: lambda n: ("dayofweek", [as_written(n.this)]),
     exp.Trim: _trim,
     exp.Pad: lambda n: ("lpad" if n.args.get("is_left") else "rpad",

@@ -23,13 +23,13 @@ from planner.ir.dates import INTERVAL_UNITS, shift_date
 from planner.ir.expressions import AggregateCall, Column, Expr, Literal, Subquery, contains_aggregate
 from planner.ir.functions import ArgumentCountError, UnsupportedArgumentError, lookup
 from planner.ir.logical import LogicalPlan
-from planner.sql.aggregates import SYNONYMS, aggregate_call, approximate_refusal
+from planner.sql.aggregates import SYNONYMS, aggregate_call, approximate_refusal, order_dependent_refusal
 from planner.sql.calls import as_written, spark_call
 from planner.sql.errors import UnsupportedSqlError
 from planner.sql.grouping_sets import grouping_call
 from planner.sql.scope import Scope, output_names, output_types
 from planner.sql.spark_names import spark_name
-from planner.sql.typing import explicit_cast, literal_of_number, typed_aggregate, typed_call
+from planner.sql.typing import explicit_cast, literal_of_number, try_cast, typed_aggregate, typed_call
 
 _BINARY_OPS: dict[type[exp.Expression], str] = {
     exp.Add: "+",
@@ -69,6 +69,8 @@ _APPROXIMATE: dict[type[exp.Expression], str] = {
     exp.ApproxDistinct: "count(DISTINCT x)",
     exp.ApproxQuantile: "percentile(x, p)",
 }
+# Aggregates whose value is that of whichever row the engine meets first (Spark: non-deterministic).
+_ORDER_DEPENDENT = (exp.First, exp.Last, exp.AnyValue)
 # Spark's aggregates that sqlglot leaves as anonymous functions, by their (lower-case) name.
 _ANONYMOUS_AGGREGATES = {"std": "std"}
 _WITHIN_GROUP = {exp.PercentileCont: "percentile_cont", exp.PercentileDisc: "percentile_disc"}
@@ -200,6 +202,8 @@ class ExpressionConverter:
                 return self._aggregate(node)
             case exp.Anonymous() if node.name.lower() in SYNONYMS:
                 return self._aggregate(node)
+            case _ if isinstance(node.this if isinstance(node, exp.IgnoreNulls | exp.RespectNulls) else node, _ORDER_DEPENDENT):
+                raise order_dependent_refusal(node.sql(dialect="spark"), self.clause)
             case _ if type(node) in _APPROXIMATE:
                 raise approximate_refusal(node.sql(dialect="spark"), _APPROXIMATE[type(node)], self.clause)
             case exp.All() | exp.Any():
@@ -229,6 +233,9 @@ class ExpressionConverter:
                 )
             case exp.WithinGroup() if type(node.this) in _WITHIN_GROUP:
                 return self._within_group(node)
+            case exp.NullSafeEQ() | exp.NullSafeNEQ():  # a <=> b, a IS [NOT] DISTINCT FROM b
+                same = self._registered(exp.EqualNull(this=node.this, expression=node.expression))
+                return same if isinstance(node, exp.NullSafeEQ) else self._call("not", same)
             case exp.Grouping() | exp.GroupingId():
                 return grouping_call(node, self.convert)
             case exp.Func() | exp.DPipe():
@@ -369,7 +376,8 @@ class ExpressionConverter:
         if target is None:
             raise UnsupportedSqlError(f"cast to {node.to.sql(dialect='spark')} in {self.clause} is not supported")
         operand = self.convert(node.this)
-        return explicit_cast(operand, target, self.clause)
+        # sqlglot reads every Spark CAST as a TryCast; only TRY_CAST is marked safe
+        return (try_cast if node.args.get("safe") else explicit_cast)(operand, target, self.clause)
 
     def _extract(self, unit: str, date: exp.Expression) -> Expr:
         if unit in _EXTRACT_FUNCTIONS:  # EXTRACT(HOUR FROM ts) is hour(ts)
@@ -387,6 +395,8 @@ class ExpressionConverter:
             func = _ANONYMOUS_AGGREGATES[node.name.lower()]
         elif isinstance(node, exp.Anonymous | exp.Any):
             func = SYNONYMS[node.name.lower() if isinstance(node, exp.Anonymous) else "any"]
+        elif isinstance(node, _ORDER_DEPENDENT):
+            raise order_dependent_refusal(written, self.clause)
         else:
             raise UnsupportedSqlError(f"FILTER applies to aggregate functions, not to {written} in {self.clause}")
         distinct, written_args = _aggregate_arguments(node)

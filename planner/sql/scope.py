@@ -12,9 +12,10 @@ import attrs
 from catalog.schema import Catalog, UnknownColumnError, UnsupportedColumnError
 from catalog.schema import Column as CatalogColumn
 from catalog.types import DataType, common_type, is_numeric
-from planner.ir.expressions import Column, type_of
-from planner.ir.logical import Aggregate, Join, LogicalPlan, Project, Scan, SetOperation
+from planner.ir.expressions import Column, Expr, type_of
+from planner.ir.logical import Aggregate, Join, LogicalPlan, NamedExpr, Project, Scan, SetOperation
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
+from planner.sql.typing import typed_call
 
 
 @attrs.frozen
@@ -45,11 +46,13 @@ class Scope:
 
     relations: tuple[Relation, ...]
     parent: Scope | None
-    #: Names merged by ``JOIN ... USING`` / ``NATURAL JOIN``: unqualified, each means the left side's column.
-    merged: tuple[tuple[str, Column], ...] = ()
-    #: What an unqualified ``SELECT *`` lists once a USING join reordered it (None: every relation's columns).
-    star: tuple[Column, ...] | None = None
-    #: The right sides' USING columns, which ``SELECT *`` leaves out but ``right.*`` lists first.
+    #: Names merged by ``JOIN ... USING`` / ``NATURAL JOIN``: unqualified, each means the kept side's
+    #: column (``with_using``), for a FULL join ``coalesce(l.k, r.k)``.
+    merged: tuple[tuple[str, Expr], ...] = ()
+    #: What an unqualified ``SELECT *`` lists once a USING join reordered it (None: every relation's
+    #: columns); a FULL join's merged column is a named ``coalesce``.
+    star: tuple[Column | NamedExpr, ...] | None = None
+    #: The hidden sides' USING columns, which ``SELECT *`` leaves out but ``side.*`` lists first.
     hidden: tuple[Column, ...] = ()
 
     @property
@@ -62,7 +65,7 @@ class Scope:
             if alias is None or relation.alias == alias:
                 relation.refuse_unsupported(None, clause)
 
-    def star_columns(self) -> tuple[Column, ...]:
+    def star_columns(self) -> tuple[Column | NamedExpr, ...]:
         """``SELECT *``: every column of every relation, or Spark's order after USING joins."""
         if self.star is not None:
             return self.star
@@ -71,7 +74,7 @@ class Scope:
     def qualified_star(self, alias: str) -> tuple[Column, ...]:
         """``alias.*``: as Spark 4 expands it (checked with spark.sql), the relation's USING columns
         first when it was a right side, then its columns in ``SELECT *`` order."""
-        return tuple(c for c in (*self.hidden, *self.star_columns()) if c.table == alias)
+        return tuple(c for c in (*self.hidden, *self.star_columns()) if isinstance(c, Column) and c.table == alias)
 
     def with_relation(self, relation: Relation) -> Scope:
         if relation.alias in self.aliases:
@@ -81,12 +84,15 @@ class Scope:
         star = None if self.star is None else (*self.star, *(relation.column(n) for n in relation.columns))
         return attrs.evolve(self, relations=(*self.relations, relation), star=star)
 
-    def with_using(self, names: tuple[str, ...], clause: str) -> tuple[Scope, list[tuple[Column, Column]]]:
-        """This scope, its last relation just joined ``USING (names)``, and the equalities that join it.
+    def with_using(self, names: tuple[str, ...], clause: str, kind: str = "inner") -> tuple[Scope, list[tuple[Column, Column]]]:
+        """This scope, its last relation just joined ``USING (names)`` by a ``kind`` join, and the
+        equalities that join it.
 
-        Spark's rules: each name must be a column of both sides; unqualified it means the left
-        side's column (the one output), and ``SELECT *`` lists the join columns once, first, then
-        the rest of the left side, then the rest of the right side.
+        Spark's rules (``Analyzer.commonNaturalJoinProcessing``): each name must be a column of both
+        sides; unqualified it means the side the join keeps, the left side's column for an inner or
+        LEFT join, the right side's for a RIGHT join and ``coalesce(l.k, r.k)`` for a FULL join; ``SELECT
+        *`` lists the join columns once, first, then the rest of the left side, then the rest of the
+        right side. The other side's USING columns are hidden: ``SELECT *`` leaves them out.
         """
         *left, right = self.relations
         left_scope = attrs.evolve(self, relations=tuple(left), star=None if self.star is None else self.star[: -len(right.columns)])
@@ -97,17 +103,24 @@ class Scope:
                 side = "left" if left_column is None else "right"
                 raise UnknownColumnError(f"{clause}: the USING column {name} is not a column of the {side} side")
             pairs.append((left_column, _unique_column(right, name, clause)))
-        keys = tuple(left_column for left_column, _ in pairs)
+        lefts = tuple(left_column for left_column, _ in pairs)
+        if kind == "right":
+            keys, hidden = tuple(right_column for _, right_column in pairs), lefts
+        elif kind == "full":
+            keys = tuple(NamedExpr(name, typed_call("coalesce", pair, clause)) for name, pair in zip(names, pairs, strict=True))
+            hidden = (*lefts, *(right_column for _, right_column in pairs))
+        else:
+            keys, hidden = lefts, tuple(right_column for _, right_column in pairs)
         star = (
             *keys,
-            *(c for c in left_scope.star_columns() if c not in keys),
+            *(c for c in left_scope.star_columns() if c not in lefts),
             *(right.column(n) for n in right.columns if n not in names),
         )
-        merged = (*((n, c) for n, c in self.merged if n not in names), *zip(names, keys, strict=True))
-        hidden = (*self.hidden, *(right_column for _, right_column in pairs))
-        return attrs.evolve(self, merged=merged, star=star, hidden=hidden), pairs
+        merged = (*((n, c) for n, c in self.merged if n not in names),
+                  *((n, k.expr if isinstance(k, NamedExpr) else k) for n, k in zip(names, keys, strict=True)))
+        return attrs.evolve(self, merged=merged, star=star, hidden=(*self.hidden, *hidden)), pairs
 
-    def lookup(self, qualifier: str | None, name: str, clause: str) -> Column | None:
+    def lookup(self, qualifier: str | None, name: str, clause: str) -> Expr | None:
         """The column this level of scope binds ``qualifier.name`` to, or None to look further out."""
         if qualifier is None:
             for merged_name, column in self.merged:

@@ -56,6 +56,7 @@ from planner.sql.block_grouping import Grouping, RatioAsAverage, grouping_sets_p
 from planner.sql.calls import DIALECT
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError, located_parse_error
 from planner.sql.expressions import ExpressionConverter
+from planner.sql.from_less import from_one_row_subquery
 from planner.sql.grouped_windows import windows_outside_grouping
 from planner.sql.grouping_sets import (
     grouping_sets,
@@ -193,6 +194,8 @@ class _Planner:
         self, select: exp.Select, outer: Scope | None, ctes: Mapping[str, LogicalPlan]
     ) -> LogicalPlan:
         _reject_other_clauses(select, _SELECT_CLAUSES)
+        if not select.args.get("from_"):
+            return self._select(from_one_row_subquery(select), outer, ctes)
         if select.args.get("qualify"):
             return self._select(qualify_as_filter(select, lambda inner: self._select(inner, outer, ctes)), outer, ctes)
         if (blocks := per_branch_blocks(select, self, outer, ctes)) is not None:
@@ -277,12 +280,7 @@ class _Planner:
     ) -> tuple[LogicalPlan, Scope, list[Expr]]:
         """Left-deep joins of the FROM list, the scope its visible relations form, and the tests its
         semi and anti joins became (``_semi_join_test``), which hold above the joins like WHERE."""
-        from_ = select.args.get("from_")
-        if from_ is None:
-            raise UnsupportedSqlError(
-                "SELECT without FROM is not supported: every query block must read a relation"
-            )
-        plan, relation = self._relation(from_.this, outer, ctes)
+        plan, relation = self._relation(select.args["from_"].this, outer, ctes)  # _select planned a FROM-less block
         scope = Scope((), outer).with_relation(relation)
         tests: list[Expr] = []
         for join in select.args.get("joins") or []:
@@ -296,13 +294,9 @@ class _Planner:
                     f"a LEFT SEMI or LEFT ANTI JOIN before a {kind.upper()} OUTER JOIN is not supported: "
                     "write it as EXISTS / NOT EXISTS in a derived table")
             if using := _using_names(join, scope, relation):
-                if kind in ("right", "full"):
-                    raise UnsupportedSqlError(
-                        f"{kind.upper()} OUTER JOIN with USING or NATURAL is not supported: write the join with "
-                        "ON (and coalesce(l.k, r.k) for the merged column)")
                 if join.args.get("on"):
                     raise UnsupportedSqlError(f"a join has both USING/NATURAL and ON: {join.sql(dialect='spark')[:120]}")
-                joined_scope, pairs = joined_scope.with_using(using, "JOIN ... USING")
+                joined_scope, pairs = joined_scope.with_using(using, "JOIN ... USING", kind)
                 condition = conjunction([Call("=", pair) for pair in pairs])
             elif on := join.args.get("on"):
                 condition = ExpressionConverter(self, joined_scope, ctes, "JOIN ... ON").convert(on)
@@ -370,7 +364,7 @@ class _Planner:
         for position, node in enumerate(select.expressions):
             if isinstance(node, exp.Star):
                 scope.refuse_unsupported(None, "SELECT")
-                items.extend(NamedExpr(column.name, column) for column in scope.star_columns())
+                items.extend(c if isinstance(c, NamedExpr) else NamedExpr(c.name, c) for c in scope.star_columns())
             elif isinstance(node, exp.Column) and isinstance(node.this, exp.Star):
                 qualifier = node.table.lower()
                 if qualifier not in scope.aliases:
@@ -381,7 +375,9 @@ class _Planner:
                 items.append(NamedExpr(node.alias.lower(), expressions.convert(node.this)))
             else:
                 expr = expressions.convert(node)
-                items.append(NamedExpr(expr.name if isinstance(expr, Column) else f"_c{position}", expr))
+                # a column keeps its name, also a FULL JOIN's USING column, which is a coalesce
+                name = expr.name if isinstance(expr, Column) else node.name.lower() if isinstance(node, exp.Column) else None
+                items.append(NamedExpr(name or f"_c{position}", expr))
         return items
 
     def _group_keys(

@@ -146,6 +146,8 @@ def typed_call(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     if op in ("is null", "is not null"):
         return Call(op, args, BOOLEAN)
     if op == "neg":
+        if type_of(args[0]) == NULL:  # Spark reads -NULL as a DOUBLE
+            return Literal(None, DOUBLE)
         if not types.is_numeric(type_of(args[0])):
             raise _mismatch(clause, "unary minus", args)
         return Call(op, args, type_of(args[0]))
@@ -182,6 +184,9 @@ def _function(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
             if len(args) % 2:
                 rebuilt.append(new_values[-1])
             return Call(op, tuple(rebuilt), target)
+        case "try" | "try_eval":  # Spark's TRY mode of a call / TryEval of an expression: NULL where it fails
+            (inner,) = args
+            return Call(op, args, type_of(inner)) if isinstance(inner, Call) else inner
         case _ if op.startswith("extract_"):
             date = cast(args[0], DATE, clause)
             return Call(op, (date,), INT)
@@ -225,9 +230,24 @@ def explicit_cast(operand: Expr, target: DataType, clause: str) -> Expr:
     return operand if source == target else Call(cast_op(target), (operand, *zone_argument(source, target)), target)
 
 
+def try_cast(operand: Expr, target: DataType, clause: str) -> Expr:
+    """``TRY_CAST(operand AS target)``: the casts CAST allows, NULL where CAST fails at run time (a
+    constant that cannot be cast is NULL now, not a failed query); what CAST refuses at plan time
+    TRY_CAST refuses too, as Spark's analyzer does."""
+    if isinstance(operand, Literal) and type_of(operand) != target:
+        explicit_cast(Literal(None, type_of(operand)), target, clause)  # the conversion must be allowed
+        try:
+            return Literal(cast_value(operand.value, type_of(operand), target, session_time_zone.get()), target)
+        except SqlRuntimeError:
+            return Literal(None, target)
+    return typed_call("try", (explicit_cast(operand, target, clause),), clause)
+
+
 def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     left, right = args
     lt, rt = type_of(left), type_of(right)
+    if NULL in (lt, rt):
+        return _null_arithmetic(op, left, right, clause)
     if set(TIMESTAMPS) & {lt, rt} or DATE in (lt, rt) and _day_time(lt if rt == DATE else rt):
         return _timestamp_arithmetic(op, left, right, clause)
     if DATE in (lt, rt):
@@ -240,9 +260,6 @@ def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
         as_number = BIGINT if other in types.INTEGRAL else DOUBLE
         left, right = cast(left, as_number, clause), cast(right, as_number, clause)
     lt, rt = type_of(left), type_of(right)
-    if lt == NULL or rt == NULL:
-        known = rt if lt == NULL else lt
-        return Call(op, (left, right), DOUBLE if op == "/" else known if known != NULL else DOUBLE)
     if not (types.is_numeric(lt) and types.is_numeric(rt)):
         raise _mismatch(clause, f"operator {op.upper()}", args)
     if op == "div":
@@ -258,6 +275,28 @@ def _arithmetic(op: str, args: tuple[Expr, ...], clause: str) -> Expr:
     left_decimal = types.as_decimal(lt, left.value if isinstance(left, Literal) else None)
     right_decimal = types.as_decimal(rt, right.value if isinstance(right, Literal) else None)
     return Call(op, (left, right), types.decimal_result(op, left_decimal, right_decimal))
+
+
+def _null_arithmetic(op: str, left: Expr, right: Expr, clause: str) -> Literal:
+    """Arithmetic with a NULL literal: NULL (Spark's NullPropagation folds it, the other side unevaluated),
+    of the type Spark's analyzer gives it after casting the NULL to the other side's type: ``d * NULL`` is
+    ``d * d``'s decimal, ``i div NULL`` a bigint, ``date + NULL`` a TIMESTAMP (the NULL an interval),
+    ``date - NULL`` an INTERVAL DAY; a string or boolean beside a NULL is refused as Spark refuses it, and
+    ``NULL op NULL`` is a DOUBLE (a BIGINT for div)."""
+    other = type_of(right) if type_of(left) == NULL else type_of(left)
+    if other == NULL:
+        return Literal(None, BIGINT if op == "div" else DOUBLE)
+    if types.is_numeric(other):
+        typed = tuple(Literal(None, other) if type_of(a) == NULL else a for a in (left, right))
+        return Literal(None, type_of(_arithmetic(op, typed, clause)))
+    if other in (DATE, TIMESTAMP, TIMESTAMP_NTZ) and op == "+":
+        return Literal(None, TIMESTAMP if other == DATE else other)
+    if other == DATE and op == "-":
+        return Literal(None, IntervalType("day"))
+    if other in TIMESTAMPS and op == "-":
+        raise UnsupportedSqlError(f"{clause}: timestamp - NULL (an interval day to second) is not supported: "
+                                  f"{print_expr(left)} - {print_expr(right)}")
+    raise _mismatch(clause, f"operator {op.upper()}", (left, right))
 
 
 def _day_time(dtype: DataType | None) -> bool:

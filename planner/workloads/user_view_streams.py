@@ -22,6 +22,7 @@ from pathlib import Path
 
 import attrs
 
+from planner.workloads.energy_stream import energy_stream
 from planner.workloads.entity_stream import (
     FIRST,
     HORIZON,
@@ -38,6 +39,7 @@ from planner.workloads.entity_stream import (
 )
 from planner.workloads.fintech_stream import fintech_stream
 from planner.workloads.logistics_stream import logistics_stream
+from planner.workloads.mobility_stream import mobility_stream
 from planner.workloads.user_views import schema_ddl, table_shapes
 
 
@@ -457,8 +459,9 @@ def _sessions(rng: random.Random, stream: Stream, user: Entity, signup: float, n
 
 
 STREAMS: dict[str, Callable[[int], Stream]] = {"shop": shop_stream, "saas": saas_stream, "fintech": fintech_stream,
-                                               "logistics": logistics_stream}
-SEEDS = {"shop": 24, "saas": 25, "fintech": 26, "logistics": 27}
+                                               "logistics": logistics_stream, "mobility": mobility_stream,
+                                               "energy": energy_stream}
+SEEDS = {"shop": 24, "saas": 25, "fintech": 26, "logistics": 27, "mobility": 28, "energy": 29}
 
 
 def write_streams(out_dir: Path, schemas: tuple[str, ...] = ("shop", "saas")) -> dict[str, dict[str, int]]:

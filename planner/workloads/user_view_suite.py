@@ -340,7 +340,13 @@ REFUSAL_CLASSES: tuple[tuple[str, str], ...] = (
     (r"anti join with a side that is neither", "LEFT ANTI JOIN"),
     (r"semi join with a side that is neither", "LEFT SEMI JOIN"),
     (r"SELECT list holds a subquery", "scalar subquery in SELECT"),
-    (r"a WHERE condition holds a subquery that no rule maintains", "IN/EXISTS subquery with a non-equality correlation"),
+    (r"a WHERE condition holds a subquery that no rule maintains .*two or more inequalities",
+     "IN/EXISTS subquery correlated by two or more inequalities"),
+    (r"a WHERE condition holds a subquery that no rule maintains .*NOT IN over a column that may be NULL",
+     "NOT IN over a nullable column, correlated by more than equalities"),
+    (r"a WHERE condition holds a subquery that no rule maintains .*is not an equality between columns",
+     "IN/EXISTS subquery with a non-equality correlation"),
+    (r"a WHERE condition holds a subquery that no rule maintains", "WHERE subquery of another shape"),
 )
 
 

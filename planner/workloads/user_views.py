@@ -26,7 +26,9 @@ SUITE_DIR = Path(__file__).parents[2] / "examples" / "user_views"
 SCHEMAS = ("shop", "saas")
 #: the second, independent stand-in (a fintech and a parcel network), run on demand by ``run_suite.py``
 SECOND_SCHEMAS = ("fintech", "logistics")
-ALL_SCHEMAS = SCHEMAS + SECOND_SCHEMAS
+#: the third, independent stand-in (a ride-hailing app and a smart-metering energy retailer), on demand too
+THIRD_SCHEMAS = ("mobility", "energy")
+ALL_SCHEMAS = SCHEMAS + SECOND_SCHEMAS + THIRD_SCHEMAS
 
 _DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
 #: The Arrow type a stream holds each Spark column type in (the README's stream format; TIMESTAMP is

@@ -130,7 +130,7 @@ def test_spark_types_map_to_catalog_types(spark):
         spark,
         f"{MISC_DB}.typed",
         "t TINYINT, s SMALLINT, i INT, b BIGINT, f FLOAT, d DOUBLE, m DECIMAL(15,2), "
-        "c CHAR(3), v VARCHAR(9), str STRING, day DATE, flag BOOLEAN",
+        "c CHAR(3), v VARCHAR(9), str STRING, day DATE, flag BOOLEAN, at TIMESTAMP, local_at TIMESTAMP_NTZ",
         {"ivm.static": "TRUE", "ivm.insert_only": "false"},
     )
     typed = catalog_from_spark(spark, ["typed"], database=MISC_DB).table("typed")
@@ -149,6 +149,8 @@ def test_spark_types_map_to_catalog_types(spark):
             ("str", "string"),
             ("day", "date"),
             ("flag", "boolean"),
+            ("at", "timestamp"),
+            ("local_at", "timestamp_ntz"),
         ]
     )
     assert (typed.static, typed.insert_only, typed.primary_key) == (True, False, ())
@@ -156,10 +158,10 @@ def test_spark_types_map_to_catalog_types(spark):
 
 BAD_TABLES = [
     (
-        "bad_timestamp",
-        "id INT, at TIMESTAMP",
+        "bad_map",
+        "id INT, counts MAP<STRING, INT>",
         {},
-        "table bad_timestamp, column at: unsupported type timestamp",
+        "table bad_map, column counts: unsupported type map<string,int>",
     ),
     (
         "bad_array",

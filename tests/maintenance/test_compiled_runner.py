@@ -125,7 +125,7 @@ def test_explain_verbose_prints_the_generated_program():
 
 
 def test_a_lookup_keys_its_tuples_by_the_rest_of_their_primary_key(tpch_prefix):
-    """Q3's lineitems by l_orderkey are kept by l_linenumber (codegen.py's ``_tuples_key``: no DECIMAL
+    """Q3's lineitems by l_orderkey are kept by l_linenumber (``ForeignKeyLookupStage.tuples_key``: no DECIMAL
     hashed per change); a delete whose key is stored but whose row differs does not fit the stage."""
     sql = (EXAMPLES / "tpch" / "q03.sql").read_text()
     with MaintainedView(sql, tpch_catalog()) as view:

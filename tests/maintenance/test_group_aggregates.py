@@ -11,10 +11,6 @@ from planner.compiler import compile_query
 from planner.ir.maintenance import CountedDistinct, GroupAggregate
 from tests.maintenance.checking import check_against_recomputation
 
-# GroupAggregate and CountedDistinct need lower_query (operators/lowering/query.py), planner/ir/outputs.py and
-# planner/optimizer/batches.py to know them; remove this mark from the tests once they do.
-
-
 MIN_MAX_AND_COUNT_DISTINCT = """
 select o_orderpriority, min(o_totalprice), max(l_extendedprice), count(distinct l_suppkey)
 from orders, lineitem

@@ -16,6 +16,7 @@ from operators.stages.scalar import ScalarSubqueryTooManyRowsError
 from planner.compiler import compile_query
 from planner.explain import explain_text
 from planner.ir.maintenance import ScalarProduct
+from planner.sql.errors import UnsupportedSqlError
 from planner.view import MaintainedView
 from tests.maintenance.checking import check_against_recomputation
 from tests.maintenance.test_scalar_subqueries_local import DDL, FRANCE_TWICE, _random_stream
@@ -36,6 +37,9 @@ QUERIES = {
     "as pct from customer order by pct desc, c_custkey limit 5",
     "beside a window": "select c_custkey, sum(c_acctbal) over (partition by c_nationkey) - "
     "(select sum(s_acctbal) from supplier) as gap from customer",
+    "headline tiles: no FROM": "select (select count(*) from customer) as customers, "
+    "(select max(s_acctbal) from supplier) - (select min(s_acctbal) from supplier) as spread, "
+    "(select n_nationkey from nation where n_name = 'FRANCE') as france",
 }
 
 
@@ -44,6 +48,11 @@ QUERIES = {
 def test_scalar_in_select_equals_recomputation(name, compiled):
     check_against_recomputation(QUERIES[name], CATALOG, _random_stream(seed=len(name)), 9,
                                 informative_at_least=0.75, compiled=compiled)
+
+
+def test_a_select_without_from_needs_a_global_aggregate_to_read():
+    with pytest.raises(UnsupportedSqlError, match="SELECT without FROM is supported only over scalar subqueries"):
+        MaintainedView("select (select n_nationkey from nation where n_name = 'FRANCE') as france", CATALOG)
 
 
 def test_a_change_of_the_value_changes_every_row_and_explain_says_so():

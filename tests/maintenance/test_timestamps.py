@@ -160,3 +160,24 @@ def test_python_rows_take_aware_datetimes_for_timestamp_and_naive_ones_for_times
             with pytest.raises((StreamFormatError, ValueError), match="datetime"):
                 view.apply([Update(1, "events", 1, row)])
         assert view.result() == [(1, datetime.datetime(2024, 1, 1, 12))]
+
+
+ON_THE_SPARK_ENGINE = {
+    "group by the hour": "SELECT date_trunc('HOUR', ts) AS h, count(*) AS n FROM events GROUP BY date_trunc('HOUR', ts)",
+    "filter on the instant": "SELECT id, ts FROM events WHERE ts >= TIMESTAMP '2024-11-03 01:30:00' "
+                             "AND ts < TIMESTAMP '2024-11-03 02:30:00'",
+    "timestampdiff": "SELECT user_id, sum(timestampdiff(HOUR, TIMESTAMP '2024-03-10 00:00:00', ts)) AS hours "
+                     "FROM events GROUP BY user_id",
+}
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(ON_THE_SPARK_ENGINE))
+def test_timestamp_views_on_the_spark_engine_equal_spark_in_the_sessions_time_zone(tmp_path, name,
+                                                                                    spark_in_los_angeles):
+    """The Spark engine reads TIMESTAMPs in as instants whatever zone Arrow shows them in, and the view
+    takes the session's time zone (America/Los_Angeles, not given to it): the repeated hour of the
+    fall-back and the missing one of the spring-forward land where Spark's own query puts them."""
+    check_against_spark(ON_THE_SPARK_ENGINE[name], CATALOG, _updates(tmp_path, len(name)), 40, spark_in_los_angeles,
+                        str(tmp_path / "work"), engine="spark", informative_at_least=0.5)

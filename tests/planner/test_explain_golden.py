@@ -15,8 +15,9 @@ import pytest
 from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
 from planner.compiler import compile_query
-from planner.explain import WIDTH, explain_text
-from planner.explain_headline import stage_costs
+from planner.explain import WIDTH, explain_text, update_costs
+from planner.explain_headline import contradictions
+from planner.ir.guarantee import costs_of
 from tests.conftest import REGENERATE_FLAG
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,15 +71,19 @@ def _headline_costs(text: str) -> str:
 
 @pytest.mark.parametrize("golden", GOLDEN, ids=[p.stem for p in GOLDEN])
 def test_no_golden_headline_contradicts_its_stage_rows(golden: Path) -> None:
-    """Every stage's cost is in the headline or at most a cost the headline names, and every cost
-    the headline names is some stage's (no "every change is O(1)" above an O(n log n) stage)."""
+    """Every stage's cost is in the headline or at most a cost the headline names, every cost the
+    headline names is some stage's (no "every change is O(1)" above an O(n log n) stage), and no
+    stage's cost is above every cost the plan's ``guarantee()`` (composed by its nodes) promises."""
     query = next(q for q, _ in QUERIES if _golden_name(q) == golden.name)
     catalog = next(c for q, c in QUERIES if q == query)
     compiled = compile_query(query.read_text(), catalog())
     headline = _headline_costs(golden.read_text())
-    stated = [(node.id, cost) for node in compiled.dataflow.stages for cost in stage_costs(node.stage.describe().update_cost)]
+    stated = [(node.id, cost) for node in compiled.dataflow.stages for cost in costs_of(node.stage.describe().update_cost)]
     named = [cost for _, cost in stated if f"{cost.text} (" in headline]
     assert named, f"{golden.name}: the headline names no stage's cost: {headline}"
     for stage, cost in stated:
         assert cost in named or any(cost.at_most(other) for other in named), \
             f"{golden.name}: stage [{stage}]'s {cost.text} is above every cost the headline names: {headline}"
+    beyond = [cost.text for cost in contradictions(update_costs(compiled), compiled.plan.guarantee())]
+    assert not beyond and "beyond the plan's guarantee" not in headline, \
+        f"{golden.name}: stage costs above every cost the plan's nodes promise: {beyond}"

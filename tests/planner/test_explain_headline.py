@@ -16,7 +16,8 @@ from catalog.orderbook import orderbook_catalog
 from catalog.tpch import tpch_catalog
 from planner.compiler import compile_query
 from planner.explain import explain_json, explain_text
-from planner.explain_headline import cost_line, stage_costs, strategy_names, worst_costs
+from planner.explain_headline import cost_line, strategy_names, worst_costs
+from planner.ir.guarantee import Guarantee, costs_of
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -31,7 +32,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
     ("O(N^0.5) amortized per single-tuple update", "O(n) per update"),
 ])
 def test_a_cost_is_at_most_a_larger_one_and_not_the_other_way(smaller: str, larger: str) -> None:
-    (low,), (high,) = stage_costs(smaller), stage_costs(larger)
+    (low,), (high,) = costs_of(smaller), costs_of(larger)
     assert low.at_most(high) and not high.at_most(low)
 
 
@@ -41,12 +42,12 @@ def test_a_cost_is_at_most_a_larger_one_and_not_the_other_way(smaller: str, larg
     ("O(log n) per update", "O(log n + k) per batch"),  # a cost per batch is compared only with one per batch
 ])
 def test_costs_of_different_quantities_or_units_are_not_ordered(one: str, other: str) -> None:
-    (a,), (b,) = stage_costs(one), stage_costs(other)
+    (a,), (b,) = costs_of(one), costs_of(other)
     assert not a.at_most(b) and not b.at_most(a)
 
 
 def test_an_amortized_term_replaces_the_worst_case_it_amortizes() -> None:
-    costs = stage_costs("O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized; then O(1) per join change")
+    costs = costs_of("O(1) per tuple; O(group) when the child turns (non-)live: O(λ) amortized; then O(1) per join change")
     assert [c.text for c in costs] == ["O(1)", "O(λ) amortized", "O(1)"]
 
 
@@ -99,3 +100,18 @@ def test_a_union_all_of_two_aggregates_names_both_relations() -> None:
     sql = ("select count(*) as n from customer where c_acctbal > 0 "
            "union all select count(*) as n from orders where o_totalprice > 0")
     assert strategy_names(compile_query(sql, tpch_catalog())) == ["one relation each (customer, orders)"]
+
+
+def test_the_guarantee_is_composed_bottom_up_from_the_nodes() -> None:
+    compiled = compile_query((EXAMPLES / "tpch" / "q03.sql").read_text(), tpch_catalog())
+    guarantee = compiled.plan.guarantee()
+    assert guarantee.names() == ["AJU live tuples over the foreign-key tree rooted at lineitem"]
+    assert [c.text for c in guarantee.costs] == ["O(λ) amortized", "O(log n + k) per batch"]  # O(1) ones dominated
+    top_k = compiled.plan.child if compiled.plan.node_name == "Project" else compiled.plan
+    assert [c.text for c in top_k.own_guarantee().costs] == ["O(log n + k) per batch"]
+
+
+def test_a_stage_cost_beyond_the_plans_guarantee_is_marked_in_the_headline() -> None:
+    promised = Guarantee.stated(cost="O(1) per change")
+    assert cost_line({0: "O(1) per change"}, promised) == "O(1) ([0])"
+    assert cost_line({0: "O(n) per update"}, promised) == "O(n) ([0]) beyond the plan's guarantee (O(1))"

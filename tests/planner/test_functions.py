@@ -229,3 +229,78 @@ def test_docs_list_every_registered_function_as_the_registry_renders_it():
     assert DOCS_FILE.read_text() == supported_functions_table(), "run: python -m planner.ir.functions.table"
     for function in FUNCTIONS:
         assert f"| `{function.name}` |" in DOCS_FILE.read_text()
+
+
+@pytest.mark.parametrize(("sql", "expected"), [
+    # Spark's documented examples, and its rule's branches (same day, both month ends, 31-day fraction)
+    ("months_between(timestamp '1997-02-28 10:30:00', date '1996-10-30')", ("double", 3.94959677)),
+    ("months_between(timestamp '1997-02-28 10:30:00', date '1996-10-30', false)", ("double", 3.9495967741935485)),
+    ("months_between(date '2024-03-31', date '2024-02-29')", ("double", 1.0)),
+    ("months_between(date '2024-03-15', date '2023-03-15')", ("double", 12.0)),
+    ("months_between(date '2024-03-30', date '2024-02-29')", ("double", 1.03225806)),
+    ("months_between(date '2024-01-01', date '2024-03-30', null)", ("double", None)),
+    ("last_day(date '2024-02-10')", ("date", __import__("datetime").date(2024, 2, 29))),
+    ("next_day(date '2024-03-15', 'fr')", ("date", __import__("datetime").date(2024, 3, 22))),
+    ("weekofyear(date '2021-01-03')", ("int", 53)),
+    ("dayofyear(date '2024-12-31')", ("int", 366)),
+    ("weekday(date '2024-03-17')", ("int", 6)),
+    ("date_part('doy', date '2024-02-01')", ("int", 32)),
+    ("translate('hello', 'llo', 'xy')", ("string", "hexx")),  # o pairs with the third character: none
+    ("translate('hello', 'lo', 'L')", ("string", "heLL")),
+    ("chr(321)", ("string", "A")),
+    ("ascii('')", ("int", 0)),
+    ("repeat('ab', -1)", ("string", "")),
+    ("reverse('😀ab')", ("string", "ba😀")),
+    ("nanvl(cast('NaN' as double), 1e0)", ("double", 1.0)),
+    ("isnan(cast(null as double))", ("boolean", False)),
+    ("equal_null(null, null)", ("boolean", True)),
+    ("1 <=> null", ("boolean", False)),
+    ("zeroifnull(d)", ("decimal(12,2)", Decimal(0))),
+    # TRY mode: the operator's own failure is NULL
+    ("try_cast('x' as int)", ("int", None)),
+    ("try_cast(s as int)", ("int", None)),
+    ("try_cast(l as int)", ("int", None)),
+    ("try_divide(i, 0)", ("double", None)),
+    ("try_add(i, 2147483647)", ("int", None)),
+    ("try_mod(i, 0)", ("int", None)),
+    ("try_multiply(l, l)", ("bigint", None)),
+    # arithmetic with a NULL literal: the NULL read as the other side's type
+    ("d * null", ("decimal(11,4)", None)),
+    ("i div null", ("bigint", None)),
+    ("null div null", ("bigint", None)),
+    ("-null", ("double", None)),
+])
+def test_functions_of_the_second_library_stop(sql, expected):
+    assert evaluate(sql, i=1, l=2**62, s="x") == expected
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("cast(s as int)", "CAST_INVALID_INPUT"),
+    ("try_add(1 / i, 1)", "DIVIDE_BY_ZERO"),  # over numbers an argument's error is not the operator's: Spark raises it
+    ("try_cast(cast(s as int) as bigint)", "CAST_INVALID_INPUT"),
+    ("next_day(date '2024-03-15', 'xx')", "ILLEGAL_DAY_OF_WEEK"),
+    ("make_date(2024, 2, 30)", "DATETIME_FIELD_OUT_OF_BOUNDS"),
+])
+def test_errors_outside_try_still_fail(sql, message):
+    with pytest.raises(SqlRuntimeError, match=message):
+        evaluate(sql, i=0, s="x")
+
+
+@pytest.mark.parametrize(("sql", "message"), [
+    ("s % null", "operator % is not defined"),
+    ("true + null", r"operator \+ is not defined"),
+    ("try_cast(k > 1 as date)", "CAST to date is not defined"),
+    ("date_part('second', k)", "date_part's field"),
+    ("months_between(k, k)", "months_between's first argument"),
+])
+def test_what_spark_refuses_is_refused(sql, message):
+    with pytest.raises(UnsupportedSqlError, match=message):
+        evaluate(sql)
+
+
+def test_a_typed_null_prints_as_its_cast_and_reads_back():
+    from planner.ir.notation import parse_expr, print_expr
+
+    expr = parse_sql("select cast(null as int) as z from r", CATALOG).items[0].expr
+    assert print_expr(expr) == '"cast as int"(null)'
+    assert parse_expr(print_expr(expr)) == expr and parse_expr(print_expr(expr)).type == expr.type

@@ -235,3 +235,23 @@ def test_debug_log_shows_a_diff_of_each_effective_run_in_the_rendered_notation(c
     message = record.getMessage()
     assert "batch 'peel' iteration 1: PeelOneWrap changed the plan" in message
     assert "-Wrap" in message and "-  Leaf" in message and "+Leaf" in message
+
+
+class CollapseDoubleWrap(Rule):
+    """States only what it does to the node in hand; the executor walks the plan."""
+
+    def rewrite(self, node, ctx):
+        match node:
+            # wrap(wrap(x)) = wrap(x)
+            case Wrap(Wrap(inner)):
+                return Wrap(inner)
+        return node
+
+
+def test_a_rule_that_only_rewrites_the_node_in_hand_is_walked_bottom_up_by_the_executor():
+    plan, trace = RuleExecutor([Batch("collapse", Once(), [CollapseDoubleWrap()])], strict=True).execute(
+        wrapped(4, Leaf("x")), None)
+    assert plan == Wrap(Leaf("x"))  # children first: one bottom-up pass collapses every layer
+    assert trace.rules_applied() == ["CollapseDoubleWrap"]
+    untouched = Wrap(Leaf("y"))
+    assert CollapseDoubleWrap().apply(untouched, None) is untouched  # no effect is the same object

@@ -131,7 +131,8 @@ def _spark(spark, sql: str) -> tuple[str, object]:
 
 def _same(ours: tuple[str, object], theirs: tuple[str, object]) -> bool:
     if ours[0] != theirs[0]:
-        return False
+        # a regular expression refused where Java would split a surrogate pair (Spark's result is not text)
+        return ours[0] == "error" and "UNSUPPORTED_REGEX" in ours[1]
     if ours[0] == "error":
         return True
     (our_type, our_value), (their_type, their_value) = ours[1], theirs[1]
@@ -180,6 +181,10 @@ def _function_calls() -> st.SearchStrategy[str]:
         st.builds("split_part({}, {}, {})".format, text, pick(["','", "'a'", "''", "' '", "t"]),
                   pick(["1", "2", "-1", "0", "3", "k"])),
         st.builds("{}({}, {})".format, pick(["startswith", "endswith", "contains"]), text, text),
+        st.builds("{}({}, {})".format, pick(["repeat", "left"]), text, count),
+        st.builds("{}({})".format, pick(["reverse", "ascii", "space", "chr", "char"]), pick(["s", "t", "''", "'ßΣ😀é'", "k",
+                                                                                          "i", "-1", "321", "null"])),
+        st.builds("translate({}, {}, {})".format, text, pick(["'ab'", "'aab'", "''", "t", "'ß😀'"]), pick(["'x'", "''", "'xyz'", "s"])),
     )
     regex = st.one_of(
         st.builds("{} {} {}".format, text, pick(["rlike", "regexp"]), pattern),
@@ -197,8 +202,32 @@ def _function_calls() -> st.SearchStrategy[str]:
         st.builds("{}({}, {}, {})".format, pick(["greatest", "least"]), values, values, values),
         st.builds("{}({}, {})".format, pick(["greatest", "least"]), pick(["f", "g", "cast('NaN' as double)", "null"]),
                   pick(["f", "g", "1e0"])),
+        st.builds("{}({})".format, pick(["isnull", "isnotnull", "zeroifnull", "nullifzero"]), values),
+        st.builds("{}({})".format, pick(["isnan"]), pick(["f", "g", "cast('NaN' as double)", "null", "i", "s"])),
+        st.builds("nanvl({}, {})".format, pick(["f", "cast('NaN' as double)", "null", "i"]), pick(["g", "null", "1e0", "d"])),
+        st.builds("equal_null({}, {})".format, values, values),
+        st.builds("({}) {} ({})".format, values, pick(["<=>", "is distinct from", "is not distinct from"]), values),
     )
-    return st.one_of(numeric, strings, regex, conditional)
+    tried = st.one_of(
+        st.builds("try_cast({} as {})".format, pick(ANY), pick(TYPES)),
+        st.builds("{}({}, {})".format, pick(["try_add", "try_subtract", "try_multiply", "try_divide", "try_mod"]),
+                  number, number),
+        st.builds("{}({}, {})".format, pick(["try_add", "try_subtract"]), pick(DAYS), pick(["k", "3", "i", "null"])),
+        st.builds("({}) {} (null)".format, pick(ANY), pick(["+", "-", "*", "/", "%", "div"])),
+        st.builds("(null) {} ({})".format, pick(["+", "-", "*", "/", "%", "div"]), pick(ANY)),
+        st.builds("-({})".format, pick(["null", "i", "d"])),
+    )
+    dates = st.one_of(
+        st.builds("{}({})".format, pick(["last_day", "weekofyear", "dayofmonth", "dayofyear", "weekday"]), pick(DAYS + ["s"])),
+        st.builds("next_day({}, {})".format, pick(DAYS), pick(["'MO'", "'tue'", "'Sunday'", "'xx'", "s", "null"])),
+        st.builds("make_date({}, {}, {})".format, pick(["2024", "1999", "k", "null"]), pick(["2", "12", "13", "k", "i"]),
+                  pick(["29", "30", "31", "1", "0", "j"])),
+        st.builds("months_between({}, {})".format, pick(DAYS + ["s"]), pick(DAYS)),
+        st.builds("months_between({}, {}, {})".format, pick(DAYS), pick(DAYS), pick(["true", "false", "b", "null"])),
+        st.builds("date_part({}, {})".format, pick(["'year'", "'Q'", "'qtr'", "'MONTH'", "'week'", "'d'", "'dow'", "'doy'"]),
+                  pick(DAYS)),
+    )
+    return st.one_of(numeric, strings, regex, conditional, tried, dates)
 
 
 @pytest.fixture(scope="module")

@@ -85,6 +85,12 @@ def _expressions() -> st.SearchStrategy[str]:
         st.builds("from_unixtime({}, {})".format, pick(["1730626200", "i * 3600"]), pick(PATTERNS)),
         st.builds("date_format({}, {})".format, pick(STAMPS + DAYS), pick(PATTERNS)),
         st.builds("{}({}, {})".format, pick(["greatest", "least", "coalesce"]), pick(STAMPS), pick(DAYS + STAMPS)),
+        st.builds("months_between({}, {})".format, pick(STAMPS + DAYS + ["s"]), pick(STAMPS + DAYS)),
+        st.builds("months_between({}, {}, false)".format, pick(STAMPS), pick(STAMPS + DAYS)),
+        st.builds("{}({})".format, pick(["last_day", "weekofyear", "dayofyear", "weekday"]), pick(STAMPS + DAYS)),
+        st.builds("date_part({}, {})".format, pick(["'YEAR'", "'hour'", "'MINUTE'", "'doy'"]), pick(STAMPS + DAYS)),
+        st.builds("try_cast({} as {})".format, pick(ANY_TIME), pick(["timestamp", "timestamp_ntz", "date"])),
+        st.builds("({}) {} (null)".format, pick(STAMPS + DAYS), pick(["+", "-"])),
     )
 
 

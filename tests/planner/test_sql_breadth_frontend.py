@@ -9,7 +9,7 @@ from catalog.ddl import catalog_from_ddl
 from catalog.schema import UnknownColumnError
 from catalog.tpch import tpch_catalog
 from operators.lowering.expr_eval import compile_expr
-from planner.ir.expressions import Column
+from planner.ir.expressions import Call, Column
 from planner.ir.logical import Project
 from planner.sql.errors import AmbiguousColumnError, UnsupportedSqlError
 from planner.sql.scope import output_names
@@ -40,6 +40,10 @@ CREATE TABLE z (z INT PRIMARY KEY);
         # no common name: a cross join, as in Spark
         ("select * from t natural join z", ("b", "a", "c", "z")),
         ("select a, t.a, u.a from t left join u using (a)", ("a", "a", "a")),
+        # RIGHT and FULL: the same order (checked with spark.sql), the other side's USING column hidden
+        ("select * from t full join u using (a)", ("a", "b", "c", "d", "c")),
+        ("select t.*, u.* from t right join u using (a)", ("a", "b", "c", "a", "d", "c")),
+        ("select a, t.a, u.a from t full join u using (a)", ("a", "a", "a")),
     ],
 )
 def test_using_lists_the_join_columns_once_and_first(sql, names):
@@ -49,6 +53,16 @@ def test_using_lists_the_join_columns_once_and_first(sql, names):
 def test_an_unqualified_using_column_is_the_left_sides():
     plan = parse_sql("select a from t join u using (a)", CATALOG)
     assert isinstance(plan, Project) and plan.items[0].expr == Column("t", "a")
+
+
+@pytest.mark.parametrize(("kind", "merged"), [
+    ("right", Column("u", "a")),
+    ("full", Call("coalesce", (Column("t", "a"), Column("u", "a")))),
+])
+def test_a_right_or_full_join_using_column_is_the_kept_sides_as_in_spark(kind, merged):
+    """Spark's commonNaturalJoinProcessing: r.k for a RIGHT JOIN, coalesce(l.k, r.k) for a FULL JOIN."""
+    plan = parse_sql(f"select a from t {kind} join u using (a)", CATALOG)
+    assert isinstance(plan, Project) and plan.items[0].expr == merged and plan.items[0].name == "a"
 
 
 @pytest.mark.parametrize(

@@ -277,7 +277,6 @@ def test_window_functions_outside_the_select_list_are_refused_naming_the_clause(
     [
         ("select n_name from nation left semi join region on n_regionkey = r_regionkey "
          "right join supplier on s_nationkey = n_nationkey", "LEFT SEMI or LEFT ANTI JOIN before a RIGHT OUTER JOIN"),
-        ("select * from nation n full join nation m using (n_nationkey)", "FULL OUTER JOIN with USING"),
         ("select n_name from nation, lateral (select 1) x", "LATERAL in FROM"),
         ("select n_name from nation qualify n_nationkey > 1", "QUALIFY"),
         (

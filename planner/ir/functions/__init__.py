@@ -29,7 +29,17 @@ docs table (a test fails while it differs).
 
 from __future__ import annotations
 
-from planner.ir.functions import conditional, dates, datetimes, nondeterministic, numeric, regex, strings
+from planner.ir.functions import (
+    calendar,
+    conditional,
+    dates,
+    datetimes,
+    nondeterministic,
+    numeric,
+    regex,
+    strings,
+    tried,
+)
 from planner.ir.functions.registry import (
     Arg,
     ArgumentCountError,
@@ -41,7 +51,7 @@ from planner.ir.functions.registry import (
     arguments,
 )
 
-_MODULES = (numeric, strings, regex, conditional, dates, datetimes, nondeterministic)
+_MODULES = (numeric, tried, strings, regex, conditional, dates, datetimes, calendar, nondeterministic)
 
 #: Every registered function, in declaration order.
 FUNCTIONS: tuple[Function, ...] = tuple(f for module in _MODULES for f in module.FUNCTIONS)

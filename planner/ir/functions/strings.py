@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from catalog.types import BOOLEAN, INT, STRING, DataType
+from catalog import types
+from catalog.types import BIGINT, BOOLEAN, INT, NULL, STRING, DataType
 from planner.ir import values
 from planner.ir.functions.registry import (
     Arg,
+    ArgumentTypeError,
     Function,
     Signature,
     integer_param,
@@ -153,6 +155,27 @@ def _initcap(text: str) -> str:
     return "".join(characters)
 
 
+def _translate(text: str, matching: str, replacement: str) -> str:
+    """Spark's ``translate``: each character of ``matching`` becomes the character of ``replacement`` at
+    its position, or is deleted when ``replacement`` is shorter; a character listed twice keeps its first
+    mapping; a NUL as the replacement deletes too (Spark's dictionary uses it as the deletion mark)."""
+    table: dict[str, str] = {}
+    for i, character in enumerate(matching):
+        table.setdefault(character, replacement[i] if i < len(replacement) else "\0")
+    return "".join(c if c not in table else table[c] for c in text if table.get(c) != "\0")
+
+
+def _chr(code: int) -> str:
+    """Spark's ``chr``: '' for a negative code, else the character of its low byte (a NUL for 256)."""
+    return "" if code < 0 else chr(code & 0xFF)
+
+
+def _chr_typing(args: tuple[Arg, ...]) -> Signature:
+    if not (types.is_numeric(args[0].type) or args[0].type in (NULL, STRING)):
+        raise ArgumentTypeError("chr's argument (a bigint)")
+    return Signature((BIGINT,), STRING)
+
+
 def _predicate(name: str, doc: str, fn: Callable[[str, str], bool]) -> Function:
     return _string_function(name, doc, (2, 2), "string, string", fn, result=BOOLEAN)
 
@@ -192,6 +215,16 @@ FUNCTIONS = (
                      (3, 3), "str, delim, int", _split_part, integers=(2,)),
     _string_function("substring_index", "before the count-th delim from the left (count > 0) or after the count-th "
                      "from the right (count < 0)", (3, 3), "str, delim, int count", _substring_index, integers=(2,)),
+    _string_function("repeat", "the string n times ('' for n <= 0; also space(n))", (2, 2), "string, int n",
+                     lambda text, n: text * max(n, 0), integers=(1,)),
+    _string_function("space", "n spaces ('' for n <= 0)", (1, 1), "int n", lambda n: " " * max(n, 0), integers=(0,)),
+    _string_function("reverse", "the characters in reverse order", (1, 1), "string", lambda text: text[::-1]),
+    _string_function("translate", "each character of from replaced by the one at its position in to, deleted when "
+                     "to is shorter", (3, 3), "str, from, to", _translate),
+    _string_function("ascii", "the code point of the first character, 0 for ''", (1, 1), "string",
+                     lambda text: ord(text[0]) if text else 0, result=INT),
+    Function("chr", "string", "the character of the code's low byte (code mod 256); '' for a negative code",
+             (1, 1), "bigint", "string", typing=_chr_typing, evaluator=plain(_chr), aliases=("char",)),
     _predicate("startswith", "whether str starts with prefix", str.startswith),
     _predicate("endswith", "whether str ends with suffix", str.endswith),
     _predicate("contains", "whether str contains substr", lambda text, part: part in text),
