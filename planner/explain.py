@@ -22,6 +22,12 @@ from tabulate import tabulate
 
 from operators.lowering.codegen import write_program
 from operators.runtime.dataflow import StageNode
+from operators.runtime.spark_operators import (
+    SparkOperator,
+    folded_validations,
+    spark_operator_lines,
+    spark_operators,
+)
 from operators.runtime.validate import Validator
 from planner.compiler import CompiledQuery
 from planner.explain_classes import classes_json, classes_text
@@ -208,6 +214,8 @@ def compact_text(compiled: CompiledQuery) -> str:
     for line in (*outer_joins_text(compiled), *windows_text(compiled), *derived_tables_text(compiled),
                  *scalar_products_text(compiled), *subqueries_text(compiled)):
         parts += _wrapped(line)
+    for line in spark_operator_lines(spark_operator_list(compiled)):
+        parts += _wrapped(line)
     for rule, why in compiled.context.refusals.items():
         parts += _wrapped(f"Not applied: {rule}: {why}")
     status = spark_status(compiled)
@@ -229,6 +237,14 @@ def _source_texts(compiled: CompiledQuery) -> list[str]:
         ports.setdefault((route.table, route.stage, route.predicate_text), []).append(route.port)
     return [f"{table} → [{stage}] port{'s' if len(found) > 1 else ''} {', '.join(map(str, found))}"
             + (f", σ {predicate}" if predicate else "") for (table, stage, predicate), found in ports.items()]
+
+
+def spark_operator_list(compiled: CompiledQuery) -> list[SparkOperator]:
+    """The stateful operators the Spark engine runs the view as, a validation folded into the stage it
+    feeds where the stage's key is part of the table's primary key (``spark_operators``)."""
+    dataflow = compiled.dataflow
+    tables = {name: compiled.context.catalog.table(name) for name in dataflow.tables()}
+    return spark_operators(dataflow, tables, folded_validations(dataflow, tables))
 
 
 def update_costs(compiled: CompiledQuery) -> dict[int, str]:
@@ -305,6 +321,8 @@ def explain_json(compiled: CompiledQuery) -> str:
         "sources": [{"table": r.table, "stage": r.stage, "port": r.port, "selection": r.predicate_text}
                     for r in compiled.dataflow.sources],
         "output_columns": list(compiled.dataflow.output_columns),
+        "spark_operators": [{"name": o.name, "stage": o.stage, "validates": list(o.validates), "shuffled_by": o.key,
+                             "reads": list(o.reads)} for o in spark_operator_list(compiled)],
         "rules_applied": compiled.trace.rules_applied(),
         "refusals": compiled.context.refusals,
         "logical_plan": print_plan(compiled.logical),

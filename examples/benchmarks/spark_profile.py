@@ -18,7 +18,7 @@ Operators are named by the state variables they hold (the checkpoint's state met
 is stage N of the dataflow, ``validated_T`` the validation of table T.
 
     python examples/benchmarks/spark_profile.py --stream data/streams/sf0.1-window --batch-size 100000 \\
-        [--query examples/tpch/q03.sql] [--empty 2] [--json profile.json]
+        [--query examples/tpch/q03.sql] [--empty 2] [--json profile.json] [--conf KEY=VALUE ...]
 
 Not a test: it asserts nothing. Numbers go to RESULTS.md by hand, with the machine and its load.
 """
@@ -147,6 +147,20 @@ def worker_counters(directory: Path) -> dict[int, dict[str, dict[str, float]]]:
     return found
 
 
+def run_with_retries(runner, attempts: int = 4) -> None:
+    """``runner.run_available()``, the query restarted from its checkpoint when a Python worker missed
+    Spark's fixed 10 s connect-back timeout (a loaded machine), so that an older runner without its
+    own retry can be profiled on the same machine; the batches before a restart lose their progress."""
+    for attempt in range(attempts):
+        try:
+            runner.run_available()
+            return
+        except Exception as error:  # SparkBatchError, whose module path moved between versions
+            if attempt == attempts - 1 or "failed to connect back" not in str(error):
+                raise
+            print(f"restarting after a Python worker start timeout ({attempt + 1})", file=sys.stderr)
+
+
 def profile(args) -> dict:
     catalog = load_catalog(args.catalog)
     stream = Path(args.stream)
@@ -155,13 +169,15 @@ def profile(args) -> dict:
     batches = plan_batches(stream, tables, args.batch_size)
     batches = attrs.evolve(batches, count=batches.count + args.empty)  # the trailing batches hold no change
     counters_dir = Path(tempfile.mkdtemp(prefix="spark-profile-"))
-    spark = make_spark_session(settings={"spark.ui.enabled": "true", f"spark.executorEnv.{PROFILE_ENV}": str(counters_dir),
-                                         "spark.sql.streaming.numRecentProgressUpdates": "1000"})
+    settings = {"spark.ui.enabled": "true", f"spark.executorEnv.{PROFILE_ENV}": str(counters_dir),
+                "spark.sql.streaming.numRecentProgressUpdates": "1000"}
+    settings |= dict(setting.split("=", 1) for setting in args.conf)
+    spark = make_spark_session(settings=settings)
     changes = {name: stream_changes(spark, stream, catalog.table(name), batches) for name in tables}
     started = time.perf_counter()
     view = MaintainedView(sql, catalog, engine="spark", spark=spark, changes=changes, keep_outputs=False)
     runner = view.runner
-    runner.run_available()
+    run_with_retries(runner)
     seconds = time.perf_counter() - started
     progress = [json.loads(p.json) for p in runner.query.recentProgress]
     names = operator_names(spark, runner.checkpoint_dir, view)
@@ -183,7 +199,7 @@ def profile(args) -> dict:
         rows.append({"batch": number, "input rows": batch["numInputRows"], "durations ms": batch["durationMs"],
                      "sink wait s": query_s, "sink write s": write_s, "operators": ops})
     return {"stream": str(stream), "query": args.query, "batch size": args.batch_size, "empty batches": args.empty,
-            "seconds": seconds, "result rows": result_rows, "load": os.getloadavg(), "batches": rows}
+            "seconds": seconds, "result rows": result_rows, "settings": args.conf, "load": os.getloadavg(), "batches": rows}
 
 
 COLUMNS = ("changes in", "changes out", "groups", "chunks", "state calls", "state calls s", "python s",
@@ -242,6 +258,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=100_000)
     parser.add_argument("--empty", type=int, default=2, help="micro-batches without changes after the stream")
     parser.add_argument("--json", help="write every number here")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for the session (repeatable), e.g. spark.python.unix.domain.socket.enabled=true")
     args = parser.parse_args()
     found = profile(args)
     if args.json:

@@ -10,21 +10,22 @@ list in one call each way (``get`` answers with up to Spark's
 chunks of a bucket; ``put`` replaces the list).
 
 Layout: the Spark group of a bucket holds a ListState of rows ``(chunk int, states binary)``, one per
-non-empty chunk of its keys (``spark_edges.chunk_of``), ``states`` the pickled dict key text → state.
-A batch reads the list once, unpickles only the chunks its keys fall in, and writes the list back once
-(``clear`` when no chunk is left), the chunks it did not open as the bytes it read. State calls per
-micro-batch: three per bucket the batch touches (the grouping key pyspark sets, ``get``, ``put``),
-where the MapState layout made one plus two per touched chunk.
+non-empty chunk of its keys (``spark_edges.chunk_of``), ``states`` the pickled dict key text → the
+key's state as bytes (``spark_state_codec``: a table's rows in a compact typed encoding, other
+states pickled). A batch reads the list once, opens only the chunks its keys fall in, decodes and
+encodes only the keys it touches, and writes the list back once (``clear`` when no chunk is left),
+the chunks it did not open as the bytes it read. State calls per micro-batch: three per bucket the
+batch touches (the grouping key pyspark sets, ``get``, ``put``), where the MapState layout made one
+plus two per touched chunk.
 
 The cost moved elsewhere: the bytes of a touched bucket's whole state travel to Python and back and
-are rewritten in RocksDB each batch, O(state / buckets) per touched bucket, while the Python work
-(unpickling, the stage, pickling) stays O(touched chunks).
+are rewritten in RocksDB each batch, O(state / buckets) per touched bucket; the Python work is
+O(touched chunks) for copying their bytes and O(touched keys) for decoding and encoding states.
 """
 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,10 @@ from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
 from operators.runtime.run_errors import WorkDirMismatchError
 from operators.runtime.spark_counters import OFF, Counters
 from operators.runtime.spark_edges import PICKLE_PROTOCOL, chunk_of
+from operators.runtime.spark_state_codec import PICKLED, StateCodec
 
 #: The state layout a checkpoint is written in, recorded in the work directory's ``LAYOUT_FILE``.
-STATE_LAYOUT = "bucket chunks in a ListState"
+STATE_LAYOUT = "bucket chunks of encoded key states in a ListState"
 LAYOUT_FILE = "state-layout"
 
 #: A StructType, not DDL text: pyspark parses a DDL schema with one more state-server call per task.
@@ -43,50 +45,64 @@ CHUNKS_SCHEMA = StructType([StructField("chunk", IntegerType(), False), StructFi
 
 
 class BucketStates:
-    """The key states of the bucket whose group is being processed, chunk by chunk, from ``state``
-    (``handle.getListState(name, CHUNKS_SCHEMA)``); see the module docstring. ``chunk`` gives a chunk's
-    dict to read and change in place; ``save`` writes every chunk back."""
+    """The key states of the bucket whose group is being processed, from ``state``
+    (``handle.getListState(name, CHUNKS_SCHEMA)``); see the module docstring. ``get`` decodes a key's
+    state (None when absent), ``put`` encodes its new one (None removes the key), ``save`` writes
+    the bucket back."""
 
-    def __init__(self, state: Any, counters: Counters = OFF):
-        self.state, self.counters = state, counters
+    def __init__(self, state: Any, buckets: int, chunks: int, codec: StateCodec = PICKLED, counters: Counters = OFF):
+        self.state, self.buckets, self.chunks, self.codec, self.counters = state, buckets, chunks, codec, counters
         self.stored: dict[int, bytes] = {chunk: data for chunk, data in state.get()}
         self.had_state = bool(self.stored)
-        self.opened: dict[int, dict[str, Any]] = {}
+        self.opened: dict[int, dict[str, bytes]] = {}
+        self.changed: set[int] = set()
 
-    def chunk(self, number: int) -> dict[str, Any]:
-        """Chunk ``number``'s key text → state (empty when it holds none); changes are saved by ``save``."""
-        states = self.opened.get(number)
-        if states is None:
+    def _open(self, number: int) -> dict[str, bytes]:
+        encoded = self.opened.get(number)
+        if encoded is None:
             data = self.stored.get(number)
             with self.counters.phase("unpickle state"):
-                states = {} if data is None else pickle.loads(data)
-            self.opened[number] = states
-        return states
+                encoded = {} if data is None else pickle.loads(data)
+            self.opened[number] = encoded
+            self.counters.count("chunks")
+        return encoded
 
-    def save(self) -> None:
-        """Write the bucket back in one call: the opened chunks pickled again (dropped when empty), the
-        others as read; nothing when no chunk was opened."""
-        if not self.opened:
+    def get(self, text: str) -> Any | None:
+        """The state of key ``text``, decoded (a new object each call), or None."""
+        data = self._open(chunk_of(text, self.buckets, self.chunks)).get(text)
+        if data is None:
+            return None
+        with self.counters.phase("unpickle state"):
+            return self.codec.decode(data)
+
+    def put(self, text: str, value: Any | None) -> None:
+        """Key ``text``'s new state (encoded now: a later change to ``value`` is not seen); None removes it."""
+        number = chunk_of(text, self.buckets, self.chunks)
+        encoded = self._open(number)
+        self.changed.add(number)
+        if value is None:
+            encoded.pop(text, None)
             return
         with self.counters.phase("pickle state"):
-            for number, states in self.opened.items():
-                if states:
-                    self.stored[number] = pickle.dumps(states, PICKLE_PROTOCOL)
+            encoded[text] = self.codec.encode(value)
+
+    def save(self) -> None:
+        """Write the bucket back in one call: the changed chunks pickled again (dropped when empty), the
+        others as read; nothing when no key was put."""
+        if not self.changed:
+            return
+        with self.counters.phase("pickle state"):
+            for number in self.changed:
+                encoded = self.opened[number]
+                if encoded:
+                    self.stored[number] = pickle.dumps(encoded, PICKLE_PROTOCOL)
                 else:
                     self.stored.pop(number, None)
         if self.stored:
             self.state.put(sorted(self.stored.items()))
         elif self.had_state:
             self.state.clear()
-        self.opened, self.had_state = {}, bool(self.stored)
-
-
-def by_chunk(texts: Iterable[str], buckets: int, chunks: int) -> dict[int, list[str]]:
-    """Key texts grouped by their chunk, so that each chunk is unpickled once."""
-    grouped: dict[int, list[str]] = {}
-    for text in texts:
-        grouped.setdefault(chunk_of(text, buckets, chunks), []).append(text)
-    return grouped
+        self.opened, self.changed, self.had_state = {}, set(), bool(self.stored)
 
 
 def check_state_layout(work_dir: Path, fresh: bool) -> None:

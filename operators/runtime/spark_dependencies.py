@@ -26,11 +26,11 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import TimerValues
 from pyspark.sql.types import Row as SparkRow
 
-from catalog.schema import FunctionalDependency, Table
+from catalog.schema import Table
 from operators.runtime.dataflow import SourceRoute, StageNode
 from operators.runtime.dependencies import DependencyState
 from operators.runtime.determinant_check import SeqChange, check_determinant
-from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates, by_chunk
+from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates
 from operators.runtime.spark_changes import SNAPSHOT_SEQ
 from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
@@ -42,17 +42,12 @@ from operators.runtime.spark_edges import (
     pack,
     unpack,
 )
+from operators.runtime.spark_operators import checked_dependencies
+from operators.runtime.spark_state_codec import PICKLED, StateCodec
 from operators.runtime.stream import Update
 from operators.runtime.validate import ABSENT_COPY, InvalidChangeError, keyed_change_defect
 from operators.stages.base import key_getter
 from operators.zset import Row, consolidate
-
-
-def checked_dependencies(table: Table) -> tuple[FunctionalDependency, ...]:
-    """The declared dependencies of ``table`` that need a stage: all but those whose determinant holds
-    the whole primary key (set semantics keep them)."""
-    key = set(table.primary_key)
-    return tuple(fd for fd in table.functional_dependencies if not key or not key <= set(fd.determinant))
 
 
 def dependency_state_name(table: str, index: int) -> str:
@@ -123,6 +118,7 @@ class ValidationStageProcessor(StatefulProcessor):
     onward: Onward
     buckets: int
     chunks: int
+    codec: StateCodec = PICKLED  # how a key's value is stored (a keyed table's row: ``RowCodec``)
     counters: Counters = OFF  # set by ``init`` (``spark_counters.task_counters``)
 
     def check_key(self, text: str, value: Any, changes: list[SeqChange], accepted: list[SeqChange],
@@ -138,36 +134,36 @@ class ValidationStageProcessor(StatefulProcessor):
     def _check(self, rows: Iterator[SparkRow], counters: Counters) -> Iterator[SparkRow]:
         with counters.phase("input rows"):
             rows = list(rows)
+        # an earlier validation stage's rejects, on their way to the sink
+        passed = [SparkRow(stage=REJECTED, **{BUCKET_COLUMN: row[BUCKET_COLUMN]}, changes=row.changes)
+                  for row in rows if row.stage == REJECTED]
+        entries = self.checked([row for row in rows if row.stage != REJECTED], counters)
+        with counters.phase("pickle changes"):
+            return iter(passed + [SparkRow(**record) for record in pack(entries, self.buckets)])
+
+    def checked(self, rows: list[SparkRow], counters: Counters) -> list[tuple]:
+        """The packed changes of ``rows`` checked against the bucket's state, which is updated: the
+        entries (stage, key text, port, row, weight) of the rejects and of the accepted changes."""
         by_key: dict[str, list[SeqChange]] = {}
-        passed = []
         with counters.phase("unpickle changes"):
             for packed in rows:
-                if packed.stage == REJECTED:  # an earlier validation stage's rejects, on their way to the sink
-                    passed.append(SparkRow(stage=REJECTED, **{BUCKET_COLUMN: packed[BUCKET_COLUMN]}, changes=packed.changes))
-                    continue
                 for text, op, row, seq in unpack(packed.changes):
                     by_key.setdefault(text, []).append((seq, op, row))
         counters.count("groups")
         counters.count("changes in", sum(map(len, by_key.values())))
         accepted: list[SeqChange] = []
         rejected: list[tuple[SeqChange, str]] = []
-        bucket = BucketStates(self.state, counters)
-        chunked = by_chunk(by_key, self.buckets, self.chunks)
-        counters.count("chunks", len(chunked))
-        for chunk, texts in chunked.items():
-            current = bucket.chunk(chunk)
+        bucket = BucketStates(self.state, self.buckets, self.chunks, self.codec, counters)
+        for text, changes in by_key.items():
+            current = bucket.get(text)
             with counters.phase("stage"):
-                for text in texts:
-                    after = self.check_key(text, current.get(text), sorted(by_key[text], key=apply_order), accepted, rejected)
-                    if after:
-                        current[text] = after
-                    else:
-                        current.pop(text, None)
+                after = self.check_key(text, current, sorted(changes, key=apply_order), accepted, rejected)
+            bucket.put(text, after or None)
         bucket.save()
         with counters.phase("pickle changes"):
             entries = rejected_entries(self.table.name, rejected) + self.onward.entries(accepted)
-            counters.count("changes out", len(entries))
-            return iter(passed + [SparkRow(**record) for record in pack(entries, self.buckets)])
+        counters.count("changes out", len(entries))
+        return entries
 
     def close(self) -> None:
         self.counters.flush()

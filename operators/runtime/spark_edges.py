@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import pickle
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -36,6 +36,12 @@ RESULT = -1
 REJECTED = -2
 #: ``stage`` of a table's changes on their way into its validation stage.
 VALIDATION = -3
+
+
+def folded_input(index: int) -> int:
+    """``stage`` of a table's changes on their way into the stage its validation is folded into
+    (``spark_operators``), the ``index``-th table folded there."""
+    return VALIDATION - 1000 - index
 
 
 def dependency_stage(index: int) -> int:
@@ -74,6 +80,17 @@ def pack(changes: Iterable[tuple[int, str, int, Row, int]], buckets: int = DEFAU
         groups.setdefault((stage, bucket), []).append((key, port, row, weight))
     return [{"stage": stage, BUCKET_COLUMN: bucket, "changes": pickle.dumps(packed, PICKLE_PROTOCOL)}
             for (stage, bucket), packed in groups.items()]
+
+
+def pack_by(stage: int, entries: Sequence[tuple], bucket_texts: Sequence[str], buckets: int) -> list[dict[str, Any]]:
+    """Rows of ``PACKED_SCHEMA`` for ``stage`` from entries each in the bucket of its own text in
+    ``bucket_texts`` rather than of its key text: a table's changes keyed by their primary key for
+    validation, sent to the buckets of the stage the validation is folded into (``spark_operators``)."""
+    groups: dict[int, list[tuple]] = {}
+    for entry, text in zip(entries, bucket_texts, strict=True):
+        groups.setdefault(bucket_of(text, buckets), []).append(entry)
+    return [{"stage": stage, BUCKET_COLUMN: bucket, "changes": pickle.dumps(packed, PICKLE_PROTOCOL)}
+            for bucket, packed in groups.items()]
 
 
 def unpack(changes: bytes) -> list[tuple[str, int, Row, int]]:

@@ -11,7 +11,9 @@ The query, from its sources to its sink (ARCHITECTURE.md, "Physical execution"):
    against the key's row in the state store (and refuses deletes from an ``ivm.insert_only`` table),
    then, for a table declaring functional dependencies, one stage per dependency keyed by its
    determinant (``spark_dependencies``); the last routes accepted changes to the stages reading the
-   table. ``ivm.static`` is checked by ``apply`` on the driver (one flag: was a batch loaded);
+   table. Where the one stage reading a table is keyed by primary-key columns, the check runs inside
+   that stage's operator instead (``spark_operators``: one shuffle, Python pass and commit fewer).
+   ``ivm.static`` is checked by ``apply`` on the driver (one flag: was a batch loaded);
    a static table read from a given change stream is refused (``refuse_static_streams``);
 3. every keyed stage as ``groupBy(bucket).transformWithState(...)`` over packed rows, its inputs
    unioned (``spark_stage_processors``; the edge format is ``spark_edges``);
@@ -58,19 +60,21 @@ from operators.runtime.dependencies import table_defect
 from operators.runtime.run_errors import SparkBatchError
 from operators.runtime.spark_bucket_state import check_state_layout
 from operators.runtime.spark_dependencies import checked_dependencies, dependency_state_name
-from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, REJECTED, RESULT
+from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, REJECTED, RESULT, folded_input
 from operators.runtime.spark_inbox import inbox_changes, next_file_number, write_inbox_file
+from operators.runtime.spark_operators import folded_validations
 from operators.runtime.spark_session import (
     is_connect,
     make_spark_session,
     prepare_workers,
+    recorded_partitions,
     state_partitions_pinned,
 )
 from operators.runtime.spark_sink import BatchOutput, ResultSink
 from operators.runtime.spark_stage_processors import packed_layout, state_name
 from operators.runtime.spark_start import result_start, start_changes, start_stream
+from operators.runtime.spark_validation import ValidationProcessor, table_input, validated_changes
 from operators.runtime.spark_validation import state_name as validation_state
-from operators.runtime.spark_validation import validated_changes
 from operators.runtime.stream import Update, UpdateBatch
 from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
 from operators.zset import Row, consolidate
@@ -120,6 +124,7 @@ class SparkRunner:
                                result_start(dataflow), keep_outputs, dataflow.visible_width)
         fresh = not _numbered(self.checkpoint_dir / "commits")
         check_state_layout(self.work_dir, fresh)
+        self.partitions = recorded_partitions(self.spark, self.work_dir, fresh)
         self._reads_inbox = changes is None
         # a table without a given stream reads the inbox (empty unless ``apply`` fills it)
         inbox_tables = [table for name, table in self.tables.items() if name not in (changes or {})]
@@ -286,7 +291,7 @@ class SparkRunner:
     def _start_query(self) -> StreamingQuery:
         outputs = result_stream(self.dataflow, self.tables, self._changes, self.policy, self.buckets, self.chunks,
                                 self._start, self._start_stages)
-        with state_partitions_pinned(self.spark):
+        with state_partitions_pinned(self.spark, self.partitions):
             return (
                 outputs.writeStream.foreachBatch(self.sink)
                 .option("checkpointLocation", str(self.checkpoint_dir))
@@ -302,14 +307,7 @@ def result_stream(dataflow: Dataflow, tables: Mapping[str, Table], changes: Mapp
     changes) and to ``REJECTED`` (quarantined input). ``start`` holds the packed rows stages send
     each other at start (``spark_start``) for ``start_stages``. Not started: the runner writes it to its sink,
     a pipeline (``planner/pipelines.py``) to a table."""
-    feeds: dict[int, list[DataFrame]] = {}
-    for name, table in tables.items():
-        routes = [(route, dataflow.stage(route.stage)) for route in dataflow.sources if route.table == name]
-        requirements = [r for r in dataflow.requirements if r.table == name]
-        validated = validated_changes(changes[name], table, routes, policy, requirements, buckets, chunks)
-        for stage_id in dict.fromkeys(route.stage for route, _ in routes):
-            feeds.setdefault(stage_id, []).append(validated.where(col("stage") == stage_id))
-        feeds.setdefault(RESULT, []).append(validated.where(col("stage") == REJECTED))
+    feeds, checks = table_feeds(dataflow, tables, changes, policy, buckets, chunks)
     for stage_id in start_stages:
         feeds.setdefault(stage_id, []).append(start.where(col("stage") == stage_id))
     for node in dataflow.stages:
@@ -319,9 +317,38 @@ def result_stream(dataflow: Dataflow, tables: Mapping[str, Table], changes: Mapp
                 f"stage {node.id} ({node.stage.name}) has no input: no source route ends at it and no stage feeds it"
             )
         downstream = None if node.downstream is None else dataflow.stage(node.downstream)
-        output = packed_layout(reduce(DataFrame.unionByName, inputs), node, downstream, buckets, chunks)
+        output = packed_layout(reduce(DataFrame.unionByName, inputs), node, downstream, buckets, chunks,
+                               checks.get(node.id, ()))
+        if node.id in checks and downstream is not None:  # a folded validation's rejects go to the sink
+            feeds.setdefault(RESULT, []).append(output.where(col("stage") == REJECTED))
+            output = output.where(col("stage") == downstream.id)
         feeds.setdefault(RESULT if downstream is None else downstream.id, []).append(output)
     return reduce(DataFrame.unionByName, feeds[RESULT])
+
+
+def table_feeds(dataflow: Dataflow, tables: Mapping[str, Table], changes: Mapping[str, DataFrame], policy: str,
+                buckets: int, chunks: int) -> tuple[dict[int, list[DataFrame]], dict[int, list[tuple[int, ValidationProcessor]]]]:
+    """Each table's changes, validated by an operator of their own and routed to the stages reading
+    them, or, where the validation folds into the stage (``spark_operators``), packed for that stage's
+    buckets with the check it runs: (stage id or ``RESULT`` → input streams, stage id → folded checks)."""
+    folded = folded_validations(dataflow, tables)
+    feeds: dict[int, list[DataFrame]] = {}
+    checks: dict[int, list[tuple[int, ValidationProcessor]]] = {}
+    for name, table in tables.items():
+        routes = [(route, dataflow.stage(route.stage)) for route in dataflow.sources if route.table == name]
+        requirements = [r for r in dataflow.requirements if r.table == name]
+        fold = folded.get(name)
+        if fold is not None:
+            tag = folded_input(len(checks.get(fold.stage, [])))
+            feeds.setdefault(fold.stage, []).append(table_input(changes[name], table, buckets, tag, fold.key_columns))
+            check = ValidationProcessor(table, routes, policy, requirements, buckets, chunks)
+            checks.setdefault(fold.stage, []).append((tag, check))
+            continue
+        validated = validated_changes(changes[name], table, routes, policy, requirements, buckets, chunks)
+        for stage_id in dict.fromkeys(route.stage for route, _ in routes):
+            feeds.setdefault(stage_id, []).append(validated.where(col("stage") == stage_id))
+        feeds.setdefault(RESULT, []).append(validated.where(col("stage") == REJECTED))
+    return feeds, checks
 
 
 def spark_tables(dataflow: Dataflow, catalog: Catalog) -> dict[str, Table]:

@@ -254,10 +254,30 @@ def _last_line(trace: str) -> str:
 SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 
 
+#: The file of a work directory that records its query's state partitions (``recorded_partitions``).
+PARTITIONS_FILE = "state-partitions"
+
+
+def recorded_partitions(spark: SparkSession, work_dir: Path, fresh: bool) -> int:
+    """The state partitions of the query kept in ``work_dir``: chosen when it first starts (the cluster's
+    cores, ``defaultParallelism``, whatever the session's ``spark.sql.shuffle.partitions`` says) and
+    recorded in ``PARTITIONS_FILE``, then read back on every restart. Spark freezes the count into
+    the checkpoint at batch 0 anyway; recording it states it where a reader of the work directory
+    sees it, and keeps every later query start of the view setting the same count."""
+    marker = work_dir / PARTITIONS_FILE
+    if not fresh and marker.exists():
+        return int(marker.read_text())
+    count = default_parallelism(spark)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    marker.write_text(str(count))
+    return count
+
+
 @contextmanager
-def state_partitions_pinned(spark: SparkSession) -> Iterator[int]:
-    """While a streaming query starts, its shuffle (and so state-store) partitions set to the cluster's
-    cores (``defaultParallelism``), then the caller's setting restored.
+def state_partitions_pinned(spark: SparkSession, partitions: int | None = None) -> Iterator[int]:
+    """While a streaming query starts, its shuffle (and so state-store) partitions set to
+    ``partitions`` (default: the cluster's cores, ``defaultParallelism``), then the caller's setting
+    restored.
 
     A streaming query clones its session's settings when it starts and records the partition count in
     its checkpoint at batch 0, for the checkpoint's whole life. A user's session keeps Spark's default
@@ -265,10 +285,10 @@ def state_partitions_pinned(spark: SparkSession) -> Iterator[int]:
     micro-batch on a machine of 2 cores. A resumed query keeps the count its checkpoint recorded.
     """
     previous = spark.conf.get(SHUFFLE_PARTITIONS)
-    cores = default_parallelism(spark)
-    spark.conf.set(SHUFFLE_PARTITIONS, str(cores))
+    count = default_parallelism(spark) if partitions is None else partitions
+    spark.conf.set(SHUFFLE_PARTITIONS, str(count))
     try:
-        yield cores
+        yield count
     finally:
         spark.conf.set(SHUFFLE_PARTITIONS, previous)
 

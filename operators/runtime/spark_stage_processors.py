@@ -2,8 +2,8 @@
 
 Each stage is ``groupBy(bucket).transformWithState(...)`` over packed rows (``spark_edges``): a Spark
 group per bucket of stage keys, the bucket's key states in one ListState of chunks (chunk → pickled
-dict of key text → state, ``spark_bucket_state``), read with one state call and written with one per
-bucket a batch touches, each chunk unpickled only when the batch touches one of its keys. The layouts
+dict of key text → the key's pickled state, ``spark_bucket_state``), read with one state call and
+written with one per bucket a batch touches, each key's state unpickled only when the batch touches it. The layouts
 measured against it (a group and a ValueState per key, one Spark row per change; MapState entries per
 key or per chunk; pandas) are in examples/benchmarks/spark_state_access.py and spark_profile.py, with
 their numbers in RESULTS.md.
@@ -29,10 +29,11 @@ map or cached) is not built yet.
 
 from __future__ import annotations
 
+import itertools
 import pickle
 import zlib
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol
 
 from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
@@ -42,7 +43,7 @@ from sortedcontainers import SortedDict
 
 from operators.held_errors import raise_emitted_errors
 from operators.runtime.dataflow import StageNode
-from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates, by_chunk
+from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates
 from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
     BUCKET_COLUMN,
@@ -70,8 +71,14 @@ def state_name(stage_id: int) -> str:
 
 
 def packed_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode | None,
-                  buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS) -> DataFrame:
-    """The layout of a stage on packed rows: top-k by its buffer, every other stage by chunks."""
+                  buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS,
+                  validations: Sequence[tuple[int, FoldedCheck]] = ()) -> DataFrame:
+    """The layout of a stage on packed rows: top-k by its buffer, every other stage by chunks;
+    ``validations`` are the tables' checks folded into it (``spark_operators``), each with the
+    ``stage`` value of its table's packed changes."""
+    if validations:
+        processor = FoldedStageProcessor(node, downstream, buckets, chunks, validations)
+        return stage_input.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
     if isinstance(node.stage, TopKStage):
         return run_top_k(stage_input, node, downstream, buckets)
     if isinstance(node.stage, GjtStage):
@@ -117,8 +124,8 @@ class PackedStageProcessor(StatefulProcessor):
         counters = self.counters
         with counters.phase("python"):
             by_key = changes_by_key(rows, counters)
-            bucket = BucketStates(self.states, counters)
-            emitted = process_chunks(self.node, bucket, by_key, self.buckets, self.chunks, counters)
+            bucket = BucketStates(self.states, self.buckets, self.chunks, counters=counters)
+            emitted = process_chunks(self.node, bucket, by_key, counters)
             with counters.phase("pickle changes"):
                 return packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
 
@@ -126,7 +133,60 @@ class PackedStageProcessor(StatefulProcessor):
         self.counters.flush()
 
 
-def changes_by_key(rows: Iterator[SparkRow], counters: Counters = OFF) -> dict[str, list[Change]]:
+class FoldedCheck(Protocol):
+    """A table's validation run inside a stage's operator (``spark_validation.ValidationProcessor``)."""
+
+    counters: Counters
+
+    def init(self, handle: StatefulProcessorHandle) -> None: ...
+
+    def checked(self, rows: list[SparkRow], counters: Counters) -> list[tuple]: ...
+
+
+class FoldedStageProcessor(PackedStageProcessor):
+    """A stage with its tables' validations folded in (``spark_operators``): in one Spark group per
+    bucket, each table's packed changes are checked against that table's rows (a state variable of
+    their own, the validation's), the accepted ones join the stage's other input as the stage's
+    changes, and the rejects go out to the sink beside the stage's output. A rejection under the
+    ``error`` policy raises before any state is written, as the validation's own operator does."""
+
+    def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int, chunks: int,
+                 validations: Sequence[tuple[int, FoldedCheck]]):
+        super().__init__(node, downstream, buckets, chunks)
+        self.validations = tuple(validations)
+
+    def init(self, handle: StatefulProcessorHandle) -> None:
+        for _, check in self.validations:
+            check.init(handle)
+        super().init(handle)
+
+    def handleInputRows(self, key: Any, rows: Iterator[SparkRow], timerValues: TimerValues) -> Iterator[SparkRow]:
+        counters, stage_id = self.counters, self.node.id
+        with counters.phase("python"):
+            with counters.phase("input rows"):
+                rows = list(rows)
+            by_key = changes_by_key([row for row in rows if row.stage == stage_id], counters)
+            rejects = []
+            for tag, check in self.validations:
+                for entry in check.checked([row for row in rows if row.stage == tag], check.counters):
+                    if entry[0] == stage_id:
+                        _, text, port, row, weight = entry
+                        by_key.setdefault(text, []).append(Change(port, row, weight))
+                    else:
+                        rejects.append(entry)
+            bucket = BucketStates(self.states, self.buckets, self.chunks, counters=counters)
+            emitted = process_chunks(self.node, bucket, by_key, counters)
+            with counters.phase("pickle changes"):
+                output = packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
+                return itertools.chain(output, (SparkRow(**record) for record in pack(rejects, self.buckets)))
+
+    def close(self) -> None:
+        for _, check in self.validations:
+            check.counters.flush()
+        super().close()
+
+
+def changes_by_key(rows: Iterable[SparkRow], counters: Counters = OFF) -> dict[str, list[Change]]:
     """A bucket's packed changes grouped by the text of their stage key."""
     with counters.phase("input rows"):
         rows = list(rows)
@@ -164,26 +224,19 @@ def downstream_key_text(node: StageNode, downstream: StageNode | None) -> Callab
     return lambda row: key_text(key_of(row))
 
 
-def process_chunks(node: StageNode, bucket: BucketStates, by_key: dict[str, list[Change]], buckets: int,
-                   chunks: int, counters: Counters = OFF) -> list[tuple[Row, int]]:
+def process_chunks(node: StageNode, bucket: BucketStates, by_key: dict[str, list[Change]],
+                   counters: Counters = OFF) -> list[tuple[Row, int]]:
     """``stage.process`` once per key text of a bucket, its states read from and written back to
     ``bucket`` (one state call each way, ``spark_bucket_state``); returns the stage's output rows."""
     stage = node.stage
     emitted: list[tuple[Row, int]] = []
-    grouped = by_chunk(by_key, buckets, chunks)
-    counters.count("chunks", len(grouped))
-    for chunk, texts in grouped.items():
-        states = bucket.chunk(chunk)
+    for text, changes in by_key.items():
+        state = bucket.get(text)
         with counters.phase("stage"):
-            for text in texts:
-                changes = by_key[text]
-                first = changes[0]
-                new_state, output = stage.process(stage.key_of(first.port, first.row), states.get(text), changes)
-                if new_state is None:
-                    states.pop(text, None)
-                else:
-                    states[text] = new_state
-                emitted.extend(output)
+            first = changes[0]
+            new_state, output = stage.process(stage.key_of(first.port, first.row), state, changes)
+        bucket.put(text, new_state)
+        emitted.extend(output)
     bucket.save()
     return emitted
 

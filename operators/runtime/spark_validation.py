@@ -48,7 +48,9 @@ from operators.runtime.spark_edges import (
     VALIDATION,
     key_text,
     pack,
+    pack_by,
 )
+from operators.runtime.spark_state_codec import PICKLED, RowCodec
 from operators.runtime.validate import ABSENT_COPY, keyed_change_defect
 from operators.stages.base import key_getter
 from operators.zset import Row
@@ -64,30 +66,43 @@ def validated_changes(changes: DataFrame, table: Table, routes: Sequence[tuple[S
     """A table's changes (``change_schema`` rows) packed by bucket of their key, then validated (set
     semantics, then each declared dependency): the packed changes routed to the stages reading the
     table, and the rejects."""
-    packed = changes.mapInArrow(ValidationInput(table, buckets), PACKED_SCHEMA)
+    packed = table_input(changes, table, buckets)
     processor = ValidationProcessor(table, routes, policy, requirements, buckets, chunks)
     accepted = packed.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
     return dependency_checked(accepted, table, routes, policy, buckets, chunks)
 
 
+def table_input(changes: DataFrame, table: Table, buckets: int, stage: int = VALIDATION,
+                bucket_columns: tuple[int, ...] | None = None) -> DataFrame:
+    """A table's changes as packed rows for its validation (``ValidationInput``), on the executors."""
+    return changes.mapInArrow(ValidationInput(table, buckets, stage, bucket_columns), PACKED_SCHEMA)
+
+
 class ValidationInput:
     """``mapInArrow``'s function: Arrow batches of a table's changes as packed rows, each change
-    ``(key text, _op, row, _seq)`` in the bucket of its primary key (of the whole row when keyless)."""
+    ``(key text, _op, row, _seq)`` (the text of its primary key, of the whole row when keyless),
+    addressed to ``stage`` in the bucket of the values at ``bucket_columns`` (default: the key's; a
+    validation folded into a stage buckets by the stage's key, ``spark_operators``)."""
 
-    def __init__(self, table: Table, buckets: int):
+    def __init__(self, table: Table, buckets: int, stage: int = VALIDATION,
+                 bucket_columns: tuple[int, ...] | None = None):
         self.width = len(table.columns)
         names = table.primary_key or table.column_names
         self.key_positions = tuple(table.column_names.index(name) for name in names)
-        self.buckets = buckets
+        self.buckets, self.stage, self.bucket_columns = buckets, stage, bucket_columns
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         key_of = key_getter(self.key_positions)
+        bucket_of_row = None if self.bucket_columns is None else key_getter(self.bucket_columns)
         for batch in batches:
             columns = [_python_values(column) for column in batch.columns]
             rows = zip(*columns[: self.width], strict=True)
-            entries = ((VALIDATION, key_text(key_of(row)), op, row, seq)
-                       for row, op, seq in zip(rows, columns[self.width], columns[self.width + 1], strict=True))
-            packed = pack(entries, self.buckets)
+            entries = [(key_text(key_of(row)), op, row, seq)
+                       for row, op, seq in zip(rows, columns[self.width], columns[self.width + 1], strict=True)]
+            if bucket_of_row is None:
+                packed = pack(((self.stage, *entry) for entry in entries), self.buckets)
+            else:
+                packed = pack_by(self.stage, entries, [key_text(bucket_of_row(entry[2])) for entry in entries], self.buckets)
             if packed:
                 yield pa.RecordBatch.from_pylist(packed, schema=PACKED_ARROW_SCHEMA)
 
@@ -108,8 +123,8 @@ class ValidationProcessor(ValidationStageProcessor):
     reading the table, or to the check of its first declared dependency.
 
     Grouped by bucket; the bucket's keys are kept by chunk (a ListState of chunks, each a pickled dict
-    of key text → row, or → number of copies for a keyless table; ``spark_bucket_state``), read and
-    written with one state call each per bucket.
+    of key text → the row in ``RowCodec``'s typed encoding, or → the pickled number of copies for a
+    keyless table; ``spark_bucket_state``), read and written with one state call each per bucket.
     """
 
     def __init__(self, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]], policy: str,
@@ -120,6 +135,8 @@ class ValidationProcessor(ValidationStageProcessor):
         self.requirements = tuple(requirements)
         self.buckets, self.chunks = buckets, chunks
         self.keyed = bool(table.primary_key)
+        # a key's stored row in the compact typed encoding; a keyless table's number of copies pickled
+        self.codec = RowCodec([column.type for column in table.columns]) if self.keyed else PICKLED
         key_names = set(table.primary_key)
         self.key_of = key_getter(tuple(table.column_names.index(name) for name in table.primary_key or table.column_names))
         # Spark's types already hold every value to its column's type and range; NULL is what is left

@@ -7,8 +7,9 @@ import pickle
 import pytest
 
 from operators.runtime.run_errors import WorkDirMismatchError
-from operators.runtime.spark_bucket_state import LAYOUT_FILE, BucketStates, by_chunk, check_state_layout
+from operators.runtime.spark_bucket_state import LAYOUT_FILE, BucketStates, check_state_layout
 from operators.runtime.spark_edges import chunk_of
+from operators.runtime.spark_state_codec import StateCodec
 
 
 class CountingListState:
@@ -32,50 +33,72 @@ class CountingListState:
 
 
 def stored(state: CountingListState) -> dict[int, dict]:
-    return {chunk: pickle.loads(data) for chunk, data in state.elements or []}
+    """Chunk → key text → decoded state."""
+    return {chunk: {text: pickle.loads(data) for text, data in pickle.loads(states).items()}
+            for chunk, states in state.elements or []}
 
 
 def test_a_batch_over_many_chunks_makes_one_read_and_one_write():
     state = CountingListState()
-    bucket = BucketStates(state)
+    bucket = BucketStates(state, 1, 64)
     texts = [f"key {i}" for i in range(500)]
-    for chunk, members in by_chunk(texts, 1, 64).items():
-        bucket.chunk(chunk).update({text: len(text) for text in members})
+    for text in texts:
+        bucket.put(text, len(text))
     bucket.save()
-    assert len(by_chunk(texts, 1, 64)) == 64  # every chunk touched, still two calls
+    assert len({chunk_of(text, 1, 64) for text in texts}) == 64  # every chunk touched, still two calls
     assert state.calls == ["get", "put"]
     assert {text: n for chunk in stored(state).values() for text, n in chunk.items()} == {t: len(t) for t in texts}
+    assert all(chunk == chunk_of(text, 1, 64) for chunk, members in stored(state).items() for text in members)
 
 
-def test_untouched_chunks_keep_their_bytes_and_emptied_chunks_are_dropped():
+def test_untouched_chunks_and_keys_keep_their_bytes_and_emptied_chunks_are_dropped():
+    a, b, c = "a", next(t for t in map(str, range(100)) if chunk_of(t, 1, 8) != chunk_of("a", 1, 8)), "c"
     state = CountingListState()
-    first = BucketStates(state)
-    first.chunk(3)["a"] = 1
-    first.chunk(5)["b"] = 2
+    first = BucketStates(state, 1, 8)
+    first.put(a, 1)
+    first.put(b, 2)
     first.save()
     before = dict(state.elements)
 
-    second = BucketStates(state)
-    del second.chunk(3)["a"]
+    second = BucketStates(state, 1, 8)
+    assert second.get(a) == 1 and second.get(c) is None
+    second.put(a, None)
     second.save()
-    assert dict(state.elements) == {5: before[5]}  # chunk 5 not unpickled: the same bytes written back
+    assert dict(state.elements) == {chunk_of(b, 1, 8): before[chunk_of(b, 1, 8)]}  # b's chunk was not opened
 
-    third = BucketStates(state)
-    third.chunk(5).clear()
+    third = BucketStates(state, 1, 8)
+    third.put(b, None)
     third.save()
     assert state.elements is None and state.calls[-1] == "clear"
 
 
+def test_a_key_is_decoded_only_when_read_and_its_neighbours_stay_encoded():
+    class Counting(StateCodec):
+        decoded = 0
+
+        def decode(self, data: bytes):
+            Counting.decoded += 1
+            return super().decode(data)
+
+    state = CountingListState()
+    bucket = BucketStates(state, 1, 1)
+    for i in range(10):
+        bucket.put(str(i), [i])
+    bucket.save()
+    again = BucketStates(state, 1, 1, Counting())
+    assert again.get("3") == [3]
+    again.put("3", [3, 3])
+    again.save()
+    assert Counting.decoded == 1
+    assert stored(state)[0] == {str(i): [i, 3] if i == 3 else [i] for i in range(10)}
+
+
 def test_a_read_only_batch_writes_nothing():
-    state = CountingListState([(1, pickle.dumps({"a": 1}))])
-    bucket = BucketStates(state)
+    state = CountingListState([(0, pickle.dumps({"a": pickle.dumps(1)}))])
+    bucket = BucketStates(state, 1, 1)
+    assert bucket.get("a") == 1
     bucket.save()
     assert state.calls == ["get"]
-
-
-def test_chunks_follow_the_key_hash():
-    texts = [f"k{i}" for i in range(50)]
-    assert all(chunk == chunk_of(text, 4, 8) for chunk, members in by_chunk(texts, 4, 8).items() for text in members)
 
 
 def test_a_checkpoint_of_the_earlier_layout_is_refused_in_one_line(tmp_path):
@@ -84,6 +107,9 @@ def test_a_checkpoint_of_the_earlier_layout_is_refused_in_one_line(tmp_path):
     (tmp_path / "old").mkdir()  # committed batches, but no layout recorded: the MapState layout
     with pytest.raises(WorkDirMismatchError, match="MapState entry per chunk.*new work directory"):
         check_state_layout(tmp_path / "old", fresh=False)
+    (tmp_path / "new" / LAYOUT_FILE).write_text("bucket chunks in a ListState")  # before encoded key states
+    with pytest.raises(WorkDirMismatchError, match="kept as bucket chunks in a ListState, which this version"):
+        check_state_layout(tmp_path / "new", fresh=False)
     (tmp_path / "new" / LAYOUT_FILE).write_text("something else")
     with pytest.raises(WorkDirMismatchError, match="something else"):
         check_state_layout(tmp_path / "new", fresh=False)
