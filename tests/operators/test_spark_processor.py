@@ -15,6 +15,7 @@ from pyspark.sql.types import Row as SparkRow
 from operators.runtime.dataflow import StageNode
 from operators.runtime.spark_edges import RESULT, chunk_of, key_text, pack, unpack
 from operators.runtime.spark_stage_processors import PackedStageProcessor, state_name
+from operators.runtime.spark_state_codec import PICKLED
 from tests.operators.toy_stages import JoinStage, SumStage, column, toy_dataflow
 
 SUM_NODE = StageNode(7, SumStage("sum per region", column(0), column(1)), downstream=None)
@@ -35,11 +36,13 @@ def decoded(outputs: list[SparkRow]) -> list[tuple[int, str, int, tuple, int]]:
 
 
 def stored_state(tester: TwsTester, node: StageNode, key: tuple):
-    """A key's state as the bucket's list holds it: one (chunk, pickled states) element per non-empty chunk."""
+    """A key's state as the bucket's list holds it: one (chunk, pickled dict key → encoded state) element
+    per non-empty chunk; a stage's state (not a table's rows) is encoded pickled."""
     text = key_text(key)
     chunks = dict(tester.peekListState(state_name(node.id), 0) or [])
     stored = chunks.get(chunk_of(text, BUCKETS, CHUNKS))
-    return None if stored is None else pickle.loads(stored).get(text)
+    encoded = None if stored is None else pickle.loads(stored).get(text)
+    return None if encoded is None else PICKLED.decode(encoded)
 
 
 def test_sum_stage_retracts_the_old_total_and_drops_the_key_when_its_group_empties():
