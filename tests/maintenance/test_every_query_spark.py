@@ -6,8 +6,10 @@ the order-book queries, IEDyn's Table 1 queries and fraud query, and the F-IVM e
 
 Each comparison asks that at least half of its compared batches hold a non-NULL value (``INFORMATIVE``),
 except where ``EMPTIER`` states, with the measured count, why the stream cannot give more. The full
-list is slow: a streaming query per case, 1-8 minutes each on 2 cores busy with other work (55-470 s
-measured). ``make test`` runs two cases in one shared session: TPC-H Q18 on the window stream (an IN
+list is slow: a streaming query per case, 9-140 s each on 2 cores busy with other work (load 2-10), 43
+minutes for all 74 in one session. Passed 74 of 74 on 2026-11-28 (after the runner's one line of
+operators); 20 of the 22 TPC-H queries are non-empty on at least one stream (not Q17, whose dense
+variant is, nor Q20). ``make test`` runs two cases in one shared session: TPC-H Q18 on the window stream (an IN
 over a grouped subquery, empty on every earlier Spark test) and IEDyn's fraud query (an inequality
 join on a generalized join tree); view trees already run on Spark in test_view_tree_spark.
 """
@@ -48,8 +50,8 @@ EMPTIER = {
     "tpch/q18@churn": 0.0,  # the churn deletes some lineitems of Q18's few orders over 300
     "tpch/q02@churn": 1 / 3, "tpch/q05@churn": 1 / 3, "tpch/q08@churn": 1 / 3, "tpch/q12@churn": 1 / 3,
     "tpch/q15@churn": 1 / 3, "tpch/q19@churn": 1 / 3, "tpch/q20@churn": 0.0, "tpch/q21@churn": 0.0,
-    # its equality (half the total b in one group) holds now and then: 3 of 10 batches
-    "orderbook/ex21": 0.3,
+    # its equality (half the total b in one group) holds now and then: 4 of 10 batches
+    "orderbook/ex21": 0.4,
     "tpch/q08@window": 1 / 3, "tpch/q19@window": 1 / 3, "tpch/q20@window": 0.0, "tpch/q21@window": 1 / 3,
 }
 
