@@ -50,6 +50,7 @@ from planner.ir.maintenance import (
     NestedAggregate,
     ParameterizedAggregate,
     SubqueryAggregate,
+    fed_as_number,
 )
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
@@ -301,6 +302,10 @@ class RecognizeCorrelatedNestedAggregate(Rule):
                 return hoist(e)
             except NotRecognized:
                 if not {c.table for c in deep_columns(e)} & outer_aliases:
+                    if not fed_as_number(e.dtype):
+                        raise NotRecognized(f"an uncorrelated scalar subquery of type {e.dtype} feeds no aggregate "
+                                            "index (its value is kept as a sum of changes: numbers, dates and "
+                                            "timestamps only); it is compared as a threshold instead") from None
                     # an uncorrelated subquery of any shape: its own maintained query feeds its value
                     feeds.append(e.plan)
                     return added(SubqueryAggregate("", f"_feed{len(feeds) - 1}", "value", None, None, None, (),
