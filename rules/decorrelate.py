@@ -17,6 +17,13 @@ from __future__ import annotations
 import attrs
 
 from catalog.schema import Catalog
+from planner.ir.correlation import (
+    CorrelatedWhere,
+    column_pair,
+    is_uncorrelated,
+    relation_aliases,
+    split_where,
+)
 from planner.ir.expressions import (
     AggregateCall,
     Call,
@@ -24,7 +31,6 @@ from planner.ir.expressions import (
     Expr,
     Literal,
     Subquery,
-    columns,
     conjunction,
     conjuncts,
     transform,
@@ -50,37 +56,13 @@ class CannotDecorrelate(Exception):
     """Why a subquery is left as it is (shown by EXPLAIN)."""
 
 
-def _inner_aliases(plan: LogicalPlan) -> set[str]:
-    """The relations the subquery itself reads: tables, and derived tables or views by their alias
-    (a filter on a derived table's column, Q18's ``where sum_qty > 300``, is local, not a correlation)."""
-    return {n.alias for n in plan.walk() if isinstance(n, Scan | Atom | ViewAtom | SubqueryAlias)}
-
-
-def _split_correlation(plan: LogicalPlan, outer: set[str]) -> tuple[LogicalPlan, list[tuple[Column, Column]]]:
-    """(the subquery's FROM/WHERE without its correlation, [(inner column, outer column)])."""
-    inner_aliases = _inner_aliases(plan)
-    if isinstance(plan, Filter):
-        local, pairs = [], []
-        for part in conjuncts(plan.condition):
-            refs = {c.table for c in columns(part)}
-            if refs <= inner_aliases:
-                local.append(part)
-                continue
-            match part:
-                case Call(op="=", args=(Column() as a, Column() as b)) if a.table in inner_aliases and b.table in outer:
-                    pairs.append((a, b))
-                case Call(op="=", args=(Column() as a, Column() as b)) if b.table in inner_aliases and a.table in outer:
-                    pairs.append((b, a))
-                case _:
-                    raise CannotDecorrelate(f"the subquery's correlation {print_expr(part)} is not an equality between columns")
-        body = Filter(conjunction(local), plan.child) if local else plan.child
-        return body, pairs
-    return plan, []
-
-
-def _referenced_aliases(plan: LogicalPlan) -> set[str | None]:
-    """Aliases of every column the plan's expressions mention (outer references included)."""
-    return {c.table for node in plan.walk() for expr in node.expressions() for c in columns(expr)}
+def equality_correlation(plan: LogicalPlan, outer: set[str]) -> CorrelatedWhere:
+    """The subquery's FROM/WHERE split (``planner/ir/correlation.py``); raises unless every conjunct
+    that reads the outer query is a column equality."""
+    split = split_where(plan, outer)
+    if split.others:
+        raise CannotDecorrelate(f"the subquery's correlation {print_expr(split.others[0])} is not an equality between columns")
+    return split
 
 
 def _groups_by(plan: LogicalPlan, item: NamedExpr) -> bool:
@@ -90,7 +72,7 @@ def _groups_by(plan: LogicalPlan, item: NamedExpr) -> bool:
         isinstance(grouped, Aggregate)
         and len(grouped.group_by) == 1
         and item.expr == Column(None, grouped.group_by[0].name)
-        and _referenced_aliases(plan) <= _inner_aliases(plan) | {None}
+        and is_uncorrelated(plan)
     )
 
 
@@ -103,11 +85,10 @@ def view_for(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple
     if isinstance(plan, SetOperation):
         plan = _set_operation_as_block(subquery, alias)
     if subquery.kind == "exists":
-        body = plan.child if isinstance(plan, Project) else plan
-        body, pairs = _split_correlation(body, outer)
-        if not pairs:
+        split = equality_correlation(plan.child if isinstance(plan, Project) else plan, outer)
+        if not split.keys:
             raise CannotDecorrelate("an uncorrelated EXISTS is a constant condition; it is not maintained yet")
-        keys = pairs
+        body, keys = split.filtered(), list(split.keys)
     elif subquery.kind == "in":
         if not (isinstance(plan, Project) and len(plan.items) == 1):
             raise CannotDecorrelate("the IN subquery must select one expression")
@@ -122,8 +103,8 @@ def view_for(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple
         if (grouped := _grouped_block(plan, alias)) is not None:
             body, keys = grouped, [(Column(f"{alias}_g", item.name, type_of(item.expr)), subquery.operand)]
         else:
-            body, pairs = _split_correlation(plan.child, outer)
-            keys = [(item.expr, subquery.operand), *pairs]
+            split = equality_correlation(plan.child, outer)
+            body, keys = split.filtered(), [(item.expr, subquery.operand), *split.keys]
     else:
         raise CannotDecorrelate(f"{subquery.kind} subqueries are not decorrelated into views")
     names = tuple(f"k{i}" for i in range(len(keys)))
@@ -147,7 +128,7 @@ def _set_operation_as_block(subquery: Subquery, alias: str) -> Project:
     correlation of an EXISTS sits inside each branch, which no view here is grouped by."""
     plan = subquery.plan
     kind = plan.kind.replace("_", " ").upper()
-    if subquery.kind != "in" or _referenced_aliases(plan) - _inner_aliases(plan) - {None}:
+    if subquery.kind != "in" or not is_uncorrelated(plan):
         raise CannotDecorrelate(f"{subquery.kind.upper()} over a {kind}, correlated inside its branches, is not "
                                 "maintained; an uncorrelated IN over a set operation is")
     derived = f"{alias}_s"
@@ -168,7 +149,7 @@ def _grouped_block(plan: Project, alias: str) -> LogicalPlan | None:
     table's rows per value, γ_{e; count}(π_{g, e}(Q)), since x IN (SELECT e FROM Q) holds exactly when
     some row of Q has e = x. None for any other subquery."""
     body = plan.child.child if isinstance(plan.child, Filter) else plan.child
-    if not (isinstance(body, Aggregate) and body.group_by) or _referenced_aliases(plan) - _inner_aliases(plan) - {None}:
+    if not (isinstance(body, Aggregate) and body.group_by) or not is_uncorrelated(plan):
         return None
     (item,) = plan.items
     keys = tuple(NamedExpr(g.name, Column(None, g.name, type_of(g.expr))) for g in body.group_by)
@@ -193,23 +174,14 @@ def _nullability(graph: JoinGraph, catalog: Catalog):
 
 
 def _split_inequality(plan: LogicalPlan, outer: set[str]):
-    """Like ``_split_correlation`` but allowing one ``inner.b <> outer.y``: (body, equalities, (b, y))."""
-    inner_aliases = _inner_aliases(plan)
-    if not isinstance(plan, Filter):
+    """The correlation as equalities and one ``inner.b <> outer.y``: (body, equalities, (b, y)); None
+    without equalities or without exactly one such ``<>``, or with any other correlation."""
+    split, inner = split_where(plan, outer), relation_aliases(plan)
+    pairs = [column_pair(part, "<>", inner, outer) for part in split.others]
+    differs, rest = [p for p in pairs if p is not None], [o for o, p in zip(split.others, pairs, strict=True) if p is None]
+    if len(differs) != 1 or rest or not split.keys:
         return None
-    rest, differs = [], []
-    for part in conjuncts(plan.condition):
-        match part:
-            case Call(op="<>", args=(Column() as a, Column() as b)) if a.table in inner_aliases and b.table in outer:
-                differs.append((a, b))
-            case Call(op="<>", args=(Column() as a, Column() as b)) if b.table in inner_aliases and a.table in outer:
-                differs.append((b, a))
-            case _:
-                rest.append(part)
-    if len(differs) != 1 or not rest:
-        return None
-    body, pairs = _split_correlation(Filter(conjunction(rest), plan.child), outer)
-    return (body, pairs, differs[0]) if pairs else None
+    return split.filtered(), list(split.keys), differs[0]
 
 
 def exists_other_views(subquery: Subquery, outer: set[str], aliases: tuple[str, str]):
@@ -319,7 +291,8 @@ def scalar_view(subquery: Subquery, outer: set[str], alias: str,
     if not isinstance(agg.expr, AggregateCall) or agg.expr.func == "count":
         # over no rows COUNT gives 0, not NULL, so dropping the unmatched outer rows would be wrong
         raise CannotDecorrelate("a correlated scalar COUNT is 0 over no rows; joining its view would drop those rows")
-    body, pairs = _split_correlation(body, outer)
+    split = equality_correlation(body, outer)
+    body, pairs = split.filtered(), split.keys
     present = [Call("is not null", (inner,)) for inner, _ in pairs if nullable(inner, subquery.plan)]
     if present:
         body = Filter(conjunction(present), body)

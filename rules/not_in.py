@@ -32,8 +32,8 @@ from rules.decorrelate import (
     _grouped_block,
     _nullability,
     _relations_of,
-    _split_correlation,
     _views_in,
+    equality_correlation,
     view_for,
 )
 
@@ -53,8 +53,8 @@ def null_facts(subquery: Subquery, outer: set[str], alias: str, nullable) -> tup
     if grouped is not None:
         body, pairs, value = grouped, [], Column(f"{alias}_g", item.name, type_of(item.expr))
     else:
-        body, pairs = _split_correlation(plan.child, outer)
-        value = item.expr
+        split = equality_correlation(plan.child, outer)
+        body, pairs, value = split.filtered(), split.keys, item.expr
     names = tuple(f"k{i}" for i in range(len(pairs)))
     present = [Call("is not null", (inner,)) for inner, _ in pairs if nullable(inner, plan)]
     if present:  # a NULL correlation value is no outer row's key (SQL's = never holds on NULL)

@@ -30,7 +30,7 @@ from planner.ir.expressions import Call, Column, Expr, Subquery, conjunction, co
 from planner.ir.logical import Distinct, Filter, Join, LogicalPlan, NamedExpr, Project, Scan, SubqueryAlias
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
-from rules.decorrelate import CannotDecorrelate, _split_correlation
+from rules.decorrelate import CannotDecorrelate, equality_correlation
 from rules.not_in import null_aware_test, null_facts
 
 OUTER = ("left", "right", "full")
@@ -53,14 +53,14 @@ def _keys(subquery: Subquery, visible: set[str]) -> tuple[LogicalPlan, list[tupl
     """The subquery's body without its correlation and its (inner, outer) equalities, IN's value first."""
     plan = subquery.plan
     if subquery.kind == "exists":
-        body, pairs = _split_correlation(plan.child if isinstance(plan, Project) else plan, visible)
-        if not pairs:
+        split = equality_correlation(plan.child if isinstance(plan, Project) else plan, visible)
+        if not split.keys:
             raise CannotDecorrelate("an uncorrelated EXISTS is a constant condition; it is not maintained yet")
-        return body, pairs
+        return split.filtered(), list(split.keys)
     if not (isinstance(plan, Project) and len(plan.items) == 1):
         raise CannotDecorrelate("the IN subquery must select one expression")
-    body, pairs = _split_correlation(plan.child, visible)
-    return body, [(plan.items[0].expr, subquery.operand), *pairs]
+    split = equality_correlation(plan.child, visible)
+    return split.filtered(), [(plan.items[0].expr, subquery.operand), *split.keys]
 
 
 def joined_subquery(subquery: Subquery, child: LogicalPlan, alias: str) -> tuple[LogicalPlan, list[Expr]]:

@@ -10,12 +10,12 @@ a change of q changes every row of the result, O(|Q|), which no plan avoids sinc
 
 from __future__ import annotations
 
+from planner.ir.correlation import is_uncorrelated
 from planner.ir.expressions import Column, Expr, Subquery, transform
 from planner.ir.logical import LogicalPlan, NamedExpr, Project
 from planner.ir.scalar_product import ScalarProduct
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
-from rules.threshold import uncorrelated
 
 
 class MaintainScalarProduct(Rule):
@@ -52,7 +52,7 @@ class MaintainScalarProduct(Rule):
                     found: dict[Subquery, Column] = {}
 
                     def read(expr: Expr) -> Expr:
-                        if not (isinstance(expr, Subquery) and expr.kind == "scalar" and uncorrelated(expr)):
+                        if not (isinstance(expr, Subquery) and expr.kind == "scalar" and is_uncorrelated(expr.plan)):
                             return expr
                         if expr not in found:
                             name = next(f"_s{i}" for i in range(len(taken) + 1) if f"_s{i}" not in taken)

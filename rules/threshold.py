@@ -13,18 +13,13 @@ from __future__ import annotations
 
 import attrs
 
+from planner.ir.correlation import is_uncorrelated
 from planner.ir.expressions import FLIPPED, Call, Expr, Subquery, conjunction, conjuncts, contains_subquery
-from planner.ir.logical import Aggregate, Filter, LogicalPlan, Scan, SubqueryAlias
-from planner.ir.maintenance import Atom, JoinGraph, ThresholdFilter, ViewAtom
+from planner.ir.logical import Aggregate, Filter, LogicalPlan
+from planner.ir.maintenance import JoinGraph, ThresholdFilter
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
-from rules.decorrelate import CannotDecorrelate, _referenced_aliases, scalar_view
-
-
-def uncorrelated(subquery: Subquery) -> bool:
-    """Whether the subquery reads only its own relations (tables, derived tables, views)."""
-    inner = {n.alias for n in subquery.plan.walk() if isinstance(n, Scan | SubqueryAlias | Atom | ViewAtom)}
-    return _referenced_aliases(subquery.plan) <= inner | {None}
+from rules.decorrelate import CannotDecorrelate, scalar_view
 
 
 def threshold_comparison(condition: Expr) -> tuple[Expr, str, Subquery] | None:
@@ -37,7 +32,7 @@ def threshold_comparison(condition: Expr) -> tuple[Expr, str, Subquery] | None:
             op = FLIPPED[op]
         case _:
             return None
-    if not uncorrelated(q) or contains_subquery(value):
+    if not is_uncorrelated(q.plan) or contains_subquery(value):
         return None
     return value, op, q
 
