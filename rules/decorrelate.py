@@ -20,8 +20,9 @@ from catalog.schema import Catalog
 from planner.ir.correlation import (
     CorrelatedWhere,
     column_pair,
+    hidden_correlation,
     is_uncorrelated,
-    relation_aliases,
+    own_relations,
     split_where,
 )
 from planner.ir.expressions import (
@@ -176,7 +177,7 @@ def _nullability(graph: JoinGraph, catalog: Catalog):
 def _split_inequality(plan: LogicalPlan, outer: set[str]):
     """The correlation as equalities and one ``inner.b <> outer.y``: (body, equalities, (b, y)); None
     without equalities or without exactly one such ``<>``, or with any other correlation."""
-    split, inner = split_where(plan, outer), relation_aliases(plan)
+    split, inner = split_where(plan, outer), own_relations(plan)
     pairs = [column_pair(part, "<>", inner, outer) for part in split.others]
     differs, rest = [p for p in pairs if p is not None], [o for o, p in zip(split.others, pairs, strict=True) if p is None]
     if len(differs) != 1 or rest or not split.keys:
@@ -292,6 +293,9 @@ def scalar_view(subquery: Subquery, outer: set[str], alias: str,
         # over no rows COUNT gives 0, not NULL, so dropping the unmatched outer rows would be wrong
         raise CannotDecorrelate("a correlated scalar COUNT is 0 over no rows; joining its view would drop those rows")
     split = equality_correlation(body, outer)
+    if (hidden := hidden_correlation(split.source)) is not None:
+        raise CannotDecorrelate(f"the scalar subquery {hidden}: a correlation is maintained only as equalities in "
+                                "the subquery's own WHERE")
     body, pairs = split.filtered(), split.keys
     present = [Call("is not null", (inner,)) for inner, _ in pairs if nullable(inner, subquery.plan)]
     if present:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import attrs
 
 from catalog.types import BOOLEAN
-from planner.ir.correlation import relation_aliases, split_where
+from planner.ir.correlation import own_relations, split_where
 from planner.ir.expressions import (
     FLIPPED,
     AggregateCall,
@@ -100,7 +100,7 @@ def split_inequality(subquery: Subquery, outer: set[str]) -> _Split | None:
     if not isinstance(body, Filter):
         return None
     split = split_where(Filter(conjunction([*conjuncts(body.condition), *extra]), body.child), outer)
-    inner, found, rest = relation_aliases(body), [], []
+    inner, found, rest = own_relations(body), [], []
     for part in split.others:
         match part:
             case Call(op=op, args=(a, b)) if op in INEQUALITIES:

@@ -52,6 +52,7 @@ from planner.ir.maintenance import (
     SubqueryAggregate,
     fed_as_number,
 )
+from planner.ir.notation import print_expr
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -72,7 +73,8 @@ def subquery_aggregate(subquery: Subquery, outer_aliases: set[str]) -> SubqueryA
             raise NotRecognized("the subquery is not a single scalar aggregate over one relation")
     call = agg.expr
     if not isinstance(call, AggregateCall) or call.func not in RING or call.distinct:
-        raise NotRecognized(f"the subquery's aggregate must be SUM, COUNT or AVG, got {call!r}")
+        raise NotRecognized(f"the subquery's aggregate {print_expr(call)} is not a SUM, COUNT or AVG without DISTINCT, "
+                            "the aggregates whose index of sums a delete updates")
     match inner:
         case Filter(condition=condition, child=Scan() as scan):
             pass

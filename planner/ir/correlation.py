@@ -13,27 +13,85 @@ understand and refuse, or leave, the rest.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import attrs
 
-from planner.ir.expressions import Call, Column, Expr, columns, conjunction, conjuncts
-from planner.ir.logical import Filter, LogicalPlan, Scan, SubqueryAlias
+from planner.ir.expressions import Call, Column, Expr, Subquery, columns, conjunction, conjuncts, walk
+from planner.ir.logical import Filter, LogicalPlan, Scan, SetOperation, SubqueryAlias
 from planner.ir.maintenance import Atom, ViewAtom
 
 
-def relation_aliases(plan: LogicalPlan) -> set[str]:
-    """The relations ``plan`` reads: tables, and derived tables or views by their alias (a filter on a
-    derived table's column, TPC-H Q18's ``where sum_qty > 300``, is local, not a correlation)."""
-    return {n.alias for n in plan.walk() if isinstance(n, Scan | Atom | ViewAtom | SubqueryAlias)}
+def own_relations(plan: LogicalPlan) -> set[str]:
+    """The relations ``plan``'s own expressions may name: its tables, and its derived tables, views and
+    set operations by their alias (a filter on a derived table's column, TPC-H Q18's ``where sum_qty
+    > 300``, is local, not a correlation), not the relations inside those, which are scopes of their own."""
+    return _scope(plan)[0]
 
 
-def referenced_aliases(plan: LogicalPlan) -> set[str | None]:
-    """The aliases of every column ``plan``'s expressions mention, outer references included."""
-    return {c.table for node in plan.walk() for expr in node.expressions() for c in columns(expr)}
+def outer_references(plan: LogicalPlan) -> list[Column]:
+    """The columns ``plan`` reads from a query around it, in the order met: those no relation in scope
+    binds, where each derived table, view and set-operation branch is a scope seeing its own relations
+    and those of the scopes around it (SQL's name resolution). A branch of ``(SELECT o.x FROM orders o
+    UNION ALL SELECT l.y FROM lineitem l WHERE l.k = o.k)`` that reads ``o.k`` reads the outer query's
+    ``o``, whatever the other branch calls its own relation."""
+    return list(dict.fromkeys(column for column, _ in _unbound(plan, frozenset(), ())))
 
 
 def is_uncorrelated(plan: LogicalPlan) -> bool:
-    """Whether ``plan`` reads only its own relations (no outer reference)."""
-    return referenced_aliases(plan) <= relation_aliases(plan) | {None}
+    """Whether ``plan`` reads nothing of a query around it."""
+    return not outer_references(plan)
+
+
+def hidden_correlation(plan: LogicalPlan) -> str | None:
+    """Where ``plan`` reads a query around it from inside one of its derived tables or set-operation
+    branches (not from its own WHERE), in SQL's words for a refusal; None when it does not."""
+    for column, places in _unbound(plan, frozenset(), ()):
+        if not places:
+            continue
+        where = " of ".join(f"a {p.kind.replace('_', ' ').upper()} branch" if isinstance(p, SetOperation)
+                            else f"the derived table {p.alias}" for p in reversed(places))
+        # the same alias naming a relation of another scope inside: a likely slip, said so
+        reused = any(isinstance(n, Scan | SubqueryAlias) and n.alias == column.table for n in plan.walk())
+        return (f"reads the outer query's {column.table}.{column.name} inside {where}"
+                + (f" (the subquery's own {column.table} is in another scope, which that one does not see)"
+                   if reused else ""))
+    return None
+
+
+def _scope(plan: LogicalPlan) -> tuple[set[str], list[LogicalPlan], list[tuple[LogicalPlan, LogicalPlan]]]:
+    """(the aliases ``plan``'s scope binds, its nodes, the plans below it that are scopes of their own,
+    each with the derived table, view or set operation holding it)."""
+    aliases, nodes, inner, stack = set(), [], [], [plan]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, SetOperation):  # each branch is a query of its own
+            inner.extend((node, branch) for branch in node.children)
+            continue
+        nodes.append(node)
+        if isinstance(node, Scan | Atom | ViewAtom | SubqueryAlias):
+            aliases.add(node.alias)
+        if isinstance(node, SubqueryAlias | ViewAtom):
+            inner.extend((node, child) for child in node.children)
+        else:
+            stack.extend(node.children)
+    return aliases, nodes, inner
+
+
+def _unbound(plan: LogicalPlan, enclosing: frozenset[str],
+             places: tuple[LogicalPlan, ...]) -> Iterator[tuple[Column, tuple[LogicalPlan, ...]]]:
+    """Each column no scope binds, with the derived tables and set operations it is read inside."""
+    aliases, nodes, inner = _scope(plan)
+    visible = enclosing | aliases
+    for node in nodes:
+        for expr in node.expressions():
+            for e in walk(expr):
+                if isinstance(e, Subquery):
+                    yield from _unbound(e.plan, visible, places)
+                elif isinstance(e, Column) and e.table is not None and e.table not in visible:
+                    yield e, places
+    for container, below in inner:
+        yield from _unbound(below, visible, (*places, container))
 
 
 @attrs.frozen
@@ -65,7 +123,7 @@ def split_where(plan: LogicalPlan, outer: set[str] | frozenset[str]) -> Correlat
     """
     if not isinstance(plan, Filter):
         return CorrelatedWhere(plan)
-    inner = relation_aliases(plan)
+    inner = own_relations(plan)
     local, keys, others = [], [], []
     for part in conjuncts(plan.condition):
         if {c.table for c in columns(part)} <= inner:  # φ(S): reads S only (or nothing: a constant)
