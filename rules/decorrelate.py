@@ -14,6 +14,9 @@ other rules.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeAlias
+
 import attrs
 
 from catalog.schema import Catalog
@@ -49,7 +52,7 @@ from planner.ir.logical import (
 )
 from planner.ir.maintenance import Atom, JoinGraph, ViewAtom
 from planner.ir.notation import print_expr
-from planner.optimizer.context import OptimizerContext
+from planner.optimizer.context import FreshAliases, OptimizerContext
 from planner.optimizer.executor import Rule
 
 
@@ -160,7 +163,11 @@ def _grouped_block(plan: Project, alias: str) -> LogicalPlan | None:
     return SubqueryAlias(f"{alias}_g", Project(keys + selected, plan.child))
 
 
-def _nullability(graph: JoinGraph, catalog: Catalog):
+#: ``nullable(expr, plan)``: whether a column may be NULL (looked up in the join graph's atoms or ``plan``)
+Nullability: TypeAlias = Callable[[Expr, LogicalPlan | None], bool]
+
+
+def _nullability(graph: JoinGraph, catalog: Catalog) -> Nullability:
     """``nullable(expr, plan)``: whether the column may be NULL, looked up in the graph's atoms or ``plan``."""
     def nullable(expr: Expr, plan: LogicalPlan | None) -> bool:
         if not isinstance(expr, Column):
@@ -216,13 +223,57 @@ def _relations_of(graph: JoinGraph) -> set[str]:
     return {a.alias for a in graph.atoms if isinstance(a, Atom | ViewAtom)}
 
 
-class DecorrelateExistsAndIn(Rule):
+class DecorrelationRule(Rule):
+    """A rule that replaces subqueries by relations of its own, named ``_v<n>`` (``numbering`` says).
+
+    It keeps ``apply`` for one fact of the whole plan: the names must be unique across it (a view's own
+    plan included), so they are numbered after the relations of their kind already there, counted
+    before the executor's walk; ``rewrite`` draws them from ``ctx.aliases``.
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        ctx.aliases = FreshAliases(*self.numbering(plan))
+        return super().apply(plan, ctx)
+
+    def numbering(self, plan: LogicalPlan) -> tuple[str, int]:
+        """(the names' prefix, how many such relations the plan holds)."""
+        return "_v", _views_in(plan)
+
+
+#: what replaces one condition: its views and the conditions joining them back; None when not the rule's
+Replacement: TypeAlias = tuple[list[ViewAtom], list[Expr]] | None
+
+
+def replace_conditions(rule: str, graph: JoinGraph, ctx: OptimizerContext,
+                       views_for: Callable[[Expr, set[str], Nullability, FreshAliases], Replacement]) -> JoinGraph:
+    """``graph`` with each condition ``views_for`` replaces by views joined back; a ``CannotDecorrelate``
+    it raises leaves the condition and is recorded as ``rule``'s refusal. ``graph`` itself when none is."""
+    outer, nullable = _relations_of(graph), _nullability(graph, ctx.catalog)
+    atoms, conditions = list(graph.atoms), []
+    for condition in graph.conditions:
+        try:
+            found = views_for(condition, outer, nullable, ctx.aliases)
+        except CannotDecorrelate as reason:
+            ctx.refuse(rule, str(reason))
+            found = None
+        if found is None:
+            conditions.append(condition)
+            continue
+        ctx.aliases.take(len(found[0]))
+        atoms.extend(found[0])
+        conditions.extend(found[1])
+    if len(conditions) == len(graph.conditions) and len(atoms) == len(graph.atoms):
+        return graph
+    return attrs.evolve(graph, atoms=tuple(atoms), conditions=tuple(conditions))
+
+
+class DecorrelateExistsAndIn(DecorrelationRule):
     """Replace EXISTS/IN (and NOT) conditions of a join graph by view atoms joined on their key.
 
     Preconditions: the join graph's conditions are conjuncts (normalization).
 
     >>> from catalog.tpch import tpch_catalog
-    >>> from planner.optimizer.context import OptimizerContext
+    >>> from planner.optimizer.context import FreshAliases, OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecorrelateExistsAndIn(), '''
     ... JoinGraph conditions=[exists{
@@ -242,40 +293,25 @@ class DecorrelateExistsAndIn(Rule):
     Paper: AJU §5 (subqueries as maintained aggregate views joined along a key).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [_views_in(plan)]
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # R ⋉ σ_{a=b}(S) = R ⋈_{b = key} γ_{a; count}(S)  (each R tuple meets at most one view row)
+            case JoinGraph():
+                return replace_conditions(self.name, node, ctx, _exists_or_in_views)
+        return node
 
-        def decorrelate(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            outer = _relations_of(node)
-            atoms, conditions, changed = list(node.atoms), [], False
-            for condition in node.conditions:
-                match condition:
-                    # R ⋉ σ_{a=b}(S) = R ⋈_{b = key} γ_{a; count}(S)  (each R tuple meets at most one view row)
-                    case Subquery(kind="exists") as subquery if (
-                        found := exists_other_views(subquery, outer, (f"_v{counter[0]}", f"_v{counter[0] + 1}"))
-                    ):
-                        counter[0] += 2
-                        atoms.extend(found[0])
-                        conditions.extend(found[1])
-                        changed = True
-                    case Subquery(kind=("exists" | "in")) as subquery:
-                        try:
-                            view, joins = view_for(subquery, outer, f"_v{counter[0]}", _nullability(node, ctx.catalog))
-                        except CannotDecorrelate as reason:
-                            ctx.refuse(self.name, str(reason))
-                            conditions.append(condition)
-                            continue
-                        counter[0] += 1
-                        atoms.append(view)
-                        conditions.extend(joins)
-                        changed = True
-                    case _:
-                        conditions.append(condition)
-            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions)) if changed else node
 
-        return plan.transform_up(decorrelate)
+def _exists_or_in_views(condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+    """An EXISTS/IN (or NOT) condition's view (Q21's ``<>``: two count views) and its joins back."""
+    match condition:
+        case Subquery(kind="exists") as subquery if (
+            found := exists_other_views(subquery, outer, (aliases.name(0), aliases.name(1)))
+        ):
+            return found
+        case Subquery(kind=("exists" | "in")) as subquery:
+            view, joins = view_for(subquery, outer, aliases.name(), nullable)
+            return [view], joins
+    return None
 
 
 def scalar_view(subquery: Subquery, outer: set[str], alias: str,
@@ -310,7 +346,7 @@ def scalar_view(subquery: Subquery, outer: set[str], alias: str,
     return view, joins
 
 
-class DecorrelateScalarSubqueries(Rule):
+class DecorrelateScalarSubqueries(DecorrelationRule):
     """Replace a correlated scalar aggregate in a join-graph condition by a view keyed by its correlation.
 
     A SUM/AVG/MIN/MAX over no rows is NULL, and a comparison with NULL is not true, so joining the
@@ -318,7 +354,7 @@ class DecorrelateScalarSubqueries(Rule):
     Runs after the nested-aggregate rule, which maintains the aggregate-query forms better (RPAI).
 
     >>> from catalog.tpch import tpch_catalog
-    >>> from planner.optimizer.context import OptimizerContext
+    >>> from planner.optimizer.context import FreshAliases, OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecorrelateScalarSubqueries(), '''
     ... JoinGraph conditions=[ps.ps_supplycost = scalar{
@@ -340,31 +376,27 @@ class DecorrelateScalarSubqueries(Rule):
     Paper: AJU §5 (TPC-H Q2's correlated MIN as a view joined along the part key).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [_views_in(plan)]
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_{v θ q(r)}(R) = σ_{v θ V.val}(R ⋈_{r.b = V.k} V), V = γ_{a; agg}(S): q over no row is NULL, θ not true
+            case JoinGraph():
+                outer, nullable = _relations_of(node), _nullability(node, ctx.catalog)
+                atoms, extra = list(node.atoms), []
 
-        def decorrelate(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            outer, nullable = _relations_of(node), _nullability(node, ctx.catalog)
-            atoms, extra = list(node.atoms), []
+                def replace(e: Expr) -> Expr:
+                    if not (isinstance(e, Subquery) and e.kind == "scalar"):
+                        return e
+                    try:
+                        view, joins = scalar_view(e, outer, ctx.aliases.name(), nullable)
+                    except CannotDecorrelate as reason:
+                        ctx.refuse(self.name, str(reason))
+                        return e
+                    ctx.aliases.take(1)
+                    atoms.append(view)
+                    extra.extend(joins)
+                    return Column(view.alias, "_val")
 
-            def replace(e: Expr) -> Expr:
-                if not (isinstance(e, Subquery) and e.kind == "scalar"):
-                    return e
-                try:
-                    view, joins = scalar_view(e, outer, f"_v{counter[0]}", nullable)
-                except CannotDecorrelate as reason:
-                    ctx.refuse(self.name, str(reason))
-                    return e
-                counter[0] += 1
-                atoms.append(view)
-                extra.extend(joins)
-                return Column(view.alias, "_val")
-
-            conditions = [transform(c, replace) for c in node.conditions]
-            if len(atoms) == len(node.atoms):
-                return node
-            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions + extra))
-
-        return plan.transform_up(decorrelate)
+                conditions = [transform(c, replace) for c in node.conditions]
+                if len(atoms) > len(node.atoms):
+                    return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions + extra))
+        return node

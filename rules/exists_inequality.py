@@ -41,15 +41,15 @@ from planner.ir.expressions import (
     type_of,
 )
 from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project
-from planner.ir.maintenance import JoinGraph, ViewAtom
+from planner.ir.maintenance import JoinGraph
 from planner.ir.notation import print_expr
-from planner.optimizer.context import OptimizerContext
-from planner.optimizer.executor import Rule
+from planner.optimizer.context import FreshAliases, OptimizerContext
 from rules.decorrelate import (
     CannotDecorrelate,
-    _nullability,
-    _relations_of,
-    _views_in,
+    DecorrelationRule,
+    Nullability,
+    Replacement,
+    replace_conditions,
     scalar_view,
 )
 
@@ -132,7 +132,7 @@ def _extreme_subquery(split: _Split) -> tuple[str, Subquery]:
     return agg, Subquery("scalar", Project((NamedExpr("_c0", Column(None, "_a0", dtype)),), aggregate), dtype=dtype)
 
 
-def inequality_views(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple[list[ViewAtom], list[Expr]] | None:
+def inequality_views(subquery: Subquery, outer: set[str], alias: str, nullable: Nullability) -> Replacement:
     """The views and conditions replacing ``subquery``; None when its correlation holds no inequality."""
     split = split_inequality(subquery, outer)
     if split is None:
@@ -157,7 +157,7 @@ def inequality_views(subquery: Subquery, outer: set[str], alias: str, nullable) 
     return [attrs.evolve(view, note=note)], [*joins, compared]
 
 
-class DecorrelateInequalityCorrelation(Rule):
+class DecorrelateInequalityCorrelation(DecorrelationRule):
     """Replace an EXISTS/IN (or NOT) subquery correlated by equalities and one inequality by a view of
     the inner side's MIN or MAX keyed by the equalities, compared with the outer side.
 
@@ -168,28 +168,15 @@ class DecorrelateInequalityCorrelation(Rule):
     Paper: AJU §5 (subqueries as aggregate views joined on their key) and Theorem 15 (join-select).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [_views_in(plan)]
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # R ⋉_{a=x ∧ b>y} S = σ_{y < V.m}(R ⋈_{x = V.k} V), V = γ_{a; max(b) AS m}(S) (NOT: V optional, not coalesce)
+            case JoinGraph():
+                return replace_conditions(self.name, node, ctx, _inequality_views)
+        return node
 
-        def decorrelate(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            outer, nullable = _relations_of(node), _nullability(node, ctx.catalog)
-            atoms, conditions, changed = list(node.atoms), [], False
-            for condition in node.conditions:
-                found = None
-                if isinstance(condition, Subquery) and condition.kind in ("exists", "in"):
-                    try:
-                        found = inequality_views(condition, outer, f"_v{counter[0]}", nullable)
-                    except CannotDecorrelate as reason:
-                        ctx.refuse(self.name, str(reason))
-                if found is None:
-                    conditions.append(condition)
-                    continue
-                counter[0] += len(found[0])
-                atoms.extend(found[0])
-                conditions.extend(found[1])
-                changed = True
-            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions)) if changed else node
 
-        return plan.transform_up(decorrelate)
+def _inequality_views(condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+    if isinstance(condition, Subquery) and condition.kind in ("exists", "in"):
+        return inequality_views(condition, outer, aliases.name(), nullable)
+    return None

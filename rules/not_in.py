@@ -25,15 +25,15 @@ from catalog.types import BIGINT, BOOLEAN
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, conjunction, type_of
 from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project
 from planner.ir.maintenance import JoinGraph, ViewAtom
-from planner.optimizer.context import OptimizerContext
-from planner.optimizer.executor import Rule
+from planner.optimizer.context import FreshAliases, OptimizerContext
 from rules.decorrelate import (
     CannotDecorrelate,
+    DecorrelationRule,
+    Nullability,
+    Replacement,
     _grouped_block,
-    _nullability,
-    _relations_of,
-    _views_in,
     equality_correlation,
+    replace_conditions,
     view_for,
 )
 
@@ -103,7 +103,7 @@ def _needs_null_awareness(subquery: Subquery, nullable) -> bool:
     return nullable(subquery.operand, None) or nullable(plan.items[0].expr, plan)
 
 
-class DecorrelateNullAwareNotIn(Rule):
+class DecorrelateNullAwareNotIn(DecorrelationRule):
     """Replace ``x NOT IN (subquery)`` whose ``x`` or value may be NULL by an anti view of the values
     and an optional view telling whether the subquery holds a NULL (no row: it is empty).
 
@@ -114,29 +114,15 @@ class DecorrelateNullAwareNotIn(Rule):
     Paper: AJU §5 (subqueries as maintained aggregate views joined along a key).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [_views_in(plan)]
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_{x NOT IN Q}(R) = σ_{F._null IS NULL ∨ (¬F._null ∧ x IS NOT NULL)}((R ▷_{x = A.k} A) ⟕ F), A: Q's values, F: its NULL facts
+            case JoinGraph():
+                return replace_conditions(self.name, node, ctx, _null_aware_views)
+        return node
 
-        def decorrelate(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            outer, nullable = _relations_of(node), _nullability(node, ctx.catalog)
-            atoms, conditions, changed = list(node.atoms), [], False
-            for condition in node.conditions:
-                if isinstance(condition, Subquery) and _needs_null_awareness(condition, nullable):
-                    try:
-                        views, joins = null_aware_not_in(condition, outer, (f"_v{counter[0]}", f"_v{counter[0] + 1}"),
-                                                         nullable)
-                    except CannotDecorrelate as reason:
-                        ctx.refuse(self.name, str(reason))
-                        conditions.append(condition)
-                        continue
-                    counter[0] += 2
-                    atoms.extend(views)
-                    conditions.extend(joins)
-                    changed = True
-                else:
-                    conditions.append(condition)
-            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions)) if changed else node
 
-        return plan.transform_up(decorrelate)
+def _null_aware_views(condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+    if isinstance(condition, Subquery) and _needs_null_awareness(condition, nullable):
+        return null_aware_not_in(condition, outer, (aliases.name(0), aliases.name(1)), nullable)
+    return None

@@ -59,27 +59,24 @@ class MaintainThresholdFilter(Rule):
     ... ''', None)
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # σ_{v θ q}(Q) with q a constant of the database state, not of the row
-                case Filter(condition=condition, child=child) if (found := threshold_comparison(condition)):
-                    value, op, q = found
-                    return ThresholdFilter(value, op, child, q.plan)
-                # σ_{c ∧ v θ q}(γ(Q)) = σ_{v θ q}(σ_c(γ(Q))): the rest of the HAVING stays below the threshold
-                case Filter(condition=condition, child=Aggregate() as child):
-                    parts = conjuncts(condition)
-                    found = [threshold_comparison(part) for part in parts]
-                    if not any(found) or len(parts) < 2:
-                        return node
-                    rest = [part for part, f in zip(parts, found, strict=True) if f is None]
-                    result: LogicalPlan = Filter(conjunction(rest), child) if rest else child
-                    for value, op, q in (f for f in found if f is not None):
-                        result = ThresholdFilter(value, op, result, q.plan)
-                    return result
-            return node
-
-        return plan.transform_up(convert)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_{v θ q}(Q) with q a constant of the database state, not of the row
+            case Filter(condition=condition, child=child) if (found := threshold_comparison(condition)):
+                value, op, q = found
+                return ThresholdFilter(value, op, child, q.plan)
+            # σ_{c ∧ v θ q}(γ(Q)) = σ_{v θ q}(σ_c(γ(Q))): the rest of the HAVING stays below the threshold
+            case Filter(condition=condition, child=Aggregate() as child):
+                parts = conjuncts(condition)
+                found = [threshold_comparison(part) for part in parts]
+                if not any(found) or len(parts) < 2:
+                    return node
+                rest = [part for part, f in zip(parts, found, strict=True) if f is None]
+                result: LogicalPlan = Filter(conjunction(rest), child) if rest else child
+                for value, op, q in (f for f in found if f is not None):
+                    result = ThresholdFilter(value, op, result, q.plan)
+                return result
+        return node
 
 
 def _equality_with_one_row_view(value: Expr, op: str, q: Subquery) -> bool:
@@ -126,23 +123,21 @@ class MaintainThresholdCondition(Rule):
     Paper: AJU Theorem 15 (join-select with a constant key: q is one value).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            thresholds, kept = [], []
-            for condition in node.conditions:
-                found = threshold_comparison(condition)
-                if found is None or _equality_with_one_row_view(*found):
-                    kept.append(condition)
-                else:
-                    thresholds.append(found)
-            if not thresholds:
-                return node
-            # σ_{v θ q}(R ⋈ S) over the join without that condition; several thresholds nest
-            result: LogicalPlan = attrs.evolve(node, conditions=tuple(kept))
-            for value, op, q in thresholds:
-                result = ThresholdFilter(value, op, result, q.plan)
-            return result
-
-        return plan.transform_up(convert)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_{c ∧ v θ q}(R1 ⋈ …) = σ_{v θ q}(σ_c(R1 ⋈ …)), q uncorrelated; several thresholds nest
+            case JoinGraph(conditions=conditions):
+                thresholds, kept = [], []
+                for condition in conditions:
+                    found = threshold_comparison(condition)
+                    if found is None or _equality_with_one_row_view(*found):
+                        kept.append(condition)
+                    else:
+                        thresholds.append(found)
+                if not thresholds:
+                    return node
+                result: LogicalPlan = attrs.evolve(node, conditions=tuple(kept))
+                for value, op, q in thresholds:
+                    result = ThresholdFilter(value, op, result, q.plan)
+                return result
+        return node
