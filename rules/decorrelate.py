@@ -228,7 +228,8 @@ class DecorrelationRule(Rule):
 
     It keeps ``apply`` for one fact of the whole plan: the names must be unique across it (a view's own
     plan included), so they are numbered after the relations of their kind already there, counted
-    before the executor's walk; ``rewrite`` draws them from ``ctx.aliases``.
+    before the executor's walk; ``rewrite`` draws them from ``ctx.aliases``. Its ``rewrite`` replaces
+    the join-graph conditions ``views_for`` takes, which states the rule's law.
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
@@ -238,6 +239,18 @@ class DecorrelationRule(Rule):
     def numbering(self, plan: LogicalPlan) -> tuple[str, int]:
         """(the names' prefix, how many such relations the plan holds)."""
         return "_v", _views_in(plan)
+
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_{q ∧ c}(R1 ⋈ …) = σ_{j ∧ c}(R1 ⋈ … ⋈ V): a subquery condition q as views V joined back by j (views_for)
+            case JoinGraph():
+                return replace_conditions(self.name, node, ctx, self.views_for)
+        return node
+
+    def views_for(self, condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+        """The views replacing one condition of a join graph of the relations ``outer`` and the conditions
+        joining them back; None when the condition is not the rule's; raises ``CannotDecorrelate`` to refuse."""
+        return None
 
 
 #: what replaces one condition: its views and the conditions joining them back; None when not the rule's
@@ -293,25 +306,18 @@ class DecorrelateExistsAndIn(DecorrelationRule):
     Paper: AJU §5 (subqueries as maintained aggregate views joined along a key).
     """
 
-    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        match node:
+    def views_for(self, condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+        match condition:
+            # R ⋉_{a=x ∧ b≠y} S = σ_{n(x) − n(x, y) > 0}(R ⟕ γ_{a; count}(S) ⟕ γ_{a, b; count}(S)) (TPC-H Q21)
+            case Subquery(kind="exists") as subquery if (
+                found := exists_other_views(subquery, outer, (aliases.name(0), aliases.name(1)))
+            ):
+                return found
             # R ⋉ σ_{a=b}(S) = R ⋈_{b = key} γ_{a; count}(S)  (each R tuple meets at most one view row)
-            case JoinGraph():
-                return replace_conditions(self.name, node, ctx, _exists_or_in_views)
-        return node
-
-
-def _exists_or_in_views(condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
-    """An EXISTS/IN (or NOT) condition's view (Q21's ``<>``: two count views) and its joins back."""
-    match condition:
-        case Subquery(kind="exists") as subquery if (
-            found := exists_other_views(subquery, outer, (aliases.name(0), aliases.name(1)))
-        ):
-            return found
-        case Subquery(kind=("exists" | "in")) as subquery:
-            view, joins = view_for(subquery, outer, aliases.name(), nullable)
-            return [view], joins
-    return None
+            case Subquery(kind=("exists" | "in")) as subquery:
+                view, joins = view_for(subquery, outer, aliases.name(), nullable)
+                return [view], joins
+        return None
 
 
 def scalar_view(subquery: Subquery, outer: set[str], alias: str,

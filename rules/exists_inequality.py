@@ -41,15 +41,13 @@ from planner.ir.expressions import (
     type_of,
 )
 from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project
-from planner.ir.maintenance import JoinGraph
 from planner.ir.notation import print_expr
-from planner.optimizer.context import FreshAliases, OptimizerContext
+from planner.optimizer.context import FreshAliases
 from rules.decorrelate import (
     CannotDecorrelate,
     DecorrelationRule,
     Nullability,
     Replacement,
-    replace_conditions,
     scalar_view,
 )
 
@@ -168,15 +166,9 @@ class DecorrelateInequalityCorrelation(DecorrelationRule):
     Paper: AJU §5 (subqueries as aggregate views joined on their key) and Theorem 15 (join-select).
     """
 
-    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        match node:
+    def views_for(self, condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+        match condition:
             # R ⋉_{a=x ∧ b>y} S = σ_{y < V.m}(R ⋈_{x = V.k} V), V = γ_{a; max(b) AS m}(S) (NOT: V optional, not coalesce)
-            case JoinGraph():
-                return replace_conditions(self.name, node, ctx, _inequality_views)
-        return node
-
-
-def _inequality_views(condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
-    if isinstance(condition, Subquery) and condition.kind in ("exists", "in"):
-        return inequality_views(condition, outer, aliases.name(), nullable)
-    return None
+            case Subquery(kind=("exists" | "in")):
+                return inequality_views(condition, outer, aliases.name(), nullable)
+        return None

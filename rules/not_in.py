@@ -24,8 +24,8 @@ import attrs
 from catalog.types import BIGINT, BOOLEAN
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, conjunction, type_of
 from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project
-from planner.ir.maintenance import JoinGraph, ViewAtom
-from planner.optimizer.context import FreshAliases, OptimizerContext
+from planner.ir.maintenance import ViewAtom
+from planner.optimizer.context import FreshAliases
 from rules.decorrelate import (
     CannotDecorrelate,
     DecorrelationRule,
@@ -33,7 +33,6 @@ from rules.decorrelate import (
     Replacement,
     _grouped_block,
     equality_correlation,
-    replace_conditions,
     view_for,
 )
 
@@ -114,15 +113,9 @@ class DecorrelateNullAwareNotIn(DecorrelationRule):
     Paper: AJU §5 (subqueries as maintained aggregate views joined along a key).
     """
 
-    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        match node:
-            # σ_{x NOT IN Q}(R) = σ_{F._null IS NULL ∨ (¬F._null ∧ x IS NOT NULL)}((R ▷_{x = A.k} A) ⟕ F), A: Q's values, F: its NULL facts
-            case JoinGraph():
-                return replace_conditions(self.name, node, ctx, _null_aware_views)
-        return node
-
-
-def _null_aware_views(condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
-    if isinstance(condition, Subquery) and _needs_null_awareness(condition, nullable):
-        return null_aware_not_in(condition, outer, (aliases.name(0), aliases.name(1)), nullable)
-    return None
+    def views_for(self, condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+        match condition:
+            # x NOT IN Q = F._null IS NULL ∨ (¬F._null ∧ x IS NOT NULL) over R ▷_{x = A.k} A ⟕ F (A: Q's values, F: its NULL facts)
+            case Subquery() if _needs_null_awareness(condition, nullable):
+                return null_aware_not_in(condition, outer, (aliases.name(0), aliases.name(1)), nullable)
+        return None
