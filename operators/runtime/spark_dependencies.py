@@ -34,14 +34,13 @@ from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates
 from operators.runtime.spark_changes import SNAPSHOT_SEQ
 from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
-    BUCKET_COLUMN,
-    PACKED_SCHEMA,
     REJECTED,
     dependency_stage,
     key_text,
     pack,
     unpack,
 )
+from operators.runtime.spark_forwarding import run_operator
 from operators.runtime.spark_operators import checked_dependencies
 from operators.runtime.spark_state_codec import PICKLED, StateCodec
 from operators.runtime.stream import Update
@@ -57,12 +56,13 @@ def dependency_state_name(table: str, index: int) -> str:
 
 def dependency_checked(accepted: DataFrame, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]],
                        policy: str, buckets: int, chunks: int) -> DataFrame:
-    """The key stage's output ``accepted`` through the table's dependency stages, in a line (each
-    passes the rejects of the stages before it on, so no stage's output is read twice): the packed
-    changes routed to the stages reading the table, and the rejects of every validation stage."""
+    """The key stage's output ``accepted`` through the table's dependency stages, in the query's line
+    (``spark_forwarding``: each forwards what is not addressed to it, so no stage's output is read
+    twice): the packed changes routed to the stages reading the table, and the rejects of every
+    validation stage."""
     for index in range(len(checked_dependencies(table))):
         processor = DependencyProcessor(table, index, routes, policy, buckets, chunks)
-        accepted = accepted.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
+        accepted = run_operator(accepted, processor, {dependency_stage(index)})
     return accepted
 
 
@@ -134,12 +134,9 @@ class ValidationStageProcessor(StatefulProcessor):
     def _check(self, rows: Iterator[SparkRow], counters: Counters) -> Iterator[SparkRow]:
         with counters.phase("input rows"):
             rows = list(rows)
-        # an earlier validation stage's rejects, on their way to the sink
-        passed = [SparkRow(stage=REJECTED, **{BUCKET_COLUMN: row[BUCKET_COLUMN]}, changes=row.changes)
-                  for row in rows if row.stage == REJECTED]
-        entries = self.checked([row for row in rows if row.stage != REJECTED], counters)
+        entries = self.checked(rows, counters)
         with counters.phase("pickle changes"):
-            return iter(passed + [SparkRow(**record) for record in pack(entries, self.buckets)])
+            return iter([SparkRow(**record) for record in pack(entries, self.buckets)])
 
     def checked(self, rows: list[SparkRow], counters: Counters) -> list[tuple]:
         """The packed changes of ``rows`` checked against the bucket's state, which is updated: the

@@ -44,7 +44,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from functools import reduce
+from functools import partial, reduce
 from pathlib import Path
 
 from pyspark.errors import StreamingQueryException
@@ -55,12 +55,12 @@ from pyspark.sql.streaming import StreamingQuery
 from catalog.schema import Catalog, Table
 from catalog.types import DataType
 from operators.held_errors import is_error
-from operators.runtime.dataflow import Dataflow
+from operators.runtime.dataflow import Dataflow, SourceRoute, StageNode
 from operators.runtime.dependencies import table_defect
 from operators.runtime.run_errors import SparkBatchError
 from operators.runtime.spark_bucket_state import check_state_layout
 from operators.runtime.spark_dependencies import checked_dependencies, dependency_state_name
-from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, REJECTED, RESULT, folded_input
+from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, folded_input
 from operators.runtime.spark_inbox import inbox_changes, next_file_number, write_inbox_file
 from operators.runtime.spark_operators import folded_validations
 from operators.runtime.spark_session import (
@@ -302,53 +302,67 @@ class SparkRunner:
 def result_stream(dataflow: Dataflow, tables: Mapping[str, Table], changes: Mapping[str, DataFrame], policy: str,
                   buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS,
                   start: DataFrame | None = None, start_stages: Collection[int] = ()) -> DataFrame:
-    """The query from its sources to its sink: ``changes`` (per table, ``normalized_changes`` rows)
-    validated, then through every keyed stage; the packed rows addressed to ``RESULT`` (the result's
-    changes) and to ``REJECTED`` (quarantined input). ``start`` holds the packed rows stages send
-    each other at start (``spark_start``) for ``start_stages``. Not started: the runner writes it to its sink,
-    a pipeline (``planner/pipelines.py``) to a table."""
-    feeds, checks = table_feeds(dataflow, tables, changes, policy, buckets, chunks)
-    for stage_id in start_stages:
-        feeds.setdefault(stage_id, []).append(start.where(col("stage") == stage_id))
-    for node in dataflow.stages:
-        inputs = feeds.pop(node.id, [])
-        if not inputs:
-            raise ValueError(
-                f"stage {node.id} ({node.stage.name}) has no input: no source route ends at it and no stage feeds it"
-            )
-        downstream = None if node.downstream is None else dataflow.stage(node.downstream)
-        output = packed_layout(reduce(DataFrame.unionByName, inputs), node, downstream, buckets, chunks,
-                               checks.get(node.id, ()))
-        if node.id in checks and downstream is not None:  # a folded validation's rejects go to the sink
-            feeds.setdefault(RESULT, []).append(output.where(col("stage") == REJECTED))
-            output = output.where(col("stage") == downstream.id)
-        feeds.setdefault(RESULT if downstream is None else downstream.id, []).append(output)
-    return reduce(DataFrame.unionByName, feeds[RESULT])
-
-
-def table_feeds(dataflow: Dataflow, tables: Mapping[str, Table], changes: Mapping[str, DataFrame], policy: str,
-                buckets: int, chunks: int) -> tuple[dict[int, list[DataFrame]], dict[int, list[tuple[int, ValidationProcessor]]]]:
-    """Each table's changes, validated by an operator of their own and routed to the stages reading
-    them, or, where the validation folds into the stage (``spark_operators``), packed for that stage's
-    buckets with the check it runs: (stage id or ``RESULT`` → input streams, stage id → folded checks)."""
+    """The query from its sources to its sink, one line of stateful operators (``spark_forwarding``:
+    each operator's output read once): ``changes`` (per table, ``normalized_changes`` rows) validated,
+    then through every keyed stage in the dataflow's order; at its end the packed rows addressed to
+    ``RESULT`` (the result's changes) and to ``REJECTED`` (quarantined input). A table's own validation
+    joins the line just before the first stage reading it (a table no stage reads, at the line's start);
+    a validation folded into a stage (``spark_operators``) enters with that stage. ``start`` holds the
+    packed rows stages send each other at start (``spark_start``) for ``start_stages``. Not started:
+    the runner writes it to its sink, a pipeline (``planner/pipelines``) to a table."""
     folded = folded_validations(dataflow, tables)
-    feeds: dict[int, list[DataFrame]] = {}
+    entering: dict[int, list[DataFrame]] = {}
     checks: dict[int, list[tuple[int, ValidationProcessor]]] = {}
+    own_validations: dict[int | None, list[str]] = {}
     for name, table in tables.items():
-        routes = [(route, dataflow.stage(route.stage)) for route in dataflow.sources if route.table == name]
-        requirements = [r for r in dataflow.requirements if r.table == name]
+        routes = source_routes(dataflow, name)
         fold = folded.get(name)
-        if fold is not None:
-            tag = folded_input(len(checks.get(fold.stage, [])))
-            feeds.setdefault(fold.stage, []).append(table_input(changes[name], table, buckets, tag, fold.key_columns))
-            check = ValidationProcessor(table, routes, policy, requirements, buckets, chunks)
-            checks.setdefault(fold.stage, []).append((tag, check))
+        if fold is None:
+            reading = {node.id for _, node in routes}
+            first = next((node.id for node in dataflow.stages if node.id in reading), None)
+            own_validations.setdefault(first, []).append(name)
             continue
-        validated = validated_changes(changes[name], table, routes, policy, requirements, buckets, chunks)
-        for stage_id in dict.fromkeys(route.stage for route, _ in routes):
-            feeds.setdefault(stage_id, []).append(validated.where(col("stage") == stage_id))
-        feeds.setdefault(RESULT, []).append(validated.where(col("stage") == REJECTED))
-    return feeds, checks
+        tag = folded_input(len(checks.get(fold.stage, [])))
+        entering.setdefault(fold.stage, []).append(table_input(changes[name], table, buckets, tag, fold.key_columns))
+        requirements = [r for r in dataflow.requirements if r.table == name]
+        checks.setdefault(fold.stage, []).append((tag, ValidationProcessor(table, routes, policy, requirements,
+                                                                           buckets, chunks)))
+    line = start.where(col("stage").isin(*start_stages)) if start is not None and start_stages else None
+    validate = partial(_validated, dataflow, tables, changes, policy, buckets, chunks)
+    line = validate(line, own_validations.pop(None, []))
+    for node in dataflow.stages:
+        line = validate(line, own_validations.pop(node.id, []))
+        inputs = ([] if line is None else [line]) + entering.pop(node.id, [])
+        _check_fed(dataflow, node, inputs, start_stages)
+        downstream = None if node.downstream is None else dataflow.stage(node.downstream)
+        line = packed_layout(reduce(DataFrame.unionByName, inputs), node, downstream, buckets, chunks,
+                             checks.get(node.id, ()))
+    return line
+
+
+def source_routes(dataflow: Dataflow, table: str) -> list[tuple[SourceRoute, StageNode]]:
+    """The routes of ``table``'s changes into the dataflow's stages, each with its stage."""
+    return [(route, dataflow.stage(route.stage)) for route in dataflow.sources if route.table == table]
+
+
+def _validated(dataflow: Dataflow, tables: Mapping[str, Table], changes: Mapping[str, DataFrame], policy: str,
+               buckets: int, chunks: int, line: DataFrame | None, names: Iterable[str]) -> DataFrame | None:
+    """``line`` through the own validation operators of the tables ``names``, one after the other."""
+    for name in names:
+        requirements = [r for r in dataflow.requirements if r.table == name]
+        line = validated_changes(line, changes[name], tables[name], source_routes(dataflow, name), policy,
+                                 requirements, buckets, chunks)
+    return line
+
+
+def _check_fed(dataflow: Dataflow, node: StageNode, inputs: list[DataFrame], start_stages: Collection[int]) -> None:
+    """Refuse a stage nothing sends rows to (a malformed dataflow): no source route, no stage below
+    it, no start rows."""
+    fed = (any(route.stage == node.id for route in dataflow.sources) or node.id in start_stages
+           or any(other.downstream == node.id for other in dataflow.stages))
+    if not fed or not inputs:
+        raise ValueError(
+            f"stage {node.id} ({node.stage.name}) has no input: no source route ends at it and no stage feeds it")
 
 
 def spark_tables(dataflow: Dataflow, catalog: Catalog) -> dict[str, Table]:

@@ -46,16 +46,15 @@ from operators.runtime.dataflow import StageNode
 from operators.runtime.spark_bucket_state import CHUNKS_SCHEMA, BucketStates
 from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
-    BUCKET_COLUMN,
     DEFAULT_BUCKETS,
     DEFAULT_CHUNKS,
-    PACKED_SCHEMA,
     PICKLE_PROTOCOL,
     RESULT,
     key_text,
     pack,
     unpack,
 )
+from operators.runtime.spark_forwarding import run_operator
 from operators.stages.base import Change
 from operators.stages.gjt import GjtStage
 from operators.stages.gjt.pages import PagedGjtState
@@ -78,28 +77,26 @@ def packed_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode
     ``stage`` value of its table's packed changes."""
     if validations:
         processor = FoldedStageProcessor(node, downstream, buckets, chunks, validations)
-        return stage_input.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
+        return run_operator(stage_input, processor, {node.id, *(tag for tag, _ in validations)})
     if isinstance(node.stage, TopKStage):
         return run_top_k(stage_input, node, downstream, buckets)
     if isinstance(node.stage, GjtStage):
-        processor = PagedGjtProcessor(node, downstream, buckets)
-        return stage_input.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
+        return run_operator(stage_input, PagedGjtProcessor(node, downstream, buckets), {node.id})
     return run_packed(stage_input, node, downstream, buckets, chunks)
 
 
 def run_packed(stage_input: DataFrame, node: StageNode, downstream: StageNode | None,
                buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS) -> DataFrame:
-    """Packed rows (``PACKED_SCHEMA``) through ``node``'s stage, one Spark group per bucket."""
-    processor = PackedStageProcessor(node, downstream, buckets, chunks)
-    return stage_input.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
+    """Packed rows (``PACKED_SCHEMA``) through ``node``'s stage, one Spark group per bucket; rows
+    addressed elsewhere pass through (``spark_forwarding``)."""
+    return run_operator(stage_input, PackedStageProcessor(node, downstream, buckets, chunks), {node.id})
 
 
 def run_top_k(stage_input: DataFrame, node: StageNode, downstream: StageNode | None,
               buckets: int = DEFAULT_BUCKETS) -> DataFrame:
     """Packed rows (``PACKED_SCHEMA``) through a ``TopKStage`` with the O(changed + k) layout above (its
     one key's rows all arrive in one bucket)."""
-    processor = TopKProcessor(node, downstream, buckets)
-    return stage_input.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
+    return run_operator(stage_input, TopKProcessor(node, downstream, buckets), {node.id})
 
 
 class PackedStageProcessor(StatefulProcessor):

@@ -42,7 +42,6 @@ from operators.runtime.spark_dependencies import (
     invalid_change,
 )
 from operators.runtime.spark_edges import (
-    BUCKET_COLUMN,
     PACKED_ARROW_SCHEMA,
     PACKED_SCHEMA,
     VALIDATION,
@@ -50,6 +49,7 @@ from operators.runtime.spark_edges import (
     pack,
     pack_by,
 )
+from operators.runtime.spark_forwarding import run_operator
 from operators.runtime.spark_state_codec import PICKLED, RowCodec
 from operators.runtime.validate import ABSENT_COPY, keyed_change_defect
 from operators.stages.base import key_getter
@@ -61,14 +61,17 @@ def state_name(table: str) -> str:
     return f"validated_{table}"
 
 
-def validated_changes(changes: DataFrame, table: Table, routes: Sequence[tuple[SourceRoute, StageNode]], policy: str,
+def validated_changes(line: DataFrame | None, changes: DataFrame, table: Table,
+                      routes: Sequence[tuple[SourceRoute, StageNode]], policy: str,
                       requirements: Sequence[RowRequirement], buckets: int, chunks: int) -> DataFrame:
-    """A table's changes (``change_schema`` rows) packed by bucket of their key, then validated (set
-    semantics, then each declared dependency): the packed changes routed to the stages reading the
-    table, and the rejects."""
+    """The query's ``line`` so far (``spark_forwarding``; None at its start) joined by a table's changes
+    (``change_schema`` rows) packed by bucket of their key, then through the table's validation (set
+    semantics, then each declared dependency): the line forwarded, the packed changes routed to the
+    stages reading the table, and the rejects."""
     packed = table_input(changes, table, buckets)
+    line = packed if line is None else line.unionByName(packed)
     processor = ValidationProcessor(table, routes, policy, requirements, buckets, chunks)
-    accepted = packed.groupBy(BUCKET_COLUMN).transformWithState(processor, PACKED_SCHEMA, "Append", "None")
+    accepted = run_operator(line, processor, {VALIDATION})
     return dependency_checked(accepted, table, routes, policy, buckets, chunks)
 
 
