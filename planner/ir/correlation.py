@@ -23,24 +23,19 @@ from planner.ir.maintenance import Atom, ViewAtom
 
 
 def own_relations(plan: LogicalPlan) -> set[str]:
-    """The relations ``plan``'s own expressions may name: its tables, and its derived tables, views and
-    set operations by their alias (a filter on a derived table's column, TPC-H Q18's ``where sum_qty
-    > 300``, is local, not a correlation), not the relations inside those, which are scopes of their own."""
+    """The relations ``plan``'s own expressions may name: its tables, and its derived tables and views by
+    their alias (a filter on a derived table's column, TPC-H Q18's ``where sum_qty > 300``, is local,
+    not a correlation), not the relations inside those, or a set operation's, which are scopes of their own."""
     return _scope(plan)[0]
 
 
-def outer_references(plan: LogicalPlan) -> list[Column]:
-    """The columns ``plan`` reads from a query around it, in the order met: those no relation in scope
-    binds, where each derived table, view and set-operation branch is a scope seeing its own relations
-    and those of the scopes around it (SQL's name resolution). A branch of ``(SELECT o.x FROM orders o
-    UNION ALL SELECT l.y FROM lineitem l WHERE l.k = o.k)`` that reads ``o.k`` reads the outer query's
-    ``o``, whatever the other branch calls its own relation."""
-    return list(dict.fromkeys(column for column, _ in _unbound(plan, frozenset(), ())))
-
-
 def is_uncorrelated(plan: LogicalPlan) -> bool:
-    """Whether ``plan`` reads nothing of a query around it."""
-    return not outer_references(plan)
+    """Whether ``plan`` reads nothing of a query around it: every column it reads is bound by a relation
+    in scope, where each derived table, view and set-operation branch is a scope seeing its own
+    relations and those of the scopes around it (SQL's name resolution). A branch of ``(SELECT o.x
+    FROM orders o UNION ALL SELECT l.y FROM lineitem l WHERE l.k = o.k)`` that reads ``o.k`` reads the
+    outer query's ``o``, whatever the other branch calls its own relation."""
+    return next(_unbound(plan, frozenset(), ()), None) is None
 
 
 def hidden_correlation(plan: LogicalPlan) -> str | None:
