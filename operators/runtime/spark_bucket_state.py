@@ -36,8 +36,9 @@ from operators.runtime.spark_counters import OFF, Counters
 from operators.runtime.spark_edges import PICKLE_PROTOCOL, chunk_of
 from operators.runtime.spark_state_codec import PICKLED, StateCodec
 
-#: The state layout a checkpoint is written in, recorded in the work directory's ``LAYOUT_FILE``.
-STATE_LAYOUT = "bucket chunks of encoded key states in a ListState"
+#: The state layout a checkpoint is written in, recorded in the work directory's ``LAYOUT_FILE``; it
+#: names the operators' arrangement too (``spark_forwarding``), since that fixes their operator ids.
+STATE_LAYOUT = "bucket chunks of encoded key states in a ListState, operators in one line"
 LAYOUT_FILE = "state-layout"
 
 #: A StructType, not DDL text: pyspark parses a DDL schema with one more state-server call per task.
