@@ -262,7 +262,7 @@ def replace_conditions(rule: str, graph: JoinGraph, ctx: OptimizerContext,
     """``graph`` with each condition ``views_for`` replaces by views joined back; a ``CannotDecorrelate``
     it raises leaves the condition and is recorded as ``rule``'s refusal. ``graph`` itself when none is."""
     outer, nullable = _relations_of(graph), _nullability(graph, ctx.catalog)
-    atoms, conditions = list(graph.atoms), []
+    atoms, conditions, changed = list(graph.atoms), [], False
     for condition in graph.conditions:
         try:
             found = views_for(condition, outer, nullable, ctx.aliases)
@@ -272,12 +272,11 @@ def replace_conditions(rule: str, graph: JoinGraph, ctx: OptimizerContext,
         if found is None:
             conditions.append(condition)
             continue
-        ctx.aliases.take(len(found[0]))
+        ctx.aliases.take(len(found[0]))  # none when the condition becomes a comparison with a threshold
         atoms.extend(found[0])
         conditions.extend(found[1])
-    if len(conditions) == len(graph.conditions) and len(atoms) == len(graph.atoms):
-        return graph
-    return attrs.evolve(graph, atoms=tuple(atoms), conditions=tuple(conditions))
+        changed = True
+    return attrs.evolve(graph, atoms=tuple(atoms), conditions=tuple(conditions)) if changed else graph
 
 
 class DecorrelateExistsAndIn(DecorrelationRule):
