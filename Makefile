@@ -37,7 +37,7 @@ demo: $(VENV)/.installed java
 
 # The CI command: everything but the slow tests (Spark integration tests included).
 test: $(VENV)/.installed java chromium
-	$(PYTEST) -q -m "not slow" --durations=30
+	$(PYTEST) -q -m "not slow" -n 2 --dist loadgroup --durations=30
 
 # Without Spark: seconds, for the edit-test loop.
 test-fast: $(VENV)/.installed

@@ -29,9 +29,11 @@ from catalog.schema import Catalog
 from catalog.types import DataType
 from operators.held_errors import ErrorRow, is_error, split_errors
 from operators.lowering.codegen import write_program
+from operators.lowering.route_masks import row_masks
+from operators.lowering.stream_columns import columns_read
 from operators.runtime.compiled.runner import CompiledRunner
 from operators.runtime.local_runner import LocalRunner
-from operators.runtime.stream import ChangeBatch, Update, UpdateBatch
+from operators.runtime.stream import ChangeBatch, OpenStream, Update, UpdateBatch
 from operators.runtime.validate import Rejected, Validator
 from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
 from operators.zset import Changelog, Row, consolidate
@@ -238,6 +240,19 @@ class MaintainedView:
             width = dataflow.visible_width
             ordered = (row[:width] for row in ordered)
         return ordered if limit is None else islice(ordered, limit)
+
+    def batches(self, stream: OpenStream, size: int) -> Iterator[ChangeBatch]:
+        """``stream``'s changes (``open_stream``) in batches of ``size``, read for this view: only the
+        tables its validator checks; of those only the columns its stages read (the others None); and
+        the selections' columns only at the rows some route can keep (``row_masks``). The reader's
+        pushdown, which makes reading a fraction of a run's cost (RESULTS.md, "the read path"); the
+        batches are for this view's ``apply`` only, their rows not the tables' whole rows. On Spark,
+        whose ``apply`` hands whole rows to the query, only the tables are chosen."""
+        dataflow = self.compiled.dataflow
+        if self.engine != "local":
+            return stream.batches(size, tables=dataflow.tables())
+        return stream.batches(size, tables=self.validator.tables, columns=columns_read(dataflow, self.catalog),
+                              masks=row_masks(dataflow, self.catalog))
 
     def close(self) -> None:
         close = getattr(self.runner, "close", None)

@@ -97,37 +97,34 @@ class ChooseChangePropagationJoin(Rule):
     Preconditions: normalization (atoms, classes); runs after ``ChooseForeignKeyJoinTree``.
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def choose(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # a forced tree replaces the live-tuple plan (to compare the two, AJU Figure 12a)
-                case ForeignKeyJoin(atoms=atoms) if ctx.join_tree is not None and not node.preserved:
-                    graph = JoinGraph(atoms, (), _classes_of(node))
-                    if ctx.join_tree == "theorem11":
-                        return ChangePropagationJoin("theorem11", node.residual, node.theorem11_tree)
-                    return ChangePropagationJoin("forced", node.residual, left_deep_tree(graph, ctx.join_tree))
-                # the general fallback: any connected equi-join, with no update-time guarantee
-                case JoinGraph(atoms=atoms) if all(isinstance(a, Atom | ViewAtom) for a in atoms) and not node.preserved:
-                    if any(contains_subquery(c) for c in node.conditions) or len(atoms) < 2:
-                        return node
-                    if any(isinstance(a, ViewAtom) and a.anti for a in atoms):
-                        # a binary join stage emits matches; an anti view's rows are the keys to exclude
-                        ctx.refuse(self.name, "a NOT EXISTS, NOT IN or LEFT ANTI JOIN is maintained only in a join "
-                                   "along keys, not by binary joins")
-                        return node
-                    order = connected_order(node)
-                    if order is None:
-                        ctx.refuse(self.name, "the relations are not all connected by equalities or conditions "
-                                   "(a cross product)")
-                        return node
-                    why = "; ".join(ctx.refusals.get(rule, "") for rule in STRONGER if rule in ctx.refusals)
-                    ctx.decide(self.name, f"general fallback: binary delta joins with materialized views, because {why}")
-                    # every condition sits on the lowest join holding its relations: nothing is left above
-                    graph = attrs.evolve(node, conditions=node.conditions + equalities_within_atoms(node))
-                    return ChangePropagationJoin("fallback", None, left_deep_tree(graph, order))
-            return node
-
-        return plan.transform_up(choose)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # R1 ⋈ … ⋈ Rn = ((R_i ⋈ R_j) ⋈ …) ⋈ R_k in any order (associativity): the forced tree, to compare (AJU Fig. 12a)
+            case ForeignKeyJoin(atoms=atoms) if ctx.join_tree is not None and not node.preserved:
+                graph = JoinGraph(atoms, (), _classes_of(node))
+                if ctx.join_tree == "theorem11":
+                    return ChangePropagationJoin("theorem11", node.residual, node.theorem11_tree)
+                return ChangePropagationJoin("forced", node.residual, left_deep_tree(graph, ctx.join_tree))
+            # σ_θ(R1 ⋈ … ⋈ Rn) = a left-deep tree of binary joins, each conjunct of θ on the lowest join holding its relations
+            case JoinGraph(atoms=atoms) if all(isinstance(a, Atom | ViewAtom) for a in atoms) and not node.preserved:
+                if any(contains_subquery(c) for c in node.conditions) or len(atoms) < 2:
+                    return node
+                if any(isinstance(a, ViewAtom) and a.anti for a in atoms):
+                    # a binary join stage emits matches; an anti view's rows are the keys to exclude
+                    ctx.refuse(self.name, "a NOT EXISTS, NOT IN or LEFT ANTI JOIN is maintained only in a join "
+                               "along keys, not by binary joins")
+                    return node
+                order = connected_order(node)
+                if order is None:
+                    ctx.refuse(self.name, "the relations are not all connected by equalities or conditions "
+                               "(a cross product)")
+                    return node
+                why = "; ".join(ctx.refusals.get(rule, "") for rule in STRONGER if rule in ctx.refusals)
+                ctx.decide(self.name, f"general fallback: binary delta joins with materialized views, because {why}")
+                # every condition sits on the lowest join holding its relations: nothing is left above
+                graph = attrs.evolve(node, conditions=node.conditions + equalities_within_atoms(node))
+                return ChangePropagationJoin("fallback", None, left_deep_tree(graph, order))
+        return node
 
 
 def _classes_of(join: ForeignKeyJoin) -> tuple[tuple[Column, ...], ...]:

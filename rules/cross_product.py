@@ -13,6 +13,7 @@ from planner.ir.cross_product import CrossProductAggregate, ProductTerm
 from planner.ir.expressions import AggregateCall, Call, Expr, Literal, columns, deep_columns
 from planner.ir.logical import Aggregate, LogicalPlan, NamedExpr
 from planner.ir.maintenance import Atom, JoinGraph
+from planner.ir.notation import print_expr
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -44,7 +45,7 @@ def separate(expr: Expr, aliases: set[str]) -> list[tuple[float, dict[str, Expr]
     tables = {c.table for c in columns(expr)}
     if len(tables) == 1 and tables <= aliases:
         return [(1, {tables.pop(): expr})]
-    raise NotSeparable(f"{expr!r} mixes relations in a way that is not a sum of products")
+    raise NotSeparable(f"{print_expr(expr)} mixes relations in a way that is not a sum of products")
 
 
 class DecomposeCrossProductAggregate(Rule):

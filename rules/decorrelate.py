@@ -14,9 +14,20 @@ other rules.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeAlias
+
 import attrs
 
 from catalog.schema import Catalog
+from planner.ir.correlation import (
+    CorrelatedWhere,
+    column_pair,
+    hidden_correlation,
+    is_uncorrelated,
+    own_relations,
+    split_where,
+)
 from planner.ir.expressions import (
     AggregateCall,
     Call,
@@ -24,7 +35,6 @@ from planner.ir.expressions import (
     Expr,
     Literal,
     Subquery,
-    columns,
     conjunction,
     conjuncts,
     transform,
@@ -42,7 +52,7 @@ from planner.ir.logical import (
 )
 from planner.ir.maintenance import Atom, JoinGraph, ViewAtom
 from planner.ir.notation import print_expr
-from planner.optimizer.context import OptimizerContext
+from planner.optimizer.context import FreshAliases, OptimizerContext
 from planner.optimizer.executor import Rule
 
 
@@ -50,37 +60,13 @@ class CannotDecorrelate(Exception):
     """Why a subquery is left as it is (shown by EXPLAIN)."""
 
 
-def _inner_aliases(plan: LogicalPlan) -> set[str]:
-    """The relations the subquery itself reads: tables, and derived tables or views by their alias
-    (a filter on a derived table's column, Q18's ``where sum_qty > 300``, is local, not a correlation)."""
-    return {n.alias for n in plan.walk() if isinstance(n, Scan | Atom | ViewAtom | SubqueryAlias)}
-
-
-def _split_correlation(plan: LogicalPlan, outer: set[str]) -> tuple[LogicalPlan, list[tuple[Column, Column]]]:
-    """(the subquery's FROM/WHERE without its correlation, [(inner column, outer column)])."""
-    inner_aliases = _inner_aliases(plan)
-    if isinstance(plan, Filter):
-        local, pairs = [], []
-        for part in conjuncts(plan.condition):
-            refs = {c.table for c in columns(part)}
-            if refs <= inner_aliases:
-                local.append(part)
-                continue
-            match part:
-                case Call(op="=", args=(Column() as a, Column() as b)) if a.table in inner_aliases and b.table in outer:
-                    pairs.append((a, b))
-                case Call(op="=", args=(Column() as a, Column() as b)) if b.table in inner_aliases and a.table in outer:
-                    pairs.append((b, a))
-                case _:
-                    raise CannotDecorrelate(f"the subquery's correlation {print_expr(part)} is not an equality between columns")
-        body = Filter(conjunction(local), plan.child) if local else plan.child
-        return body, pairs
-    return plan, []
-
-
-def _referenced_aliases(plan: LogicalPlan) -> set[str | None]:
-    """Aliases of every column the plan's expressions mention (outer references included)."""
-    return {c.table for node in plan.walk() for expr in node.expressions() for c in columns(expr)}
+def equality_correlation(plan: LogicalPlan, outer: set[str]) -> CorrelatedWhere:
+    """The subquery's FROM/WHERE split (``planner/ir/correlation.py``); raises unless every conjunct
+    that reads the outer query is a column equality."""
+    split = split_where(plan, outer)
+    if split.others:
+        raise CannotDecorrelate(f"the subquery's correlation {print_expr(split.others[0])} is not an equality between columns")
+    return split
 
 
 def _groups_by(plan: LogicalPlan, item: NamedExpr) -> bool:
@@ -90,7 +76,7 @@ def _groups_by(plan: LogicalPlan, item: NamedExpr) -> bool:
         isinstance(grouped, Aggregate)
         and len(grouped.group_by) == 1
         and item.expr == Column(None, grouped.group_by[0].name)
-        and _referenced_aliases(plan) <= _inner_aliases(plan) | {None}
+        and is_uncorrelated(plan)
     )
 
 
@@ -103,11 +89,10 @@ def view_for(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple
     if isinstance(plan, SetOperation):
         plan = _set_operation_as_block(subquery, alias)
     if subquery.kind == "exists":
-        body = plan.child if isinstance(plan, Project) else plan
-        body, pairs = _split_correlation(body, outer)
-        if not pairs:
+        split = equality_correlation(plan.child if isinstance(plan, Project) else plan, outer)
+        if not split.keys:
             raise CannotDecorrelate("an uncorrelated EXISTS is a constant condition; it is not maintained yet")
-        keys = pairs
+        body, keys = split.filtered(), list(split.keys)
     elif subquery.kind == "in":
         if not (isinstance(plan, Project) and len(plan.items) == 1):
             raise CannotDecorrelate("the IN subquery must select one expression")
@@ -122,8 +107,8 @@ def view_for(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple
         if (grouped := _grouped_block(plan, alias)) is not None:
             body, keys = grouped, [(Column(f"{alias}_g", item.name, type_of(item.expr)), subquery.operand)]
         else:
-            body, pairs = _split_correlation(plan.child, outer)
-            keys = [(item.expr, subquery.operand), *pairs]
+            split = equality_correlation(plan.child, outer)
+            body, keys = split.filtered(), [(item.expr, subquery.operand), *split.keys]
     else:
         raise CannotDecorrelate(f"{subquery.kind} subqueries are not decorrelated into views")
     names = tuple(f"k{i}" for i in range(len(keys)))
@@ -147,7 +132,7 @@ def _set_operation_as_block(subquery: Subquery, alias: str) -> Project:
     correlation of an EXISTS sits inside each branch, which no view here is grouped by."""
     plan = subquery.plan
     kind = plan.kind.replace("_", " ").upper()
-    if subquery.kind != "in" or _referenced_aliases(plan) - _inner_aliases(plan) - {None}:
+    if subquery.kind != "in" or not is_uncorrelated(plan):
         raise CannotDecorrelate(f"{subquery.kind.upper()} over a {kind}, correlated inside its branches, is not "
                                 "maintained; an uncorrelated IN over a set operation is")
     derived = f"{alias}_s"
@@ -168,7 +153,7 @@ def _grouped_block(plan: Project, alias: str) -> LogicalPlan | None:
     table's rows per value, γ_{e; count}(π_{g, e}(Q)), since x IN (SELECT e FROM Q) holds exactly when
     some row of Q has e = x. None for any other subquery."""
     body = plan.child.child if isinstance(plan.child, Filter) else plan.child
-    if not (isinstance(body, Aggregate) and body.group_by) or _referenced_aliases(plan) - _inner_aliases(plan) - {None}:
+    if not (isinstance(body, Aggregate) and body.group_by) or not is_uncorrelated(plan):
         return None
     (item,) = plan.items
     keys = tuple(NamedExpr(g.name, Column(None, g.name, type_of(g.expr))) for g in body.group_by)
@@ -178,7 +163,11 @@ def _grouped_block(plan: Project, alias: str) -> LogicalPlan | None:
     return SubqueryAlias(f"{alias}_g", Project(keys + selected, plan.child))
 
 
-def _nullability(graph: JoinGraph, catalog: Catalog):
+#: ``nullable(expr, plan)``: whether a column may be NULL (looked up in the join graph's atoms or ``plan``)
+Nullability: TypeAlias = Callable[[Expr, LogicalPlan | None], bool]
+
+
+def _nullability(graph: JoinGraph, catalog: Catalog) -> Nullability:
     """``nullable(expr, plan)``: whether the column may be NULL, looked up in the graph's atoms or ``plan``."""
     def nullable(expr: Expr, plan: LogicalPlan | None) -> bool:
         if not isinstance(expr, Column):
@@ -193,23 +182,14 @@ def _nullability(graph: JoinGraph, catalog: Catalog):
 
 
 def _split_inequality(plan: LogicalPlan, outer: set[str]):
-    """Like ``_split_correlation`` but allowing one ``inner.b <> outer.y``: (body, equalities, (b, y))."""
-    inner_aliases = _inner_aliases(plan)
-    if not isinstance(plan, Filter):
+    """The correlation as equalities and one ``inner.b <> outer.y``: (body, equalities, (b, y)); None
+    without equalities or without exactly one such ``<>``, or with any other correlation."""
+    split, inner = split_where(plan, outer), own_relations(plan)
+    pairs = [column_pair(part, "<>", inner, outer) for part in split.others]
+    differs, rest = [p for p in pairs if p is not None], [o for o, p in zip(split.others, pairs, strict=True) if p is None]
+    if len(differs) != 1 or rest or not split.keys:
         return None
-    rest, differs = [], []
-    for part in conjuncts(plan.condition):
-        match part:
-            case Call(op="<>", args=(Column() as a, Column() as b)) if a.table in inner_aliases and b.table in outer:
-                differs.append((a, b))
-            case Call(op="<>", args=(Column() as a, Column() as b)) if b.table in inner_aliases and a.table in outer:
-                differs.append((b, a))
-            case _:
-                rest.append(part)
-    if len(differs) != 1 or not rest:
-        return None
-    body, pairs = _split_correlation(Filter(conjunction(rest), plan.child), outer)
-    return (body, pairs, differs[0]) if pairs else None
+    return split.filtered(), list(split.keys), differs[0]
 
 
 def exists_other_views(subquery: Subquery, outer: set[str], aliases: tuple[str, str]):
@@ -243,13 +223,69 @@ def _relations_of(graph: JoinGraph) -> set[str]:
     return {a.alias for a in graph.atoms if isinstance(a, Atom | ViewAtom)}
 
 
-class DecorrelateExistsAndIn(Rule):
+class DecorrelationRule(Rule):
+    """A rule that replaces subqueries by relations of its own, named ``_v<n>`` (``numbering`` says).
+
+    It keeps ``apply`` for one fact of the whole plan: the names must be unique across it (a view's own
+    plan included), so they are numbered after the relations of their kind already there, counted
+    before the executor's walk; ``rewrite`` draws them from ``ctx.aliases``. Its ``rewrite`` replaces
+    the join-graph conditions ``views_for`` takes, which states the rule's law.
+    """
+
+    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        ctx.aliases = FreshAliases(*self.numbering(plan))
+        return super().apply(plan, ctx)
+
+    def numbering(self, plan: LogicalPlan) -> tuple[str, int]:
+        """(the names' prefix, how many such relations the plan holds)."""
+        return "_v", _views_in(plan)
+
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_{q ∧ c}(R1 ⋈ …) = σ_{j ∧ c}(R1 ⋈ … ⋈ V): a subquery condition q as views V joined back by j (views_for)
+            case JoinGraph():
+                return replace_conditions(self.name, node, ctx, self.views_for)
+        return node
+
+    def views_for(self, condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+        """The views replacing one condition of a join graph of the relations ``outer`` and the conditions
+        joining them back; None when the condition is not the rule's; raises ``CannotDecorrelate`` to refuse."""
+        return None
+
+
+#: what replaces one condition: its views and the conditions joining them back; None when not the rule's
+Replacement: TypeAlias = tuple[list[ViewAtom], list[Expr]] | None
+
+
+def replace_conditions(rule: str, graph: JoinGraph, ctx: OptimizerContext,
+                       views_for: Callable[[Expr, set[str], Nullability, FreshAliases], Replacement]) -> JoinGraph:
+    """``graph`` with each condition ``views_for`` replaces by views joined back; a ``CannotDecorrelate``
+    it raises leaves the condition and is recorded as ``rule``'s refusal. ``graph`` itself when none is."""
+    outer, nullable = _relations_of(graph), _nullability(graph, ctx.catalog)
+    atoms, conditions, changed = list(graph.atoms), [], False
+    for condition in graph.conditions:
+        try:
+            found = views_for(condition, outer, nullable, ctx.aliases)
+        except CannotDecorrelate as reason:
+            ctx.refuse(rule, str(reason))
+            found = None
+        if found is None:
+            conditions.append(condition)
+            continue
+        ctx.aliases.take(len(found[0]))  # none when the condition becomes a comparison with a threshold
+        atoms.extend(found[0])
+        conditions.extend(found[1])
+        changed = True
+    return attrs.evolve(graph, atoms=tuple(atoms), conditions=tuple(conditions)) if changed else graph
+
+
+class DecorrelateExistsAndIn(DecorrelationRule):
     """Replace EXISTS/IN (and NOT) conditions of a join graph by view atoms joined on their key.
 
     Preconditions: the join graph's conditions are conjuncts (normalization).
 
     >>> from catalog.tpch import tpch_catalog
-    >>> from planner.optimizer.context import OptimizerContext
+    >>> from planner.optimizer.context import FreshAliases, OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecorrelateExistsAndIn(), '''
     ... JoinGraph conditions=[exists{
@@ -269,40 +305,18 @@ class DecorrelateExistsAndIn(Rule):
     Paper: AJU §5 (subqueries as maintained aggregate views joined along a key).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [_views_in(plan)]
-
-        def decorrelate(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            outer = _relations_of(node)
-            atoms, conditions, changed = list(node.atoms), [], False
-            for condition in node.conditions:
-                match condition:
-                    # R ⋉ σ_{a=b}(S) = R ⋈_{b = key} γ_{a; count}(S)  (each R tuple meets at most one view row)
-                    case Subquery(kind="exists") as subquery if (
-                        found := exists_other_views(subquery, outer, (f"_v{counter[0]}", f"_v{counter[0] + 1}"))
-                    ):
-                        counter[0] += 2
-                        atoms.extend(found[0])
-                        conditions.extend(found[1])
-                        changed = True
-                    case Subquery(kind=("exists" | "in")) as subquery:
-                        try:
-                            view, joins = view_for(subquery, outer, f"_v{counter[0]}", _nullability(node, ctx.catalog))
-                        except CannotDecorrelate as reason:
-                            ctx.refuse(self.name, str(reason))
-                            conditions.append(condition)
-                            continue
-                        counter[0] += 1
-                        atoms.append(view)
-                        conditions.extend(joins)
-                        changed = True
-                    case _:
-                        conditions.append(condition)
-            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions)) if changed else node
-
-        return plan.transform_up(decorrelate)
+    def views_for(self, condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+        match condition:
+            # R ⋉_{a=x ∧ b≠y} S = σ_{n(x) − n(x, y) > 0}(R ⟕ γ_{a; count}(S) ⟕ γ_{a, b; count}(S)) (TPC-H Q21)
+            case Subquery(kind="exists") as subquery if (
+                found := exists_other_views(subquery, outer, (aliases.name(0), aliases.name(1)))
+            ):
+                return found
+            # R ⋉ σ_{a=b}(S) = R ⋈_{b = key} γ_{a; count}(S)  (each R tuple meets at most one view row)
+            case Subquery(kind=("exists" | "in")) as subquery:
+                view, joins = view_for(subquery, outer, aliases.name(), nullable)
+                return [view], joins
+        return None
 
 
 def scalar_view(subquery: Subquery, outer: set[str], alias: str,
@@ -319,7 +333,11 @@ def scalar_view(subquery: Subquery, outer: set[str], alias: str,
     if not isinstance(agg.expr, AggregateCall) or agg.expr.func == "count":
         # over no rows COUNT gives 0, not NULL, so dropping the unmatched outer rows would be wrong
         raise CannotDecorrelate("a correlated scalar COUNT is 0 over no rows; joining its view would drop those rows")
-    body, pairs = _split_correlation(body, outer)
+    split = equality_correlation(body, outer)
+    if (hidden := hidden_correlation(split.source)) is not None:
+        raise CannotDecorrelate(f"the scalar subquery {hidden}: a correlation is maintained only as equalities in "
+                                "the subquery's own WHERE")
+    body, pairs = split.filtered(), split.keys
     present = [Call("is not null", (inner,)) for inner, _ in pairs if nullable(inner, subquery.plan)]
     if present:
         body = Filter(conjunction(present), body)
@@ -333,7 +351,7 @@ def scalar_view(subquery: Subquery, outer: set[str], alias: str,
     return view, joins
 
 
-class DecorrelateScalarSubqueries(Rule):
+class DecorrelateScalarSubqueries(DecorrelationRule):
     """Replace a correlated scalar aggregate in a join-graph condition by a view keyed by its correlation.
 
     A SUM/AVG/MIN/MAX over no rows is NULL, and a comparison with NULL is not true, so joining the
@@ -341,7 +359,7 @@ class DecorrelateScalarSubqueries(Rule):
     Runs after the nested-aggregate rule, which maintains the aggregate-query forms better (RPAI).
 
     >>> from catalog.tpch import tpch_catalog
-    >>> from planner.optimizer.context import OptimizerContext
+    >>> from planner.optimizer.context import FreshAliases, OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite
     >>> assert_rewrite(DecorrelateScalarSubqueries(), '''
     ... JoinGraph conditions=[ps.ps_supplycost = scalar{
@@ -363,31 +381,27 @@ class DecorrelateScalarSubqueries(Rule):
     Paper: AJU §5 (TPC-H Q2's correlated MIN as a view joined along the part key).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [_views_in(plan)]
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_{v θ q(r)}(R) = σ_{v θ V.val}(R ⋈_{r.b = V.k} V), V = γ_{a; agg}(S): q over no row is NULL, θ not true
+            case JoinGraph():
+                outer, nullable = _relations_of(node), _nullability(node, ctx.catalog)
+                atoms, extra = list(node.atoms), []
 
-        def decorrelate(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            outer, nullable = _relations_of(node), _nullability(node, ctx.catalog)
-            atoms, extra = list(node.atoms), []
+                def replace(e: Expr) -> Expr:
+                    if not (isinstance(e, Subquery) and e.kind == "scalar"):
+                        return e
+                    try:
+                        view, joins = scalar_view(e, outer, ctx.aliases.name(), nullable)
+                    except CannotDecorrelate as reason:
+                        ctx.refuse(self.name, str(reason))
+                        return e
+                    ctx.aliases.take(1)
+                    atoms.append(view)
+                    extra.extend(joins)
+                    return Column(view.alias, "_val")
 
-            def replace(e: Expr) -> Expr:
-                if not (isinstance(e, Subquery) and e.kind == "scalar"):
-                    return e
-                try:
-                    view, joins = scalar_view(e, outer, f"_v{counter[0]}", nullable)
-                except CannotDecorrelate as reason:
-                    ctx.refuse(self.name, str(reason))
-                    return e
-                counter[0] += 1
-                atoms.append(view)
-                extra.extend(joins)
-                return Column(view.alias, "_val")
-
-            conditions = [transform(c, replace) for c in node.conditions]
-            if len(atoms) == len(node.atoms):
-                return node
-            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions + extra))
-
-        return plan.transform_up(decorrelate)
+                conditions = [transform(c, replace) for c in node.conditions]
+                if len(atoms) > len(node.atoms):
+                    return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions + extra))
+        return node

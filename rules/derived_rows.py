@@ -72,6 +72,9 @@ class MaintainDerivedRowsAsView(Rule):
 
     Law: an operator over a relation R maps ΔR to its own change whatever maintains R; a window
     emits exactly the rows whose values change, a set operation its sides' changes (Z-set sums).
+
+    Keeps ``apply``: whether a derived table is its query's own result depends on every operator
+    above it, which the rewrite of one node, walked bottom-up, does not see.
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:

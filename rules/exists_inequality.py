@@ -26,6 +26,7 @@ from __future__ import annotations
 import attrs
 
 from catalog.types import BOOLEAN
+from planner.ir.correlation import own_relations, split_where
 from planner.ir.expressions import (
     FLIPPED,
     AggregateCall,
@@ -40,17 +41,13 @@ from planner.ir.expressions import (
     type_of,
 )
 from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project
-from planner.ir.maintenance import JoinGraph, ViewAtom
 from planner.ir.notation import print_expr
-from planner.optimizer.context import OptimizerContext
-from planner.optimizer.executor import Rule
+from planner.optimizer.context import FreshAliases
 from rules.decorrelate import (
     CannotDecorrelate,
-    _inner_aliases,
-    _nullability,
-    _relations_of,
-    _split_correlation,
-    _views_in,
+    DecorrelationRule,
+    Nullability,
+    Replacement,
     scalar_view,
 )
 
@@ -74,6 +71,7 @@ class _Split:
     op: str
     outer: Expr
     body: LogicalPlan
+    equalities: tuple[tuple[Column, Column], ...]
 
 
 def _side(expr: Expr, inner: set[str], outer: set[str]) -> str | None:
@@ -88,7 +86,8 @@ def _side(expr: Expr, inner: set[str], outer: set[str]) -> str | None:
 def split_inequality(subquery: Subquery, outer: set[str]) -> _Split | None:
     """The one ``<``/``<=``/``>``/``>=`` between the subquery's and the outer query's columns, with
     the subquery's body keeping the rest (IN: plus ``value = operand``); None with no such
-    inequality; raises with two or more, or with an IN that does not select one expression."""
+    inequality; raises with two or more, with any other correlation than equalities, or with an IN
+    that does not select one expression."""
     plan = subquery.plan
     if subquery.kind == "in":
         if not (isinstance(plan, Project) and len(plan.items) == 1):
@@ -98,11 +97,12 @@ def split_inequality(subquery: Subquery, outer: set[str]) -> _Split | None:
         body, extra = (plan.child if isinstance(plan, Project) else plan), []
     if not isinstance(body, Filter):
         return None
-    inner_aliases, found, rest = _inner_aliases(body), [], []
-    for part in conjuncts(body.condition):
+    split = split_where(Filter(conjunction([*conjuncts(body.condition), *extra]), body.child), outer)
+    inner, found, rest = own_relations(body), [], []
+    for part in split.others:
         match part:
             case Call(op=op, args=(a, b)) if op in INEQUALITIES:
-                sides = (_side(a, inner_aliases, outer), _side(b, inner_aliases, outer))
+                sides = (_side(a, inner, outer), _side(b, inner, outer))
                 if sides == ("inner", "outer"):
                     found.append((a, op, b))
                     continue
@@ -115,8 +115,11 @@ def split_inequality(subquery: Subquery, outer: set[str]) -> _Split | None:
     if len(found) > 1:
         raise CannotDecorrelate("the subquery's correlation holds two or more inequalities (a dominance query): no one "
                                 "value per key decides it; one inequality beside equalities is maintained")
-    (inner, op, outer_expr), parts = found[0], rest + extra
-    return _Split(inner, op, outer_expr, Filter(conjunction(parts), body.child) if parts else body.child)
+    if rest:
+        raise CannotDecorrelate(f"the subquery's correlation {print_expr(rest[0])} is not an equality between columns")
+    (inner_expr, op, outer_expr), parts = found[0], [*split.local, *(Call("=", pair, BOOLEAN) for pair in split.keys)]
+    return _Split(inner_expr, op, outer_expr, Filter(conjunction(parts), split.source) if parts else split.source,
+                  split.keys)
 
 
 def _extreme_subquery(split: _Split) -> tuple[str, Subquery]:
@@ -127,7 +130,7 @@ def _extreme_subquery(split: _Split) -> tuple[str, Subquery]:
     return agg, Subquery("scalar", Project((NamedExpr("_c0", Column(None, "_a0", dtype)),), aggregate), dtype=dtype)
 
 
-def inequality_views(subquery: Subquery, outer: set[str], alias: str, nullable) -> tuple[list[ViewAtom], list[Expr]] | None:
+def inequality_views(subquery: Subquery, outer: set[str], alias: str, nullable: Nullability) -> Replacement:
     """The views and conditions replacing ``subquery``; None when its correlation holds no inequality."""
     split = split_inequality(subquery, outer)
     if split is None:
@@ -135,7 +138,7 @@ def inequality_views(subquery: Subquery, outer: set[str], alias: str, nullable) 
     if subquery.negated and subquery.kind == "in" and (
             nullable(subquery.operand, None) or nullable(subquery.plan.items[0].expr, subquery.plan)):
         raise CannotDecorrelate("NOT IN over a column that may be NULL, correlated by an inequality, is not maintained")
-    _, equalities = _split_correlation(split.body, outer)  # the rest must be equalities: raises otherwise
+    equalities = split.equalities
     agg, extreme = _extreme_subquery(split)
     # the outer side compared with the extreme: y < max(b) for S.b > R.y (the op seen from the outer side)
     op = FLIPPED[split.op]
@@ -152,7 +155,7 @@ def inequality_views(subquery: Subquery, outer: set[str], alias: str, nullable) 
     return [attrs.evolve(view, note=note)], [*joins, compared]
 
 
-class DecorrelateInequalityCorrelation(Rule):
+class DecorrelateInequalityCorrelation(DecorrelationRule):
     """Replace an EXISTS/IN (or NOT) subquery correlated by equalities and one inequality by a view of
     the inner side's MIN or MAX keyed by the equalities, compared with the outer side.
 
@@ -163,28 +166,9 @@ class DecorrelateInequalityCorrelation(Rule):
     Paper: AJU §5 (subqueries as aggregate views joined on their key) and Theorem 15 (join-select).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [_views_in(plan)]
-
-        def decorrelate(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            outer, nullable = _relations_of(node), _nullability(node, ctx.catalog)
-            atoms, conditions, changed = list(node.atoms), [], False
-            for condition in node.conditions:
-                found = None
-                if isinstance(condition, Subquery) and condition.kind in ("exists", "in"):
-                    try:
-                        found = inequality_views(condition, outer, f"_v{counter[0]}", nullable)
-                    except CannotDecorrelate as reason:
-                        ctx.refuse(self.name, str(reason))
-                if found is None:
-                    conditions.append(condition)
-                    continue
-                counter[0] += len(found[0])
-                atoms.extend(found[0])
-                conditions.extend(found[1])
-                changed = True
-            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions)) if changed else node
-
-        return plan.transform_up(decorrelate)
+    def views_for(self, condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+        match condition:
+            # R ⋉_{a=x ∧ b>y} S = σ_{y < V.m}(R ⋈_{x = V.k} V), V = γ_{a; max(b) AS m}(S) (NOT: V optional, not coalesce)
+            case Subquery(kind=("exists" | "in")):
+                return inequality_views(condition, outer, aliases.name(), nullable)
+        return None

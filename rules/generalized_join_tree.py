@@ -54,6 +54,9 @@ class ChooseGeneralizedJoinTree(Rule):
     ...     Atom table=s alias=s columns=[d, e]
     ... ''', OptimizerContext(catalog))
 
+    Keeps ``apply``: the tree's output is the columns the rest of the plan reads, a fact of the
+    whole plan that decides whether it is free-connex.
+
     Paper: IEDyn §2 (GCQs), §3 (Props. 3.7–3.9, free-connex), §5 (Thm 5.5), §6 (not free-connex).
     """
 

@@ -95,6 +95,9 @@ class InlineDerivedTables(Rule):
     ... Aggregate group_by=[extract_year(o.d) AS y] aggregates=[sum(o.p * 2) AS _a0]
     ...   Scan table=orders alias=o columns=[d, p]
     ... ''', None)
+
+    Keeps ``apply``: ``v.a`` is replaced wherever the whole plan reads it, above the derived table
+    too, and whether an outer join pads it with NULLs is decided by the operators above it.
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:

@@ -101,6 +101,9 @@ class MaintainJoinSelect(Rule):
     ...       Scan table=partsupp alias=ps2 columns=[ps_partkey, ps_supplycost]
     ... ''', OptimizerContext(None))
 
+    Keeps ``apply``: a comparison moves into the join only when nothing else in the whole plan
+    reads V's compared column, which no single node shows.
+
     Paper: AJU §5, Theorem 15 (join-select).
     """
 

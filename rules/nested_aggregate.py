@@ -50,7 +50,9 @@ from planner.ir.maintenance import (
     NestedAggregate,
     ParameterizedAggregate,
     SubqueryAggregate,
+    fed_as_number,
 )
+from planner.ir.notation import print_expr
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
 
@@ -71,7 +73,8 @@ def subquery_aggregate(subquery: Subquery, outer_aliases: set[str]) -> SubqueryA
             raise NotRecognized("the subquery is not a single scalar aggregate over one relation")
     call = agg.expr
     if not isinstance(call, AggregateCall) or call.func not in RING or call.distinct:
-        raise NotRecognized(f"the subquery's aggregate must be SUM, COUNT or AVG, got {call!r}")
+        raise NotRecognized(f"the subquery's aggregate {print_expr(call)} is not a SUM, COUNT or AVG without DISTINCT, "
+                            "the aggregates whose index of sums a delete updates")
     match inner:
         case Filter(condition=condition, child=Scan() as scan):
             pass
@@ -301,6 +304,10 @@ class RecognizeCorrelatedNestedAggregate(Rule):
                 return hoist(e)
             except NotRecognized:
                 if not {c.table for c in deep_columns(e)} & outer_aliases:
+                    if not fed_as_number(e.dtype):
+                        raise NotRecognized(f"an uncorrelated scalar subquery of type {e.dtype} feeds no aggregate "
+                                            "index (its value is kept as a sum of changes: numbers, dates and "
+                                            "timestamps only); it is compared as a threshold instead") from None
                     # an uncorrelated subquery of any shape: its own maintained query feeds its value
                     feeds.append(e.plan)
                     return added(SubqueryAggregate("", f"_feed{len(feeds) - 1}", "value", None, None, None, (),

@@ -45,49 +45,40 @@ class FlattenInnerJoins(Rule):
     ...   Atom table=orders alias=o columns=[o_custkey]
     ... ''', None)
 
+    Keeps a two-line ``apply`` around the executor's walk: a relation read on its own at the plan's
+    root has no parent whose rewrite makes it a join graph of one atom.
+
     Paper: AJU §2.2, expression (1).
     """
 
     def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def flatten(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # R ⋈_p S = σ_p(R × S): the join becomes atoms plus a condition
-                case Join(kind=("inner" | "cross"), condition=cond, left=left, right=right):
-                    lg, rg = _as_graph(left), _as_graph(right)
-                    if lg is not None and rg is not None and not (lg.preserved or rg.preserved):
-                        # a side may be a derived table inlined after its joins became classes: keep them
-                        return JoinGraph(lg.atoms + rg.atoms, lg.conditions + rg.conditions + tuple(conjuncts(cond)),
-                                         lg.join_classes + rg.join_classes)
-                # R ⟕_p S of two relations: the atoms and p, with R marked preserved (NULL padding)
-                case Join(kind="left", condition=cond, left=left, right=right):
-                    lg, rg = _as_graph(left), _as_graph(right)
-                    if lg is not None and rg is not None and len(lg.atoms) == 1 == len(rg.atoms) and not (
-                        lg.conditions or rg.conditions or lg.preserved or rg.preserved
-                    ):
-                        return JoinGraph(lg.atoms + rg.atoms, tuple(conjuncts(cond)), preserved=(lg.atoms[0].alias,))
-                # σ_p(σ_q(atoms)) = σ_{p ∧ q}(atoms)
-                case Filter(condition=cond, child=child):
-                    graph = _as_graph(child)
-                    # a WHERE over a LEFT JOIN may test the NULL padding: it stays a Filter
-                    if graph is not None and not graph.preserved:
-                        return JoinGraph(graph.atoms, graph.conditions + tuple(conjuncts(cond)), graph.join_classes)
-            return node
+        flattened = super().apply(plan, ctx)
+        return _as_graph(flattened) if isinstance(flattened, Scan | ViewAtom) else flattened
 
-        flattened = plan.transform_up(flatten)
-        # A scan left on its own (a one-table query) is a join graph of one atom.
-        # A relation read on its own (a one-table query, a view in FROM) is a join graph of one atom.
-        return _wrap_lone_relations(flattened)
-
-
-def _wrap_lone_relations(plan: LogicalPlan) -> LogicalPlan:
-    def wrap(node: LogicalPlan) -> LogicalPlan:
-        if isinstance(node, JoinGraph):
-            return node
-        return node.with_children(tuple(
-            _as_graph(c) if isinstance(c, Scan | ViewAtom) else c for c in node.children))
-
-    wrapped = plan.transform_up(wrap)
-    return _as_graph(wrapped) if isinstance(wrapped, Scan | ViewAtom) else wrapped
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # R ⋈_p S = σ_p(R × S): the join becomes atoms plus a condition
+            case Join(kind=("inner" | "cross"), condition=cond, left=left, right=right) if (
+                (lg := _as_graph(left)) is not None and (rg := _as_graph(right)) is not None
+                and not (lg.preserved or rg.preserved)
+            ):
+                # a side may be a derived table inlined after its joins became classes: keep them
+                return JoinGraph(lg.atoms + rg.atoms, lg.conditions + rg.conditions + tuple(conjuncts(cond)),
+                                 lg.join_classes + rg.join_classes)
+            # R ⟕_p S of two relations: the atoms and p, with R marked preserved (NULL padding)
+            case Join(kind="left", condition=cond, left=left, right=right) if (
+                (lg := _as_graph(left)) is not None and (rg := _as_graph(right)) is not None
+                and len(lg.atoms) == 1 == len(rg.atoms) and not (lg.conditions or rg.conditions or lg.preserved or rg.preserved)
+            ):
+                return JoinGraph(lg.atoms + rg.atoms, tuple(conjuncts(cond)), preserved=(lg.atoms[0].alias,))
+            # σ_p(σ_q(atoms)) = σ_{p ∧ q}(atoms); a WHERE over a LEFT JOIN may test the NULL padding: it stays a Filter
+            case Filter(condition=cond, child=child) if (graph := _as_graph(child)) is not None and not graph.preserved:
+                return JoinGraph(graph.atoms, graph.conditions + tuple(conjuncts(cond)), graph.join_classes)
+            # R = ⋈(R): a relation read on its own under any other operator (a one-table query, a view in FROM)
+            case _ if not isinstance(node, JoinGraph) and any(isinstance(c, Scan | ViewAtom) for c in node.children):
+                return node.with_children(tuple(_as_graph(c) if isinstance(c, Scan | ViewAtom) else c
+                                                for c in node.children))
+        return node
 
 
 class PushSelectionsIntoAtoms(Rule):

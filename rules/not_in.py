@@ -24,16 +24,15 @@ import attrs
 from catalog.types import BIGINT, BOOLEAN
 from planner.ir.expressions import AggregateCall, Call, Column, Expr, Literal, Subquery, conjunction, type_of
 from planner.ir.logical import Aggregate, Filter, LogicalPlan, NamedExpr, Project
-from planner.ir.maintenance import JoinGraph, ViewAtom
-from planner.optimizer.context import OptimizerContext
-from planner.optimizer.executor import Rule
+from planner.ir.maintenance import ViewAtom
+from planner.optimizer.context import FreshAliases
 from rules.decorrelate import (
     CannotDecorrelate,
+    DecorrelationRule,
+    Nullability,
+    Replacement,
     _grouped_block,
-    _nullability,
-    _relations_of,
-    _split_correlation,
-    _views_in,
+    equality_correlation,
     view_for,
 )
 
@@ -53,8 +52,8 @@ def null_facts(subquery: Subquery, outer: set[str], alias: str, nullable) -> tup
     if grouped is not None:
         body, pairs, value = grouped, [], Column(f"{alias}_g", item.name, type_of(item.expr))
     else:
-        body, pairs = _split_correlation(plan.child, outer)
-        value = item.expr
+        split = equality_correlation(plan.child, outer)
+        body, pairs, value = split.filtered(), split.keys, item.expr
     names = tuple(f"k{i}" for i in range(len(pairs)))
     present = [Call("is not null", (inner,)) for inner, _ in pairs if nullable(inner, plan)]
     if present:  # a NULL correlation value is no outer row's key (SQL's = never holds on NULL)
@@ -103,7 +102,7 @@ def _needs_null_awareness(subquery: Subquery, nullable) -> bool:
     return nullable(subquery.operand, None) or nullable(plan.items[0].expr, plan)
 
 
-class DecorrelateNullAwareNotIn(Rule):
+class DecorrelateNullAwareNotIn(DecorrelationRule):
     """Replace ``x NOT IN (subquery)`` whose ``x`` or value may be NULL by an anti view of the values
     and an optional view telling whether the subquery holds a NULL (no row: it is empty).
 
@@ -114,29 +113,9 @@ class DecorrelateNullAwareNotIn(Rule):
     Paper: AJU §5 (subqueries as maintained aggregate views joined along a key).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [_views_in(plan)]
-
-        def decorrelate(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            outer, nullable = _relations_of(node), _nullability(node, ctx.catalog)
-            atoms, conditions, changed = list(node.atoms), [], False
-            for condition in node.conditions:
-                if isinstance(condition, Subquery) and _needs_null_awareness(condition, nullable):
-                    try:
-                        views, joins = null_aware_not_in(condition, outer, (f"_v{counter[0]}", f"_v{counter[0] + 1}"),
-                                                         nullable)
-                    except CannotDecorrelate as reason:
-                        ctx.refuse(self.name, str(reason))
-                        conditions.append(condition)
-                        continue
-                    counter[0] += 2
-                    atoms.extend(views)
-                    conditions.extend(joins)
-                    changed = True
-                else:
-                    conditions.append(condition)
-            return attrs.evolve(node, atoms=tuple(atoms), conditions=tuple(conditions)) if changed else node
-
-        return plan.transform_up(decorrelate)
+    def views_for(self, condition: Expr, outer: set[str], nullable: Nullability, aliases: FreshAliases) -> Replacement:
+        match condition:
+            # x NOT IN Q = F._null IS NULL ∨ (¬F._null ∧ x IS NOT NULL) over R ▷_{x = A.k} A ⟕ F (A: Q's values, F: its NULL facts)
+            case Subquery() if _needs_null_awareness(condition, nullable):
+                return null_aware_not_in(condition, outer, (aliases.name(0), aliases.name(1)), nullable)
+        return None

@@ -29,8 +29,7 @@ from catalog.types import BOOLEAN
 from planner.ir.expressions import Call, Column, Expr, Subquery, conjunction, conjuncts, type_of
 from planner.ir.logical import Distinct, Filter, Join, LogicalPlan, NamedExpr, Project, Scan, SubqueryAlias
 from planner.optimizer.context import OptimizerContext
-from planner.optimizer.executor import Rule
-from rules.decorrelate import CannotDecorrelate, _split_correlation
+from rules.decorrelate import CannotDecorrelate, DecorrelationRule, equality_correlation
 from rules.not_in import null_aware_test, null_facts
 
 OUTER = ("left", "right", "full")
@@ -53,14 +52,14 @@ def _keys(subquery: Subquery, visible: set[str]) -> tuple[LogicalPlan, list[tupl
     """The subquery's body without its correlation and its (inner, outer) equalities, IN's value first."""
     plan = subquery.plan
     if subquery.kind == "exists":
-        body, pairs = _split_correlation(plan.child if isinstance(plan, Project) else plan, visible)
-        if not pairs:
+        split = equality_correlation(plan.child if isinstance(plan, Project) else plan, visible)
+        if not split.keys:
             raise CannotDecorrelate("an uncorrelated EXISTS is a constant condition; it is not maintained yet")
-        return body, pairs
+        return split.filtered(), list(split.keys)
     if not (isinstance(plan, Project) and len(plan.items) == 1):
         raise CannotDecorrelate("the IN subquery must select one expression")
-    body, pairs = _split_correlation(plan.child, visible)
-    return body, [(plan.items[0].expr, subquery.operand), *pairs]
+    split = equality_correlation(plan.child, visible)
+    return split.filtered(), [(plan.items[0].expr, subquery.operand), *split.keys]
 
 
 def joined_subquery(subquery: Subquery, child: LogicalPlan, alias: str) -> tuple[LogicalPlan, list[Expr]]:
@@ -94,7 +93,7 @@ def _with_null_facts(subquery: Subquery, child: LogicalPlan, alias: str) -> tupl
     return Join("left", on, child, SubqueryAlias(alias, facts)), null_aware_test(null, subquery.operand, True)
 
 
-class JoinSubqueriesOverOuterJoins(Rule):
+class JoinSubqueriesOverOuterJoins(DecorrelationRule):
     """Replace an EXISTS/IN (or NOT) conjunct of a WHERE over an outer join by a join with the subquery's
     distinct correlation keys (NOT: a LEFT JOIN keeping the rows that meet none; NOT IN: null-aware).
 
@@ -106,28 +105,26 @@ class JoinSubqueriesOverOuterJoins(Rule):
     joined on their key).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        counter = [sum(1 for n in plan.walk() if isinstance(n, SubqueryAlias) and n.alias.startswith("_sq"))]
+    def numbering(self, plan: LogicalPlan) -> tuple[str, int]:
+        return "_sq", sum(1 for n in plan.walk() if isinstance(n, SubqueryAlias) and n.alias.startswith("_sq"))
 
-        def rewrite(node: LogicalPlan) -> LogicalPlan:
-            if not (isinstance(node, Filter) and _holds_outer_join(node.child)):
-                return node
-            child, tests, changed = node.child, [], False
-            for part in conjuncts(node.condition):
-                if not (isinstance(part, Subquery) and part.kind in ("exists", "in")):
-                    tests.append(part)
-                    continue
-                try:
-                    child, left = joined_subquery(part, child, f"_sq{counter[0]}")
-                except CannotDecorrelate as reason:
-                    ctx.refuse(self.name, str(reason))
-                    tests.append(part)
-                    continue
-                counter[0] += 1
-                tests += left
-                changed = True
-            if not changed:
-                return node
-            return Filter(conjunction(tests), child) if tests else child
-
-        return plan.transform_up(rewrite)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_{∃s ∈ S: s.a = x}(J) = J ⋈_{x = a} δ(π_a(S)); NOT: σ_{K.a IS NULL}(J ⟕_{x = a} δ(π_a(S))) (J has an outer join)
+            case Filter(condition=condition, child=child) if _holds_outer_join(child):
+                tests = []
+                for part in conjuncts(condition):
+                    if not (isinstance(part, Subquery) and part.kind in ("exists", "in")):
+                        tests.append(part)
+                        continue
+                    try:
+                        child, left = joined_subquery(part, child, ctx.aliases.name())
+                    except CannotDecorrelate as reason:
+                        ctx.refuse(self.name, str(reason))
+                        tests.append(part)
+                        continue
+                    ctx.aliases.take(1)
+                    tests += left
+                if child is not node.child:
+                    return Filter(conjunction(tests), child) if tests else child
+        return node

@@ -17,6 +17,9 @@ from planner.optimizer.executor import Rule
 class PruneAtomColumns(Rule):
     """Drop atom columns nothing reads.
 
+    Keeps ``apply``: what "nothing reads" means is every operator of the whole plan, gathered once
+    before the walk.
+
     >>> from catalog.tpch import tpch_catalog
     >>> from planner.optimizer.context import OptimizerContext
     >>> from planner.optimizer.testing import assert_rewrite

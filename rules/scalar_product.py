@@ -10,12 +10,12 @@ a change of q changes every row of the result, O(|Q|), which no plan avoids sinc
 
 from __future__ import annotations
 
+from planner.ir.correlation import is_uncorrelated
 from planner.ir.expressions import Column, Expr, Subquery, transform
 from planner.ir.logical import LogicalPlan, NamedExpr, Project
 from planner.ir.scalar_product import ScalarProduct
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
-from rules.threshold import uncorrelated
 
 
 class MaintainScalarProduct(Rule):
@@ -44,27 +44,24 @@ class MaintainScalarProduct(Rule):
     Law: π_{f(r, q)}(Q) = π_{f(r, s)}(Q × ρ_s(q)) for q uncorrelated, of at most one row (NULL if none).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                case Project(items=items, child=child):
-                    taken = {c.name for c in child.output}
-                    found: dict[Subquery, Column] = {}
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # π_{f(r, q)}(Q) = π_{f(r, s)}(Q × ρ_s(q)), q an uncorrelated scalar subquery (one row, NULL if none)
+            case Project(items=items, child=child):
+                taken = {c.name for c in child.output}
+                found: dict[Subquery, Column] = {}
 
-                    def read(expr: Expr) -> Expr:
-                        if not (isinstance(expr, Subquery) and expr.kind == "scalar" and uncorrelated(expr)):
-                            return expr
-                        if expr not in found:
-                            name = next(f"_s{i}" for i in range(len(taken) + 1) if f"_s{i}" not in taken)
-                            taken.add(name)
-                            found[expr] = Column(None, name, expr.dtype)
-                        return found[expr]
+                def read(expr: Expr) -> Expr:
+                    if not (isinstance(expr, Subquery) and expr.kind == "scalar" and is_uncorrelated(expr.plan)):
+                        return expr
+                    if expr not in found:
+                        name = next(f"_s{i}" for i in range(len(taken) + 1) if f"_s{i}" not in taken)
+                        taken.add(name)
+                        found[expr] = Column(None, name, expr.dtype)
+                    return found[expr]
 
-                    new_items = tuple(NamedExpr(item.name, transform(item.expr, read)) for item in items)
-                    if found:
-                        product = ScalarProduct(tuple(c.name for c in found.values()), child,
-                                                tuple(q.plan for q in found))
-                        return Project(new_items, product)
-            return node
-
-        return plan.transform_up(convert)
+                new_items = tuple(NamedExpr(item.name, transform(item.expr, read)) for item in items)
+                if found:
+                    return Project(new_items, ScalarProduct(tuple(c.name for c in found.values()), child,
+                                                            tuple(q.plan for q in found)))
+        return node

@@ -13,18 +13,13 @@ from __future__ import annotations
 
 import attrs
 
+from planner.ir.correlation import is_uncorrelated
 from planner.ir.expressions import FLIPPED, Call, Expr, Subquery, conjunction, conjuncts, contains_subquery
-from planner.ir.logical import Aggregate, Filter, LogicalPlan, Scan, SubqueryAlias
-from planner.ir.maintenance import Atom, JoinGraph, ThresholdFilter, ViewAtom
+from planner.ir.logical import Aggregate, Filter, LogicalPlan
+from planner.ir.maintenance import JoinGraph, ThresholdFilter
 from planner.optimizer.context import OptimizerContext
 from planner.optimizer.executor import Rule
-from rules.decorrelate import CannotDecorrelate, _referenced_aliases, scalar_view
-
-
-def uncorrelated(subquery: Subquery) -> bool:
-    """Whether the subquery reads only its own relations (tables, derived tables, views)."""
-    inner = {n.alias for n in subquery.plan.walk() if isinstance(n, Scan | SubqueryAlias | Atom | ViewAtom)}
-    return _referenced_aliases(subquery.plan) <= inner | {None}
+from rules.decorrelate import CannotDecorrelate, scalar_view
 
 
 def threshold_comparison(condition: Expr) -> tuple[Expr, str, Subquery] | None:
@@ -37,7 +32,7 @@ def threshold_comparison(condition: Expr) -> tuple[Expr, str, Subquery] | None:
             op = FLIPPED[op]
         case _:
             return None
-    if not uncorrelated(q) or contains_subquery(value):
+    if not is_uncorrelated(q.plan) or contains_subquery(value):
         return None
     return value, op, q
 
@@ -64,27 +59,24 @@ class MaintainThresholdFilter(Rule):
     ... ''', None)
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # σ_{v θ q}(Q) with q a constant of the database state, not of the row
-                case Filter(condition=condition, child=child) if (found := threshold_comparison(condition)):
-                    value, op, q = found
-                    return ThresholdFilter(value, op, child, q.plan)
-                # σ_{c ∧ v θ q}(γ(Q)) = σ_{v θ q}(σ_c(γ(Q))): the rest of the HAVING stays below the threshold
-                case Filter(condition=condition, child=Aggregate() as child):
-                    parts = conjuncts(condition)
-                    found = [threshold_comparison(part) for part in parts]
-                    if not any(found) or len(parts) < 2:
-                        return node
-                    rest = [part for part, f in zip(parts, found, strict=True) if f is None]
-                    result: LogicalPlan = Filter(conjunction(rest), child) if rest else child
-                    for value, op, q in (f for f in found if f is not None):
-                        result = ThresholdFilter(value, op, result, q.plan)
-                    return result
-            return node
-
-        return plan.transform_up(convert)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_{v θ q}(Q) with q a constant of the database state, not of the row
+            case Filter(condition=condition, child=child) if (found := threshold_comparison(condition)):
+                value, op, q = found
+                return ThresholdFilter(value, op, child, q.plan)
+            # σ_{c ∧ v θ q}(γ(Q)) = σ_{v θ q}(σ_c(γ(Q))): the rest of the HAVING stays below the threshold
+            case Filter(condition=condition, child=Aggregate() as child):
+                parts = conjuncts(condition)
+                found = [threshold_comparison(part) for part in parts]
+                if not any(found) or len(parts) < 2:
+                    return node
+                rest = [part for part, f in zip(parts, found, strict=True) if f is None]
+                result: LogicalPlan = Filter(conjunction(rest), child) if rest else child
+                for value, op, q in (f for f in found if f is not None):
+                    result = ThresholdFilter(value, op, result, q.plan)
+                return result
+        return node
 
 
 def _equality_with_one_row_view(value: Expr, op: str, q: Subquery) -> bool:
@@ -131,23 +123,21 @@ class MaintainThresholdCondition(Rule):
     Paper: AJU Theorem 15 (join-select with a constant key: q is one value).
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def convert(node: LogicalPlan) -> LogicalPlan:
-            if not isinstance(node, JoinGraph):
-                return node
-            thresholds, kept = [], []
-            for condition in node.conditions:
-                found = threshold_comparison(condition)
-                if found is None or _equality_with_one_row_view(*found):
-                    kept.append(condition)
-                else:
-                    thresholds.append(found)
-            if not thresholds:
-                return node
-            # σ_{v θ q}(R ⋈ S) over the join without that condition; several thresholds nest
-            result: LogicalPlan = attrs.evolve(node, conditions=tuple(kept))
-            for value, op, q in thresholds:
-                result = ThresholdFilter(value, op, result, q.plan)
-            return result
-
-        return plan.transform_up(convert)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # σ_{c ∧ v θ q}(R1 ⋈ …) = σ_{v θ q}(σ_c(R1 ⋈ …)), q uncorrelated; several thresholds nest
+            case JoinGraph(conditions=conditions):
+                thresholds, kept = [], []
+                for condition in conditions:
+                    found = threshold_comparison(condition)
+                    if found is None or _equality_with_one_row_view(*found):
+                        kept.append(condition)
+                    else:
+                        thresholds.append(found)
+                if not thresholds:
+                    return node
+                result: LogicalPlan = attrs.evolve(node, conditions=tuple(kept))
+                for value, op, q in thresholds:
+                    result = ThresholdFilter(value, op, result, q.plan)
+                return result
+        return node

@@ -48,26 +48,20 @@ class MaintainWindow(Rule):
     Law: σ_{r ≤ k}(W) = σ_{r ≤ k}(W restricted to the rows with r ≤ k), for a ranking column r.
     """
 
-    def apply(self, plan: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
-        def maintain(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                case Window(partition_by, order_by, nulls_first, frame, functions, child):
-                    return MaintainedWindow(strategy_of(functions, frame, None), partition_by, order_by, nulls_first,
-                                            frame, functions, child)
-            return node
-
-        def bound(node: LogicalPlan) -> LogicalPlan:
-            match node:
-                # σ_{x.rn ≤ k}(π(W) AS x): W emits only the rows ranked at most k
-                case Filter(condition, SubqueryAlias(alias, Project(items, MaintainedWindow() as window) as project)) \
-                        if window.rank_limit is None and (found := _rank_limit(condition, alias, items, window)):
-                    ranked, limit = found
-                    bounded = attrs.evolve(window, rank_limit=limit, ranked=ranked,
-                                           strategy=strategy_of(window.functions, window.frame, limit))
-                    return Filter(condition, SubqueryAlias(alias, Project(project.items, bounded)))
-            return node
-
-        return plan.transform_up(maintain).transform_up(bound)
+    def rewrite(self, node: LogicalPlan, ctx: OptimizerContext) -> LogicalPlan:
+        match node:
+            # W = the window computed per partition, kept by the strategy its functions and frame allow
+            case Window(partition_by, order_by, nulls_first, frame, functions, child):
+                return MaintainedWindow(strategy_of(functions, frame, None), partition_by, order_by, nulls_first,
+                                        frame, functions, child)
+            # σ_{x.rn ≤ k}(π(W) AS x): W emits only the rows ranked at most k (W is maintained: children first)
+            case Filter(condition, SubqueryAlias(alias, Project(items, MaintainedWindow() as window) as project)) \
+                    if window.rank_limit is None and (found := _rank_limit(condition, alias, items, window)):
+                ranked, limit = found
+                bounded = attrs.evolve(window, rank_limit=limit, ranked=ranked,
+                                       strategy=strategy_of(window.functions, window.frame, limit))
+                return Filter(condition, SubqueryAlias(alias, Project(project.items, bounded)))
+        return node
 
 
 def _rank_limit(condition: Expr, alias: str, items: tuple[NamedExpr, ...],

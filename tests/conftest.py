@@ -33,6 +33,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     gc.unfreeze()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``pytest -n 2 --dist loadgroup`` (``make test``) every Spark test runs on one worker, one
+    after the other, while the other worker runs the rest: two Spark sessions at once on 2 cores would
+    miss Spark's fixed 10 s Python-worker start timeout, and they would share ``spark-warehouse``."""
+    for item in items:
+        if item.get_closest_marker("spark") is not None:
+            item.add_marker(pytest.mark.xdist_group("spark"))
+
+
 @pytest.fixture(scope="session")
 def tpch_sf001_dir(tmp_path_factory) -> Path:
     """A directory with the 8 TPC-H tables at SF 0.01 as Parquet.

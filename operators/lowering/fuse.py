@@ -33,9 +33,11 @@ def fuse_owned_groups(builder: StageBuilder) -> dict[int, int]:
     (a fused-away aggregate maps to the fused stage)."""
     fused: dict[int, int] = {}
     for candidate in builder.fusion_candidates:
-        first = builder.stages[candidate.join]
-        if isinstance(first, ForeignKeyLookupStage) and _owns_groups(first, candidate):
-            builder.stages[candidate.join] = FusedStage(first, builder.stages[candidate.aggregate])
+        first, aggregate = builder.stages[candidate.join], builder.stages[candidate.aggregate]
+        # a global aggregate's one row over no input (COUNT 0) comes from a start step, which a fused
+        # stage has not: it stays a stage of its own (a join along an empty key, NOT EXISTS by an inequality)
+        if isinstance(first, ForeignKeyLookupStage) and _owns_groups(first, candidate) and not aggregate.start_output():
+            builder.stages[candidate.join] = FusedStage(first, aggregate)
             fused[candidate.aggregate] = candidate.join
     return _drop(builder, fused)
 

@@ -7,11 +7,13 @@ do not: EXPLAIN says so.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 
 import attrs
 
 from catalog.literals import sql_literal
+from catalog.types import DATE, TIMESTAMP, TIMESTAMP_NTZ, DataType
 from operators.lowering.builder import Emitter, LoweredQuery, LoweringError, StageBuilder, finish_function
 from operators.lowering.expr_eval import compile_expr, compile_predicate
 from operators.runtime.dataflow import RowRequirement
@@ -23,7 +25,8 @@ from operators.stages.nested.rpai_tree import RpaiTreeStage
 from operators.stages.nested.sums import RequiredSums, ScalarAggregate
 from operators.structures.aggregate_index import PrefixAggregateIndex
 from operators.zset import Row
-from planner.ir.expressions import Call, Column, Expr, columns, transform
+from planner.ir.expressions import Call, Column, Expr, columns, transform, type_of
+from planner.ir.logical import Project
 from planner.ir.maintenance import (
     Atom,
     Correlation,
@@ -31,8 +34,10 @@ from planner.ir.maintenance import (
     NestedAggregate,
     ParameterizedAggregate,
     SubqueryAggregate,
+    fed_as_number,
 )
 from planner.ir.notation import print_expr
+from planner.ir.timestamps import epoch_micros, from_epoch_micros
 
 AGG = {Column(None, "_agg"): 0}
 
@@ -45,18 +50,45 @@ def _table_layout(builder: StageBuilder, table: str, alias: str) -> dict[Column,
     return {Column(alias, c): i for i, c in enumerate(builder.catalog.table(table).column_names)}
 
 
-def _first(row: Row) -> object:
-    return row[0]
-
-
-def _scalar(builder: StageBuilder, q: SubqueryAggregate) -> ScalarAggregate:
+def _scalar(builder: StageBuilder, q: SubqueryAggregate, nested: NestedAggregate) -> ScalarAggregate:
     if q.func == "value":
         # The fed query emits its one row as -old/+new from its row over empty input on (its start
-        # output, sent here in the dataflow's start step), so its value is Σ value·weight.
-        return ScalarAggregate("sum", _first, compile_expr(q.value, AGG))
+        # output, sent here in the dataflow's start step), so its value is Σ value·weight, of the
+        # value as a number (a date or timestamp travels as its day or microsecond count).
+        to_number, from_number = _as_number(_fed_type(nested, q))
+        value = compile_expr(q.value, AGG)
+        return ScalarAggregate("sum", lambda row: None if row[0] is None else to_number(row[0]),
+                               lambda row: value((None if row[0] is None else from_number(row[0]),)))
     layout = _table_layout(builder, q.table, q.alias)
     argument = None if q.argument is None else compile_expr(q.argument, layout)
     return ScalarAggregate(q.func, argument, compile_expr(q.value, AGG))
+
+
+def _fed_type(nested: NestedAggregate, q: SubqueryAggregate) -> DataType | None:
+    """The type of the value the query feeding ``q`` emits (its select list's one expression)."""
+    fed = [s.alias for s in nested.subqueries if isinstance(s, SubqueryAggregate) and s.func == "value"]
+    plan = nested.feeds[fed.index(q.alias)]
+    return type_of(plan.items[0].expr) if isinstance(plan, Project) and len(plan.items) == 1 else None
+
+
+def _as_number(dtype: DataType | None) -> tuple[Callable[[object], object], Callable[[object], object]]:
+    """(to, from) a number that sums exactly: a timestamp as microseconds since the epoch, a date as
+    its day number, a number as itself (``fed_as_number`` says which types the rule feeds)."""
+    if dtype == TIMESTAMP:
+        return epoch_micros, from_epoch_micros
+    if dtype == TIMESTAMP_NTZ:  # a naive datetime: the same count, read as if in UTC
+        return (lambda v: epoch_micros(v.replace(tzinfo=datetime.UTC)),
+                lambda n: from_epoch_micros(n).replace(tzinfo=None))
+    if dtype == DATE:
+        return datetime.date.toordinal, datetime.date.fromordinal
+    if fed_as_number(dtype):
+        return _same, _same
+    raise LoweringError(f"NestedAggregate: a fed value of type {dtype} has no sum (the rule feeds numbers, dates "
+                        "and timestamps only)")
+
+
+def _same(value: object) -> object:
+    return value
 
 
 def _route_subquery(builder: StageBuilder, q: SubqueryAggregate | ParameterizedAggregate, stage: int, port: int,
@@ -124,9 +156,10 @@ class _Given:
     fed: dict[str, LoweredQuery]
 
 
-def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | None, join: ForeignKeyJoin,
-                 root: Emitter) -> tuple[int, tuple[Column, ...]]:
-    """Add the stages of ``nested``; return (last stage, output layout)."""
+def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | None, having: Expr | None,
+                 join: ForeignKeyJoin, root: Emitter) -> tuple[int, tuple[Column, ...]]:
+    """Add the stages of ``nested`` (a ``having`` above it drops the result rows it rejects, as a
+    grouped aggregate's); return (last stage, output layout)."""
     if join.residual is not None:
         raise LoweringError(f"NestedAggregate[{nested.strategy}]: the join below it has a condition beside its foreign-key "
                             f"equalities ({print_expr(join.residual)}), which the nested-aggregate stages do not apply")
@@ -137,7 +170,7 @@ def lower_nested(builder: StageBuilder, nested: NestedAggregate, items: tuple | 
         tuple(item.expr.func for item in nested.aggregates),
         tuple(None if item.expr.arg is None else compile_expr(item.expr.arg, layout) for item in nested.aggregates),
     )
-    finish = finish_function(items, None, agg_layout, hold=True)
+    finish = finish_function(items, having, agg_layout, hold=True)
     names = tuple(c.name for c in output_layout)
     lowering = {
         "rpai_tree": _rpai_tree, "pai_map": _pai_map, "per_key_index": _per_key_index, "general": _general,
@@ -165,7 +198,7 @@ def _uncorrelated(builder: StageBuilder, nested: NestedAggregate, k: int, value:
     """The uncorrelated subqueries (all but k) and ``value`` compiled over their values."""
     others = [i for i in range(len(nested.subqueries)) if i != k]
     compiled = compile_expr(value, {Column(None, f"_s{i}"): n for n, i in enumerate(others)})
-    return others, tuple(_scalar(builder, nested.subqueries[i]) for i in others), compiled
+    return others, tuple(_scalar(builder, nested.subqueries[i], nested) for i in others), compiled
 
 
 def _rpai_tree(builder: StageBuilder, given: _Given) -> int:
@@ -217,7 +250,7 @@ def _pai_map(builder: StageBuilder, given: _Given) -> int:
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     grouped = " per GROUP BY group" if nested.group_by else ""
     group = builder.add(CorrelationGroupStage(
-        "correlation groups", outer_key, inner_key, _scalar(builder, q), sums, _group_function(nested, layout),
+        "correlation groups", outer_key, inner_key, _scalar(builder, q, nested), sums, _group_function(nested, layout),
         ("q",) + given.names,
         StageDescription(operator="NestedAggregate[pai_map] groups",
                          state=f"per key: q's Σ and count, the required sums{grouped}",
@@ -251,7 +284,7 @@ def _per_key_index(builder: StageBuilder, given: _Given) -> int:
     layout = {c: i for i, c in enumerate(root.layout)}
     outer_key, inner_key, key_text = _correlation_keys(builder, q, layout)
     keyed = builder.add(PerKeyIndexStage(
-        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q), sums,
+        "per-key index", outer_key, inner_key, compile_expr(value, layout), op, _scalar(builder, q, nested), sums,
         _group_function(nested, layout), given.names,
         StageDescription(operator="NestedAggregate[per_key_index] (join-select-aggregate, AJU Theorem 15)",
                          state="per key and group: q's Σ and count; RPAI trees v → required sums",
@@ -276,14 +309,15 @@ def _per_key_index(builder: StageBuilder, given: _Given) -> int:
     return total
 
 
-def _parameterized(builder: StageBuilder, q: ParameterizedAggregate, position: int) -> ParameterizedIndex:
+def _parameterized(builder: StageBuilder, q: ParameterizedAggregate, position: int,
+                   nested: NestedAggregate) -> ParameterizedIndex:
     """The middle level of a two-level nesting: an RPAI tree over its rows, read at the parameter."""
     (correlation,) = q.prefix.correlations
     layout = {**_table_layout(builder, q.prefix.table, q.prefix.alias),
               **_table_layout(builder, q.aggregate.table, q.aggregate.alias)}
     index = _prefix_index(builder, q.aggregate.table, layout, q.aggregate.where, correlation, q.prefix.argument)
     earlier = {Column(None, f"_s{j}"): j for j in range(position)}
-    return ParameterizedIndex(_scalar(builder, q.aggregate), index, compile_expr(q.parameter, earlier), q.op)
+    return ParameterizedIndex(_scalar(builder, q.aggregate, nested), index, compile_expr(q.parameter, earlier), q.op)
 
 
 def _general(builder: StageBuilder, given: _Given) -> int:
@@ -305,10 +339,10 @@ def _general(builder: StageBuilder, given: _Given) -> int:
     two_levels = nested.two_levels
     for q in nested.subqueries:
         if isinstance(q, ParameterizedAggregate):
-            specs.append(_parameterized(builder, q, len(specs)))
+            specs.append(_parameterized(builder, q, len(specs), nested))
             continue
         if q.correlation is None:
-            specs.append(_scalar(builder, q))
+            specs.append(_scalar(builder, q, nested))
             continue
         equalities = bool(q.correlations) and all(c.op == "=" for c in q.correlations)
         if equalities:  # pairwise aligned, so that bound values look up the equal free key
@@ -319,7 +353,7 @@ def _general(builder: StageBuilder, given: _Given) -> int:
         inner_layout = _table_layout(builder, q.table, q.alias)
         both = {c: n for n, c in enumerate(free + bound)}
         specs.append(CorrelatedMaps(
-            _scalar(builder, q), _tuple_of(tuple(key_index[c] for c in free)),
+            _scalar(builder, q, nested), _tuple_of(tuple(key_index[c] for c in free)),
             _tuple_of(tuple(inner_layout[c] for c in bound)), compile_expr(q.correlation, both), equalities))
     predicate_layout = {**key_index, **{Column(None, f"_s{i}"): len(key_columns) + i for i in range(len(specs))}}
     stage = builder.add(GeneralNestedStage(

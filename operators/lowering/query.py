@@ -154,7 +154,7 @@ def _lower_over_join(builder: StageBuilder, plan: LogicalPlan, items: tuple | No
     root = _lower_join(builder, plan, needed, nested=isinstance(top, NestedAggregate))
     join_where = compile_predicate(plan.residual, {c: i for i, c in enumerate(root.layout)})
     if isinstance(top, NestedAggregate):
-        return lower_nested(builder, top, items, plan, root)
+        return lower_nested(builder, top, items, having, plan, root)
     if top is None:
         return _lower_map(builder, plan, items, root)
     last, layout = _lower_aggregate(builder, top, items, having, root.layout, join_where)

@@ -16,8 +16,6 @@ import attrs
 import pyarrow.parquet as pq
 
 from catalog.load import load_catalog
-from operators.lowering.route_masks import row_masks
-from operators.lowering.stream_columns import columns_read
 from operators.runtime.result_files import rows_table
 from operators.runtime.stream import OpenStream, open_stream
 from operators.runtime.validate import InvalidChangeError, Rejected
@@ -161,11 +159,7 @@ def _maintain(args, view: MaintainedView, stream: OpenStream, rejects: TextIO | 
     totals = _Totals([Rejected(update, update.defect) for update in stream.without_seq])
     if rejects:
         write_rejects(rejects, totals.without_seq)
-    # only the tables the validator checks, of those only the columns the run reads, and of the
-    # columns only the selections and keys at the rows no route can keep
-    dataflow = view.compiled.dataflow
-    read = stream.batches(args.batch_size, tables=view.validator.tables,
-                          columns=columns_read(dataflow, view.catalog), masks=row_masks(dataflow, view.catalog))
+    read = view.batches(stream, args.batch_size)  # read for the view: the reader's pushdown
     cpu_clock = bool(args.stats_json)
     for number, batch in enumerate(read):
         totals.batches += 1

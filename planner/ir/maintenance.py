@@ -25,6 +25,7 @@ from types import MappingProxyType
 
 import attrs
 
+from catalog.types import DATE, TIMESTAMPS, DataType, is_numeric
 from planner.ir import fk_graph
 from planner.ir.expressions import Column, Expr
 from planner.ir.fk_graph import FkEdge
@@ -276,6 +277,13 @@ class Correlation:
     outer: Column
 
 
+def fed_as_number(dtype: DataType | None) -> bool:
+    """Whether a value of ``dtype`` can feed a ``NestedAggregate``: the stages keep a fed value as
+    Σ value·weight over its query's -old/+new rows, which needs a number, or something that travels
+    as one (a date as its day number, a timestamp as microseconds: operators/lowering/nested.py)."""
+    return dtype is None or is_numeric(dtype) or dtype == DATE or dtype in TIMESTAMPS
+
+
 @notation_value
 @attrs.frozen
 class SubqueryAggregate:
@@ -328,7 +336,7 @@ class NestedAggregate(LogicalPlan):
 
     child_fields = ("child", "feeds")
     variant_field = "strategy"
-    maintained = True
+    maintained = having_applies = True
     strategy: str
     group_by: tuple[NamedExpr, ...]
     aggregates: tuple[NamedExpr, ...]

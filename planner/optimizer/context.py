@@ -11,6 +11,21 @@ JOIN_STRATEGIES = (None, "binary", "view-tree")
 
 
 @attrs.define
+class FreshAliases:
+    """Names ``<prefix><n>`` for the relations a rule adds (decorrelated views ``_v<n>``), ``next`` the
+    first not yet taken: a rule reads the names it may need and takes those it used."""
+
+    prefix: str
+    next: int = 0
+
+    def name(self, offset: int = 0) -> str:
+        return f"{self.prefix}{self.next + offset}"
+
+    def take(self, count: int) -> None:
+        self.next += count
+
+
+@attrs.define
 class OptimizerContext:
     """The catalog (the only source of schema facts) and the reasons rules record for EXPLAIN.
 
@@ -33,6 +48,9 @@ class OptimizerContext:
     #: tree (Olteanu §4) on joins other strategies would take (foreign keys), refused with the reason
     #: when the query is not hierarchical after its Σ-reduct (planner/compiler.py checks).
     join_strategy: str | None = attrs.field(default=None, validator=attrs.validators.in_(JOIN_STRATEGIES))
+    #: Names for the relations the running rule adds, numbered after those already in the whole plan
+    #: (set per rule run: rules/decorrelate.py's ``DecorrelationRule``).
+    aliases: FreshAliases = attrs.field(factory=lambda: FreshAliases("_v"))
     decisions: dict[str, str] = attrs.field(factory=dict)
     refusals: dict[str, str] = attrs.field(factory=dict)
 

@@ -6,7 +6,8 @@ such node (the real obstacle: its parents fail only because of it) in the user's
 
 from __future__ import annotations
 
-from planner.ir.expressions import contains_subquery
+from planner.ir.correlation import hidden_correlation
+from planner.ir.expressions import Subquery, contains_subquery, walk
 from planner.ir.logical import (
     Aggregate,
     Distinct,
@@ -31,6 +32,7 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
                 ("DecorrelateInequalityCorrelation", "as an EXISTS/IN correlated by an inequality"),
                 ("DecorrelateExistsAndIn", "as an EXISTS/IN view"),
                 ("RecognizeCorrelatedNestedAggregate", "as a nested aggregate"),
+                ("DecorrelateScalarSubqueries", "as a scalar subquery's view"),
             ) if rule in refusals]
             return "a WHERE condition holds a subquery that no rule maintains" + (
                 f" ({'; '.join(reasons)})" if reasons else " (it is none of the kinds maintained: EXISTS/IN correlated by equalities and at most one inequality, a correlated aggregate compared with a column, an uncorrelated scalar compared with a value)")
@@ -72,6 +74,10 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
 def _subquery_reason(node: LogicalPlan) -> str:
     """Why a subquery held by a maintained operator (a select list, a sort key) is not maintained."""
     clause = {"Project": "the SELECT list", "Sort": "ORDER BY", "TopK": "ORDER BY"}.get(node.node_name, "this operator")
+    hidden = [why for e in node.expressions() for q in walk(e) if isinstance(q, Subquery)
+              if (why := hidden_correlation(q.plan)) is not None]
+    if hidden:
+        return f"{clause} holds a subquery that {hidden[0]}: a correlation is maintained only in the subquery's own WHERE"
     return (f"{clause} holds a subquery, which is maintained only in WHERE or HAVING (EXISTS/IN, a comparison with "
             "a correlated aggregate, or a comparison with an uncorrelated scalar as a one-row view) and, in a "
             "select list, as an uncorrelated scalar, without GROUP BY an aggregate correlated by equalities, and "

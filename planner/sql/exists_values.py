@@ -30,6 +30,7 @@ from __future__ import annotations
 import attrs
 
 from catalog.types import BIGINT
+from planner.ir.correlation import CorrelatedWhere
 from planner.ir.expressions import (
     AggregateCall,
     Column,
@@ -40,7 +41,7 @@ from planner.ir.expressions import (
     type_of,
 )
 from planner.ir.logical import Aggregate, Join, LogicalPlan, NamedExpr, Project, SubqueryAlias
-from planner.sql.scalar_subqueries import Correlation, correlation, fresh_alias
+from planner.sql.scalar_subqueries import correlation, correlation_group, correlation_join, fresh_alias
 from planner.sql.typing import typed_call
 
 _CLAUSE = "an EXISTS / IN subquery used as a value"
@@ -74,7 +75,7 @@ def subquery_values_as_joins(plan: LogicalPlan, items: list[NamedExpr], outer: f
     return plan, rewritten
 
 
-def _correlation(subquery: Subquery, outer: frozenset[str]) -> Correlation | None:
+def _correlation(subquery: Subquery, outer: frozenset[str]) -> CorrelatedWhere | None:
     """The law's parts of the subquery (``SELECT ... FROM S WHERE ...``, its select list read only by IN)."""
     match subquery.plan:
         case Project(items=items, child=child) if not isinstance(child, Aggregate):
@@ -98,26 +99,26 @@ def _matched(alias: str, group: tuple[NamedExpr, ...]) -> Expr:
     return typed_call("is not null", (Column(alias, group[0].name, type_of(group[0].expr)),), _CLAUSE)
 
 
-def _exists(plan: LogicalPlan, outer: frozenset[str], found: Correlation) -> tuple[LogicalPlan, Expr]:
-    group = found.group()
+def _exists(plan: LogicalPlan, outer: frozenset[str], found: CorrelatedWhere) -> tuple[LogicalPlan, Expr]:
+    group = correlation_group(found)
     alias, view = _view(plan, outer, group, (_COUNT,), found.filtered())
-    return Join("left", conjunction(found.join_condition(alias, group, _CLAUSE)), plan, view), _matched(alias, group)
+    return Join("left", conjunction(correlation_join(found, alias, group, _CLAUSE)), plan, view), _matched(alias, group)
 
 
-def _in(plan: LogicalPlan, outer: frozenset[str], found: Correlation, subquery: Subquery) -> tuple[LogicalPlan, Expr]:
+def _in(plan: LogicalPlan, outer: frozenset[str], found: CorrelatedWhere, subquery: Subquery) -> tuple[LogicalPlan, Expr]:
     """IN: whether ``W`` met the row; NOT IN: neither that nor a non-empty set with a NULL on either side."""
     operand, value = subquery.operand, subquery.plan.items[0].expr
-    group, pairs = found.group(), (*found.group(), NamedExpr("_y", value))
-    non_null = attrs.evolve(found, local=conjunction([*filter(None, [found.local]),
-                                                      typed_call("is not null", (value,), _CLAUSE)]))
+    group = correlation_group(found)
+    pairs = (*group, NamedExpr("_y", value))
+    non_null = attrs.evolve(found, local=(*found.local, typed_call("is not null", (value,), _CLAUSE)))
     equal, view = _view(plan, outer, pairs, (_COUNT,), non_null.filtered())
-    on = [*found.join_condition(equal, pairs, _CLAUSE), typed_call("=", (Column(equal, "_y", type_of(value)), operand), _CLAUSE)]
+    on = [*correlation_join(found, equal, pairs, _CLAUSE), typed_call("=", (Column(equal, "_y", type_of(value)), operand), _CLAUSE)]
     plan = Join("left", conjunction(on), plan, view)
     if not subquery.negated:
         return plan, _matched(equal, pairs)
     counts = (_COUNT, NamedExpr("_nn", AggregateCall("count", value, dtype=BIGINT)))
     rows, view = _view(plan, outer, group, counts, found.filtered())
-    plan = Join("left", conjunction(found.join_condition(rows, group, _CLAUSE)), plan, view)
+    plan = Join("left", conjunction(correlation_join(found, rows, group, _CLAUSE)), plan, view)
     n, nn = (Column(rows, c.name, BIGINT) for c in counts)
     null_side = typed_call("or", (typed_call("is null", (operand,), _CLAUSE), typed_call(">", (n, nn), _CLAUSE)), _CLAUSE)
     unknown = typed_call("and", (_matched(rows, group), null_side), _CLAUSE)

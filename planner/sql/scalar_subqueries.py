@@ -16,20 +16,19 @@ from __future__ import annotations
 import attrs
 
 from catalog.types import BIGINT, NULL
+from planner.ir.correlation import CorrelatedWhere, split_where
 from planner.ir.expressions import (
     AggregateCall,
-    Call,
     Column,
     Expr,
     Literal,
     Subquery,
     columns,
     conjunction,
-    conjuncts,
     transform,
     type_of,
 )
-from planner.ir.logical import Aggregate, Filter, Join, LogicalPlan, NamedExpr, Project, Scan, SubqueryAlias
+from planner.ir.logical import Aggregate, Join, LogicalPlan, NamedExpr, Project, Scan, SubqueryAlias
 from planner.sql.typing import typed_call
 
 #: the value of each aggregate over no rows (Spark's): COUNT 0, these others NULL
@@ -37,32 +36,22 @@ _EMPTY_COUNT = frozenset({"count"})
 _EMPTY_NULL = frozenset({"sum", "avg", "min", "max"})
 
 
-@attrs.frozen
-class Correlation:
-    """A subquery's FROM and WHERE split by the law: ``S``, φ(S) and the equality correlations."""
+def correlation_group(found: CorrelatedWhere) -> tuple[NamedExpr, ...]:
+    """The view's group: the inner column of each correlation equality, named ``_k<i>``."""
+    return tuple(NamedExpr(f"_k{i}", inner) for i, (inner, _) in enumerate(found.keys))
 
-    keys: tuple[tuple[Column, Column], ...]  # (inner column, outer column) of each correlation
-    local: Expr | None  # φ(S)
-    source: LogicalPlan  # S
 
-    def filtered(self) -> LogicalPlan:
-        """σ_φ(S)."""
-        return Filter(self.local, self.source) if self.local is not None else self.source
-
-    def join_condition(self, alias: str, group: tuple[NamedExpr, ...], clause: str) -> list[Expr]:
-        """``alias.k_i = outer_i`` for the view ``alias`` grouped by ``group`` (the inner key columns first)."""
-        return [typed_call("=", (Column(alias, k.name, type_of(k.expr)), outer), clause)
-                for k, (_, outer) in zip(group, self.keys, strict=False)]
-
-    def group(self) -> tuple[NamedExpr, ...]:
-        return tuple(NamedExpr(f"_k{i}", inner) for i, (inner, _) in enumerate(self.keys))
+def correlation_join(found: CorrelatedWhere, alias: str, group: tuple[NamedExpr, ...], clause: str) -> list[Expr]:
+    """``alias.k_i = outer_i`` for the view ``alias`` grouped by ``group`` (the inner key columns first)."""
+    return [typed_call("=", (Column(alias, k.name, type_of(k.expr)), outer), clause)
+            for k, (_, outer) in zip(group, found.keys, strict=False)]
 
 
 @attrs.frozen
 class _Correlated:
     """A scalar subquery split into its grouped view's parts."""
 
-    correlation: Correlation
+    correlation: CorrelatedWhere
     aggregates: tuple[NamedExpr, ...]
     value: Expr  # f over the aggregates' output columns
 
@@ -101,26 +90,13 @@ def _correlated(plan: LogicalPlan, outer: frozenset[str]) -> _Correlated | None:
     return None if found is None else _Correlated(found, aggregates, value)
 
 
-def correlation(child: LogicalPlan, outer: frozenset[str], reads: tuple[Expr, ...]) -> Correlation | None:
+def correlation(child: LogicalPlan, outer: frozenset[str], reads: tuple[Expr, ...]) -> CorrelatedWhere | None:
     """``child`` (``σ(S)`` or ``S``) split into S, φ(S) and at least one equality with an outer
     column; None when anything else (in S, in ``reads``, or another conjunct) reads an outer column."""
-    source, condition = (child.child, child.condition) if isinstance(child, Filter) else (child, None)
-    inner = {n.alias for n in source.walk() if isinstance(n, Scan | SubqueryAlias)}
-    keys, local = [], []
-    for part in conjuncts(condition):
-        tables = {c.table for c in columns(part)}
-        match part:
-            case _ if tables <= inner:
-                local.append(part)
-            case Call("=", (Column() as a, Column() as b)) if {a.table, b.table} & inner and {a.table, b.table} & outer:
-                keys.append((a, b) if a.table in inner else (b, a))
-            case _:
-                return None
-    reads_outer = any(c.table in outer for node in source.walk() for e in node.expressions() for c in columns(e))
+    found = split_where(child, outer)
+    reads_outer = any(c.table in outer for node in found.source.walk() for e in node.expressions() for c in columns(e))
     reads_outer |= any(c.table in outer for e in reads for c in columns(e))
-    if not keys or reads_outer or any(i.table not in inner or o.table not in outer for i, o in keys):
-        return None
-    return Correlation(tuple(keys), conjunction(local), source)
+    return None if not found.keys or found.others or reads_outer else found
 
 
 def fresh_alias(plan: LogicalPlan, outer: frozenset[str]) -> str:
@@ -130,11 +106,11 @@ def fresh_alias(plan: LogicalPlan, outer: frozenset[str]) -> str:
 
 def _joined(plan: LogicalPlan, alias: str, sub: _Correlated) -> tuple[LogicalPlan, Expr]:
     """``plan ⟕ V`` on the correlation, and the subquery's value read from it."""
-    group = sub.correlation.group()
+    group = correlation_group(sub.correlation)
     view_items = (*(NamedExpr(k.name, Column(None, k.name, type_of(k.expr))) for k in group),
                   NamedExpr("_v", sub.value))
     view = SubqueryAlias(alias, Project(view_items, Aggregate(group, sub.aggregates, sub.correlation.filtered())))
-    on = conjunction(sub.correlation.join_condition(alias, group, "a scalar subquery"))
+    on = conjunction(correlation_join(sub.correlation, alias, group, "a scalar subquery"))
     typed = {Column(None, a.name): Column(None, a.name, type_of(a.expr)) for a in sub.aggregates}
     empty = {Column(None, a.name): _empty_value(a.expr) for a in sub.aggregates}
     over_nothing = transform(sub.value, lambda e: empty.get(e, e) if isinstance(e, Column) else e)

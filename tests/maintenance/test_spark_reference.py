@@ -6,7 +6,7 @@ decimal arithmetic with AVG and ORDER BY (Q1), a top-k with ties possible at the
 correlated nested aggregate (Q17 with parameters that select rows) and the order book's VWAP (an
 RPAI tree). The slow set compares all 22 TPC-H queries and the order book's queries (NQ2 is
 rejected by Spark itself: see its test). The view runs on the local runner here: the Spark runner
-is checked against DuckDB in test_q3_spark / test_tpch_spark, and against spark.sql on every query in
+is checked against DuckDB in test_q3_spark, and against spark.sql on every query in
 test_every_query_spark; here Spark is the reference, not the engine.
 
 Where DuckDB and Spark differ, Spark wins: DuckDB types AVG of a DECIMAL and DECIMAL division as

@@ -63,3 +63,28 @@ def test_not_in_over_a_nullable_column_correlated_by_an_inequality_is_refused():
              (select c_name from customer where c_custkey = o_custkey and c_acctbal > o_totalprice)"""
     with pytest.raises(UnsupportedQueryError, match="NOT IN over a column that may be NULL"):
         compile_query(sql, tpch_catalog())
+
+
+UNION_REUSING_THE_OUTER_ALIAS = """select o.o_orderkey from orders o where o.o_totalprice > (select max(v) from (
+    select o.o_totalprice as v from orders o where o.o_custkey = 3
+    union all select l.l_quantity as v from lineitem l where l.l_orderkey = o.o_orderkey) x)"""
+
+
+def test_a_scalar_subquery_correlated_inside_a_union_branch_is_refused_naming_where():
+    """The second branch's ``o`` is the outer query's (the first branch's own ``o`` is out of its
+    scope): no longer read as an uncorrelated threshold (which failed in the lowering), but refused."""
+    with pytest.raises(UnsupportedQueryError, match=r"reads the outer query's o\.o_orderkey inside a UNION ALL branch "
+                                                    r"of the derived table x \(the subquery's own o is in another scope"):
+        compile_query(UNION_REUSING_THE_OUTER_ALIAS, tpch_catalog())
+    in_select = UNION_REUSING_THE_OUTER_ALIAS.replace("o.o_orderkey from orders o where o.o_totalprice >", "o.o_orderkey, ")
+    in_select = in_select.replace("x)", "x) as m from orders o")
+    with pytest.raises(UnsupportedQueryError, match=r"the SELECT list holds a subquery that reads the outer query's "
+                                                    r"o\.o_orderkey inside a UNION ALL branch"):
+        compile_query(in_select, tpch_catalog())
+
+
+def test_a_nested_aggregate_refusal_names_the_aggregate_in_sql():
+    sql = """select count(*) from orders o
+             where o.o_totalprice > (select max(l.l_quantity) from lineitem l where l.l_orderkey = o.o_orderkey)"""
+    why = compile_query(sql, tpch_catalog()).context.refusals["RecognizeCorrelatedNestedAggregate"]
+    assert why.startswith("the subquery's aggregate max(l.l_quantity) is not a SUM, COUNT or AVG"), why

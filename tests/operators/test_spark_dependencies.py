@@ -16,7 +16,8 @@ from pyspark.sql.types import Row as SparkRow
 from catalog.ddl import catalog_from_ddl
 from operators.runtime.dataflow import SourceRoute, StageNode
 from operators.runtime.spark_dependencies import DependencyProcessor, checked_dependencies
-from operators.runtime.spark_edges import REJECTED, VALIDATION, key_text, pack, unpack
+from operators.runtime.spark_edges import REJECTED, VALIDATION, dependency_stage, key_text, pack, unpack
+from operators.runtime.spark_forwarding import Forwarding
 from operators.runtime.spark_validation import ValidationProcessor
 from operators.runtime.stream import Update
 from operators.runtime.validate import InvalidChangeError, Validator
@@ -43,15 +44,17 @@ class _Sink:
 
 class ValidationChain:
     """One table's validation stages as the Spark query chains them (each stage's whole output is the
-    next one's input), each a ``TwsTester``."""
+    next one's input, each stage forwarding what is not addressed to it), each a ``TwsTester``."""
 
     def __init__(self, table: str, policy: str):
         self.table = CATALOG.table(table)
         width = len(self.table.columns)
         routes = [(SourceRoute(table, 0, 0, tuple(range(width))), StageNode(0, _Sink(), None))]
         self.key_of = key_getter(tuple(self.table.column_names.index(c) for c in self.table.primary_key or self.table.column_names))
-        self.testers = [TwsTester(ValidationProcessor(self.table, routes, policy, (), BUCKETS, CHUNKS))]
-        self.testers += [TwsTester(DependencyProcessor(self.table, index, routes, policy, BUCKETS, CHUNKS))
+        validation = ValidationProcessor(self.table, routes, policy, (), BUCKETS, CHUNKS)
+        self.testers = [TwsTester(Forwarding(validation, {VALIDATION}))]
+        self.testers += [TwsTester(Forwarding(DependencyProcessor(self.table, index, routes, policy, BUCKETS, CHUNKS),
+                                              {dependency_stage(index)}))
                          for index in range(len(checked_dependencies(self.table)))]
 
     def apply(self, updates: list[Update]) -> tuple[Counter, set]:

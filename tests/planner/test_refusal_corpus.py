@@ -72,6 +72,10 @@ where o_orderdate >= date '1993-07-01' and o_orderdate < date '1993-10-01'
   and o_orderkey in (select l_orderkey from lineitem where l_commitdate < l_receiptdate)
 group by o_orderpriority order by o_orderpriority"""
 
+# Q21's ``<>`` beside an inequality: refused with the reason (it once escaped the rule as a traceback)
+EXISTS_NOT_EQUAL_AND_LESS = """select o_orderkey from orders where exists (select 1 from lineitem
+  where l_orderkey = o_orderkey and l_suppkey <> o_custkey and l_quantity < o_totalprice)"""
+
 SCALARS = {
     "= a subquery that is no aggregate": "select c_custkey from customer "
     "where c_nationkey = (select n_nationkey from nation where n_name = 'FRANCE')",
@@ -125,7 +129,8 @@ def _tpch_corpus() -> dict[str, str]:
         corpus[f"{name} as a WITH view"] = f"with wrapped as ({_without_order_by(sql)}) select * from wrapped"
     corpus |= {"q11 threshold in the WHERE of a derived table": Q11_WHERE, "q15 as derived tables": Q15_DERIVED,
                "q18 filter inside the IN's derived table": Q18_FILTER_IN_DERIVED, "q17 with JOIN ... ON": Q17_JOIN,
-               "q22 as a WITH view": Q22_CTE, "q4 with IN": Q4_IN}
+               "q22 as a WITH view": Q22_CTE, "q4 with IN": Q4_IN,
+               "exists with <> beside an inequality": EXISTS_NOT_EQUAL_AND_LESS}
     return corpus | {f"scalar {name}": sql for name, sql in SCALARS.items()}
 
 
