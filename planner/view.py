@@ -40,6 +40,7 @@ from operators.zset import Changelog, Row, consolidate
 from planner.compiler import CompiledQuery, compile_query
 from planner.ir.timestamps import SPARK_TIME_ZONE
 from planner.ir.values import SqlRuntimeError
+from planner.spark_delta import SparkStrategy, spark_strategy
 from planner.sql.scope import output_types
 
 ENGINES = ("local", "spark")
@@ -62,7 +63,8 @@ class MaintainedView:
 
     def __init__(self, sql: str | CompiledQuery, catalog: Catalog, engine: str = "local", on_invalid: str = "error",
                  strict: bool = False, spark=None, work_dir: str | None = None, changes=None,
-                 keep_outputs: bool = True, compiled: bool = True, push: bool = True, **planner_options):
+                 keep_outputs: bool = True, compiled: bool = True, push: bool = True, spark_strategy: str = "auto",
+                 **planner_options):
         if engine not in ENGINES:
             raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
         options = {k: v for k, v in planner_options.items() if v is not None}
@@ -105,7 +107,14 @@ class MaintainedView:
             from operators.runtime.spark_runner import SparkRunner
 
             self.runner = SparkRunner(dataflow, catalog, spark=spark, work_dir=work_dir, policy=on_invalid,
-                                      changes=changes, result_types=self.column_types, keep_outputs=keep_outputs)
+                                      changes=changes, result_types=self.column_types, keep_outputs=keep_outputs,
+                                      delta_plan=self.spark_strategy(spark_strategy).plan)
+
+    def spark_strategy(self, choice: str = "auto") -> SparkStrategy:
+        """How the Spark engine runs this view under ``choice`` (``SPARK_STRATEGIES``), and why."""
+        dataflow = self.compiled.dataflow
+        return spark_strategy(self.compiled.sql, self.catalog, dataflow.visible_width, len(dataflow.output_columns),
+                              choice)
 
     @property
     def current(self) -> Counter:

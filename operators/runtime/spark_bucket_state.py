@@ -106,7 +106,7 @@ class BucketStates:
         self.opened, self.changed, self.had_state = {}, set(), bool(self.stored)
 
 
-def check_state_layout(work_dir: Path, fresh: bool) -> None:
+def check_state_layout(work_dir: Path, fresh: bool, layout: str = STATE_LAYOUT) -> None:
     """Record the state layout in a fresh work directory; refuse to resume a checkpoint written in
     another. Why: Spark itself refuses a state variable whose type changed, but only inside the first
     micro-batch, as a stack trace (``STATE_STORE_KEY_SCHEMA_NOT_COMPATIBLE``); a work directory
@@ -114,10 +114,10 @@ def check_state_layout(work_dir: Path, fresh: bool) -> None:
     marker = work_dir / LAYOUT_FILE
     if fresh:
         work_dir.mkdir(parents=True, exist_ok=True)
-        marker.write_text(STATE_LAYOUT)
+        marker.write_text(layout)
         return
     found = marker.read_text() if marker.exists() else "a MapState entry per chunk"
-    if found != STATE_LAYOUT:
+    if found != layout:
         raise WorkDirMismatchError(
-            f"{work_dir} holds a checkpoint whose state is kept as {found}, which this version does not read "
-            f"(it keeps {STATE_LAYOUT}); maintain the view again in a new work directory")
+            f"{work_dir} holds a checkpoint whose state is kept as {found}, which this view does not read "
+            f"(it keeps {layout}); maintain the view again in a new work directory")

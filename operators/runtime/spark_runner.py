@@ -56,9 +56,12 @@ from catalog.schema import Catalog, Table
 from catalog.types import DataType
 from operators.held_errors import is_error
 from operators.runtime.dataflow import Dataflow, SourceRoute, StageNode
+from operators.runtime.delta_sql.batch import DeltaBatch, tagged_changes
+from operators.runtime.delta_sql.plan import DeltaSqlPlan
+from operators.runtime.delta_sql.state_files import StateFiles
 from operators.runtime.dependencies import table_defect
 from operators.runtime.run_errors import SparkBatchError
-from operators.runtime.spark_bucket_state import check_state_layout
+from operators.runtime.spark_bucket_state import STATE_LAYOUT, check_state_layout
 from operators.runtime.spark_dependencies import checked_dependencies, dependency_state_name
 from operators.runtime.spark_edges import DEFAULT_BUCKETS, DEFAULT_CHUNKS, folded_input
 from operators.runtime.spark_inbox import inbox_changes, next_file_number, write_inbox_file
@@ -93,10 +96,12 @@ class SparkRunner:
                  work_dir: str | Path | None = None, policy: str = "error",
                  changes: Mapping[str, DataFrame] | None = None,
                  result_types: Sequence[DataType | None] = (), keep_outputs: bool = True,
-                 buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS):
+                 buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS, delta_plan: DeltaSqlPlan | None = None):
         if policy not in POLICIES:
             raise ValueError(f"unknown invalid-input policy {policy!r}; choose one of {', '.join(POLICIES)}")
         self.dataflow, self.policy = dataflow, policy
+        #: the JVM delta strategy's plan (``delta_sql``), or None: the dataflow's stages as Python operators
+        self.delta_plan = delta_plan
         self.buckets, self.chunks = buckets, chunks  # the state layout: a resumed checkpoint needs the same
         self.tables = spark_tables(dataflow, catalog)
         held = [row for row in dataflow.initial_result if is_error(row)]
@@ -123,7 +128,7 @@ class SparkRunner:
         self.sink = ResultSink(self.work_dir / "output", dataflow.output_columns, result_types,
                                result_start(dataflow), keep_outputs, dataflow.visible_width)
         fresh = not _numbered(self.checkpoint_dir / "commits")
-        check_state_layout(self.work_dir, fresh)
+        check_state_layout(self.work_dir, fresh, STATE_LAYOUT if delta_plan is None else DELTA_LAYOUT)
         self.partitions = recorded_partitions(self.spark, self.work_dir, fresh)
         self._reads_inbox = changes is None
         # a table without a given stream reads the inbox (empty unless ``apply`` fills it)
@@ -136,7 +141,7 @@ class SparkRunner:
         self._loaded = self._loaded_marker.exists()
         self._next_file = next_file_number(self.inbox_dir) if self._reads_inbox else 0
         try:
-            start = start_changes(dataflow, buckets)
+            start = start_changes(dataflow, buckets) if delta_plan is None else []
             #: the stages that take rows at start, and the stream holding them
             self._start_stages = {row["stage"] for row in start}
             self._start = start_stream(self.spark, self.work_dir / "start", start) if start else None
@@ -244,6 +249,9 @@ class SparkRunner:
         each of its dependency stages, ``validate <table>: <fd>``, in determinant values),
         counted in the checkpoint's state store with batch jobs whose chunks the driver unpickles
         (a diagnostic for tests and small runs). A top-k stage counts its distinct rows."""
+        if self.delta_plan is not None:  # the JVM delta strategy keeps each table's rows, not stage states
+            stored = StateFiles(self.spark, self.work_dir / DELTA_STATE)
+            return {f"stored {name}": stored.row_count(name) for name in self.tables}
         names = {state_name(node.id): node.stage.name for node in self.dataflow.stages}
         names |= {f"{state_name(node.id)}_rows": node.stage.name for node in self.dataflow.stages}
         names |= {validation_state(table): f"validate {table}" for table in self.tables}
@@ -289,11 +297,16 @@ class SparkRunner:
     # ---- the query -----------------------------------------------------------------------------
 
     def _start_query(self) -> StreamingQuery:
-        outputs = result_stream(self.dataflow, self.tables, self._changes, self.policy, self.buckets, self.chunks,
-                                self._start, self._start_stages)
+        if self.delta_plan is None:
+            outputs = result_stream(self.dataflow, self.tables, self._changes, self.policy, self.buckets, self.chunks,
+                                    self._start, self._start_stages)
+            target = self.sink
+        else:
+            outputs = tagged_changes(self._changes, self.tables)
+            target = DeltaBatch(self.delta_plan, self.tables, self.work_dir / DELTA_STATE, self.sink, self.policy)
         with state_partitions_pinned(self.spark, self.partitions):
             return (
-                outputs.writeStream.foreachBatch(self.sink)
+                outputs.writeStream.foreachBatch(target)
                 .option("checkpointLocation", str(self.checkpoint_dir))
                 .start()
             )
@@ -368,6 +381,11 @@ def _check_fed(dataflow: Dataflow, node: StageNode, inputs: list[DataFrame], sta
 def spark_tables(dataflow: Dataflow, catalog: Catalog) -> dict[str, Table]:
     """The tables ``dataflow`` reads."""
     return {name: catalog.table(name) for name in dataflow.tables()}
+
+
+#: The JVM delta strategy's state: Parquet logs in the work directory (``delta_sql/state_files``).
+DELTA_STATE = "delta-state"
+DELTA_LAYOUT = "Parquet logs of the tables' rows and the aggregate's partial sums (JVM delta queries)"
 
 
 class ConnectApplyError(NotImplementedError):

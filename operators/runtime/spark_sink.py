@@ -110,6 +110,10 @@ class ResultSink:
                 changes.extend((row, weight) for _, _, row, weight in unpack(packed))
             elif stage == REJECTED:
                 rejected.extend(RejectedChange(*change, reason) for reason, _, change, _ in unpack(packed))
+        self.write_batch(batch_id, changes, rejected)
+
+    def write_batch(self, batch_id: int, changes: Changelog, rejected: list[RejectedChange]) -> None:
+        """Write micro-batch ``batch_id``'s result changes and rejected input (see the module docstring)."""
         changes = consolidate(changes)
         if changes:
             self._write_changes(batch_id, changes)
@@ -119,6 +123,11 @@ class ResultSink:
                      lambda path: path.write_text("".join(r.as_json() + "\n" for r in rejected)))
         if self.outputs is not None:
             self.outputs[batch_id] = BatchOutput(batch_id, changes, rejected)
+
+    def result_before(self, batch_id: int) -> list[Row]:
+        """The result table before micro-batch ``batch_id`` (one row per copy)."""
+        earlier = [version for version in self._versions() if version < batch_id]
+        return _read_rows(self._version_path(max(earlier))) if earlier else list(self.initial_result)
 
     def take_outputs(self) -> list[BatchOutput]:
         """The outputs of the batches run since the last call, in batch order (then forgotten)."""
@@ -158,10 +167,8 @@ class ResultSink:
         _replace(self.changes_dir / f"batch-{batch_id}.parquet", lambda path: pq.write_table(table, path))
 
     def _write_result(self, batch_id: int, changes: Changelog) -> None:
-        versions = self._versions()
-        earlier = [version for version in versions if version < batch_id]
-        base = _read_rows(self._version_path(max(earlier))) if earlier else self.initial_result
-        counts = Counter(base)
+        earlier = [version for version in self._versions() if version < batch_id]
+        counts = Counter(self.result_before(batch_id))
         apply_changes(counts, changes)
         self._write_version(self._version_path(batch_id).name, list(counts.elements()))
         for version in earlier[:-1]:  # keep the version this one was built from, drop older ones
