@@ -38,6 +38,7 @@ from planner.explain_heavy_light import heavy_light_json, heavy_light_text
 from planner.explain_outer_join import DESCRIPTION as OUTER_JOINS
 from planner.explain_outer_join import outer_join_of, outer_joins_json, outer_joins_text
 from planner.explain_scalar import scalar_products_json, scalar_products_text
+from planner.explain_spark import compiled_strategy, strategy_json, strategy_lines
 from planner.explain_subquery import subqueries_json, subqueries_text
 from planner.explain_view_tree import view_tree_json, view_tree_text
 from planner.explain_window import windows_json, windows_text
@@ -214,7 +215,7 @@ def compact_text(compiled: CompiledQuery) -> str:
     for line in (*outer_joins_text(compiled), *windows_text(compiled), *derived_tables_text(compiled),
                  *scalar_products_text(compiled), *subqueries_text(compiled)):
         parts += _wrapped(line)
-    for line in spark_operator_lines(spark_operator_list(compiled)):
+    for line in (*strategy_lines(compiled_strategy(compiled)), *spark_operator_lines(spark_operator_list(compiled))):
         parts += _wrapped(line)
     for rule, why in compiled.context.refusals.items():
         parts += _wrapped(f"Not applied: {rule}: {why}")
@@ -321,6 +322,7 @@ def explain_json(compiled: CompiledQuery) -> str:
         "sources": [{"table": r.table, "stage": r.stage, "port": r.port, "selection": r.predicate_text}
                     for r in compiled.dataflow.sources],
         "output_columns": list(compiled.dataflow.output_columns),
+        "spark_strategy": strategy_json(compiled_strategy(compiled)),
         "spark_operators": [{"name": o.name, "stage": o.stage, "validates": list(o.validates), "shuffled_by": o.key,
                              "reads": list(o.reads)} for o in spark_operator_list(compiled)],
         "rules_applied": compiled.trace.rules_applied(),

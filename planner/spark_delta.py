@@ -99,8 +99,8 @@ def delta_sql_plan(sql: str, catalog: Catalog) -> DeltaSqlPlan:
     calls = _aggregate_calls(tree)
     groups = list(tree.args["group"].expressions) if tree.args.get("group") else []
     if not calls and not groups:
-        return _join_plan(tree, occurrences)
-    return _aggregate_plan(tree, occurrences, groups, calls)
+        return _join_plan(tree, occurrences, catalog)
+    return _aggregate_plan(tree, occurrences, groups, calls, catalog)
 
 
 def _schema(catalog: Catalog) -> dict[str, dict[str, str]]:
@@ -165,16 +165,16 @@ def _aggregate_calls(tree: exp.Select) -> list[exp.AggFunc]:
     return calls
 
 
-def _join_plan(tree: exp.Select, occurrences: list[Occurrence]) -> DeltaSqlPlan:
+def _join_plan(tree: exp.Select, occurrences: list[Occurrence], catalog: Catalog) -> DeltaSqlPlan:
     """A view without aggregation: its changes are the terms' rows (its columns and weights)."""
     if tree.args.get("limit") is not None:
         raise NotDeltaSql("ORDER BY … LIMIT over a join without aggregation (the top rows need the join kept)")
     columns = [e.copy() for e in tree.expressions]
-    return DeltaSqlPlan(_tables(occurrences), tuple(occurrences), _terms(tree, occurrences, columns), 0, None, (), None, None, None)
+    return DeltaSqlPlan(_tables(occurrences), tuple(occurrences), _terms(tree, occurrences, columns, catalog), 0, None, (), None, None, None)
 
 
 def _aggregate_plan(tree: exp.Select, occurrences: list[Occurrence], groups: list[exp.Expression],
-                    calls: list[exp.AggFunc]) -> DeltaSqlPlan:
+                    calls: list[exp.AggFunc], catalog: Catalog) -> DeltaSqlPlan:
     arguments: list[exp.Expression] = []
     aggregates = []
     for call in calls:
@@ -185,7 +185,7 @@ def _aggregate_plan(tree: exp.Select, occurrences: list[Occurrence], groups: lis
         aggregates.append(RingAggregate(kind, None if argument is None else len(arguments) - 1, call.sql("spark")))
     columns = [g.copy().as_(f"{GROUP}{i}") for i, g in enumerate(groups)]
     columns += [a.copy().as_(f"{ARGUMENT}{j}") for j, a in enumerate(arguments)]
-    terms = _terms(tree, occurrences, columns)
+    terms = _terms(tree, occurrences, columns, catalog)
 
     def over_state(node: exp.Expression) -> exp.Expression:
         """``node`` over the aggregate state's named values instead of the joined rows."""
@@ -223,7 +223,8 @@ def _top(tree: exp.Select) -> tuple[str | None, int | None]:
     return ", ".join(o.sql("spark") for o in tree.args["order"].expressions), int(count.this)
 
 
-def _terms(tree: exp.Select, occurrences: list[Occurrence], columns: list[exp.Expression]) -> tuple[DeltaTerm, ...]:
+def _terms(tree: exp.Select, occurrences: list[Occurrence], columns: list[exp.Expression],
+           catalog: Catalog) -> tuple[DeltaTerm, ...]:
     """The delta terms: each joins from its changed occurrence outwards (``_join_order``); occurrences
     before the changed one are read after the batch, those after it before (the delta rule)."""
     aliases = [o.alias for o in occurrences]
@@ -242,7 +243,7 @@ def _terms(tree: exp.Select, occurrences: list[Occurrence], columns: list[exp.Ex
     terms = []
     for i in range(len(occurrences)):
         steps, joined, pending = [], set(), list(shared)
-        for j in _join_order(i, aliases, shared):
+        for j in _join_order(i, occurrences, shared, catalog):
             joined.add(aliases[j])
             ready = [c for used, c in pending if used <= joined]
             pending = [(used, c) for used, c in pending if not used <= joined]
@@ -254,19 +255,45 @@ def _terms(tree: exp.Select, occurrences: list[Occurrence], columns: list[exp.Ex
     return tuple(terms)
 
 
-def _join_order(start: int, aliases: list[str], shared: list[tuple[set[str], exp.Expression]]) -> list[int]:
-    """Occurrence indexes from ``start`` outwards: each next one shares a condition with those before
-    (the first such in FROM order); refuses occurrences no condition reaches (a cross product)."""
+def _join_order(start: int, occurrences: list[Occurrence], shared: list[tuple[set[str], exp.Expression]],
+                catalog: Catalog) -> list[int]:
+    """Occurrence indexes from ``start`` outwards. Each next one shares a condition with those before;
+    among them the one that grows the rows least (``_growth``: a lookup by its whole primary key, then
+    a fan-out along a foreign key into a key already joined, then any other), the first in FROM order
+    on a tie. Refuses occurrences no condition reaches (a cross product)."""
+    aliases = [o.alias for o in occurrences]
     order = [start]
     while len(order) < len(aliases):
         joined = {aliases[j] for j in order}
-        nxt = next((j for j in range(len(aliases)) if j not in order
-                    and any(aliases[j] in used and used & joined for used, _ in shared)), None)
-        if nxt is None:
+        candidates = [j for j in range(len(aliases)) if j not in order
+                      and any(aliases[j] in used and used & joined for used, _ in shared)]
+        if not candidates:
             missing = ", ".join(aliases[j] for j in range(len(aliases)) if j not in order)
             raise NotDeltaSql(f"{missing} joined on no condition (a cross product)")
-        order.append(nxt)
+        order.append(min(candidates, key=lambda j: (_growth(j, order, occurrences, shared, catalog), j)))
     return order
+
+
+def _growth(j: int, order: list[int], occurrences: list[Occurrence], shared: list[tuple[set[str], exp.Expression]],
+            catalog: Catalog) -> int:
+    """0: joining occurrence ``j`` binds its whole primary key (at most one row per row so far); 1: it
+    binds an occurrence's key already joined (a fan-out along a foreign key); 2: anything else."""
+    alias = occurrences[j].alias
+    joined = {occurrences[k].alias: k for k in order}
+    bound: dict[str, set[str]] = {}
+    for _, condition in shared:
+        if isinstance(condition, exp.EQ) and isinstance(condition.this, exp.Column) \
+                and isinstance(condition.expression, exp.Column):
+            left, right = condition.this, condition.expression
+            for own, other in ((left, right), (right, left)):
+                if own.table == alias and other.table in joined:
+                    bound.setdefault(alias, set()).add(own.name)
+                    bound.setdefault(other.table, set()).add(other.name)
+    if set(catalog.table(occurrences[j].table).primary_key) <= bound.get(alias, set()):
+        return 0
+    if any(set(catalog.table(occurrences[k].table).primary_key) <= bound.get(a, set()) for a, k in joined.items()):
+        return 1
+    return 2
 
 
 def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:

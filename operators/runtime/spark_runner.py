@@ -303,7 +303,8 @@ class SparkRunner:
             target = self.sink
         else:
             outputs = tagged_changes(self._changes, self.tables)
-            target = DeltaBatch(self.delta_plan, self.tables, self.work_dir / DELTA_STATE, self.sink, self.policy)
+            target = self.delta_batch = DeltaBatch(self.delta_plan, self.tables, self.work_dir / DELTA_STATE, self.sink,
+                                                   self.policy)
         with state_partitions_pinned(self.spark, self.partitions):
             return (
                 outputs.writeStream.foreachBatch(target)

@@ -52,6 +52,9 @@ def add_run(sub: argparse._SubParsersAction) -> None:
                                             "for two executor JVMs)")
     run.add_argument("--spark-remote", help="spark engine: run over Spark Connect, on the server at this URL "
                                             "(sc://host:15002), or on one started here for a local master (local[2])")
+    run.add_argument("--spark-strategy", choices=("auto", "jvm", "python"), default="auto",
+                     help="spark engine: JVM delta queries (Spark SQL per micro-batch, for inner joins and SUM/COUNT/AVG), "
+                          "Python stages (every view), or auto: the JVM where it applies (docs/spark.md)")
     add_planner_options(run)
     run.add_argument("--report-lambda", action="store_true",
                      help="local engine: also compute the stream's enclosureness λ (AJU §1; a second pass over the stream)")
@@ -109,6 +112,8 @@ def _check_run_options(args) -> None:
     if args.spark_remote and args.spark_master:
         raise CommandLineError("--spark-remote and --spark-master exclude each other: "
                                "a local Connect server takes its master as --spark-remote local[N]")
+    if args.spark_strategy != "auto" and args.engine != "spark":
+        raise CommandLineError("--spark-strategy needs --engine spark")
     if args.report_lambda and args.engine != "local":
         raise CommandLineError("--report-lambda reads the whole stream on the driver: it needs --engine local")
     if args.stats_json and args.engine != "local":

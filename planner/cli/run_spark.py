@@ -18,9 +18,10 @@ def run_on_spark(args, catalog: Catalog) -> int:
     """The driver reads no row of the stream, so the enclosureness λ, which needs all of them, is not computed."""
     arguments = {"query": str(Path(args.query).resolve()) if Path(args.query).is_file() else args.query,
                  "catalog": args.catalog, "stream": str(Path(args.stream).resolve()), "batch_size": args.batch_size,
-                 "on_invalid": args.on_invalid, **planner_options(args)}
+                 "on_invalid": args.on_invalid, "spark_strategy": args.spark_strategy, **planner_options(args)}
+    view_options = {**planner_options(args), "spark_strategy": args.spark_strategy}
     run = run_stream(read_query(args.query), catalog, args.stream, args.batch_size, args.work_dir, args.on_invalid,
-                     arguments, planner_options(args), master=args.spark_master, remote=args.spark_remote)
+                     arguments, view_options, master=args.spark_master, remote=args.spark_remote)
     try:
         if args.out:
             write_rows(args.out, run.view, run.result)

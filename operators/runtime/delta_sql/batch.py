@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
 from catalog.schema import Table
-from operators.runtime.delta_sql.net_changes import NetChanges, net_changes
+from operators.runtime.delta_sql.net_changes import Classified, NetChanges, classified_changes, net_changes
 from operators.runtime.delta_sql.plan import (
     AGGREGATE_REF,
     ARGUMENT,
@@ -81,6 +81,8 @@ class DeltaBatch:
                  policy: str, compact_every: int = 8):
         self.plan, self.tables, self.directory, self.sink = plan, dict(tables), directory, sink
         self.policy, self.compact_every = policy, compact_every
+        #: Per batch id, seconds per phase (validation, result changes, storing, sink): ``spark_profile.py``.
+        self.phases: dict[int, dict[str, float]] = {}
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
@@ -89,22 +91,43 @@ class DeltaBatch:
         state.start_batch(batch_id)
         batch = batch.persist()
         nets: dict[str, NetChanges] = {}
+        classified: dict[str, Classified] = {}
+        befores: dict[str, DataFrame] = {}
         views: dict[tuple[str, str], DataFrame] = {}
+        phases = self.phases[batch_id] = {}
+        clock = [time.perf_counter()]
+
+        def lap(phase: str) -> None:
+            now = time.perf_counter()
+            phases[phase] = phases.get(phase, 0.0) + now - clock[0]
+            clock[0] = now
+
         try:
             for name, table in self.tables.items():
                 changes = batch.where(F.col(TABLE) == name).select(f"t_{name}.*", OP, SEQ)
                 before = state.rows_before(name, stored_schema(table), table.primary_key, batch_id)
-                nets[name] = net = net_changes(spark, table, changes, before, stored_schema(table), self.policy)
-                views.update(_views(name, table, before, net))
+                classified[name] = classified_changes(table, changes, before)
+                befores[name] = before
+            counts: dict[str, dict[tuple[bool, int], int]] = {name: {} for name in self.tables}
+            for row in reduce(DataFrame.unionByName, [c.counts() for c in classified.values()]).collect():
+                counts[row["table"]][(row[1], row[OP])] = row["count"]
+            lap("validate")
+            for name, table in self.tables.items():
+                nets[name] = net = net_changes(spark, classified[name], counts[name], stored_schema(table), self.policy)
+                views.update(_views(name, table, befores[name], net))
+            lap("net changes")
             changes = self._result_changes(spark, state, views, batch_id)
+            lap("result changes")
             for name, table in self.tables.items():
                 _store(state, name, table, nets[name], views, batch_id)
+                lap(f"store {name}")
             computed = time.perf_counter()
             self.sink.write_batch(batch_id, changes, [r for net in nets.values() for r in net.rejected])
+            lap("sink")
             self.sink.seconds[batch_id] = (computed - started, time.perf_counter() - computed)
         finally:
             batch.unpersist()
-            for view in views.values():
+            for view in [*views.values(), *(c.joined for c in classified.values())]:
                 view.unpersist()
 
     def _result_changes(self, spark: SparkSession, state: StateFiles, views: dict, batch_id: int) -> Changelog:
@@ -211,9 +234,9 @@ def _store(state: StateFiles, name: str, table: Table, net: NetChanges, views: d
     """Log table ``name``'s net changes of ``batch_id`` (and its whole rows every few batches)."""
     inserted = views[("inserted", name)].withColumn(INSERTED, F.lit(batch_id).cast("bigint"))
     deleted = views[("deleted", name)]
-    if not inserted.isEmpty():
+    if net.inserted_rows:
         state.write(name, "ins", batch_id, inserted)
-    if not deleted.isEmpty():
+    if net.deleted_rows:
         state.write(name, "del", batch_id, deleted.select(*table.primary_key, INSERTED))
     if state.compacts(name, batch_id):
         state.write(name, "base", batch_id, views[("kept", name)].unionByName(inserted))

@@ -30,38 +30,64 @@ from operators.runtime.validate import InvalidChangeError, keyed_change_defect
 
 _STORED = "__stored_"
 _COUNT = "__changes"
+_PLAIN = "__plain"
 
 
 @attrs.frozen
 class NetChanges:
-    """A table's accepted net changes: rows in (its columns) and stored rows out (with ``_ins``)."""
+    """A table's accepted net changes: rows in (its columns) and stored rows out (with ``_ins``), how
+    many of each, and the changes the policy quarantined."""
 
     inserted: DataFrame
     deleted: DataFrame
+    inserted_rows: int
+    deleted_rows: int
     rejected: list[RejectedChange]
 
 
-def net_changes(spark: SparkSession, table: Table, changes: DataFrame, stored: DataFrame,
-                stored_schema: StructType, policy: str) -> NetChanges:
-    """``changes`` (the table's columns, ``_op``, ``_seq``) against ``stored`` (the rows before the batch);
-    see the module docstring. Raises ``InvalidChangeError`` under the ``error`` policy."""
+@attrs.frozen
+class Classified:
+    """A table's changes joined to their stored rows and marked ``__plain`` where one join decides them
+    (cached for the batch: the counts, the net changes and the driver's share all read it)."""
+
+    table: Table
+    joined: DataFrame
+
+    def counts(self) -> DataFrame:
+        """Rows per (plain, ``_op``), tagged with the table: one small job counts every table's at once."""
+        return self.joined.groupBy(_PLAIN, OP).count().select(F.lit(self.table.name).alias("table"), _PLAIN, OP, "count")
+
+
+def classified_changes(table: Table, changes: DataFrame, stored: DataFrame) -> Classified:
+    """``changes`` (the table's columns, ``_op``, ``_seq``) joined to ``stored`` (the rows before the
+    batch), the stored rows scanned once against the broadcast keys of the changes."""
     key, columns = list(table.primary_key), list(table.column_names)
     counted = changes.withColumn(_COUNT, F.count(F.lit(1)).over(Window.partitionBy(*key)))
-    touched = stored.join(F.broadcast(changes.select(*key).distinct()), key, "left_semi")
-    joined = counted.join(touched.select(*key, *(F.col(c).alias(_STORED + c) for c in [*columns, INSERTED])),
-                          key, "left").persist()
+    touched = stored.join(F.broadcast(changes.select(*key)), key, "left_semi")
+    joined = counted.join(F.broadcast(touched.select(*key, *(F.col(c).alias(_STORED + c) for c in [*columns, INSERTED]))),
+                          key, "left")
     present = F.col(_STORED + INSERTED).isNotNull()
     same = _all([F.col(c).eqNullSafe(F.col(_STORED + c)) for c in columns])
     plain = (F.col(_COUNT) == 1) & (((F.col(OP) == 1) & ~present) | ((F.col(OP) == -1) & present & same))
+    return Classified(table, joined.withColumn(_PLAIN, plain).persist())
+
+
+def net_changes(spark: SparkSession, classified: Classified, counts: dict[tuple[bool, int], int],
+                stored_schema: StructType, policy: str) -> NetChanges:
+    """The net changes of ``classified`` given its ``counts`` (``Classified.counts``); see the module
+    docstring. Raises ``InvalidChangeError`` under the ``error`` policy."""
+    table, joined = classified.table, classified.joined
+    columns = list(table.column_names)
+    plain = F.col(_PLAIN)
     inserted = joined.where(plain & (F.col(OP) == 1)).select(*columns)
     deleted = joined.where(plain & (F.col(OP) == -1)).select(*(F.col(_STORED + c).alias(c) for c in [*columns, INSERTED]))
-    others = joined.where(~plain).collect()
-    joined.unpersist()
-    if not others:
-        return NetChanges(inserted, deleted, [])
-    more_in, more_out, rejected = _one_by_one(table, others, policy)
+    inserted_rows, deleted_rows = counts.get((True, 1), 0), counts.get((True, -1), 0)
+    if not any(n for (is_plain, _), n in counts.items() if not is_plain):
+        return NetChanges(inserted, deleted, inserted_rows, deleted_rows, [])
+    more_in, more_out, rejected = _one_by_one(table, joined.where(~plain).collect(), policy)
     return NetChanges(inserted.unionByName(spark.createDataFrame(more_in, inserted.schema)),
-                      deleted.unionByName(spark.createDataFrame(more_out, stored_schema)), rejected)
+                      deleted.unionByName(spark.createDataFrame(more_out, stored_schema)),
+                      inserted_rows + len(more_in), deleted_rows + len(more_out), rejected)
 
 
 def _all(conditions: list):

@@ -62,7 +62,7 @@ class StateFiles:
         if not deleted:
             return rows
         del_schema = StructType([schema[c] for c in (*key, INSERTED)])
-        return rows.join(self._read(deleted, del_schema), [*key, INSERTED], "left_anti")
+        return rows.join(F.broadcast(self._read(deleted, del_schema)), [*key, INSERTED], "left_anti")
 
     def sums_before(self, name: str, schema: StructType, batch_id: int) -> DataFrame:
         """The additive rows of log ``name`` before ``batch_id``, unsummed (the caller groups them)."""
