@@ -18,7 +18,11 @@ Operators are named by the state variables they hold (the checkpoint's state met
 is stage N of the dataflow, ``validated_T`` the validation of table T.
 
     python examples/benchmarks/spark_profile.py --stream data/streams/sf0.1-window --batch-size 100000 \\
-        [--query examples/tpch/q03.sql] [--empty 2] [--json profile.json] [--conf KEY=VALUE ...]
+        [--query examples/tpch/q03.sql] [--empty 2] [--json profile.json] [--conf KEY=VALUE ...] \\
+        [--spark-strategy python|jvm]
+
+With ``--spark-strategy jvm`` (the JVM delta strategy, docs/spark.md) there is no stateful operator to
+profile; the table is then the seconds of each phase of its ``foreachBatch`` function per micro-batch.
 
 Not a test: it asserts nothing. Numbers go to RESULTS.md by hand, with the machine and its load.
 """
@@ -175,12 +179,15 @@ def profile(args) -> dict:
     spark = make_spark_session(settings=settings)
     changes = {name: stream_changes(spark, stream, catalog.table(name), batches) for name in tables}
     started = time.perf_counter()
-    view = MaintainedView(sql, catalog, engine="spark", spark=spark, changes=changes, keep_outputs=False)
+    view = MaintainedView(sql, catalog, engine="spark", spark=spark, changes=changes, keep_outputs=False,
+                          spark_strategy=args.spark_strategy)
     runner = view.runner
     run_with_retries(runner)
     seconds = time.perf_counter() - started
     progress = [json.loads(p.json) for p in runner.query.recentProgress]
-    names = operator_names(spark, runner.checkpoint_dir, view)
+    # the JVM delta strategy has no stateful operator: its phases are timed by its foreachBatch function
+    phases = runner.delta_batch.phases if runner.delta_plan is not None else {}
+    names = operator_names(spark, runner.checkpoint_dir, view) if not phases else {}
     operators = sql_operator_metrics(spark)
     workers = worker_counters(counters_dir)
     result_rows = len(runner.current_result())
@@ -197,7 +204,8 @@ def profile(args) -> dict:
             ops[label] = entry
         query_s, write_s = runner.sink.seconds.get(number, (0.0, 0.0))
         rows.append({"batch": number, "input rows": batch["numInputRows"], "durations ms": batch["durationMs"],
-                     "sink wait s": query_s, "sink write s": write_s, "operators": ops})
+                     "sink wait s": query_s, "sink write s": write_s, "operators": ops,
+                     "jvm phases s": phases.get(number, {})})
     return {"stream": str(stream), "query": args.query, "batch size": args.batch_size, "empty batches": args.empty,
             "seconds": seconds, "result rows": result_rows, "settings": args.conf, "load": os.getloadavg(), "batches": rows}
 
@@ -239,6 +247,16 @@ def batch_table(batches: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def phase_table(batches: list[dict]) -> str:
+    """One row per micro-batch: the JVM delta strategy's phases (``DeltaBatch.phases``)."""
+    names = list(dict.fromkeys(name for b in batches for name in b["jvm phases s"]))
+    lines = ["| batch | input rows | " + " | ".join(names) + " |", "|---" * (len(names) + 2) + "|"]
+    for batch in batches:
+        values = [batch["batch"], batch["input rows"], *(batch["jvm phases s"].get(n, 0.0) for n in names)]
+        lines.append("| " + " | ".join(number(v) for v in values) + " |")
+    return "\n".join(lines)
+
+
 def summed(batch: dict, name: str) -> float:
     """A counter of one micro-batch, summed over its operators."""
     return sum(entry.get(name, 0) for entry in batch["operators"].values())
@@ -258,6 +276,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=100_000)
     parser.add_argument("--empty", type=int, default=2, help="micro-batches without changes after the stream")
     parser.add_argument("--json", help="write every number here")
+    parser.add_argument("--spark-strategy", choices=("python", "jvm"), default="python",
+                        help="python: per stateful operator; jvm: the JVM delta strategy's phases per micro-batch")
     parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                         help="a Spark setting for the session (repeatable), e.g. spark.python.unix.domain.socket.enabled=true")
     args = parser.parse_args()
@@ -271,6 +291,9 @@ def main() -> None:
           f"for {sum(b['input rows'] for b in batches)} input rows, {found['result rows']} result rows; "
           f"load average {found['load'][0]:.2f}")
     print("\nPer micro-batch:\n" + batch_table(batches))
+    if any(b["jvm phases s"] for b in batches):
+        print("\nJVM delta strategy, seconds per phase:\n" + phase_table(batches))
+        return
     print("\nPer operator, mean of the micro-batches with changes:\n" + operator_table(data))
     if empty:
         print(f"\nPer operator, the empty micro-batch {empty[0]['batch']}:\n" + operator_table(empty))
