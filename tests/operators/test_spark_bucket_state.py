@@ -108,7 +108,7 @@ def test_a_checkpoint_of_the_earlier_layout_is_refused_in_one_line(tmp_path):
     with pytest.raises(WorkDirMismatchError, match="MapState entry per chunk.*new work directory"):
         check_state_layout(tmp_path / "old", fresh=False)
     (tmp_path / "new" / LAYOUT_FILE).write_text("bucket chunks in a ListState")  # before encoded key states
-    with pytest.raises(WorkDirMismatchError, match="kept as bucket chunks in a ListState, which this version"):
+    with pytest.raises(WorkDirMismatchError, match="kept as bucket chunks in a ListState, which this view"):
         check_state_layout(tmp_path / "new", fresh=False)
     (tmp_path / "new" / LAYOUT_FILE).write_text("something else")
     with pytest.raises(WorkDirMismatchError, match="something else"):
