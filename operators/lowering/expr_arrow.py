@@ -117,12 +117,10 @@ def _over_values(kernel: Callable, operands: Sequence[Expr], columns: _Columns) 
     known = {columns.table.columns[p].type for p in positions if p is not None}
     if len(known) != 1:  # no column, or columns of two types
         return None
-    position = next(p for p in positions if p is not None)
-    args: list[int | pa.Scalar] = []
-    for p, operand in zip(positions, operands, strict=True):
-        if p is None and (p := columns.scalar(position, operand)) is None:
-            return None
-        args.append(p)
+    column = next(p for p in positions if p is not None)
+    args = [columns.scalar(column, o) if p is None else p for p, o in zip(positions, operands, strict=True)]
+    if any(a is None for a in args):  # a literal that is not exactly a value of the columns' type
+        return None
     return lambda casts: kernel(*(casts[a] if isinstance(a, int) else a for a in args))
 
 

@@ -30,6 +30,7 @@ from operators.lowering.expr_operators import (
     Kleene,
     Lazy,
     Membership,
+    Operator,
     Strict,
     Tried,
     operator_of,
@@ -122,7 +123,7 @@ def _compile(expr: Expr, layout: Mapping[Column, int]) -> Compiled:
     raise ExpressionError(f"unsupported expression {expr!r}")
 
 
-def _closure(entry, call: Call, layout: Mapping[Column, int]) -> Compiled:
+def _closure(entry: Operator, call: Call, layout: Mapping[Column, int]) -> Compiled:
     """The closure of ``call``, an operator of kind ``entry`` (expr_operators.py): one case per kind."""
     match entry:
         case Strict(divisor_first=True):

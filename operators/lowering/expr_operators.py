@@ -175,7 +175,7 @@ def plain(function: Callable[..., object]) -> Evaluation:
     return lambda call: function
 
 
-def nan_made_one(function: Callable, dtype: DataType | None) -> Callable:
+def _nan_made_one(function: Callable, dtype: DataType | None) -> Callable:
     """``function`` whose NaN results are the one NaN (``inf - inf``, ``'NaN'`` cast to double, NaN + 1
     make new ones), when its result is a DOUBLE: then comparisons, groups and joins follow Spark's
     NaN semantics (operators/doubles.py)."""
@@ -202,7 +202,7 @@ def _comparison(op: str) -> Strict:
 
 
 @cache
-def like_regex(pattern: str) -> re.Pattern:
+def _like_regex(pattern: str) -> re.Pattern:
     """Spark's LIKE: ``%`` any run, ``_`` one character, ``\\`` escapes ``_``, ``%`` or itself (any other
     escaped character, or a pattern ending in the escape, is Spark's INVALID_FORMAT error)."""
     parts = []
@@ -231,15 +231,15 @@ def _like(negate: bool) -> Strict:
     def evaluation(call: Call) -> Callable[..., bool]:
         pattern = _constant_pattern(call)
         if pattern is None:
-            return lambda s, p: (like_regex(p).fullmatch(s) is None) == negate
-        regex = like_regex(pattern)
+            return lambda s, p: (_like_regex(p).fullmatch(s) is None) == negate
+        regex = _like_regex(pattern)
         return lambda s: (regex.fullmatch(s) is None) == negate
 
     def source(call: Call, names: Names) -> SourceForm | None:
         pattern = _constant_pattern(call)
         if pattern is None:
             return None
-        regex, matched = names.constant(like_regex(pattern), "re"), "is None" if negate else "is not None"
+        regex, matched = names.constant(_like_regex(pattern), "re"), "is None" if negate else "is not None"
         return lambda s: f"{regex}.fullmatch({s}) {matched}"
 
     return Strict(evaluation, source=source, predicate=True, operands=lambda call: 1 if _constant_pattern(call) is not None else 2)
@@ -288,7 +288,7 @@ def _arithmetic_source(call: Call, names: Names) -> SourceForm | None:
 
 
 def _arithmetic(op: str) -> Strict:
-    return Strict(lambda call: nan_made_one(values.arithmetic(op, call.dtype), call.dtype),
+    return Strict(lambda call: _nan_made_one(values.arithmetic(op, call.dtype), call.dtype),
                   source=_arithmetic_source if op in _DECIMAL_METHODS else None, divisor_first=op in ("/", "%", "div"))
 
 
@@ -361,8 +361,8 @@ def _cast(call: Call) -> Callable[[object], object]:
     target, source = cast_target(call.op), type_of(call.args[0])
     zone = call.args[1].value if len(call.args) > 1 else DEFAULT_TIME_ZONE
     if source is None:
-        return nan_made_one(lambda v: values.cast_value(v, _value_type(v), target, zone), target)
-    return nan_made_one(lambda v: values.cast_value(v, source, target, zone), target)
+        return _nan_made_one(lambda v: values.cast_value(v, _value_type(v), target, zone), target)
+    return _nan_made_one(lambda v: values.cast_value(v, source, target, zone), target)
 
 
 _CAST = Strict(_cast, operands=lambda call: 1)
@@ -433,6 +433,6 @@ def _function_operator(function: functions.Function) -> Operator:
     """A registered function as an entry of the kind its ``nulls`` declares."""
     def evaluation(call: Call) -> Callable[..., object]:
         evaluate = function.evaluator(functions.Bound(functions.arguments(call.args), call.dtype))
-        return nan_made_one(evaluate, call.dtype)
+        return _nan_made_one(evaluate, call.dtype)
 
     return {"strict": Strict, "aware": Aware, "lazy": Lazy}[function.nulls](evaluation)
