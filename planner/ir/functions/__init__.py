@@ -2,8 +2,8 @@
 
 The SQL front end maps any function call to the Spark name the user wrote (planner/sql/calls.py)
 and looks it up here (``lookup``); typing (planner/sql/typing.py) applies the entry's ``typing``
-rule (implicit casts, result type, Spark's refusals); the lowering (operators/lowering/expr_eval.py)
-compiles its ``evaluator``; ``table.py`` renders the registry as docs/supported-functions.md. The
+rule (implicit casts, result type, Spark's refusals); the lowering (operators/lowering/expr_operators.py)
+makes its ``evaluator`` an operator of the expression compilers; ``table.py`` renders the registry as docs/supported-functions.md. The
 ``Call.op`` of a registered function is its Spark name (``upper``), whichever alias was written.
 
 To add a function, add one ``Function`` to the ``FUNCTIONS`` tuple of its category module

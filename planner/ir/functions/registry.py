@@ -2,7 +2,8 @@
 
 A ``Function`` is declared once (in a category module beside this one) and read by every layer:
 the SQL front end finds it by the name the user wrote, typing (planner/sql/typing.py) applies its
-``typing`` rule, the lowering (operators/lowering/expr_eval.py) compiles its ``evaluator``, and the
+``typing`` rule, the lowering takes it as an operator of the expression compilers
+(operators/lowering/expr_operators.py: its ``evaluator``, of the kind ``nulls`` says), and the
 supported-functions table (planner/ir/functions/table.py) prints its doc.
 
 This module sits in ``planner/ir``, below the SQL front end, so a typing rule speaks only of types:
