@@ -16,6 +16,9 @@ compared after the refresh.
 
     python examples/benchmarks/pipeline_refresh.py --sf 0.1 [--work DIR]
 
+With ``SPARK_IVM_PROFILE=DIR`` in the environment the incremental view's processors also write their
+per-task counters there (``operators/runtime/spark_counters.py``: phases, state calls, chunks).
+
 Not a test: nothing here asserts but the two results' equality; numbers go to RESULTS.md by hand.
 """
 
