@@ -16,6 +16,9 @@ compared after the refresh.
 
     python examples/benchmarks/pipeline_refresh.py --sf 0.1 [--work DIR]
 
+With ``SPARK_IVM_PROFILE=DIR`` in the environment the incremental view's processors also write their
+per-task counters there (``operators/runtime/spark_counters.py``: phases, state calls, chunks).
+
 Not a test: nothing here asserts but the two results' equality; numbers go to RESULTS.md by hand.
 """
 
@@ -77,19 +80,24 @@ def project(directory: Path, name: str, definition: str) -> Path:
     return directory / "spark-pipeline.yml"
 
 
+#: The heap of the pipeline's JVMs (spark-submit's default is 1 GiB): at SF 1 the incremental view's
+#: first run is one micro-batch of every row; the same for both pipelines (``make_spark_session``'s size).
+DRIVER_MEMORY = "4g"
 #: Spark's fixed 10 s wait for a new Python worker (PythonWorkerFactory) is missed on a loaded machine
 WORKER_TIMEOUT = "Python worker failed to connect back"
 
 
-def run(spec: Path, settings: dict[str, str], attempts: int = 3) -> tuple[float, float]:
-    """One ``ivm pipelines run``: (wall seconds, seconds from the first flow RUNNING to the last COMPLETED).
-    A run failing only by Spark's worker timeout commits nothing and is run again (at most ``attempts``
+def run(spec: Path, settings: dict[str, str], label: str, attempts: int = 3) -> tuple[float, float]:
+    """One ``ivm pipelines run``: (wall seconds, seconds from the first flow RUNNING to the last COMPLETED),
+    printed as soon as the run ends (a long run's phases are known even if a later one fails). A run
+    failing only by Spark's worker timeout commits nothing and is run again (at most ``attempts``
     times, each retry printed); the times are the successful attempt's."""
     conf = [word for key, value in settings.items() for word in ("--conf", f"{key}={value}")]
     for attempt in range(1, attempts + 1):
         started = time.perf_counter()
         completed = subprocess.run([sys.executable, "-m", "planner.cli", "pipelines", "run", "--spec", str(spec), *conf],
-                                   cwd=ROOT, capture_output=True, text=True, env=os.environ | {"PYTHONPATH": str(ROOT)})
+                                   cwd=ROOT, capture_output=True, text=True, env=os.environ | {
+                                       "PYTHONPATH": str(ROOT), "SPARK_DRIVER_MEMORY": DRIVER_MEMORY})
         wall = time.perf_counter() - started
         if completed.returncode == 0:
             break
@@ -97,7 +105,9 @@ def run(spec: Path, settings: dict[str, str], attempts: int = 3) -> tuple[float,
             raise SystemExit(f"{spec}: exit {completed.returncode}\n{completed.stdout[-3000:]}\n{completed.stderr[-3000:]}")
         print(f"{spec}: attempt {attempt} failed by Spark's Python worker timeout after {wall:.0f} s; again", flush=True)
     stamps = [datetime.fromisoformat(m.group(1)) for line in completed.stdout.splitlines() if (m := EVENT.match(line))]
-    return wall, (max(stamps) - min(stamps)).total_seconds()
+    flows = (max(stamps) - min(stamps)).total_seconds()
+    print(f"{datetime.now():%H:%M:%S} {spec.parent.name} {label}: wall {wall:.1f} s, flows {flows:.1f} s", flush=True)
+    return wall, flows
 
 
 def base_stream(data: Path, stream: Path) -> None:
@@ -142,7 +152,7 @@ def main() -> None:
     lineitem = _plain(pq.read_table(data / "lineitem.parquet"))
     print(f"SF {args.sf}: lineitem {len(lineitem)} rows; work directory {work}")
     # --reuse: the initial runs were made in --work before (not timed again)
-    timings = {name: [run(spec, settings)] if not args.reuse else [] for name, spec in specs.items()}
+    timings = {name: [run(spec, settings, "initial")] if not args.reuse else [] for name, spec in specs.items()}
 
     old, new, updated = updated_lineitem(lineitem)
     seq = sum(pq.read_metadata(stream / f"{t}.parquet").num_rows for t in TABLES) + 1
@@ -158,7 +168,7 @@ def main() -> None:
     os.replace(tables / "lineitem" / ".part-0.parquet", tables / "lineitem" / "part-0.parquet")
     print(f"1% of lineitem updated: {len(old)} rows ({len(update)} changes)")
     for name, spec in specs.items():
-        timings[name].append(run(spec, settings))
+        timings[name].append(run(spec, settings, "refresh"))
 
     ivm = pq.read_table(work / "ivm" / "storage" / "ivm" / "q3" / "table" / "part-00000.parquet")
     full = pq.read_table(sorted((work / "full" / "storage" / "warehouse" / "q3_full").glob("*.parquet")))

@@ -23,7 +23,6 @@ A failed run ends with one line naming the error (``ivm pipelines: error: ...``)
 from __future__ import annotations
 
 import argparse
-import concurrent.futures as futures
 import json
 import os
 import sys
@@ -56,14 +55,17 @@ def run(spec_path: Path, full_refresh: Sequence[str], full_refresh_all: bool, re
         dry: bool) -> None:
     """Run the pipeline of ``spec_path`` once (see the module docstring)."""
     spec = load_pipeline_spec(spec_path)
-    # not dataclasses.replace: that validates the libraries' globs again, which loading already
-    # rewrote (``transformations/**`` became ``transformations/**/*``, which the check then refuses)
-    object.__setattr__(spec, "storage", Path(os.environ[STORAGE_ENV]).as_uri())  # SDP wants a URI
+    storage = Path(os.environ[STORAGE_ENV]).as_uri()  # the launcher's, in place of the spec's; SDP wants a URI
     _keep_every_setting()
     builder = SparkSession.builder.config("spark.sql.connect.serverStacktrace.enabled", "false")
     for key, value in spec.configuration.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    # one response stream per execution, never reattached, so none is released in the background:
+    # with pyspark's default (reattachable), the client releases each finished execution from a
+    # thread, and ``stop`` closing the session first makes the server log ``INVALID_HANDLE.
+    # SESSION_CLOSED`` with a stack trace after a run that went well
+    spark.client.disable_reattachable_execute()
     server = ClassicSession._instantiatedSession  # the local Connect server pyspark started in this process
     if server is not None:
         send_worker_output_to_log(server)
@@ -73,12 +75,8 @@ def run(spec_path: Path, full_refresh: Sequence[str], full_refresh_all: bool, re
         register_definitions(spec_path, SparkConnectGraphElementRegistry(spark, graph), spec, spark, graph)
         for view in DECLARED:  # refused inside a definition file, where the views were declared
             spark.sql(view.table_statement())
-        handle_pipeline_events(_run_events(spark, graph, full_refresh, full_refresh_all, refresh, dry, spec.storage))
+        handle_pipeline_events(_run_events(spark, graph, full_refresh, full_refresh_all, refresh, dry, storage))
     finally:
-        # the client releases the run's execution on the server in a background thread; stopping the
-        # session before that finishes makes the server log an error and a stack trace
-        # (``INVALID_HANDLE.SESSION_CLOSED``) after a run that went well
-        futures.wait(spark.client._release_futures, timeout=10)
         spark.stop()
 
 
