@@ -43,12 +43,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 
-from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
 from operators.lowering.expr_source import SourceWriter
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow, SourceRoute
 from operators.runtime.packed_keys import MAX_WIDTH, PackedRowKey, RowKey
 from operators.stages.base import Change
+from operators.stages.foreign_key import ForeignKeyLookupStage
+from operators.stages.live_relation import FusedRelation, index_keys
 from operators.stages.source_text import indented, key_source, tuple_source
 
 
@@ -71,6 +72,33 @@ def units_of(dataflow: Dataflow) -> tuple[tuple[Unit, ...], dict[int, int]]:
                 downstream, port_in = entry[node.downstream], node.downstream_port
             units.append(Unit(uid, stage, stage.codegen_kind, downstream, port_in))
     return tuple(units), entry
+
+
+def fused_relations(units: tuple[Unit, ...], entry: dict[int, int],
+                    sources: tuple[SourceRoute, ...]) -> dict[int, FusedRelation]:
+    """The live-tuple units run fused with the index units feeding them, by unit id: those whose every
+    index is fed R's changes by R's own table, on the route (and selection) feeding the live-tuple unit,
+    and keeps them as ``index_keys`` allows (operators/stages/live_relation.py says why and how)."""
+    relations = {}
+    for live in units:
+        if live.kind != "live":
+            continue
+        feeding = sorted((u for u in units if u.downstream == live.id), key=lambda u: u.port)
+        live_routes = [r for r in sources if entry[r.stage] == live.id]
+        if ([u.port for u in feeding] != list(range(1, live.stage.children + 1)) or len(live_routes) != 1
+                or live_routes[0].port != 0):
+            continue
+        keys = []
+        for lookup in feeding:
+            parents = [r for r in sources if entry[r.stage] == lookup.id and r.port == ForeignKeyLookupStage.PARENT]
+            fed_by_stage = any(u.downstream == lookup.id and u.port == ForeignKeyLookupStage.PARENT for u in units)
+            if (lookup.kind != "lookup" or fed_by_stage or len(parents) != 1 or parents[0].table != live_routes[0].table
+                    or parents[0].predicate_text != live_routes[0].predicate_text):
+                break
+            keys.append(index_keys(lookup.stage, live.stage, lookup.port, parents[0].columns, live_routes[0].columns))
+        if len(keys) == len(feeding) and None not in keys:
+            relations[live.id] = FusedRelation(live, tuple(feeding), tuple(keys))
+    return relations
 
 
 def _table_loop(loop: str, checks: list[str], pushes: list[str]) -> list[str]:
@@ -175,9 +203,8 @@ class ProgramWriter:
     def keeps(self, function: Callable, row: str) -> str:
         return self.expressions.keeps(function, row)
 
-    def fused_child_change(self, unit: Unit, row: str, w: str) -> list[str] | None:
-        relation = self.fused_lookups.get(unit.id)
-        return None if relation is None else child_change(self, relation, unit, row, w)
+    def relation_of(self, unit: Unit) -> FusedRelation | None:
+        return self.fused_lookups.get(unit.id)
 
     # -- functions -----------------------------------------------------------------------------------
 
@@ -245,7 +272,7 @@ class ProgramWriter:
         return self._function(f"_checked_{table}", "row, w, fingerprint, state, width", body)
 
     def _fused_routes(self, routes: list[SourceRoute]) -> dict[int, list[int]]:
-        """The table's routes into a fused relation (codegen_relations.py): its live-tuple route → its index
+        """The table's routes into a fused relation (``fused_relations``): its live-tuple route → its index
         routes in port order."""
         fused = {}
         for i, route in enumerate(routes):
@@ -261,7 +288,7 @@ class ProgramWriter:
         """One change of R through its fused relation: each index and the live tuple in one step."""
         relation = self.relations[self.entry[routes[live_route].stage]]
         return [f"s{live_route} = {tuple_source('row', routes[live_route].columns)}",
-                *relation_change(self, relation, f"s{live_route}")]
+                *relation.change_source(self, f"s{live_route}")]
 
     def _push_or_buffer(self, unit: Unit, port: int, row: str) -> list[str]:
         """A change entering ``unit`` from outside the inline code (a table, a buffered unit's output)."""
