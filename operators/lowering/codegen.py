@@ -32,7 +32,7 @@ changes telescope to the batch's. operators/runtime/compiled/runner.py says how 
 Each table the validator writes at once (``write_program``'s ``checked``) also gets a *checked*
 function for a stream batch of one change: the validator's key and set-semantics probe of the
 change, then its steps, straight-line (``_checked_function``), so the runner validates and runs such
-a batch with one call (``CompiledRunner.apply_checked``).
+a batch with one call (``CompiledRunner.run_one``).
 
 The generic stage classes stay the specification (and the Spark runner's code): the tests run both
 paths over the same streams and require identical output.
@@ -112,7 +112,7 @@ def _table_loop(loop: str, checks: list[str], pushes: list[str]) -> list[str]:
 
 
 def _probe(stop: str) -> list[str]:
-    """``validate.store_changes``'s probe of the validator's ``state`` for one change (``w``, ``key``,
+    """``validate_probe.store_changes``'s probe of the validator's ``state`` for one change (``w``, ``key``,
     ``fingerprint``), ``stop`` (a statement) at a change that is not plainly valid, with nothing written.
     Two probes of the dict where the loop makes one: the second hits what the first brought into the
     cache, and binding ``setdefault``/``pop`` first cost more at a batch of one change."""
@@ -123,7 +123,7 @@ def _probe(stop: str) -> list[str]:
 
 def validator_key(row_key: RowKey, stop: str) -> list[str]:
     """Lines setting ``key`` to ``row_key.of(row)``, the key the validator stores ``row`` under, with a
-    packed key's packing inline as ``validate.store_changes`` has it (``width``, ``limit``: the packing's
+    packed key's packing inline as ``validate_probe.store_changes`` has it (``width``, ``limit``: the packing's
     current width and ``1 << width``), or ``stop`` (a statement) at a ``b`` the key would pack once
     widened (``PackedRowKey.fit``, which the general path runs); a ``b`` no widening packs (negative, or
     past ``MAX_WIDTH`` bits) stays the tuple, as in ``PackedRowKey.of``. A value that is not an int
@@ -254,11 +254,12 @@ class ProgramWriter:
         delete's stored fingerprint its own), then the table's steps for the change. It returns 0 at a
         change that is not plainly valid, having written nothing and run no stage; else 1 when the change
         stayed in the inline stages, 2 when it reached a buffer or the result (the runner then finishes
-        the batch). A selection that raises leaves the probe written and ``_FAILED`` at 0. The caller
-        (``CompiledRunner.apply_checked``) takes back what was written and lets the general path word
-        the reason, so reasons and policies stay ``Validator.validate``'s. Batches of several changes
-        take ``store_changes`` and the table's function: the same probe in one Python loop, as fast as
-        generated code at a batch of 10 000, where the call per batch is nothing."""
+        the batch). A selection that raises takes back the probe's write and leaves ``_FAILED`` at 0.
+        The caller (``CompiledRunner.run_one``) then lets the general path word the reason or raise, so
+        reasons and policies stay ``Validator.validate``'s. Batches of several changes take
+        ``Validator.validate``'s probe (``validate_probe.store_changes``) and the table's function: the
+        same probe in one Python loop, as fast as generated code at a batch of 10 000, where the call
+        per batch is nothing."""
         body = []
         if isinstance(row_key, PackedRowKey):
             body.append("limit = 1 << width")
@@ -266,7 +267,9 @@ class ProgramWriter:
         body += ["try:", *indented(validator_key(row_key, "return 0") + _probe("return 0")), "except TypeError:",
                  "    return 0"]
         if checks:
-            body += ["try:", *indented(checks), "except BaseException:", "    _FAILED[0] = 0", "    raise"]
+            # a selection that raises takes back the probe's write (w is ±1 past the probe): nothing written
+            body += ["try:", *indented(checks), "except BaseException:", "    _FAILED[0] = 0", "    if w == 1:",
+                     "        del state[key]", "    else:", "        state[key] = fingerprint", "    raise"]
         pending = " or ".join(f"_B{uid}" if uid != RESULT else "_OUT" for uid in self.buffers)
         body += [*pushes, f"return 2 if {pending} else 1"]
         return self._function(f"_checked_{table}", "row, w, fingerprint, state, width", body)

@@ -54,7 +54,7 @@ class Program:
     #: live-tuple unit id → its relation fused with its indexes
     relations: dict[int, FusedRelation]
     #: table name → function(row, op, fingerprint, validator state, key width) checking one change
-    #: against the validator's state, then running it (``CompiledRunner.apply_checked``, a batch of one
+    #: against the validator's state, then running it (``CompiledRunner.run_one``, a batch of one
     #: change): 0 when it is not plainly valid (nothing written, nothing ran), 1 when it stayed in the
     #: inline stages, 2 when it reached a buffer or the result
     checked: dict[str, object]
