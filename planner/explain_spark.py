@@ -14,13 +14,13 @@ def compiled_strategy(compiled: CompiledQuery) -> SparkStrategy:
 
 
 def strategy_lines(strategy: SparkStrategy) -> list[str]:
-    """``Spark strategy: …`` and, for the JVM delta queries, one line per delta term (its join order)."""
+    """``Spark strategy: …`` and, where the JVM delta queries apply, one line per delta term (its join order)."""
     lines = [f"Spark strategy (auto): {strategy.reason}"]
-    plan = strategy.plan
+    plan = strategy.delta
     if plan is None:
         return lines
-    lines.append("  per micro-batch, one delta term per table read, joined from its changes Δ outwards (the rows so "
-                 "far broadcast, each table's stored rows scanned; t' is t after the batch):")
+    lines.append("  JVM delta queries, per micro-batch one delta term per table read, joined from its changes Δ "
+                 "outwards (the rows so far broadcast, each table's stored rows scanned; t' is t after the batch):")
     for term in plan.terms:
         lines.append("    " + " ⋈ ".join(("Δ" if s.kind == "delta" else "") + plan.occurrences[s.occurrence].alias
                                           + ("'" if s.kind == "new" else "") for s in term.steps))
@@ -30,13 +30,12 @@ def strategy_lines(strategy: SparkStrategy) -> list[str]:
                      f"state: Parquet logs of {', '.join(plan.tables)} and the partial sums")
     else:
         lines.append(f"  the terms' rows are the result's changes; state: Parquet logs of {', '.join(plan.tables)}")
-    lines.append("  (the Python operators below run with spark_strategy='python')")
     return lines
 
 
 def strategy_json(strategy: SparkStrategy) -> dict:
     """The strategy for EXPLAIN's JSON: name, reason and the delta terms' join orders."""
-    plan = strategy.plan
+    plan = strategy.delta
     terms = [] if plan is None else [[{"table": plan.occurrences[s.occurrence].table, "read_as": s.kind}
                                       for s in term.steps] for term in plan.terms]
-    return {"name": strategy.name, "reason": strategy.reason, "delta_terms": terms}
+    return {"name": strategy.name, "reason": strategy.reason, "jvm_delta_terms": terms}

@@ -44,7 +44,8 @@ OP = "_op"
 #: The argument types whose AVG the ring keeps exactly as Spark computes it (sum / count in DOUBLE);
 #: Spark rounds a DECIMAL's average once, at the result's scale, which partial sums do not reproduce yet.
 AVERAGED_TYPES = (*exp.DataType.INTEGER_TYPES, exp.DataType.Type.DOUBLE, exp.DataType.Type.FLOAT)
-#: ``MaintainedView(spark_strategy=...)``: "auto" takes the JVM delta queries where they apply.
+#: ``MaintainedView(spark_strategy=...)``. "auto" takes the Python stages for now: the JVM delta queries
+#: measured slower on TPC-H Q3 at SF 0.1 (examples/benchmarks/RESULTS.md, 2026-11-28), so they are opt-in.
 SPARK_STRATEGIES = ("auto", "jvm", "python")
 
 
@@ -54,14 +55,20 @@ class NotDeltaSql(ValueError):
 
 @attrs.frozen
 class SparkStrategy:
-    """The strategy chosen for a view on Spark: ``plan`` set for the JVM delta queries, and why."""
+    """The strategy chosen for a view on Spark, and why; ``delta`` is the JVM delta queries' plan
+    wherever they apply (shown by EXPLAIN even when not chosen), ``plan`` only when chosen."""
 
-    plan: DeltaSqlPlan | None
+    delta: DeltaSqlPlan | None
+    jvm: bool
     reason: str
 
     @property
+    def plan(self) -> DeltaSqlPlan | None:
+        return self.delta if self.jvm else None
+
+    @property
     def name(self) -> str:
-        return "JVM delta queries" if self.plan is not None else "Python stages"
+        return "JVM delta queries" if self.jvm else "Python stages"
 
 
 def spark_strategy(sql: str, catalog: Catalog, visible_width: int, width: int, choice: str = "auto") -> SparkStrategy:
@@ -70,8 +77,6 @@ def spark_strategy(sql: str, catalog: Catalog, visible_width: int, width: int, c
     (ORDER BY columns outside the select list make them differ, which the delta strategy does not keep)."""
     if choice not in SPARK_STRATEGIES:
         raise ValueError(f"unknown Spark strategy {choice!r}; choose one of {', '.join(SPARK_STRATEGIES)}")
-    if choice == "python":
-        return SparkStrategy(None, "Python stages: chosen by the caller (spark_strategy='python')")
     try:
         if visible_width != width:
             raise NotDeltaSql("ORDER BY uses a value outside the select list")
@@ -79,8 +84,13 @@ def spark_strategy(sql: str, catalog: Catalog, visible_width: int, width: int, c
     except NotDeltaSql as err:
         if choice == "jvm":
             raise
-        return SparkStrategy(None, f"Python stages: the JVM delta queries do not apply ({err})")
-    return SparkStrategy(plan, "JVM delta queries: inner joins and ring aggregates run as Spark SQL per micro-batch")
+        return SparkStrategy(None, False, f"Python stages: the JVM delta queries do not apply ({err})")
+    if choice == "jvm":
+        return SparkStrategy(plan, True, "JVM delta queries (spark_strategy='jvm'): inner joins and ring aggregates "
+                                         "run as Spark SQL per micro-batch")
+    why = "chosen by the caller" if choice == "python" else "the default"
+    return SparkStrategy(plan, False, f"Python stages ({why}); the JVM delta queries apply too (spark_strategy='jvm'), "
+                                      "measured slower on Q3 at SF 0.1 (RESULTS.md)")
 
 
 def delta_sql_plan(sql: str, catalog: Catalog) -> DeltaSqlPlan:

@@ -101,7 +101,8 @@ def main() -> None:
     parser.add_argument("--stream", required=True)
     parser.add_argument("--query", default=str(ROOT / "examples" / "tpch" / "q03.sql"))
     parser.add_argument("--runs", nargs="+", default=["spark:100000", "local:100000"],
-                        help="engine:batch (engine local, spark, or before-spark: the --before checkout's spark runner)")
+                        help="engine:batch (engine local, spark, spark-jvm: the JVM delta queries, or before-spark: "
+                             "the --before checkout's spark runner)")
     parser.add_argument("--before", help="another checkout of spark-ivm, for before-spark runs")
     args = parser.parse_args()
     stream = Path(args.stream)
@@ -114,7 +115,9 @@ def main() -> None:
         cwd = Path(args.before) if engine == "before-spark" else ROOT
         out = Path(tempfile.mkdtemp(prefix="bench-")) / "out.parquet"
         command = [sys.executable, "-m", "planner.cli", "run", "--query", args.query, "--stream", str(stream),
-                   "--engine", "spark" if engine.endswith("spark") else "local", "--batch-size", batch, "--out", str(out)]
+                   "--engine", "local" if engine == "local" else "spark", "--batch-size", batch, "--out", str(out)]
+        if engine == "spark-jvm":  # the JVM delta queries (docs/spark.md, "Two strategies")
+            command += ["--spark-strategy", "jvm"]
         results.append(run(spec, command, cwd, updates))
         print(results[-1], flush=True)
     header = list(results[0])

@@ -17,7 +17,7 @@ CREATE TABLE payment (pid INT PRIMARY KEY, account_id INT REFERENCES account(id)
                       fee DOUBLE, qty INT, at TIMESTAMP)
 """
 CATALOG = catalog_from_ddl(DDL)
-_START = datetime.datetime(2026, 3, 1, 8, 0, tzinfo=datetime.timezone.utc)
+_START = datetime.datetime(2026, 3, 1, 8, 0, tzinfo=datetime.UTC)
 
 
 def payment_stream(seed: int, size: int = 900) -> list[Update]:

@@ -58,7 +58,9 @@ def test_own_schema_equals_spark_sql_after_every_batch(spark, name, tmp_path):
                              engine="spark", spark_strategy="jvm", informative_at_least=0.5))
 
 
-@pytest.mark.parametrize("kind", ["random", pytest.param("window", marks=pytest.mark.slow)])
+# slow: the own-schema view above covers the same paths in the default set (CI time)
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["random", "window"])
 def test_q3_equals_spark_sql_after_every_batch(spark, tpch_streams, kind, tmp_path):
     _jvm(check_against_spark((TPCH / "q03.sql").read_text(), tpch_catalog(), tpch_streams[kind], 40_000, spark,
                              str(tmp_path), engine="spark", spark_strategy="jvm", informative_at_least=0.5))

@@ -77,8 +77,11 @@ def _alive_after(process: subprocess.Popen, work_dir: Path, rng: random.Random, 
         return True
 
 
-@pytest.mark.parametrize("case", ["q3", "vwap"])
-def test_a_run_killed_at_random_moments_resumes_and_ends_as_an_uninterrupted_run(case, tpch_streams, tmp_path):
+@pytest.mark.parametrize("case, strategy", [("q3", "jvm"), ("q3", "python"), ("vwap", "auto")])
+def test_a_run_killed_at_random_moments_resumes_and_ends_as_an_uninterrupted_run(case, strategy, tpch_streams,
+                                                                                 tmp_path):
+    """Q3 on both Spark strategies (docs/spark.md): the JVM delta queries' Parquet logs, and the Python
+    stages' state stores; VWAP (RPAI) on the Python stages, the only ones that maintain it."""
     if case == "q3":
         query, catalog_arg, catalog = ROOT / "examples/tpch/q03.sql", "tpch", tpch_catalog()
         updates, batch_size = tpch_streams["window"], 6_000
@@ -92,8 +95,8 @@ def test_a_run_killed_at_random_moments_resumes_and_ends_as_an_uninterrupted_run
     assert main(["run", *arguments, "--out", str(expected_out), "--deltas", str(expected_deltas)]) == 0
 
     out, deltas = tmp_path / "spark.parquet", tmp_path / "spark-deltas.parquet"
-    seen = run_killed_at_random([*arguments, "--out", str(out), "--deltas", str(deltas)], tmp_path / "work",
-                                seed=len(case))
+    seen = run_killed_at_random([*arguments, "--out", str(out), "--deltas", str(deltas), "--spark-strategy", strategy],
+                                tmp_path / "work", seed=len(case))
     assert any(count > 0 for count in seen), f"no kill came after a committed batch (committed at kills: {seen})"
     assert rows(expected_deltas), "the comparison needs result changes"
     assert rows(out) == rows(expected_out)

@@ -71,11 +71,15 @@ def test_auto_falls_back_to_python_stages_with_the_reason_and_jvm_refuses():
     with pytest.raises(NotDeltaSql):
         spark_strategy(sql, CATALOG, width, width, "jvm")
     assert spark_strategy(sql, CATALOG, width, width, "python").name == "Python stages"
+    q3 = (TPCH / "q03.sql").read_text()
+    # auto keeps the Python stages (the JVM queries measured slower), EXPLAIN still shows the JVM plan
+    assert spark_strategy(q3, CATALOG, 4, 4).plan is None and spark_strategy(q3, CATALOG, 4, 4).delta is not None
+    assert spark_strategy(q3, CATALOG, 4, 4, "jvm").plan is not None
     # ORDER BY a value outside the select list makes a hidden column the delta strategy does not keep
     assert spark_strategy((TPCH / "q03.sql").read_text(), CATALOG, 4, 5).plan is None
 
 
 def test_explain_shows_the_strategy_and_its_terms():
     text = explain_text(compile_query((TPCH / "q03.sql").read_text(), CATALOG))
-    assert "Spark strategy (auto): JVM delta queries" in text
+    assert "Spark strategy (auto): Python stages (the default); the JVM delta queries apply too" in text
     assert "Δlineitem ⋈ orders' ⋈ customer'" in text

@@ -29,7 +29,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StructField, StructType
 
 from catalog.schema import Table
-from operators.runtime.delta_sql.net_changes import Classified, NetChanges, classified_changes, net_changes
+from operators.runtime.delta_sql.net_changes import (
+    FINGERPRINT,
+    Classified,
+    NetChanges,
+    classified_changes,
+    net_changes,
+)
 from operators.runtime.delta_sql.plan import (
     AGGREGATE_REF,
     ARGUMENT,
@@ -69,9 +75,9 @@ def tagged_changes(changes: Mapping[str, DataFrame], tables: Mapping[str, Table]
 
 
 def stored_schema(table: Table) -> StructType:
-    """A table's stored rows: its columns (Spark types) and ``_ins``."""
+    """A table's stored rows: its columns (Spark types), ``_ins`` and the fingerprint ``_fp``."""
     return StructType([*StructType.fromDDL(", ".join(f"`{c.name}` {c.type}" for c in table.columns)).fields,
-                       StructField(INSERTED, LongType())])
+                       StructField(INSERTED, LongType()), StructField(FINGERPRINT, LongType())])
 
 
 class DeltaBatch:
@@ -113,7 +119,7 @@ class DeltaBatch:
                 counts[row["table"]][(row[1], row[OP])] = row["count"]
             lap("validate")
             for name, table in self.tables.items():
-                nets[name] = net = net_changes(spark, classified[name], counts[name], stored_schema(table), self.policy)
+                nets[name] = net = net_changes(spark, classified[name], counts[name], self.policy)
                 views.update(_views(name, table, befores[name], net))
             lap("net changes")
             changes = self._result_changes(spark, state, views, batch_id)
@@ -222,8 +228,9 @@ def _views(name: str, table: Table, before: DataFrame, net: NetChanges) -> dict[
     kept = before.join(F.broadcast(deleted.select(*key)), key, "left_anti")
     return {
         ("old", name): before.select(*columns),
-        ("delta", name): inserted.withColumn(OP, F.lit(1)).unionByName(deleted.select(*columns).withColumn(OP, F.lit(-1))),
-        ("new", name): kept.select(*columns).unionByName(inserted),
+        ("delta", name): inserted.select(*columns).withColumn(OP, F.lit(1))
+        .unionByName(deleted.select(*columns).withColumn(OP, F.lit(-1))),
+        ("new", name): kept.select(*columns).unionByName(inserted.select(*columns)),
         ("inserted", name): inserted,
         ("deleted", name): deleted,
         ("kept", name): kept,
@@ -233,6 +240,7 @@ def _views(name: str, table: Table, before: DataFrame, net: NetChanges) -> dict[
 def _store(state: StateFiles, name: str, table: Table, net: NetChanges, views: dict, batch_id: int) -> None:
     """Log table ``name``'s net changes of ``batch_id`` (and its whole rows every few batches)."""
     inserted = views[("inserted", name)].withColumn(INSERTED, F.lit(batch_id).cast("bigint"))
+    inserted = inserted.select(*stored_schema(table).names)
     deleted = views[("deleted", name)]
     if net.inserted_rows:
         state.write(name, "ins", batch_id, inserted)
