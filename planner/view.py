@@ -5,12 +5,10 @@ runs them through the chosen runner and keeps the current result (a multiset of 
 local engine, as the result table in the work directory on Spark), so after each batch ``result()``
 equals the query over the current database.
 
-On the local engine's compiled runner a stream batch (``ChangeBatch``, the reader's) is validated
-and run at once: ``CompiledRunner.apply_checked`` makes the validator's check of each table's changes
-and runs them through the generated table functions, and hands back a batch with a change that is
-not plainly valid (or a table it cannot check) to the general path, ``Validator.validate`` then ``runner.apply``, which words the
-reasons and applies the policy. A batch of one change then passes view.apply → ``apply_checked`` →
-the table's generated one-change function.
+A batch has one door: ``apply`` hands it to the engine's one path, on the local engine
+``Validator.apply`` (checked once, run by the runner, committed; undone on any error), on Spark the
+streaming query's. On the compiled runner a stream batch of one change is probed and run by one call
+of its table's generated function (``CompiledRunner.run_one``), inside ``Validator.apply``.
 
 Pull mode (local engine): when the result is enumerated from a stage's state (a generalized join
 tree's T-representation, a view tree's factorized output; ``Dataflow.enumerated_by``), no copy of it is kept: ``apply`` still
@@ -27,15 +25,16 @@ from itertools import islice
 
 from catalog.schema import Catalog
 from catalog.types import DataType
-from operators.held_errors import ErrorRow, is_error, split_errors
+from operators.held_errors import ErrorRow, is_error
 from operators.lowering.codegen import write_program
 from operators.lowering.route_masks import row_masks
 from operators.lowering.stream_columns import columns_read
 from operators.runtime.compiled.runner import CompiledRunner
+from operators.runtime.kept_result import KeptResult
 from operators.runtime.local_runner import LocalRunner
 from operators.runtime.stream import ChangeBatch, OpenStream, Update, UpdateBatch
 from operators.runtime.validate import Rejected, Validator
-from operators.structures.ordered_multiset import NegativeCountError, OrderedMultiset, order_key
+from operators.structures.ordered_multiset import OrderedMultiset, order_key
 from operators.zset import Changelog, Row, consolidate
 from planner.compiler import CompiledQuery, compile_query
 from planner.ir.timestamps import SPARK_TIME_ZONE
@@ -83,26 +82,21 @@ class MaintainedView:
             if engine != "local":
                 raise ValueError("push=False (pull mode) runs on the local engine; Spark keeps its result table")
             dataflow = dataflow.without_changes()
+        #: the width of the rows ``apply`` returns when ORDER BY added hidden columns to the stages' rows
+        self._visible = dataflow.visible_width if dataflow.hidden_columns else None
         if engine == "local":
             self.validator = validator = Validator(catalog, dataflow.tables(), on_invalid, dataflow.requirements)
-            # the compiled program by default, checking the validator's storable tables as it runs them
-            # (CompiledRunner.apply_checked); the generic stages are its specification (the tests compare)
+            self.rejected = validator.rejected
+            # the compiled program by default, with the validator's one-change checks (CompiledRunner.run_one);
+            # the generic stages are its specification (the tests compare)
             if compiled:
-                program = write_program(dataflow, validator.storable_keys())
-                self.runner = CompiledRunner(dataflow, program, validator)
+                self.runner = CompiledRunner(dataflow, write_program(dataflow, validator.storable_keys()))
             else:
                 self.runner = LocalRunner(dataflow)
-            self.compiled_checks = compiled
-            # the result as counts, and in ORDER BY from the first read on, kept per batch: reads sort nothing;
-            # none in pull mode, where the state enumerates it
-            rows, errors = split_errors((row, 1) for row in dataflow.initial_result)
-            #: the held errors (operators/held_errors.py): while any is, the view's value is that error
-            self.errors: Counter = Counter(dict(consolidate(errors)))
-            self.ordered = (None if dataflow.enumerated_by is not None
-                            else OrderedMultiset(dataflow.presentation_order, (row for row, _ in rows)))
-            self._kept: Changelog = []  # the last batch's changes of rows (``_keep``), its held errors taken out
+            #: the result in ORDER BY and the held errors, kept inside each batch: reads sort nothing
+            self.kept = KeptResult(dataflow.initial_result, dataflow.presentation_order,
+                                   dataflow.enumerated_by is not None)
         else:
-            self.compiled_checks = False
             # not a cycle: importing pyspark takes seconds, and the local engine must not pay for it
             from operators.runtime.spark_runner import SparkRunner
 
@@ -147,70 +141,35 @@ class MaintainedView:
 
         A ``ChangeBatch`` (``open_stream``) was type-checked as it was read, and an ``UpdateBatch`` says
         itself whether it was (``read_stream``, ``batches``); a plain iterable of ``Update`` is
-        type-checked row by row.
+        type-checked row by row. Every kind takes the engine's one path: on the local engine
+        ``Validator.apply`` (checked, run, committed; rejects added to ``rejected``), whose result changes
+        ``KeptResult.keep`` kept inside the batch, without their held errors; on Spark ``_apply_on_spark``.
         """
-        # the stream reader's batches on the compiled runner: checked and run at once, or None (an
-        # invalid change, a table it cannot check: the general path, ``_apply_locally``). Tested first:
-        # at batches of one change, every step before the runner's is a tenth of the batch's cost
-        if type(updates) is ChangeBatch and self.compiled_checks:
-            delta = self.runner.apply_checked(updates, self._keep)
-            if delta is None:
-                delta = self._apply_locally(updates)
-            elif not delta:  # (most batches of one change)
-                return delta
-        elif self.engine == "spark":
-            output = self.runner.apply(updates)
-            delta = output.changes
-            self.rejected.extend(output.rejected)
+        if self.engine == "local":  # (inline, not a call: at batches of one change each call counts)
+            kept = self.kept
+            delta = kept.changes if self.validator.apply(updates, self.runner, kept.keep) else []
         else:
-            delta = self._apply_locally(updates)
-        if delta and self.engine == "local":
-            delta = self._kept  # its held errors taken out (``_keep`` ran on it)
-        if delta and self.compiled.dataflow.hidden_columns:
-            width = self.compiled.dataflow.visible_width
+            delta = self._apply_on_spark(updates)
+        if delta and self._visible is not None:
+            width = self._visible
             delta = consolidate([(row[:width], weight) for row, weight in delta])
         return delta
 
-    def _apply_locally(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> Changelog:
-        """The general path of the local engine: ``Validator.validate``, then the runner's ``apply``."""
-        validator = self.validator
-        validated = validator.validate(updates)
-        # The batch is atomic: the runner undoes its own stages on an error (keeping the result's changes
-        # is part of its batch), and the validator forgets the batch, so the validator's rows, the
-        # stages, the result and the rejected list change only once all of it succeeded, and the same
-        # batch can be sent again after fixing the cause.
-        # (Each step is skipped when it has nothing to do: at batches of one change, the calls are
-        # most of the batch's cost.)
-        delta: Changelog = []
-        if validated.accepted:
-            try:
-                delta = self.runner.apply(validated.accepted, self._keep)
-            except BaseException:
-                validator.abort(validated)
-                raise
-        validator.commit(validated)
-        if validated.rejected:
-            self.rejected.extend(validated.rejected)
-        return delta
+    def _apply_on_spark(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> Changelog:
+        """The Spark engine's path: the streaming query validates and runs the batch."""
+        output = self.runner.apply(updates)
+        self.rejected.extend(output.rejected)
+        return output.changes
 
-    def _keep(self, delta: Changelog) -> None:
-        """Apply a batch's result changes to the ordered result, O(delta log result): only the rows the
-        batch touched (nothing when it touched none, or in pull mode), and its held errors to ``errors``."""
-        rows, errors = split_errors(delta)
-        if errors:
-            changed = Counter(self.errors)
-            for error, weight in errors:
-                changed[error] += weight
-            if any(count < 0 for count in changed.values()):
-                raise RuntimeError(f"internal error: a held error retracted more often than emitted: {errors}")
-        if rows and self.ordered is not None:
-            try:
-                self.ordered.apply(rows)
-            except NegativeCountError as error:
-                raise RuntimeError(f"internal error: {error}") from None
-        if errors:
-            self.errors = +changed
-        self._kept = rows
+    @property
+    def ordered(self) -> OrderedMultiset | None:
+        """The local engine's result rows in ORDER BY (``KeptResult``); None in pull mode."""
+        return self.kept.ordered
+
+    @property
+    def errors(self) -> Counter:
+        """The local engine's held errors (operators/held_errors.py): while any is, the view's value is that error."""
+        return self.kept.errors
 
     def _raise_held_error(self) -> None:
         """Spark's error, when the current database makes the view's value one (operators/held_errors.py)."""

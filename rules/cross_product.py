@@ -25,14 +25,19 @@ class NotSeparable(Exception):
 def separate(expr: Expr, aliases: set[str]) -> list[tuple[float, dict[str, Expr]]]:
     """``expr`` as a sum of monomials ``coefficient × Π_alias factor`` (factors read one relation)."""
     match expr:
+        # a constant c is the monomial c × Π ∅
         case Literal(value=value, type=("int" | "float")):
             return [(value, {})]
+        # Σ(a + b) = Σ(a) ∪ Σ(b): the monomials of both terms
         case Call(op="+", args=(left, right)):
             return separate(left, aliases) + separate(right, aliases)
+        # a - b = a + (-1)·b: b's monomials with their coefficients negated
         case Call(op="-", args=(left, right)):
             return separate(left, aliases) + [(-c, f) for c, f in separate(right, aliases)]
+        # -a = (-1)·a
         case Call(op="neg", args=(arg,)):
             return [(-c, f) for c, f in separate(arg, aliases)]
+        # (Σ_i c_i·f_i)(Σ_j d_j·g_j) = Σ_ij c_i d_j·(f_i g_j): distributivity, factors of one relation multiplied
         case Call(op="*", args=(left, right)):
             product = []
             for lc, lf in separate(left, aliases):

@@ -326,8 +326,10 @@ def scalar_view(subquery: Subquery, outer: set[str], alias: str,
     a NULL ``a``, so its rows are in no outer row's subquery: the view leaves them out (a NULL group
     would otherwise meet an outer NULL in a join-select, which compares keys as values)."""
     match subquery.plan:
+        # (SELECT f(agg(x)) FROM S WHERE S.a = R.b) = V(R.b) for V = π_{a, f(agg)} γ_{a; agg}(S): one row per key
         case Project(items=(item,), child=Aggregate(group_by=(), aggregates=(agg,), child=body)):
             pass
+        # any other scalar subquery (a grouped one, a bare column) has no one-row-per-key view
         case _:
             raise CannotDecorrelate("the scalar subquery is not one aggregate without GROUP BY")
     if not isinstance(agg.expr, AggregateCall) or agg.expr.func == "count":

@@ -101,6 +101,7 @@ def split_inequality(subquery: Subquery, outer: set[str]) -> _Split | None:
     inner, found, rest = own_relations(body), [], []
     for part in split.others:
         match part:
+            # inner θ outer = outer θ' inner (θ' the flipped comparison): kept as inner θ outer
             case Call(op=op, args=(a, b)) if op in INEQUALITIES:
                 sides = (_side(a, inner, outer), _side(b, inner, outer))
                 if sides == ("inner", "outer"):

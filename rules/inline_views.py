@@ -45,14 +45,18 @@ def _blocks_inlining(node: LogicalPlan) -> bool:
 
 def _substitute(value, mapping: dict[Column, Expr]):
     match value:
+        # (x1, ..., xn)[c := e] = (x1[c := e], ..., xn[c := e])
         case tuple():
             return tuple(_substitute(v, mapping) for v in value)
+        # (e AS n)[c := e'] = e[c := e'] AS n: the name is not a reference
         case NamedExpr(name, expr):
             new = _substitute(expr, mapping)
             return value if new is expr else NamedExpr(name, new)
+        # the order of e[c := e'] is e's order read on the substituted row
         case SortKey(expr, ascending):
             new = _substitute(expr, mapping)
             return value if new is expr else SortKey(new, ascending)
+        # a plan keeps its own scope and a constant holds no column: x[c := e] = x
         case LogicalPlan() | str() | int() | bool() | None:
             return value
     return transform(value, lambda e: _substitute_expr(e, mapping))

@@ -78,16 +78,20 @@ def input_growth(plan: LogicalPlan, catalog: Catalog) -> Growth:
         # R ⟕ S along a key: the NULL-padded row is retracted when its partner arrives
         case ViewAtom(optional=True):
             return _grown(plan, "an outer lookup retracts a NULL-padded row when the view's row arrives", catalog)
+        # L ⟕ R along a key: the NULL-padded row is retracted when its first partner arrives
         case ForeignKeyJoin(preserved=preserved) if preserved:
             return _grown(plan, "a LEFT OUTER JOIN retracts a NULL-padded row when its first partner arrives", catalog)
+        # L ⟕/⟖/⟗ R: a NULL-padded row is retracted when its first partner arrives
         case OuterJoin(kind=kind) if kind != "inner":
             return _grown(plan, f"a {kind.upper()} OUTER JOIN retracts a NULL-padded row when its first partner arrives",
                           catalog)
         # σ_{x θ v}(R ⋈ V): the rows passing move when the view's value v moves
         case ForeignKeyJoin(join_selects=selects) if selects:
             return _grown(plan, "a join-select (AJU Theorem 15) drops rows when the compared view value moves", catalog)
+        # σ_{x θ v}(R): the rows passing move when the maintained value v moves
         case ThresholdFilter():
             return _grown(plan, "a threshold against a maintained value drops rows when that value moves", catalog)
+        # R − S: a row leaves when S gains it (not monotone in S)
         case SetOperation(kind=kind) if kind not in MONOTONE_SET_OPERATIONS:
             return _grown(plan, f"{kind.upper()} drops a row when its right side gains it", catalog)
         # γ(R): a group's row is replaced (retracted, re-inserted) whenever its value changes
@@ -95,6 +99,7 @@ def input_growth(plan: LogicalPlan, catalog: Catalog) -> Growth:
               | HeavyLightTriangleCount()):
             return _grown(plan, f"an aggregate's output ({plan.node_name}) retracts a group's old row when its "
                                 "value changes", catalog)
+        # top_k(R): the k-th row leaves when a better one arrives
         case TopK():
             return _grown(plan, "a top-k drops its last row when a better one arrives", catalog)
         # σ, π, δ, ⋈ (equalities and inequalities), ⋉, ∪, ∩ are monotone: R ⊆ R' ⇒ Q(R) ⊆ Q(R')

@@ -41,8 +41,10 @@ def oriented(part: Expr, join: ForeignKeyJoin) -> JoinSelect | None:
     """``R.c θ V.v`` (either way round) as ``JoinSelect(R.c, θ, V.v)`` when V is a view atom of the
     join, v is not its key, and R references V."""
     match part:
+        # σ_{R.c θ V.v}(R ⋈ V) keeps R's rows of a key ordered by c, so a move of v passes or drops a range of them
         case Call(op=op, args=(Column() as left, Column() as right)) if op in RANGE_COMPARISONS:
             pass
+        # any other conjunct is no range of one relation's column: a residual selection
         case _:
             return None
     # a view without a key (a bag of rows) is never referenced: no edge leads into it

@@ -67,8 +67,10 @@ class NotRecognized(Exception):
 def subquery_aggregate(subquery: Subquery, outer_aliases: set[str]) -> SubqueryAggregate:
     """Read ``(SELECT f(agg) FROM t [WHERE ...])`` into a ``SubqueryAggregate``."""
     match subquery.plan:
+        # (SELECT f(agg(x)) FROM t ...) is one value per outer row: f over one ring aggregate
         case Project(items=(item,), child=Aggregate(group_by=(), aggregates=(agg,), child=inner)):
             pass
+        # a grouped subquery or a bare column is no one value per outer row of a ring aggregate
         case _:
             raise NotRecognized("the subquery is not a single scalar aggregate over one relation")
     call = agg.expr
@@ -76,10 +78,13 @@ def subquery_aggregate(subquery: Subquery, outer_aliases: set[str]) -> SubqueryA
         raise NotRecognized(f"the subquery's aggregate {print_expr(call)} is not a SUM, COUNT or AVG without DISTINCT, "
                             "the aggregates whose index of sums a delete updates")
     match inner:
+        # σ_p(t): the aggregate reads t's rows passing p
         case Filter(condition=condition, child=Scan() as scan):
             pass
+        # t = σ_true(t)
         case Scan() as scan:
             condition = None
+        # a join or a nested subquery under the aggregate: no index of one relation's sums
         case _:
             raise NotRecognized("the subquery reads more than one relation or nests another subquery")
     where, correlating, correlations = [], [], []
@@ -91,6 +96,7 @@ def subquery_aggregate(subquery: Subquery, outer_aliases: set[str]) -> SubqueryA
             continue
         correlating.append(part)
         match part:
+            # inner θ outer = outer θ' inner: a correlation kept as inner θ outer
             case Call(op=op, args=(Column() as a, Column() as b)) if op in FLIPPED and op != "<>":
                 if a.table == scan.alias and b.table in outer_aliases:
                     correlations.append(Correlation(a, op, b))
@@ -111,8 +117,10 @@ def parameterized_aggregate(subquery: Subquery, hoist: Callable[[Subquery], Colu
     and subqueries that read only the outer query, which ``hoist`` makes the enclosing query's own.
     """
     match subquery.plan:
+        # a middle level γ(σ_p(t)) whose p holds the innermost subquery: one comparison parameter θ q
         case Project(child=Aggregate(child=Filter(condition=condition, child=Scan() as scan)) as aggregate):
             pass
+        # any other shape of the middle level has no RPAI index
         case _:
             raise NotRecognized("a subquery nested two levels must be a scalar aggregate over one relation")
     nested = [c for c in conjuncts(condition) if contains_subquery(c)]
@@ -136,10 +144,13 @@ def parameterized_aggregate(subquery: Subquery, hoist: Callable[[Subquery], Colu
         return hoist(e)
 
     match transform(nested[0], placeholder):
+        # parameter θ q, as written
         case Call(op=op, args=(parameter, Column(table=None, name="_q"))) if op in FLIPPED and op != "<>":
             pass
+        # q θ parameter = parameter θ' q (θ' the flipped comparison)
         case Call(op=op, args=(Column(table=None, name="_q"), parameter)) if op in FLIPPED and op != "<>":
             op = FLIPPED[op]
+        # a comparison that is not parameter θ q (<> included: no range of the prefix sums) has no index
         case _:
             raise NotRecognized("a subquery nested two levels must compare a parameter with one correlated aggregate")
     prefix = prefixes[0] if len(prefixes) == 1 else None
@@ -161,11 +172,13 @@ def choose_strategy(predicate: Expr, subqueries: list[SubqueryAggregate], outer:
     single_atom = len(outer.atoms) == 1 and isinstance(outer.atoms[0], Atom)
     correlated = [i for i, q in enumerate(subqueries) if q.correlation is not None]
     match predicate:
+        # v θ s, s uncorrelated and v over outer columns: one threshold s, the outer rows ordered by v
         case Call(args=(value, Column(table=None, name=name))) if (
             not correlated and any(c.table is not None for c in columns(value))
             and not any(c.table is None for c in columns(value))
         ):
             return "per_key_index"  # a global threshold: one key, the outer rows indexed by v
+        # v θ s_k, s_k correlated: per correlation key (=), or a prefix sum along one inequality (RPAI)
         case Call(op=op, args=(value, Column(table=None, name=name))) if (
             len(correlated) == 1 and name == f"_s{correlated[0]}" and subqueries[correlated[0]].correlations
             and not any(c.name in {f"_s{i}" for i in correlated} for c in columns(value))
@@ -202,8 +215,10 @@ def _normalize_comparison(predicate: Expr, subqueries: list[SubqueryAggregate]):
     none, the one uncorrelated aggregate compared with outer columns) alone on the right: the form
     the index strategies read. Arithmetic around that aggregate moves into its ``value``."""
     match predicate:
+        # a θ b = b θ' a: either side may hold the aggregate moved to the right
         case Call(op=op, args=(left, right)) if op in FLIPPED and op != "<>":
             pass
+        # <> and any non-comparison stay as written: no side to isolate
         case _:
             return predicate, subqueries
     for side, other, θ in ((right, left, op), (left, right, FLIPPED[op])):

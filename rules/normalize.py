@@ -19,10 +19,13 @@ from planner.optimizer.executor import Rule
 
 def _as_graph(plan: LogicalPlan) -> JoinGraph | None:
     match plan:
+        # a join graph is its own graph
         case JoinGraph():
             return plan
+        # a scan of R is the graph of one atom R with no conditions
         case Scan(table, alias, cols):
             return JoinGraph((Atom(table, alias, cols),))
+        # a view atom V is the graph of one atom V
         case ViewAtom():
             return JoinGraph((plan,))
     return None
@@ -157,6 +160,7 @@ class FormEquiJoinClasses(Rule):
                 # a = b ∧ b = c puts a, b, c in one class (equality is transitive)
                 case Call(op="=", args=(Column() as a, Column() as b)) if a.table != b.table:
                     equal.append((a, b))
+                # any other condition (a constant, one relation, an inequality) stays a condition
                 case _:
                     kept.append(cond)
         if len(kept) == len(node.conditions):

@@ -37,10 +37,13 @@ def split_on(condition: Expr | None, left: LogicalPlan, right: LogicalPlan) -> t
     rest: list[Expr] = []
     for part in conjuncts(condition):
         match part:
+            # L.a = R.b equates a column of each side: a key pair (L.a, R.b)
             case Call("=", (Column() as a, Column() as b)) if a.table in sides[0] and b.table in sides[1]:
                 pairs.append((a, b))
+            # (R.b = L.a) ≡ (L.a = R.b): the same pair, equality is symmetric
             case Call("=", (Column() as a, Column() as b)) if b.table in sides[0] and a.table in sides[1]:
                 pairs.append((b, a))
+            # any other conjunct of ON is a residual applied to the matched pairs
             case _:
                 rest.append(part)
     return tuple(pairs), conjunction(rest)

@@ -45,8 +45,10 @@ def _rejects_padding(expr: Expr, aliases: frozenset[str]) -> bool:
     """Whether ``expr`` is never true on a row whose ``aliases`` columns are all NULL: a strict
     comparison with a bare column of theirs, or ``IS NOT NULL`` of one."""
     match expr:
+        # a strict comparison with a NULL operand is NULL, never true: it rejects the padding
         case Call(op, args) if op in _STRICT:
             return any(isinstance(a, Column) and a.table in aliases for a in args) and not contains_subquery(expr)
+        # c IS NOT NULL is false where c is padded with NULL
         case Call("is not null", (Column(table=table),)):
             return table in aliases
     return False

@@ -26,10 +26,13 @@ def threshold_comparison(condition: Expr) -> tuple[Expr, str, Subquery] | None:
     """``(v, θ, q)`` when ``condition`` is ``v θ q`` or ``q θ' v`` with q an uncorrelated scalar
     subquery, θ a comparison (< <= = <> >= >) and v free of subqueries; None otherwise."""
     match condition:
+        # v θ q, as written
         case Call(op=op, args=(value, Subquery(kind="scalar") as q)) if op in FLIPPED:
             pass
+        # q θ v = v θ' q (θ' the flipped comparison)
         case Call(op=op, args=(Subquery(kind="scalar") as q, value)) if op in FLIPPED:
             op = FLIPPED[op]
+        # no comparison with a scalar subquery: no threshold
         case _:
             return None
     if not is_uncorrelated(q.plan) or contains_subquery(value):

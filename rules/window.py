@@ -74,10 +74,13 @@ def _rank_limit(condition: Expr, alias: str, items: tuple[NamedExpr, ...],
     found: tuple[str, int] | None = None
     for conjunct in conjuncts(condition):
         match conjunct:
+            # rank θ k, as written
             case Call(op, (Column() as column, Literal(value=int() as k))) if op in _LIMIT:
                 pass
+            # k θ rank = rank θ' k (θ' the flipped comparison)
             case Call(op, (Literal(value=int() as k), Column() as column)) if FLIPPED.get(op) in _LIMIT:
                 op = FLIPPED[op]
+            # any other conjunct bounds no rank: a filter above the top-k
             case _:
                 continue
         name = read_as.get(column)

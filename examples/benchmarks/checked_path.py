@@ -1,9 +1,10 @@
 """The compiled runner's checked path against the general path, in one process (issue 13).
 
 Two compiled views of the same query take the same stream batches, alternating which goes first:
-one as `ivm run` sends them (``ChangeBatch``: ``CompiledRunner.apply_checked``, the validator's check
-made by the runner, inside the generated checked function for a batch of one change), the other the general way (``Validator.validate``, then
-``CompiledRunner.apply``). Each view's ``apply`` is timed by CPU (``time.process_time``); the ratio
+one as `ivm run` sends them (``ChangeBatch``: at a batch of one change ``CompiledRunner.run_one``, the
+validator's check made inside the table's generated checked function; larger batches take
+``Validator.validate``'s probe either way since the two paths were made one door, issue 28), the other
+the general way (``Validator.validate``, then ``CompiledRunner.apply``). Each view's ``apply`` is timed by CPU (``time.process_time``); the ratio
 is general / checked time (above 1: the checked path is faster). Reading the stream is not timed.
 
     python examples/benchmarks/checked_path.py --stream data/streams/sf0.1-window --batch-sizes 1,10000
@@ -30,7 +31,7 @@ def compare(query: str, stream: Path, batch_size: int) -> tuple[int, float, floa
     from planner.view import MaintainedView
 
     class GeneralPath(ChangeBatch):
-        """A stream batch ``MaintainedView`` sends the general way (it takes a ``ChangeBatch`` exactly)."""
+        """A stream batch ``Validator.apply`` sends the general way (it takes a ``ChangeBatch`` exactly)."""
 
     catalog = tpch_catalog()
     sql = (ROOT / "examples" / "tpch" / f"{query}.sql").read_text()

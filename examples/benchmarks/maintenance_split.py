@@ -6,8 +6,8 @@ batches of the tables the query reads, not timed) and times the three parts of `
 in-process, once with the compiled program and once with the generic stage classes, so the stages
 alone can be set beside ``hand_loops.py`` (which neither validates nor keeps an ordered result).
 The last column times ``apply`` whole on a fresh compiled view, as `ivm run` calls it: the stream's
-batches validated and run at once by the runner (``CompiledRunner.apply_checked``), which the split
-above cannot take apart.
+batches through ``Validator.apply``, a batch of one change probed and run in one call of its table's
+generated function (``CompiledRunner.run_one``), which the split above cannot take apart.
 
     python examples/benchmarks/maintenance_split.py --stream data/streams/sf0.1-window --queries q3,q5,q10
 

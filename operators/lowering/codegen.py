@@ -32,7 +32,7 @@ changes telescope to the batch's. operators/runtime/compiled/runner.py says how 
 Each table the validator writes at once (``write_program``'s ``checked``) also gets a *checked*
 function for a stream batch of one change: the validator's key and set-semantics probe of the
 change, then its steps, straight-line (``_checked_function``), so the runner validates and runs such
-a batch with one call (``CompiledRunner.apply_checked``).
+a batch with one call (``CompiledRunner.run_one``).
 
 The generic stage classes stay the specification (and the Spark runner's code): the tests run both
 paths over the same streams and require identical output.
@@ -43,12 +43,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 
-from operators.lowering.codegen_relations import child_change, fused_relations, relation_change
 from operators.lowering.expr_source import SourceWriter
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow, SourceRoute
 from operators.runtime.packed_keys import MAX_WIDTH, PackedRowKey, RowKey
 from operators.stages.base import Change
+from operators.stages.foreign_key import ForeignKeyLookupStage
+from operators.stages.live_relation import FusedRelation, index_keys
 from operators.stages.source_text import indented, key_source, tuple_source
 
 
@@ -73,6 +74,33 @@ def units_of(dataflow: Dataflow) -> tuple[tuple[Unit, ...], dict[int, int]]:
     return tuple(units), entry
 
 
+def fused_relations(units: tuple[Unit, ...], entry: dict[int, int],
+                    sources: tuple[SourceRoute, ...]) -> dict[int, FusedRelation]:
+    """The live-tuple units run fused with the index units feeding them, by unit id: those whose every
+    index is fed R's changes by R's own table, on the route (and selection) feeding the live-tuple unit,
+    and keeps them as ``index_keys`` allows (operators/stages/live_relation.py says why and how)."""
+    relations = {}
+    for live in units:
+        if live.kind != "live":
+            continue
+        feeding = sorted((u for u in units if u.downstream == live.id), key=lambda u: u.port)
+        live_routes = [r for r in sources if entry[r.stage] == live.id]
+        if ([u.port for u in feeding] != list(range(1, live.stage.children + 1)) or len(live_routes) != 1
+                or live_routes[0].port != 0):
+            continue
+        keys = []
+        for lookup in feeding:
+            parents = [r for r in sources if entry[r.stage] == lookup.id and r.port == ForeignKeyLookupStage.PARENT]
+            fed_by_stage = any(u.downstream == lookup.id and u.port == ForeignKeyLookupStage.PARENT for u in units)
+            if (lookup.kind != "lookup" or fed_by_stage or len(parents) != 1 or parents[0].table != live_routes[0].table
+                    or parents[0].predicate_text != live_routes[0].predicate_text):
+                break
+            keys.append(index_keys(lookup.stage, live.stage, lookup.port, parents[0].columns, live_routes[0].columns))
+        if len(keys) == len(feeding) and None not in keys:
+            relations[live.id] = FusedRelation(live, tuple(feeding), tuple(keys))
+    return relations
+
+
 def _table_loop(loop: str, checks: list[str], pushes: list[str]) -> list[str]:
     """A table function's loop (``loop``: its ``for`` line) over validated changes: a selection that
     raises does so before its change touched any stage, and ``_FAILED`` says how many did (no count
@@ -84,7 +112,7 @@ def _table_loop(loop: str, checks: list[str], pushes: list[str]) -> list[str]:
 
 
 def _probe(stop: str) -> list[str]:
-    """``validate.store_changes``'s probe of the validator's ``state`` for one change (``w``, ``key``,
+    """``validate_probe.store_changes``'s probe of the validator's ``state`` for one change (``w``, ``key``,
     ``fingerprint``), ``stop`` (a statement) at a change that is not plainly valid, with nothing written.
     Two probes of the dict where the loop makes one: the second hits what the first brought into the
     cache, and binding ``setdefault``/``pop`` first cost more at a batch of one change."""
@@ -95,7 +123,7 @@ def _probe(stop: str) -> list[str]:
 
 def validator_key(row_key: RowKey, stop: str) -> list[str]:
     """Lines setting ``key`` to ``row_key.of(row)``, the key the validator stores ``row`` under, with a
-    packed key's packing inline as ``validate.store_changes`` has it (``width``, ``limit``: the packing's
+    packed key's packing inline as ``validate_probe.store_changes`` has it (``width``, ``limit``: the packing's
     current width and ``1 << width``), or ``stop`` (a statement) at a ``b`` the key would pack once
     widened (``PackedRowKey.fit``, which the general path runs); a ``b`` no widening packs (negative, or
     past ``MAX_WIDTH`` bits) stays the tuple, as in ``PackedRowKey.of``. A value that is not an int
@@ -175,9 +203,8 @@ class ProgramWriter:
     def keeps(self, function: Callable, row: str) -> str:
         return self.expressions.keeps(function, row)
 
-    def fused_child_change(self, unit: Unit, row: str, w: str) -> list[str] | None:
-        relation = self.fused_lookups.get(unit.id)
-        return None if relation is None else child_change(self, relation, unit, row, w)
+    def relation_of(self, unit: Unit) -> FusedRelation | None:
+        return self.fused_lookups.get(unit.id)
 
     # -- functions -----------------------------------------------------------------------------------
 
@@ -227,11 +254,12 @@ class ProgramWriter:
         delete's stored fingerprint its own), then the table's steps for the change. It returns 0 at a
         change that is not plainly valid, having written nothing and run no stage; else 1 when the change
         stayed in the inline stages, 2 when it reached a buffer or the result (the runner then finishes
-        the batch). A selection that raises leaves the probe written and ``_FAILED`` at 0. The caller
-        (``CompiledRunner.apply_checked``) takes back what was written and lets the general path word
-        the reason, so reasons and policies stay ``Validator.validate``'s. Batches of several changes
-        take ``store_changes`` and the table's function: the same probe in one Python loop, as fast as
-        generated code at a batch of 10 000, where the call per batch is nothing."""
+        the batch). A selection that raises takes back the probe's write and leaves ``_FAILED`` at 0.
+        The caller (``CompiledRunner.run_one``) then lets the general path word the reason or raise, so
+        reasons and policies stay ``Validator.validate``'s. Batches of several changes take
+        ``Validator.validate``'s probe (``validate_probe.store_changes``) and the table's function: the
+        same probe in one Python loop, as fast as generated code at a batch of 10 000, where the call
+        per batch is nothing."""
         body = []
         if isinstance(row_key, PackedRowKey):
             body.append("limit = 1 << width")
@@ -239,13 +267,15 @@ class ProgramWriter:
         body += ["try:", *indented(validator_key(row_key, "return 0") + _probe("return 0")), "except TypeError:",
                  "    return 0"]
         if checks:
-            body += ["try:", *indented(checks), "except BaseException:", "    _FAILED[0] = 0", "    raise"]
+            # a selection that raises takes back the probe's write (w is ±1 past the probe): nothing written
+            body += ["try:", *indented(checks), "except BaseException:", "    _FAILED[0] = 0", "    if w == 1:",
+                     "        del state[key]", "    else:", "        state[key] = fingerprint", "    raise"]
         pending = " or ".join(f"_B{uid}" if uid != RESULT else "_OUT" for uid in self.buffers)
         body += [*pushes, f"return 2 if {pending} else 1"]
         return self._function(f"_checked_{table}", "row, w, fingerprint, state, width", body)
 
     def _fused_routes(self, routes: list[SourceRoute]) -> dict[int, list[int]]:
-        """The table's routes into a fused relation (codegen_relations.py): its live-tuple route → its index
+        """The table's routes into a fused relation (``fused_relations``): its live-tuple route → its index
         routes in port order."""
         fused = {}
         for i, route in enumerate(routes):
@@ -261,7 +291,7 @@ class ProgramWriter:
         """One change of R through its fused relation: each index and the live tuple in one step."""
         relation = self.relations[self.entry[routes[live_route].stage]]
         return [f"s{live_route} = {tuple_source('row', routes[live_route].columns)}",
-                *relation_change(self, relation, f"s{live_route}")]
+                *relation.change_source(self, f"s{live_route}")]
 
     def _push_or_buffer(self, unit: Unit, port: int, row: str) -> list[str]:
         """A change entering ``unit`` from outside the inline code (a table, a buffered unit's output)."""

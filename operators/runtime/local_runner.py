@@ -22,6 +22,9 @@ from operators.zset import Changelog
 
 
 class LocalRunner:
+    #: no one-call path for a stream batch (``Validator.apply``): every batch is validated, then run
+    checks_stream = False
+
     def __init__(self, dataflow: Dataflow):
         self.dataflow = dataflow
         self.states: dict[int, dict[tuple, Any]] = {node.id: {} for node in dataflow.stages}

@@ -18,8 +18,9 @@ every batch. Two have layouts of their own:
   and writes back the ones it changed: O(|Δ| log_B n) pages plus the leaf pages of the rows its walks
   yield, where one chunk was O(state) (RESULTS.md, "Inequality joins": the layouts side by side). A
   constant key still does not scale out: its pages all live in one Spark group.
-- ``TopKProcessor`` is the layout for top-k: the multiset of rows in a MapState by chunk of rows
-  (written per changed chunk) and a bounded buffer of the best rows (O(k)); see its docstring.
+- ``TopKProcessor`` runs a ``TopKStage``'s own ``step`` over its Spark state backend
+  (operators/runtime/spark_top_k.py): the multiset of rows in a MapState by chunk of rows (written
+  per changed chunk) and a bounded buffer of the best rows (O(k)).
 
 The other constant-keyed stages (an RPAI tree, a threshold, the general algorithm, a global MIN/MAX)
 still run as one chunk, O(their state) per batch: their split (a MapState by sub-key: an RPAI tree's
@@ -30,8 +31,6 @@ map or cached) is not built yet.
 from __future__ import annotations
 
 import itertools
-import pickle
-import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
@@ -39,7 +38,6 @@ from pyspark.sql import DataFrame
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from pyspark.sql.streaming.stateful_processor import TimerValues
 from pyspark.sql.types import Row as SparkRow
-from sortedcontainers import SortedDict
 
 from operators.held_errors import raise_emitted_errors
 from operators.runtime.dataflow import StageNode
@@ -48,19 +46,19 @@ from operators.runtime.spark_counters import OFF, Counters, task_counters
 from operators.runtime.spark_edges import (
     DEFAULT_BUCKETS,
     DEFAULT_CHUNKS,
-    PICKLE_PROTOCOL,
     RESULT,
     key_text,
     pack,
     unpack,
 )
 from operators.runtime.spark_forwarding import run_operator
+from operators.runtime.spark_top_k import SparkOrderedRows
 from operators.stages.base import Change
 from operators.stages.gjt import GjtStage
 from operators.stages.gjt.pages import PagedGjtState
 from operators.stages.top_k import TopKStage
 from operators.structures.page_store import PageStore
-from operators.zset import Changelog, Row, consolidate
+from operators.zset import Changelog, Row
 
 
 def state_name(stage_id: int) -> str:
@@ -304,26 +302,8 @@ class PagedGjtProcessor(StatefulProcessor):
 
 
 class TopKProcessor(StatefulProcessor):
-    """A ``TopKStage`` (keyed by a constant) whose batch touches O(changed + k) state, not O(all rows).
-
-    The stage's own state is a SortedList of every input row, re-pickled whole each batch under the
-    generic processors. Here the one key holds two state variables instead:
-
-    - ``rows``, a MapState chunk → pickled dict row → multiplicity: the multiset of all input rows in
-      ``ROW_CHUNKS`` chunks (by CRC-32 of the row's ``key_text``), read and written once per chunk a
-      batch changes (one entry per row measured 110 µs per changed row: two state calls each);
-    - ``best``, a ValueState of the *buffer*: every row whose order entry is ≤ ``bound``, with its
-      multiplicity, kept between k and ``TRIM_FACTOR``·k rows (or all rows, when ``complete``).
-
-    The top k is the head of the buffer. A change beyond ``bound`` touches only ``rows``. When deletes
-    leave fewer than k rows in an incomplete buffer, it is refilled from a full scan of ``rows`` to its
-    ``REFILL_FACTOR``·k smallest rows: O(all rows), but only after ~k deletes from the top since the last
-    refill. Ties and order follow ``TopKStage.order_key`` exactly, so the output equals the stage's.
-    """
-
-    REFILL_FACTOR = 2
-    TRIM_FACTOR = 4
-    ROW_CHUNKS = 4096
+    """A ``TopKStage`` (keyed by a constant) run by its own ``step`` over its Spark state backend,
+    ``SparkOrderedRows`` (operators/runtime/spark_top_k.py): O(changed + k) state per batch."""
 
     def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int = DEFAULT_BUCKETS):
         self.node = node
@@ -343,97 +323,15 @@ class TopKProcessor(StatefulProcessor):
             return self._process(rows)
 
     def _process(self, rows: Iterator[SparkRow]) -> Iterator[SparkRow]:
-        stage, count = self.node.stage, self.node.stage.count
         self.counters.count("groups")
-        net = consolidate((row, weight) for packed in rows for _, _, row, weight in unpack(packed.changes))
-        # Order entries first: evaluating a sort key may raise, and then nothing may have changed.
-        entries = [((stage.order_key(row), row), weight) for row, weight in net]
-        buffer, bound, complete = self._load_buffer()
-        before = head(buffer, count)
-        self._count(net)
-        for (entry, weight) in entries:
-            if complete or entry <= bound:
-                multiplicity = buffer.get(entry, 0) + weight
-                if multiplicity:
-                    buffer[entry] = multiplicity
-                else:
-                    del buffer[entry]
-        if not complete and sum(buffer.values()) < count:
-            buffer, bound, complete = self._refill()
-        elif sum(buffer.values()) > self.TRIM_FACTOR * count:
-            bound, complete = trim(buffer, self.REFILL_FACTOR * count), False
-        self._store_buffer(buffer, bound, complete)
-        emitted = consolidate([*((row, -1) for row in before), *((row, 1) for row in head(buffer, count))])
-        self.counters.count("changes in", len(net))
+        changes = [(row, weight) for packed in rows for _, _, row, weight in unpack(packed.changes)]
+        ordered = SparkOrderedRows(self.node.stage, self.rows, self.best)
+        emitted = self.node.stage.step(ordered, changes)
+        ordered.store()
+        self.counters.count("changes in", len(changes))
         return packed_output(emitted, self.address, self.downstream_key, self.buckets, self.counters)
-
-    def _count(self, changes: Changelog) -> None:
-        """Add the weighted rows to the multiset ``rows``, one read and one write per touched chunk."""
-        grouped: dict[int, Changelog] = {}
-        for row, weight in changes:
-            grouped.setdefault(zlib.crc32(key_text(row).encode()) % self.ROW_CHUNKS, []).append((row, weight))
-        for chunk, chunk_changes in grouped.items():
-            stored = self.rows.getValue((chunk,))
-            counts: dict[Row, int] = {} if stored is None else pickle.loads(stored[0])
-            for row, weight in chunk_changes:
-                multiplicity = counts.pop(row, 0) + weight
-                if multiplicity < 0:
-                    raise ValueError(f"{self.node.stage.name}: delete of absent row {row!r}")
-                if multiplicity:
-                    counts[row] = multiplicity
-            if counts:
-                self.rows.updateValue((chunk,), (pickle.dumps(counts, PICKLE_PROTOCOL),))
-            elif stored is not None:
-                self.rows.removeKey((chunk,))
-
-    def _load_buffer(self) -> tuple[SortedDict, tuple | None, bool]:
-        stored = self.best.get()
-        if stored is None:
-            return SortedDict(), None, True
-        order_key = self.node.stage.order_key
-        buffer = SortedDict(((order_key(row), row), n) for row, n in pickle.loads(stored[0]))
-        bound_row = pickle.loads(stored[1])
-        return buffer, None if bound_row is None else (order_key(bound_row), bound_row), stored[2]
-
-    def _store_buffer(self, buffer: SortedDict, bound: tuple | None, complete: bool) -> None:
-        if complete and not buffer:
-            self.best.clear()
-            return
-        listed = [(row, n) for (_, row), n in buffer.items()]
-        bound_row = None if bound is None else bound[1]
-        self.best.update((pickle.dumps(listed, PICKLE_PROTOCOL), pickle.dumps(bound_row, PICKLE_PROTOCOL), complete))
-
-    def _refill(self) -> tuple[SortedDict, tuple | None, bool]:
-        """The buffer rebuilt from every row: the smallest ``REFILL_FACTOR``·k, or all of them."""
-        order_key = self.node.stage.order_key
-        buffer = SortedDict()
-        for _, (chunk,) in self.rows.iterator():
-            for row, multiplicity in pickle.loads(chunk).items():
-                buffer[(order_key(row), row)] = multiplicity
-        if sum(buffer.values()) <= self.REFILL_FACTOR * self.node.stage.count:
-            return buffer, None, True
-        return buffer, trim(buffer, self.REFILL_FACTOR * self.node.stage.count), False
 
     def close(self) -> None:
         self.counters.flush()
-
-
-def head(buffer: SortedDict, count: int) -> list[Row]:
-    """The first ``count`` rows of a buffer, repeated by multiplicity."""
-    rows: list[Row] = []
-    for (_, row), multiplicity in buffer.items():
-        if len(rows) >= count:
-            break
-        rows.extend([row] * multiplicity)
-    return rows[:count]
-
-
-def trim(buffer: SortedDict, keep: int) -> tuple:
-    """Drop the largest entries of ``buffer`` while at least ``keep`` rows remain; the new bound (the
-    largest entry kept). Whole entries go, so the buffer still holds every copy of a row ≤ the bound."""
-    total = sum(buffer.values())
-    while total - buffer.peekitem(-1)[1] >= keep:
-        total -= buffer.popitem(-1)[1]
-    return buffer.peekitem(-1)[0]
 
 

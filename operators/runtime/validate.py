@@ -7,18 +7,16 @@ columns, a wrong type or a NULL key is invalid, and so is an inserted row that b
 the plan's stages (``RowRequirement``). Tables without a primary key have bag semantics (as in
 Spark): an insert adds one copy of a row, a delete removes one copy, and deleting a row with no copy
 left is invalid; their state is the number of copies per row fingerprint.
-A batch is checked (``validate``) and then either committed (``commit``), which ``MaintainedView``
-does once every stage ran the batch, or forgotten (``abort``) when a stage failed on it: a rejected
-batch, or one a stage failed on, leaves the stored state as it was. A table's changes that are all
-valid (nearly always) are written straight into the state and undone on ``abort``; the others go
-through a scratch overlay that ``commit`` writes. With the ``quarantine`` policy invalid changes are set
-aside with their reason and the rest of the batch goes on.
-On the compiled local runner a stream batch is not checked here first: the runner makes
-``store_changes``'s probes of each ``storable`` table's changes itself (for a batch of one change,
-the same probe written inline in the table's generated function) and then runs them
-(``CompiledRunner.apply_checked``, issue 13), and hands a batch with a change that is not plainly
-valid back to ``validate`` once ``unstore`` took back what it wrote, so the reasons and the policy
-are this module's alone.
+``apply`` is a local batch's one door (``MaintainedView.apply`` calls it): the batch is checked
+(``validate``), run by the runner and then committed (``commit``), or forgotten (``abort``) when the
+runner failed on it: a rejected batch, or one a stage failed on, leaves the stored state as it was. A
+table's changes that are all valid (nearly always) are written straight into the state
+(``validate_probe``) and undone on ``abort``; the others go through a scratch overlay that ``commit``
+writes. With the ``quarantine`` policy invalid changes are set aside with their reason and the rest of
+the batch goes on. A stream batch of one change on the compiled runner is probed and run in one call of
+its table's generated function (``CompiledRunner.run_one``, issue 13); a change it does not find plainly
+valid comes back here untouched and takes ``validate``, so the reasons and the policy are this
+module's alone.
 Declared functional dependencies, ``ivm.static`` and ``ivm.insert_only`` are checked too
 (``dependencies.py``): a static table takes rows only in the first batch that commits any change
 (the view's initial load), an insert-only table no deletes.
@@ -32,7 +30,8 @@ stream's locality in the dict (``packed_keys.py``); ``state()`` shows every key 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
 
 import attrs
 
@@ -43,9 +42,10 @@ from operators.doubles import canonical
 from operators.runtime.column_types import checked_by_type, conformed_value
 from operators.runtime.dataflow import RowRequirement
 from operators.runtime.dependencies import DependencyState, table_defect
-from operators.runtime.packed_keys import MAX_WIDTH, PackedRowKey, RowKey, key_for
+from operators.runtime.packed_keys import RowKey, key_for
 from operators.runtime.row_fingerprints import row_fingerprints
 from operators.runtime.stream import ChangeBatch, TableChanges, Update, UpdateBatch
+from operators.runtime.validate_probe import store_all, unstore
 from operators.zset import ChangeColumns, Changelog, Row
 
 POLICIES = ("error", "quarantine")
@@ -78,10 +78,25 @@ class ValidatedBatch:
     accepted: dict[str, Changelog | ChangeColumns]
     rejected: list[Rejected]
     overlays: dict[str, dict]
-    #: (state, RowKey, ops, rows, fingerprints) of each table ``_store`` wrote
+    #: (state, RowKey, ops, rows, fingerprints) of each table ``validate_probe.store_all`` wrote
     stored: list[tuple]
     #: (DependencyState, its writes) of each checked functional dependency, for ``commit``
     dependency_writes: list[tuple]
+
+
+class BatchRunner(Protocol):
+    """What ``Validator.apply`` runs a batch's accepted changes with: the local runners."""
+
+    #: whether a stream batch of one change is probed and run in one call (``run_one``)
+    checks_stream: bool
+
+    def apply(self, changes_by_table: Mapping[str, Changelog | ChangeColumns],
+              keep: Callable[[Changelog], None] | None) -> Changelog:
+        """Run validated changes; ``keep`` takes the result's changes inside the batch; atomic."""
+
+    def run_one(self, changes: TableChanges, state: dict, row_key: RowKey,
+                keep: Callable[[Changelog], None]) -> Changelog | None:
+        """Probe ``state`` with one change and run it; None (nothing written) for the general path."""
 
 
 def conformed_row(table: Table, row: Row) -> tuple[Row, str | None]:
@@ -121,7 +136,9 @@ class Validator:
                              for name, t in self.tables.items() if t.functional_dependencies}
         #: whether a batch was committed: a static table's rows come with the first (its initial load)
         self.loaded = False
-        # the tables whose all-valid changes ``_store`` can write at once: keyed, no requirement, no
+        #: every change ``apply`` set aside under the ``quarantine`` policy, with its reason, in batch order
+        self.rejected: list[Rejected] = []
+        # the tables whose all-valid changes ``validate_probe.store_all`` can write at once: keyed, no requirement, no
         # declared dependency or flag to check
         self._storable = {name: (self.fingerprints[name], key_of) for name, key_of in self._key_of.items()
                           if name not in self.requirements and name not in self.dependencies
@@ -130,7 +147,7 @@ class Validator:
     def storable(self) -> dict[str, tuple[dict, RowKey]]:
         """The tables whose all-valid changes are written straight into their state (keyed, no
         requirement, no declared dependency, not static or insert-only), each with its state and key:
-        the ones a compiled runner checks itself (``CompiledRunner.apply_checked``)."""
+        the ones a compiled runner probes itself in a one-change batch (``CompiledRunner.run_one``)."""
         return dict(self._storable)
 
     def storable_keys(self) -> dict[str, RowKey]:
@@ -143,6 +160,42 @@ class Validator:
         validators, or one before and after a batch."""
         return {table: {self._key_of[table].unpacked(key): value for key, value in stored.items()}
                 if table in self._key_of else dict(stored) for table, stored in self.fingerprints.items()}
+
+    def apply(self, updates: ChangeBatch | UpdateBatch | Iterable[Update], runner: BatchRunner,
+              keep: Callable[[Changelog], None] | None) -> Changelog:
+        """A local batch's one door: checked once, run by ``runner`` (``keep``, if any, takes the result's
+        changes inside it), committed; the result's changes returned, rejected changes added to ``rejected``.
+        On any error every state is as it was: the runner puts back its stages, and this validator
+        forgets the batch, so the same batch can be sent again after fixing the cause. A stream batch
+        of one change goes first to the runner's one-call path (``run_one``), which hands back a change
+        it does not find plainly valid, untouched. (Each step is skipped when it has nothing to do: at
+        batches of one change, the calls are most of the batch's cost.)"""
+        if type(updates) is ChangeBatch and runner.checks_stream and len(updates.order) == 1:
+            changes = updates.tables[updates.order[0]]
+            if changes is None:  # a table the reader skipped: nothing this view reads
+                return []
+            stored = self._storable.get(changes.table)
+            if stored is not None and not changes.defects and changes.fingerprints is not None:
+                try:
+                    delta = runner.run_one(changes, *stored, keep)
+                except BaseException:  # raised after its probe wrote: taken back here
+                    unstore(*stored, changes.ops, changes.rows, changes.fingerprints, 1)
+                    raise
+                if delta is not None:
+                    self.loaded = True
+                    return delta
+        validated = self.validate(updates)
+        delta: Changelog = []
+        if validated.accepted:
+            try:
+                delta = runner.apply(validated.accepted, keep)
+            except BaseException:
+                self.abort(validated)
+                raise
+        self.commit(validated)
+        if validated.rejected:
+            self.rejected.extend(validated.rejected)
+        return delta
 
     def check(self, updates: ChangeBatch | UpdateBatch | Iterable[Update]) -> tuple[dict[str, Changelog], list[Rejected]]:
         """``validate`` then ``commit``: (accepted changes by table, rejected changes)."""
@@ -186,7 +239,7 @@ class Validator:
         validated = ValidatedBatch({}, [], {}, [], [])
         try:
             if isinstance(updates, ChangeBatch):
-                # readable rows the reader fingerprinted go straight to _store (inlined: at a batch of one
+                # readable rows the reader fingerprinted go straight to store_all (inlined: at a batch of one
                 # change, each call here is a tenth of the batch's validation)
                 storable, tables, accepted = self._storable, self.tables, validated.accepted
                 order = updates.order  # a batch of one change has one table to look at, not one per stream table
@@ -201,7 +254,7 @@ class Validator:
                         continue
                     rows, ops = changes.rows, changes.ops
                     written += (ops, rows, changes.fingerprints)
-                    if _store(*written):
+                    if store_all(*written):
                         validated.stored.append(written)
                         accepted[table] = ChangeColumns(rows, ops)
                     else:
@@ -219,7 +272,7 @@ class Validator:
 
     def _check_table(self, changes: TableChanges, validated: ValidatedBatch, checked: bool) -> None:
         """Check one table's changes into ``validated``: straight into the stored state when every
-        change is valid (the common case, ``_store``), else through an overlay that ``commit`` writes."""
+        change is valid (the common case, ``validate_probe.store_all``), else through an overlay that ``commit`` writes."""
         table = self.tables[changes.table]
         if changes.fingerprints is not None:  # the stream reader's: rows readable and fingerprinted
             rows, reasons, fingerprints = changes.rows, changes.defects, changes.fingerprints
@@ -233,10 +286,10 @@ class Validator:
             self._check_each(changes, rows, reasons, fingerprints, validated)
 
     def _stored_all(self, changes: TableChanges, rows: list[Row], fingerprints: list, validated: ValidatedBatch) -> bool:
-        """Whether ``_store`` found every change valid and wrote them all (then they are accepted, and
+        """Whether ``validate_probe.store_all`` found every change valid and wrote them all (then they are accepted, and
         ``abort`` can take them back), or wrote nothing."""
         written = self._storable[changes.table] + (changes.ops, rows, fingerprints)
-        if not _store(*written):
+        if not store_all(*written):
             return False
         validated.stored.append(written)
         # no strict=True in this module's per-batch zips: the columns are one TableChanges', and the
@@ -357,93 +410,6 @@ def _checked_by_type(table: Table, row: Row) -> bool:
     """Whether ``row``'s value types alone say every row of them is valid (``checked_by_type``), so
     that the validator may cache its type signature."""
     return all(checked_by_type(c.type, type(v)) for c, v in zip(table.columns, row, strict=True))
-
-
-def _store(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list) -> bool:
-    """The common case of checking a table's changes: a keyed table, rows that were read fine, no
-    requirement on them. Writes each change's fingerprint straight into the table's ``state`` (no
-    overlay to build, look through and copy over at commit: one or two dict operations per change
-    instead of five) if all are plainly valid (``store_changes``); else puts back what it wrote and
-    returns False, and the caller checks the table's changes again the general way, which words the
-    reason and applies the policy. A packed key is widened to the batch (``fit``) and the batch
-    probed again when it stopped at a ``b`` out of the packing's range (a stream's first batch)."""
-    done = store_changes(state, row_key, ops, rows, fingerprints)
-    if done == len(ops):
-        return True
-    unstore(state, row_key, ops, rows, fingerprints, done)
-    width = row_key.width
-    row_key.fit(rows, state)
-    if row_key.width == width:
-        return False
-    return _store(state, row_key, ops, rows, fingerprints)
-
-
-def store_changes(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list) -> int:
-    """The validator's set-semantics probe of a table's changes in one tight loop, each written into
-    ``state`` as it passes: how many passed, from the first. It stops at the first change that is not
-    plainly valid, having written nothing for it: a duplicate insert, a delete of an absent row or of
-    another row, an ``_op`` other than ±1, a key value that is not an int where the key packs, or a
-    packed key's ``b`` that packs only once the key is widened (``PackedRowKey.fit``, which the
-    general path runs). A ``b`` no widening packs (negative, past ``MAX_WIDTH`` bits) is keyed by the
-    tuple, as ``PackedRowKey.of`` keys it. The one probe of ``state`` in Python; the compiled runner's
-    batches of one change make it inline in generated code (``codegen.validator_key``, ``_probe``).
-
-    One probe of the dict per change (a probe of a large dict is a cache miss or two): an insert's
-    ``setdefault`` wrote its fingerprint exactly when the dict grew; a delete's ``pop`` is put back if
-    it was wrong. A packed key is computed inline: a call per change was a fifth of the loop."""
-    packed = type(row_key) is PackedRowKey
-    first, second = row_key.positions if packed else (0, 0)
-    width, of = row_key.width, row_key.of
-    limit = 1 << width
-    setdefault, pop = state.setdefault, state.pop
-    size = len(state)
-    done = 0
-    try:
-        for op, row, fingerprint in zip(ops, rows, fingerprints):  # noqa: B905 (see _stored_all)
-            if packed:
-                b = row[second]
-                if 0 <= b < limit:
-                    key = (row[first] << width) | b
-                elif 0 <= b < _PACKABLE:
-                    break
-                else:
-                    key = (row[first], b)
-            else:
-                key = of(row)
-            if op == 1:
-                setdefault(key, fingerprint)
-                size += 1
-                if len(state) != size:
-                    break
-            elif op == -1:
-                stored = pop(key, None)
-                if stored != fingerprint:
-                    if stored is not None:
-                        state[key] = stored
-                    break
-                size -= 1
-            else:
-                break
-            done += 1
-    except TypeError:  # a key value that is not an int (raised before the change touched the state)
-        pass
-    return done
-
-
-#: a packed key's ``b`` below this packs once the key is widened (``PackedRowKey.fit``)
-_PACKABLE = 1 << MAX_WIDTH
-
-
-def unstore(state: dict, row_key: RowKey, ops: list, rows: list, fingerprints: list, done: int) -> None:
-    """Put back the ``state`` the first ``done`` changes wrote (``store_changes``, or a compiled runner's
-    checked function, which computes the same keys): replayed newest first and
-    inverted, they restore every key exactly (an insert found its key absent, a delete found its own
-    row's fingerprint)."""
-    for position in reversed(range(done)):
-        if ops[position] == 1:
-            del state[row_key.of(rows[position])]
-        else:
-            state[row_key.of(rows[position])] = fingerprints[position]
 
 
 def _by_table(batch: UpdateBatch, tables: dict[str, Table]) -> list[TableChanges]:

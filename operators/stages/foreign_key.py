@@ -184,16 +184,18 @@ class ForeignKeyLookupStage(KeyedStage):
         """The compiled program's lines applying one change (``row``, ``w``: names) to R (``PARENT``) or
         to R's child (``CHILD``), ``process`` one change at a time against the state ``_S<unit>``: key →
         [R's tuples, the child's live row]; a child change of an index fused into its relation walks the
-        relation's tuples instead (operators/lowering/codegen_relations.py)."""
+        relation's tuples instead (``FusedRelation.child_source``, operators/stages/live_relation.py)."""
         stage = self
         keyed = self.tuples_key
         empty = "[set(), None]" if keyed is None and not stage.bag else "[{}, None]"
         nulls = program.constant((None,) * stage.padding, "nulls") if stage.padding is not None else None
         if port == stage.PARENT:
             return self._parent_change(program, unit, row, w, keyed, empty, nulls)
-        lines = program.fused_child_change(unit, row, w)
-        if lines is None:
+        relation = program.relation_of(unit)
+        if relation is None:
             lines = self._child_change(program, unit, row, w, keyed, empty, nulls)
+        else:
+            lines = relation.child_source(program, unit, row, w)
         if stage.padding is not None:  # a preserved child shows padded whatever its key
             return lines
         # SQL's equality never holds on NULL: a child with a NULL key (a view's NULL group) is no partner
@@ -416,15 +418,18 @@ class LiveTupleStage(UnchangedOldState, KeyedStage):
                 f"if st{u}.count(None) == {slots}:", f"    del _S{u}[k{u}]"]
 
     def _live_row(self, unit: SourceUnit) -> str:
-        """Source of ``live_row`` over the unit's state ``st<u>``, written out when there are no assertion keys."""
-        stage = self
-        u, slots = unit.id, 1 + stage.children
-        tests = [f"st{u}[{i}] is not None" for i in range(slots)]
-        joined = " + ".join(f"st{u}[{i}]" for i in range(slots))
-        if not stage.assertions:
-            return f"({joined} if {' and '.join(tests)} else None)"
-        # every assertion key holds one value along all its paths (Lemma 4), compared in the joined row
-        row = f"lr{u}"
-        tests.append(f"({row} := {joined}) is not None")
-        tests += [f"{row}[{positions[0]}] == {row}[{other}]" for positions in stage.assertions for other in positions[1:]]
-        return f"({row} if {' and '.join(tests)} else None)"
+        """Source of ``live_row`` over the unit's state ``st<u>``."""
+        slots = range(1 + self.children)
+        return self.live_source(unit.id, [f"st{unit.id}[{i}]" for i in slots], [f"st{unit.id}[{i}] is not None" for i in slots])
+
+    def live_source(self, u: int, parts: list[str], tests: list[str]) -> str:
+        """Source of the live row joined of ``parts`` (R's row, then each child's row) when every one of
+        ``tests`` holds and every assertion key holds one value along all its paths (Lemma 4), compared in
+        the joined row; else None. Also the fused relation's (operators/stages/live_relation.py)."""
+        joined = " + ".join(parts)
+        if self.assertions:
+            row = f"lr{u}"
+            tests = [*tests, f"({row} := {joined}) is not None",
+                     *(f"{row}[{positions[0]}] == {row}[{other}]" for positions in self.assertions for other in positions[1:])]
+            joined = row
+        return f"({joined} if {' and '.join(tests)} else None)" if tests else f"({joined})"

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
+
+from operators.stages.base import KeyedStage
 
 
 def tuple_source(row: str, positions: tuple[int, ...]) -> str:
@@ -36,6 +38,7 @@ class SourceUnit(Protocol):
     """A stage's place in the compiled program: its id names its state (``_S<id>``) and its locals."""
 
     id: int
+    stage: KeyedStage
 
 
 class ProgramText(Protocol):
@@ -57,5 +60,5 @@ class ProgramText(Protocol):
     def keeps(self, function: Callable, row: str) -> str:
         """Inline source of whether a compiled predicate keeps ``row``."""
 
-    def fused_child_change(self, unit: SourceUnit, row: str, w: str) -> list[str] | None:
-        """A lookup's child change when the lookup is fused into its relation (else None)."""
+    def relation_of(self, unit: SourceUnit) -> Any:
+        """The ``FusedRelation`` (operators/stages/live_relation.py) a lookup unit is an index of, or None."""

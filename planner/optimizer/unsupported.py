@@ -26,6 +26,7 @@ from planner.optimizer.context import OptimizerContext
 def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
     refusals = ctx.refusals
     match node:
+        # a subquery left in a join's conditions: every decorrelating rule declined it (their refusals say why)
         case JoinGraph(conditions=conds) if any(contains_subquery(c) for c in conds):
             reasons = [f"{label}: {refusals[rule]}" for rule, label in (
                 ("DecorrelateNullAwareNotIn", "as a null-aware NOT IN"),
@@ -36,6 +37,7 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
             ) if rule in refusals]
             return "a WHERE condition holds a subquery that no rule maintains" + (
                 f" ({'; '.join(reasons)})" if reasons else " (it is none of the kinds maintained: EXISTS/IN correlated by equalities and at most one inequality, a correlated aggregate compared with a column, an uncorrelated scalar compared with a value)")
+        # a join graph left standing: no join strategy (FK tree, GJT, change propagation) replaced it
         case JoinGraph():
             why = refusals.get("ChooseForeignKeyJoinTree", "no join strategy applies")
             if "ChooseGeneralizedJoinTree" in refusals:
@@ -44,28 +46,36 @@ def _reason(node: LogicalPlan, ctx: OptimizerContext) -> str:
                 why += f"; and the general fallback does not apply either: {refusals['ChooseChangePropagationJoin']}"
             aliases = ", ".join(a.alias for a in node.atoms if isinstance(a, Atom | ViewAtom))
             return f"the join of {aliases} cannot be maintained: {why}"
+        # L ⋈ R is maintained once L and R are: a binary join left over has a side nothing maintains
         case Join(kind=kind):
             return (f"a {kind} join is maintained once each side is (a relation, a join, a derived table or view); "
                     "here a side is not")
+        # γ(Q) left as an Aggregate: MaintainRingAggregate declined it
         case Aggregate():
             return refusals.get("MaintainRingAggregate", "GROUP BY over this input is not maintained yet")
+        # δ(Q) is maintained as a count per row of π(Q) only when Q is a join or an aggregate
         case Distinct(child=child):
             below = child.child if isinstance(child, Project) else child
             return (f"SELECT DISTINCT is maintained over the select list of a join or an aggregate (a count per "
                     f"row), not over {below.node_name}")
+        # ρ_a(Q) left as an alias: Q was neither inlined nor maintained as a view
         case SubqueryAlias(alias=alias):
             return (f"the derived table or WITH view {alias} sorts, limits or aggregates, so it cannot be inlined, "
                     "and it is none of the kinds maintained as a view: a grouped select list keyed by its group, "
                     "window functions, a set operation")
+        # limit_k(Q) without an order is not a function of Q's rows (any k rows are an answer)
         case Limit():
             return "LIMIT without ORDER BY is not deterministic; add ORDER BY"
+        # σ_p(L ⟕ R) with a subquery in p: its decorrelation over the outer join was declined
         case Filter(condition=cond) if contains_subquery(cond) and "JoinSubqueriesOverOuterJoins" in refusals:
             return f"a WHERE subquery over an outer join: {refusals['JoinSubqueriesOverOuterJoins']}"
+        # σ_p(Q) with a subquery in p is maintained only as a comparison with an uncorrelated scalar
         case Filter(condition=cond, child=child) if contains_subquery(cond):
             clause = "HAVING" if isinstance(child, RingAggregate | GroupAggregate) else "a condition"
             return (f"{clause} with a subquery is maintained only as a comparison (<, <=, =, <>, >=, >) with an "
                     "uncorrelated scalar subquery (a threshold, as Q11's); this one is correlated or is not a "
                     "scalar comparison")
+        # σ_p(Q) is maintained as a selection on one relation or as a HAVING; this one is neither
         case Filter():
             return "this filter is neither a selection on one relation nor a HAVING, the filters maintained"
     return f"no incremental operator implements {node.node_name}"

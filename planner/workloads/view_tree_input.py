@@ -87,14 +87,7 @@ class ViewTreeRun:
         self.runner = LocalRunner(self.dataflow)
 
     def apply(self, updates: Iterable[Update]) -> Changelog:
-        validated = self.validator.validate(updates)
-        try:
-            out = self.runner.apply(validated.accepted)
-        except BaseException:
-            self.validator.abort(validated)
-            raise
-        self.validator.commit(validated)
-        return out
+        return self.validator.apply(updates, self.runner, None)
 
     @property
     def state(self) -> ViewTreeState | None:

@@ -543,7 +543,7 @@ def _raise(row):
     "union select c_custkey from customer where c_nationkey = 3",
     "select o_custkey, sum(o_totalprice) from orders group by o_custkey "
     "having sum(o_totalprice) > (select sum(o_totalprice) / 1000 from orders)",
-    # lineitem's indexes and live tuple fused into one relation (codegen_relations.py), then top-k
+    # lineitem's indexes and live tuple fused into one relation (operators/stages/live_relation.py), then top-k
     "select l_orderkey, l_linenumber, p_name, o_orderdate from lineitem, orders, part "
     "where l_orderkey = o_orderkey and l_partkey = p_partkey order by o_orderdate, l_orderkey, l_linenumber limit 20",
 ], ids=["q3", "top_k", "distinct", "union", "join_select", "live_tuple"])

@@ -1,4 +1,4 @@
-"""A relation fused with its indexes in the compiled program (operators/lowering/codegen_relations.py).
+"""A relation fused with its indexes in the compiled program (operators/stages/live_relation.py).
 
 The first index (the home) keeps every tuple of R, the others only the tuples alive on the home's
 child; a tuple moves in and out of them when its home partner appears or goes. These tests drive

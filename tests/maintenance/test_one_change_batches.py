@@ -1,5 +1,5 @@
 """Batches of one change (issue 13): the stream reader's one-change batches take a fast path on the
-compiled runner (the table's generated checked function, ``CompiledRunner.apply_checked``; the generic
+compiled runner (the table's generated checked function, ``CompiledRunner.run_one`` inside ``Validator.apply``; the generic
 runner takes the general path, ``Validator.validate`` then ``apply``) and must give,
 batch by batch, what the general path gives for the same change: the result's changes, the rejected
 changes with their reasons, the validator's rows and every stage's state; and a one-change batch a

@@ -1,4 +1,5 @@
-"""The top-k layout of operators/runtime/spark_stage_processors.py against the local runner.
+"""The top-k stage's Spark state backend (operators/runtime/spark_top_k.py, run by
+operators/runtime/spark_stage_processors.py's ``TopKProcessor``) against the local runner.
 
 The toy dataflow plus a top-k over a table of scores runs through the Spark runner with few buckets
 and chunks (so they hold several keys each); after every batch the result changes must equal the
@@ -24,6 +25,7 @@ from operators.runtime.spark_edges import pack, unpack
 from operators.runtime.spark_runner import SparkRunner
 from operators.runtime.spark_session import make_spark_session
 from operators.runtime.spark_stage_processors import PagedGjtProcessor, TopKProcessor
+from operators.runtime.spark_top_k import SparkOrderedRows
 from operators.stages.base import Change, StageDescription
 from operators.stages.top_k import TopKStage
 from tests.operators.test_gjt_stage import Q3, R, S, Stream, T, rows3, stage_of
@@ -87,7 +89,8 @@ def test_packed_stages_and_top_k_emit_the_local_runners_changes_after_every_batc
 
 def test_the_top_k_processor_keeps_a_bounded_buffer_and_emits_the_stages_changes(monkeypatch):
     """Without a JVM (TwsTester): 40 batches that insert and delete many rows, mostly from the top,
-    so the buffer is trimmed and refilled; the output must equal ``TopKStage.process`` every batch."""
+    so the buffer is trimmed and refilled; the output must equal ``TopKStage.process`` (the stage's
+    ``step`` over its in-memory backend) every batch."""
     rng = random.Random(7)
     stage = TopKStage("top", ((itemgetter(1), False),), 3, ("id", "score"), StageDescription("TopK"))
     tester = TwsTester(TopKProcessor(StageNode(0, stage, downstream=None), None))
@@ -95,9 +98,9 @@ def test_the_top_k_processor_keeps_a_bounded_buffer_and_emits_the_stages_changes
     state = None
     refills = []
     trimmed = False
-    refill = TopKProcessor._refill
-    monkeypatch.setattr(TopKProcessor, "_refill", lambda self: refills.append(1) or refill(self))
-    monkeypatch.setattr(TopKProcessor, "ROW_CHUNKS", 3)  # several rows per chunk
+    refill = SparkOrderedRows._refill
+    monkeypatch.setattr(SparkOrderedRows, "_refill", lambda self: refills.append(1) or refill(self))
+    monkeypatch.setattr(SparkOrderedRows, "ROW_CHUNKS", 3)  # several rows per chunk
     for number in range(40):
         ranked = sorted(live, key=lambda row: -row[1])
         deleted = ranked[: rng.randrange(len(ranked) + 1)] if number % 5 == 4 else ranked[:2]
@@ -115,7 +118,7 @@ def test_the_top_k_processor_keeps_a_bounded_buffer_and_emits_the_stages_changes
         assert emitted == Counter(dict(expected)), f"batch {number}"
         best = tester.peekValueState("stage_0_best", 0)
         buffered = 0 if best is None else sum(n for _, n in pickle.loads(best[0]))
-        assert buffered <= TopKProcessor.TRIM_FACTOR * stage.count or best[2]
+        assert buffered <= SparkOrderedRows.TRIM_FACTOR * stage.count or best[2]
         trimmed = trimmed or (best is not None and not best[2])
     assert trimmed and refills, "the run never trimmed or never refilled the buffer: it tested too little"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import attrs
 
 from operators.stages.base import KeyedStage
+from operators.stages.live_relation import FusedRelation
 
 INLINE_KINDS = ("lookup", "live", "join")
 #: the unit id standing for the query's result
@@ -33,18 +34,6 @@ class Unit:
 
 
 @attrs.frozen
-class Relation:
-    """A live-tuple unit run fused with, in port order, the index units feeding it
-    (operators/lowering/codegen_relations.py)."""
-
-    live: Unit
-    lookups: tuple[Unit, ...]
-    #: per index, in port order: the positions in R's row (as the live-tuple stage sees it) of the
-    #: index's foreign key, and of the rest of R's primary key, by which its entries keep R's tuples
-    keys: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
-
-
-@attrs.frozen
 class Program:
     """The generated source and what the runner calls in it."""
 
@@ -63,9 +52,9 @@ class Program:
     #: unit id → the buffer list of a buffered or generic unit; RESULT → the result's changes
     buffers: dict[int, list]
     #: live-tuple unit id → its relation fused with its indexes
-    relations: dict[int, Relation]
+    relations: dict[int, FusedRelation]
     #: table name → function(row, op, fingerprint, validator state, key width) checking one change
-    #: against the validator's state, then running it (``CompiledRunner.apply_checked``, a batch of one
+    #: against the validator's state, then running it (``CompiledRunner.run_one``, a batch of one
     #: change): 0 when it is not plainly valid (nothing written, nothing ran), 1 when it stayed in the
     #: inline stages, 2 when it reached a buffer or the result
     checked: dict[str, object]

@@ -17,15 +17,14 @@ What cannot be undone: an inline stage raising half way through a change, which 
 never makes it do (a change that does not fit a stage's state, an out-of-memory or an interrupt).
 The runner then refuses further batches rather than run on a state it cannot vouch for.
 
-A stream batch (``apply_checked``, issue 13) is validated and run without ``ValidatedBatch``: each
-table's changes get the validator's set-semantics probe (``validate.store_changes`` on
-``Validator.storable``'s state and key), then run through the stages; a batch of one change is one
-call of the table's generated *checked* function (``Program.checked``), the same probe and the
-change's steps in straight-line code. A change that is not plainly valid stops the batch before any
-stage ran: it is then taken back (the validator's writes by ``validate.unstore``) and goes the general
-way, ``Validator.validate`` then ``apply``, which words the reason and applies the policy, so reasons,
-quarantine and atomicity have one code. A batch of one change builds the steps, journal and paused
-collector of a batch only when the change reached a buffered unit or the result.
+A stream batch of one change (``run_one``, issue 13) is one call of the table's generated *checked*
+function (``Program.checked``): the validator's set-semantics probe of the change against the
+validator's state and key (``Validator.storable``), then its steps in straight-line code. A change
+that is not plainly valid stops before anything is written, and ``Validator.apply`` (the one door of a
+batch) sends it the general way, ``Validator.validate`` then ``apply``, which words the reason and
+applies the policy, so reasons, quarantine and atomicity have one code. Such a batch builds the
+steps, journal and paused collector of a batch only when the change reached a buffered unit or the
+result. Every other batch comes through ``apply`` with its validated changes.
 """
 
 from __future__ import annotations
@@ -37,8 +36,8 @@ from typing import Any
 from operators.held_errors import ErrorRow, is_error, split_errors
 from operators.runtime.compiled.program import RESULT, Program, Unit
 from operators.runtime.dataflow import Dataflow
-from operators.runtime.stream import ChangeBatch
-from operators.runtime.validate import Validator, store_changes, unstore
+from operators.runtime.packed_keys import RowKey
+from operators.runtime.stream import TableChanges
 from operators.stages.aggregate import GroupAggregateStage, aggregate_value
 from operators.stages.base import Change, Journal, run_keyed
 from operators.zset import ChangeColumns, Changelog, Row, consolidate
@@ -49,17 +48,15 @@ class BrokenViewError(RuntimeError):
 
 
 class CompiledRunner:
-    def __init__(self, dataflow: Dataflow, program: Program, validator: Validator | None = None):
+    #: ``Validator.apply`` runs a stream batch of one change through ``run_one``
+    checks_stream = True
+
+    def __init__(self, dataflow: Dataflow, program: Program):
         """``program`` is ``dataflow`` written out by operators/lowering/codegen.py (``write_program``),
-        with checked functions for ``validator``'s storable tables (``apply_checked``), if given."""
+        with checked functions for the validator's storable tables (``run_one``)."""
         self.dataflow = dataflow
         self.program = program
-        self._validator = validator
-        storable = validator.storable() if validator is not None else {}
-        #: table → (checked function, plain table function, the validator's state and key of the table)
-        self._checked = {table: (function, program.tables[table], *storable[table])
-                         for table, function in program.checked.items() if table in storable}
-        self._validated = validator.tables if validator is not None else {}
+        self._checked = program.checked
         self.broken: str | None = None
         # the units that apply a buffer after the inline code, in topological order, with their buffers
         self._buffered = [(unit, program.buffers[unit.id]) for unit in program.units if not unit.inline]
@@ -115,131 +112,41 @@ class CompiledRunner:
             raise BrokenViewError(f"an earlier batch failed half way through a stage and could not be undone "
                                   f"({self.broken}): create the view again")
 
-    def apply_checked(self, batch: ChangeBatch, keep: Callable[[Changelog], None]) -> Changelog | None:
-        """Validate and apply a stream batch: each table's changes checked against the validator's
-        state (``validate.store_changes``, written as they pass), then run; ``keep`` takes the result's
-        changes (the view's ordered result). None, with every state as it was, when the batch needs the
-        general path (``Validator.validate`` then ``apply``): a table the validator cannot store at once,
-        a reader's defect, a change that is not plainly valid (the general path words the reason and
-        applies the policy) or a selection that raised (the general path raises it). Atomic as
-        ``apply``: a failure after the checks (a buffered unit, the result) puts back the stages and the
-        validator's state. Raises ``BrokenViewError`` as ``apply`` does.
+    def run_one(self, changes: TableChanges, state: dict, row_key: RowKey,
+                keep: Callable[[Changelog], None]) -> Changelog | None:
+        """Probe and run a stream batch's one change (``changes``, one of a table the validator stores
+        at once, ``state`` and ``row_key`` its validator state and key) with one call of the table's
+        checked function (``Program.checked``: the validator's probe and the change's steps,
+        straight-line); ``keep`` takes the result's changes. None, with nothing written anywhere, when
+        the change must go the general way (``Validator.apply`` then words the reason, applies the
+        policy or raises): it is not plainly valid, the table has no checked function, a selection
+        raised (the function took back its probe), or the view is broken (``apply`` refuses it). Raises
+        only after the probe wrote, which ``Validator.apply`` then takes back: a stage failing half way
+        (the view is broken) or a buffered unit or ``keep`` failing (the stages put back).
 
-        A batch of one change is one call of the table's checked function (``Program.checked``: the
-        probe and the steps, straight-line), and when the change ends in the inline stages (most do)
-        no steps, journal or paused collector: at such batches, they and the calls cost more than the
-        change."""
-        order = batch.order
-        if len(order) != 1 or self.broken:
-            return self._apply_checked(batch, keep)
-        changes = batch.tables[order[0]]
-        if changes is None:  # a table the reader skipped: no validated table changes
-            return []
-        entry = self._checked.get(changes.table)
-        fingerprints = changes.fingerprints
-        if entry is None or changes.defects or fingerprints is None:
-            return None if changes.table in self._validated else []
-        checked, plain, state, row_key = entry
+        When the change ends in the inline stages (most do): no steps, journal or paused collector,
+        which at such batches cost more than the change."""
+        function = self._checked.get(changes.table)
+        if function is None or self.broken:
+            return None
         rows, ops = changes.rows, changes.ops
         try:
-            reached = checked(rows[0], ops[0], fingerprints[0], state, row_key.width)
+            reached = function(rows[0], ops[0], changes.fingerprints[0], state, row_key.width)
         except BaseException as error:
             self._clear_buffers()
             if self._failed_at[0] is None:  # raised inside a stage, half way through the change
                 self.broken = f"{type(error).__name__}: {error}"
                 raise
-            self._failed_at[0] = None  # the selection raised, before any stage: take back the check
-            unstore(state, row_key, ops, rows, fingerprints, 1)
+            self._failed_at[0] = None  # the selection raised, before any stage and after the probe's take-back
             return None
         if reached == 1:  # the inline stages only
-            self._validator.loaded = True
             # what survives the batch is frozen, as in ``apply``: unfrozen, the states a stream of
             # one-change batches builds were rescanned by every full collection
             gc.freeze()
             return []
         if not reached:
             return None  # nothing written
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            return self._finish_checked([("inline", plain, ChangeColumns(rows, ops), 1)],
-                                        [(state, row_key, ops, rows, fingerprints, 1)], keep)
-        finally:
-            if collecting:
-                gc.enable()
-
-    def _apply_checked(self, batch: ChangeBatch, keep: Callable[[Changelog], None]) -> Changelog | None:
-        """``apply_checked`` of a batch of several changes (or tables): every table's changes probed
-        first (no stage runs before all passed), then each table's function, the collector paused."""
-        self._refuse_if_broken()
-        checked, validated = self._checked, self._validated
-        runs, written = [], []
-        for changes in batch.tables:
-            if changes is None or not changes.rows:
-                continue
-            entry = checked.get(changes.table)
-            if entry is None:
-                if changes.table in validated:
-                    break
-                continue
-            if changes.defects or changes.fingerprints is None:
-                break
-            _, plain, state, row_key = entry
-            rows, ops, fingerprints = changes.rows, changes.ops, changes.fingerprints
-            done = store_changes(state, row_key, ops, rows, fingerprints)
-            written.append((state, row_key, ops, rows, fingerprints, done))
-            if done != len(rows):
-                break
-            runs.append((plain, ChangeColumns(rows, ops)))
-        else:
-            if not runs:
-                return []
-            return self._run_checked(runs, written, keep)
-        for write in reversed(written):
-            unstore(*write)
-        return None
-
-    def _run_checked(self, runs: list[tuple], written: list[tuple], keep: Callable[[Changelog], None]) -> Changelog | None:
-        """The stages of a checked batch, the collector paused: None, with every state put back, when a
-        selection raised (the general path raises it)."""
-        steps: list[tuple] = []
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            try:
-                for function, changes in runs:
-                    self._inline(function, changes, steps)
-            except BaseException:
-                self._clear_buffers()
-                if self.broken:
-                    raise
-                self._undo_checked(steps, written, self._journal)
-                return None
-            return self._finish_checked(steps, written, keep)
-        finally:
-            if collecting:
-                gc.enable()
-
-    def _finish_checked(self, steps: list[tuple], written: list[tuple], keep: Callable[[Changelog], None]) -> Changelog:
-        """``_finish`` of a checked batch and the result's changes kept; on an error the stages and the
-        validator's state are put back."""
-        journal = self._journal
-        try:
-            delta = self._finish(steps, journal, keep)
-        except BaseException:
-            if not self.broken:
-                self._undo_checked(steps, written, journal)
-            self._clear_buffers()
-            raise
-        self._validator.loaded = True
-        return delta
-
-    def _undo_checked(self, steps: list[tuple], written: list[tuple], journal: Journal) -> None:
-        """Put back the stages (``_undo``: the plain table functions replay their changes negated) and
-        the validator's state the checks wrote."""
-        self._undo(steps, journal)
-        for state, row_key, ops, rows, fingerprints, done in reversed(written):
-            unstore(state, row_key, ops, rows, fingerprints, done)
+        return self._run([("inline", self._tables[changes.table], ChangeColumns(rows, ops), 1)], None, keep)
 
     def _run(self, steps: list[tuple], changes_by_table: Mapping[str, Changelog] | None,
              keep: Callable[[Changelog], None] | None = None) -> Changelog:
