@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from catalog.tpch import tpch_catalog
+from operators.doubles import NAN
 from operators.runtime.run_errors import SparkBatchError
 from operators.runtime.stream import Update
 from planner.view import MaintainedView
@@ -89,3 +90,7 @@ def test_invalid_input_is_refused_or_quarantined_leaving_state_as_it_was(spark, 
         reasons = sorted(r.reason.split(" ")[0] for r in view.rejected)
         assert reasons == ["delete", "delete", "duplicate"], view.rejected
         assert output == [] and view.result() == [("north", 2, None, 0, 1.5)]
+        # a delete matches the row it equals: -0.0 is 0.0, and NaN is NaN (the fingerprint's normal form)
+        view.apply([Update(10, "payment", 1, (20, 1, None, -0.0, 1, None)), Update(11, "payment", 1, (21, 1, None, NAN, 1, None))])
+        view.apply([Update(12, "payment", -1, (20, 1, None, 0.0, 1, None)), Update(13, "payment", -1, (21, 1, None, NAN, 1, None))])
+        assert len(view.rejected) == 3 and view.result() == [("north", 2, None, 0, 1.5)]

@@ -23,6 +23,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
+from catalog import types
 from catalog.literals import sql_literal
 from catalog.schema import Table
 from operators.runtime.delta_sql.state_files import INSERTED
@@ -66,9 +67,9 @@ class Classified:
 def classified_changes(table: Table, changes: DataFrame, stored: DataFrame) -> Classified:
     """``changes`` (the table's columns, ``_op``, ``_seq``) joined to ``stored`` (the rows before the
     batch), the stored rows scanned once against the broadcast keys of the changes."""
-    key, columns = list(table.primary_key), list(table.column_names)
+    key = list(table.primary_key)
     counted = (changes.withColumn(_COUNT, F.count(F.lit(1)).over(Window.partitionBy(*key)))
-               .withColumn(FINGERPRINT, fingerprint(columns)))
+               .withColumn(FINGERPRINT, fingerprint(table)))
     touched = stored.select(*key, *(F.col(c).alias(_STORED + c) for c in (INSERTED, FINGERPRINT)))
     touched = touched.join(F.broadcast(changes.select(*key)), key, "left_semi")
     joined = counted.join(F.broadcast(touched), key, "left")
@@ -96,11 +97,15 @@ def net_changes(spark: SparkSession, classified: Classified, counts: dict[tuple[
                       inserted_rows + len(more_in), deleted_rows + len(more_out), rejected)
 
 
-def fingerprint(columns: list[str]) -> Column:
+def fingerprint(table: Table) -> Column:
     """A row's fingerprint: xxhash64 of its values and of which are NULL (the hash skips a NULL, so
-    ``(1, NULL)`` and ``(NULL, 1)`` would collide without the mask)."""
-    nulls = F.concat(*(F.when(F.col(f"`{c}`").isNull(), "1").otherwise("0") for c in columns))
-    return F.xxhash64(*(F.col(f"`{c}`") for c in columns), nulls)
+    ``(1, NULL)`` and ``(NULL, 1)`` would collide without the mask). A DOUBLE (FLOAT is read as one) is hashed plus 0.0,
+    which makes −0.0 the 0.0 it equals, as the validation's row comparison has it (the hash reads the
+    bits; every NaN it reads as the one NaN already)."""
+    values = [F.col(f"`{c.name}`") + F.lit(0.0) if c.type == types.DOUBLE else F.col(f"`{c.name}`")
+              for c in table.columns]
+    nulls = F.concat(*(F.when(F.col(f"`{c}`").isNull(), "1").otherwise("0") for c in table.column_names))
+    return F.xxhash64(*values, nulls)
 
 
 def _one_by_one(table: Table, rows: list, policy: str) -> tuple[list[tuple], list[tuple], list[RejectedChange]]:
