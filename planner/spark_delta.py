@@ -24,7 +24,7 @@ from sqlglot.errors import OptimizeError
 from sqlglot.optimizer.annotate_types import annotate_types
 from sqlglot.optimizer.qualify import qualify
 
-from catalog.schema import Catalog, Table
+from catalog.schema import Catalog
 from operators.runtime.delta_sql.plan import (
     AGGREGATE_REF,
     ARGUMENT,
@@ -105,7 +105,7 @@ def delta_sql_plan(sql: str, catalog: Catalog) -> DeltaSqlPlan:
         raise NotDeltaSql(f"the view is a {tree.key.upper()}, not one SELECT")
     _refuse_constructs(tree)
     occurrences = _occurrences(tree, catalog)
-    delta_sql_tables([o.table for o in occurrences], catalog)
+    _refuse_unchecked_tables([o.table for o in occurrences], catalog)
     calls = _aggregate_calls(tree)
     groups = list(tree.args["group"].expressions) if tree.args.get("group") else []
     if not calls and not groups:
@@ -331,12 +331,11 @@ def _tables(occurrences: list[Occurrence]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(o.table for o in occurrences))
 
 
-def delta_sql_tables(names: list[str], catalog: Catalog) -> list[Table]:
-    """The tables ``names``, refusing those whose rules the delta strategy does not check."""
-    tables = [catalog.table(name) for name in dict.fromkeys(names)]
-    for table in tables:
+def _refuse_unchecked_tables(names: list[str], catalog: Catalog) -> None:
+    """Refuse a table whose rules the delta strategy's validation does not check (it checks a primary
+    key's set semantics only)."""
+    for table in (catalog.table(name) for name in dict.fromkeys(names)):
         if not table.primary_key:
             raise NotDeltaSql(f"table {table.name} has no primary key")
         if table.functional_dependencies or table.static or table.insert_only:
             raise NotDeltaSql(f"table {table.name} declares ivm.static, ivm.insert_only or functional dependencies")
-    return tables
