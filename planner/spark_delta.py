@@ -163,15 +163,14 @@ def _aggregate_calls(tree: exp.Select) -> list[exp.AggFunc]:
             raise NotDeltaSql(f"aggregate {node.sql('spark')}: only SUM, COUNT and AVG are a ring (±)")
         if isinstance(node.this, exp.Distinct) or node.args.get("distinct"):
             raise NotDeltaSql(f"aggregate {node.sql('spark')}: DISTINCT is not a ring")
-        if any(isinstance(a, exp.AggFunc) for a in node.this.find_all(exp.AggFunc)) if node.this else False:
+        if node.this is not None and node.this.find(exp.AggFunc):
             raise NotDeltaSql("a nested aggregate")
         if isinstance(node, exp.Avg) and not (node.this.type and node.this.type.is_type(*AVERAGED_TYPES)):
             raise NotDeltaSql(f"aggregate {node.sql('spark')}: AVG of a DECIMAL (its rounding is not kept yet)")
         if node not in calls:
             calls.append(node)
-    for clause in ("where",):
-        if tree.args.get(clause) and tree.args[clause].find(exp.AggFunc):
-            raise NotDeltaSql("an aggregate in WHERE")
+    if tree.args.get("where") is not None and tree.args["where"].find(exp.AggFunc):
+        raise NotDeltaSql("an aggregate in WHERE")
     return calls
 
 
