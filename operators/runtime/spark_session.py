@@ -6,7 +6,9 @@ workers must run the interpreter that holds this project and be able to import i
 pickled by reference to their modules), so ``PYSPARK_PYTHON`` points at it and the project root is put
 on the workers' ``PYTHONPATH``. The rest
 keeps a small local run quiet and cheap: no UI, no console progress bars, and as many shuffle
-partitions as cores (the default 200 would mean 200 state-store partitions per stage).
+partitions as cores (the default 200 would mean 200 state-store partitions per stage), and RocksDB
+writes a changelog per commit instead of a snapshot. Unix domain sockets, RocksDB's row count off and
+fewer snapshots were measured on Q3 and did not pay (RESULTS.md, 2026-11-28 17:20), so they are not set.
 """
 
 from __future__ import annotations
