@@ -102,11 +102,15 @@ class DeltaBatch:
         views: dict[tuple[str, str], DataFrame] = {}
         phases = self.phases[batch_id] = {}
         clock = [time.perf_counter()]
+        context = spark.sparkContext  # each job is described by its phase, in Spark's UI and in profiles
 
         def lap(phase: str) -> None:
             now = time.perf_counter()
             phases[phase] = phases.get(phase, 0.0) + now - clock[0]
             clock[0] = now
+            context.setJobDescription(f"ivm batch {batch_id} after {phase}")
+
+        context.setJobDescription(f"ivm batch {batch_id} validate")
 
         try:
             for name, table in self.tables.items():
@@ -132,6 +136,7 @@ class DeltaBatch:
             lap("sink")
             self.sink.seconds[batch_id] = (computed - started, time.perf_counter() - computed)
         finally:
+            context.setJobDescription(None)
             batch.unpersist()
             for view in [*views.values(), *(c.joined for c in classified.values())]:
                 view.unpersist()
