@@ -93,6 +93,10 @@ class DeltaBatch:
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
         started = time.perf_counter()
         spark = batch.sparkSession
+        # The streaming query's own session: a query here is one job plus its broadcasts, where adaptive
+        # execution would make each shuffle stage a job of its own (~0.1-0.5 s each on 2 cores;
+        # measured 1.15x faster without it, RESULTS.md's log, "2026-11-28 (sixth session)").
+        spark.conf.set("spark.sql.adaptive.enabled", "false")
         state = StateFiles(spark, self.directory, self.compact_every)
         state.start_batch(batch_id)
         batch = batch.persist()
