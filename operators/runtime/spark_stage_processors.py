@@ -56,6 +56,8 @@ from operators.runtime.spark_top_k import SparkOrderedRows
 from operators.stages.base import Change
 from operators.stages.gjt import GjtStage
 from operators.stages.gjt.pages import PagedGjtState
+from operators.stages.nested.pages import PagedRpaiState
+from operators.stages.nested.rpai_tree import RpaiTreeStage
 from operators.stages.top_k import TopKStage
 from operators.structures.page_store import PageStore
 from operators.zset import Changelog, Row
@@ -70,7 +72,8 @@ def state_name(stage_id: int) -> str:
 def packed_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode | None,
                   buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS,
                   validations: Sequence[tuple[int, FoldedCheck]] = ()) -> DataFrame:
-    """The layout of a stage on packed rows: top-k by its buffer, every other stage by chunks;
+    """The layout of a stage on packed rows: top-k by its buffer, a GJT or an RPAI tree in pages, every
+    other stage by chunks;
     ``validations`` are the tables' checks folded into it (``spark_operators``), each with the
     ``stage`` value of its table's packed changes."""
     if validations:
@@ -78,8 +81,8 @@ def packed_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode
         return run_operator(stage_input, processor, {node.id, *(tag for tag, _ in validations)})
     if isinstance(node.stage, TopKStage):
         return run_top_k(stage_input, node, downstream, buckets)
-    if isinstance(node.stage, GjtStage):
-        return run_operator(stage_input, PagedGjtProcessor(node, downstream, buckets), {node.id})
+    if paged_state(node.stage) is not None:
+        return run_operator(stage_input, PagedStateProcessor(node, downstream, buckets), {node.id})
     return run_packed(stage_input, node, downstream, buckets, chunks)
 
 
@@ -256,21 +259,37 @@ class MapStatePages:
         return ((page, data) for (page,), (data,) in self.state.iterator())
 
 
-class PagedGjtProcessor(StatefulProcessor):
-    """A ``GjtStage`` whose batch reads and writes the pages it touches, not its whole T-representation.
+#: The stages whose state lives in pages (a class per stage type giving ``process`` one key's state
+#: over a batch's ``PageStore``, with a ``save`` to call after it): GJTs and RPAI trees, both
+#: keyed by a constant where one chunk would re-pickle them whole every batch.
+PAGED_STATES: dict[type, Callable[[Any, PageStore, tuple], Any]] = {
+    GjtStage: PagedGjtState,
+    RpaiTreeStage: PagedRpaiState,
+}
 
-    The stage's states live in one MapState per bucket, page id → pickled page (``gjt.pages``: one page
-    per reduct row, B-tree pages per index group, a meta page per stage key; ids start with the key's
-    text). A batch builds a ``PageStore`` over the MapState (its cache starts empty: nothing read in an
-    earlier batch or before a restart is trusted), runs ``stage.process`` per key over a
-    ``PagedGjtState``, and writes back only the pages it changed, after the last key: a stage that
-    raises leaves the stored pages as they were. The batch's page and byte counts stay in ``last_batch``.
+
+def paged_state(stage: Any) -> Callable[[Any, PageStore, tuple], Any] | None:
+    """The paged state class of ``stage``'s type, or None when its state is kept in chunks."""
+    return next((paged for kind, paged in PAGED_STATES.items() if isinstance(stage, kind)), None)
+
+
+class PagedStateProcessor(StatefulProcessor):
+    """A stage whose batch reads and writes the pages it touches, not its whole state: every ``GjtStage``
+    (IEDyn's T-representation, ``gjt.pages``) and ``RpaiTreeStage`` (its RPAI trees, ``nested.pages``).
+
+    The stage's states live in one MapState per bucket, page id → pickled page (ids start with the
+    key's text). A batch builds a ``PageStore`` over the MapState (its cache starts empty: nothing read
+    in an earlier batch or before a restart is trusted), runs ``stage.process`` per key over the
+    stage's paged state (``PAGED_STATES``), and writes back only the pages it changed, after the last
+    key: a stage that raises leaves the stored pages as they were. The batch's page and byte counts
+    stay in ``last_batch`` and go to the profile's counters ("pages read", "pages written").
     """
 
     def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int = DEFAULT_BUCKETS):
         self.node = node
         self.downstream = downstream
         self.buckets = buckets
+        self.paged_state = paged_state(node.stage)
         self.last_batch: PageStore | None = None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -287,13 +306,15 @@ class PagedGjtProcessor(StatefulProcessor):
             for changes in changes_by_key(rows, counters).values():
                 first = changes[0]
                 stage_key = stage.key_of(first.port, first.row)
-                state = PagedGjtState(stage, store, stage_key)
+                state = self.paged_state(stage, store, stage_key)
                 with counters.phase("stage"):
                     _, output = stage.process(stage_key, state, changes)
                     state.save()
                 emitted.extend(output)
             store.flush()
             self.last_batch = store
+            counters.count("pages read", store.pages_read)
+            counters.count("pages written", store.pages_written)
             with counters.phase("pickle changes"):
                 return packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
 
