@@ -9,23 +9,31 @@ key or per chunk; pandas) are in examples/benchmarks/spark_state_access.py and s
 their numbers in RESULTS.md.
 
 Stages keyed by a constant keep one state object for the whole stage, which one chunk would re-pickle
-every batch. Two have layouts of their own:
+every batch. Three have layouts of their own, each running the stage's own logic over a state backend
+(the stage's code is the same as the local runners', only where its state lives differs):
 
-- ``PagedGjtProcessor`` runs every ``GjtStage`` (IEDyn's T-representation; keyed by a constant when a
-  pure inequality join shares no variable): its state in pages of a MapState, page id → pickled page
-  (``operators/stages/gjt/pages.py``: one page per reduct row, each sorted group a B-tree of pages with
-  per-child sums, a meta page per key). A batch reads the pages it touches through a per-batch cache
-  and writes back the ones it changed: O(|Δ| log_B n) pages plus the leaf pages of the rows its walks
-  yield, where one chunk was O(state) (RESULTS.md, "Inequality joins": the layouts side by side). A
-  constant key still does not scale out: its pages all live in one Spark group.
+- ``PagedStateProcessor`` runs every ``GjtStage`` and ``RpaiTreeStage`` over their states in pages of
+  a MapState, page id → pickled page, through a per-batch cache that writes back only the pages a
+  batch changed (``PAGED_STATES``):
+  - a GJT (IEDyn's T-representation; keyed by a constant when a pure inequality join shares no
+    variable): ``operators/stages/gjt/pages.py``, one page per reduct row, each sorted group a B-tree
+    of pages with per-child sums, a meta page per key. O(|Δ| log_B n) pages plus the leaf pages of
+    the rows its walks yield (RESULTS.md, "Inequality joins": the layouts side by side);
+  - an RPAI tree (VWAP, MST): ``operators/stages/nested/pages.py``, each tree a B-tree of pages with
+    page-relative keys (``operators/structures/paged_rpai_tree.py``), so ``shiftKeys`` changes one
+    root path of pages: O(|Δ| · trees · log_B n) pages, trees the bound tree plus one per required
+    sum and group (RESULTS.md, "RPAI tree in pages").
+  A constant key still does not scale out: its pages all live in one Spark group.
 - ``TopKProcessor`` runs a ``TopKStage``'s own ``step`` over its Spark state backend
   (operators/runtime/spark_top_k.py): the multiset of rows in a MapState by chunk of rows (written
   per changed chunk) and a bounded buffer of the best rows (O(k)).
 
-The other constant-keyed stages (an RPAI tree, a threshold, the general algorithm, a global MIN/MAX)
-still run as one chunk, O(their state) per batch: their split (a MapState by sub-key: an RPAI tree's
-inner key → its aggregate, a threshold's value → count, with the ordered structure rebuilt from the
-map or cached) is not built yet.
+The other constant-keyed stages still run as one chunk, O(their state) per batch: a global aggregate
+with MIN/MAX (or DISTINCT, or a percentile), a constant-keyed threshold (``JoinSelectStage`` with no
+key: Q11's and Q22's; ``PerKeyIndexStage`` under a global threshold: PSP), the PAI map's global index
+(``AggregateIndexStage``) and RPAI's general algorithm (``GeneralNestedStage``). Their split (a
+global MIN/MAX's multiset by value in pages or chunks of a MapState, as ``SparkOrderedRows``; a
+threshold's sorted rows as a paged B-tree, as the GJT's sorted groups) is not built yet.
 """
 
 from __future__ import annotations
