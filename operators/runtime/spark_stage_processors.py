@@ -61,6 +61,7 @@ from operators.runtime.spark_edges import (
 )
 from operators.runtime.spark_forwarding import run_operator
 from operators.runtime.spark_top_k import SparkOrderedRows
+from operators.stages.aggregate_pages import PagedGroupState, pages_ordered_values
 from operators.stages.base import Change
 from operators.stages.gjt import GjtStage
 from operators.stages.gjt.pages import PagedGjtState
@@ -267,23 +268,25 @@ class MapStatePages:
         return ((page, data) for (page,), (data,) in self.state.iterator())
 
 
-#: The stages whose state lives in pages (a class per stage type giving ``process`` one key's state
-#: over a batch's ``PageStore``, with a ``save`` to call after it): GJTs and RPAI trees, both
-#: keyed by a constant where one chunk would re-pickle them whole every batch.
-PAGED_STATES: dict[type, Callable[[Any, PageStore, tuple], Any]] = {
-    GjtStage: PagedGjtState,
-    RpaiTreeStage: PagedRpaiState,
-}
+#: The stages whose state lives in pages, each with the class giving ``process`` one key's state over
+#: a batch's ``PageStore`` (call its ``save`` with what ``process`` returned): GJTs, RPAI trees and
+#: global MIN/MAX aggregates, keyed by a constant where one chunk would re-pickle them whole every batch.
+PAGED_STATES: tuple[tuple[Callable[[Any], bool], Callable[[Any, PageStore, tuple], Any]], ...] = (
+    (lambda stage: isinstance(stage, GjtStage), PagedGjtState),
+    (lambda stage: isinstance(stage, RpaiTreeStage), PagedRpaiState),
+    (pages_ordered_values, PagedGroupState),
+)
 
 
 def paged_state(stage: Any) -> Callable[[Any, PageStore, tuple], Any] | None:
-    """The paged state class of ``stage``'s type, or None when its state is kept in chunks."""
-    return next((paged for kind, paged in PAGED_STATES.items() if isinstance(stage, kind)), None)
+    """The paged state class of ``stage``, or None when its state is kept in chunks."""
+    return next((paged for applies, paged in PAGED_STATES if applies(stage)), None)
 
 
 class PagedStateProcessor(StatefulProcessor):
     """A stage whose batch reads and writes the pages it touches, not its whole state: every ``GjtStage``
-    (IEDyn's T-representation, ``gjt.pages``) and ``RpaiTreeStage`` (its RPAI trees, ``nested.pages``).
+    (IEDyn's T-representation, ``gjt.pages``), ``RpaiTreeStage`` (its RPAI trees, ``nested.pages``) and
+    global MIN/MAX aggregate (``aggregate_pages``).
 
     The stage's states live in one MapState per bucket, page id → pickled page (ids start with the
     key's text). A batch builds a ``PageStore`` over the MapState (its cache starts empty: nothing read
@@ -316,8 +319,8 @@ class PagedStateProcessor(StatefulProcessor):
                 stage_key = stage.key_of(first.port, first.row)
                 state = self.paged_state(stage, store, stage_key)
                 with counters.phase("stage"):
-                    _, output = stage.process(stage_key, state, changes)
-                    state.save()
+                    result, output = stage.process(stage_key, state, changes)
+                    state.save(result)
                 emitted.extend(output)
             store.flush()
             self.last_batch = store

@@ -33,7 +33,7 @@ class PagedGjtState:
         self.reducts = [PagedWeights(pages, f"{prefix}r{n}|", sizes, n) for n in range(node_count)]
         self.indexes = [PagedSortedGroups(pages, f"{prefix}i{i}|", owned.allocate) for i in range(index_count)]
 
-    def save(self) -> None:
+    def save(self, result: object = None) -> None:
         """Store the meta page, or drop it when every reduct is empty (then so is every index: the
-        key has no pages left)."""
+        key has no pages left). ``result``, what ``process`` returned, is this state itself."""
         self.key_pages.save(keep=any(self.key_pages.meta[1]))

@@ -48,8 +48,9 @@ class PagedRpaiState:
         self.index = PagedPrefixIndexState(owned, owned.meta[1])
         self.uncorrelated: list[list] = owned.meta[2]
 
-    def save(self) -> None:
+    def save(self, result: object = None) -> None:
         """Store the meta page (the groups now indexed, the subqueries' sums), or drop it when no row is
-        left and every subquery's sum and count is 0: then every tree is empty and has no page."""
+        left and every subquery's sum and count is 0: then every tree is empty and has no page.
+        ``result``, what ``process`` returned, is this state itself."""
         self.key_pages.meta[1] = [(group, len(trees)) for group, trees in self.index.indexes.items()]
         self.key_pages.save(keep=bool(len(self.index.bound)) or any(map(any, self.uncorrelated)))
