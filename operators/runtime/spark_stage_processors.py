@@ -9,11 +9,11 @@ key or per chunk; pandas) are in examples/benchmarks/spark_state_access.py and s
 their numbers in RESULTS.md.
 
 Stages keyed by a constant keep one state object for the whole stage, which one chunk would re-pickle
-every batch. Three have layouts of their own, each running the stage's own logic over a state backend
-(the stage's code is the same as the local runners', only where its state lives differs):
+every batch. Four kinds have layouts of their own, each running the stage's own logic over a state
+backend (the stage's code is the same as the local runners', only where its state lives differs):
 
-- ``PagedStateProcessor`` runs every ``GjtStage`` and ``RpaiTreeStage`` over their states in pages of
-  a MapState, page id → pickled page, through a per-batch cache that writes back only the pages a
+- ``PagedStateProcessor`` runs every ``GjtStage``, ``RpaiTreeStage`` and global MIN/MAX aggregate
+  over their states in pages of a MapState, page id → pickled page, through a per-batch cache that writes back only the pages a
   batch changed (``PAGED_STATES``):
   - a GJT (IEDyn's T-representation; keyed by a constant when a pure inequality join shares no
     variable): ``operators/stages/gjt/pages.py``, one page per reduct row, each sorted group a B-tree
@@ -22,18 +22,22 @@ every batch. Three have layouts of their own, each running the stage's own logic
   - an RPAI tree (VWAP, MST): ``operators/stages/nested/pages.py``, each tree a B-tree of pages with
     page-relative keys (``operators/structures/paged_rpai_tree.py``), so ``shiftKeys`` changes one
     root path of pages: O(|Δ| · trees · log_B n) pages, trees the bound tree plus one per required
-    sum and group (RESULTS.md, "RPAI tree in pages").
+    sum and group (RESULTS.md, "RPAI tree in pages");
+  - a ``GroupAggregateStage`` without GROUP BY whose kept values are all MIN/MAX(_BY):
+    ``operators/stages/aggregate_pages.py``, a page per distinct value with its multiplicity and the
+    present values as a B-tree of pages (its ends the answer): O(|Δ| log_B n) pages.
   A constant key still does not scale out: its pages all live in one Spark group.
 - ``TopKProcessor`` runs a ``TopKStage``'s own ``step`` over its Spark state backend
   (operators/runtime/spark_top_k.py): the multiset of rows in a MapState by chunk of rows (written
   per changed chunk) and a bounded buffer of the best rows (O(k)).
 
 The other constant-keyed stages still run as one chunk, O(their state) per batch: a global aggregate
-with MIN/MAX (or DISTINCT, or a percentile), a constant-keyed threshold (``JoinSelectStage`` with no
-key: Q11's and Q22's; ``PerKeyIndexStage`` under a global threshold: PSP), the PAI map's global index
-(``AggregateIndexStage``) and RPAI's general algorithm (``GeneralNestedStage``). Their split (a
-global MIN/MAX's multiset by value in pages or chunks of a MapState, as ``SparkOrderedRows``; a
-threshold's sorted rows as a paged B-tree, as the GJT's sorted groups) is not built yet.
+with DISTINCT or a percentile, a constant-keyed threshold (``JoinSelectStage`` with no key: Q11's;
+``PerKeyIndexStage`` under a global threshold: Q22's, PSP's), the PAI map's global index
+(``AggregateIndexStage``: Example 2.1) and RPAI's general algorithm (``GeneralNestedStage``: SQ1,
+SQ2, NQ2). Their split (a threshold's rows ordered by the compared value as a paged B-tree with
+sums, as the GJT's sorted groups; the general algorithm's free, bound and result maps by sub-key in
+pages) is not built yet. (A global SUM/COUNT/AVG keeps O(1) state: one chunk costs nothing there.)
 """
 
 from __future__ import annotations
