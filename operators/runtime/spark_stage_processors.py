@@ -12,9 +12,10 @@ Stages keyed by a constant keep one state object for the whole stage, which one 
 every batch. Four kinds have layouts of their own, each running the stage's own logic over a state
 backend (the stage's code is the same as the local runners', only where its state lives differs):
 
-- ``PagedStateProcessor`` runs every ``GjtStage``, ``RpaiTreeStage`` and global MIN/MAX aggregate
-  over their states in pages of a MapState, page id → pickled page, through a per-batch cache that writes back only the pages a
-  batch changed (``PAGED_STATES``):
+- ``PagedStateProcessor`` runs every ``GjtStage`` and ``RpaiTreeStage``, the per-key index under a
+  global threshold and a global MIN/MAX aggregate over their states in pages of a MapState, page id
+  → pickled page, through a per-batch cache that writes back only the pages a batch changed
+  (``PAGED_STATES``):
   - a GJT (IEDyn's T-representation; keyed by a constant when a pure inequality join shares no
     variable): ``operators/stages/gjt/pages.py``, one page per reduct row, each sorted group a B-tree
     of pages with per-child sums, a meta page per key. O(|Δ| log_B n) pages plus the leaf pages of
@@ -23,6 +24,8 @@ backend (the stage's code is the same as the local runners', only where its stat
     page-relative keys (``operators/structures/paged_rpai_tree.py``), so ``shiftKeys`` changes one
     root path of pages: O(|Δ| · trees · log_B n) pages, trees the bound tree plus one per required
     sum and group (RESULTS.md, "RPAI tree in pages");
+  - a ``PerKeyIndexStage`` under a global threshold (PSP, TPC-H Q22: no correlation key): the same
+    module, its trees keyed by the compared value in pages: O(|Δ| log_B n) pages;
   - a ``GroupAggregateStage`` without GROUP BY whose kept values are all MIN/MAX(_BY):
     ``operators/stages/aggregate_pages.py``, a page per distinct value with its multiplicity and the
     present values as a B-tree of pages (its ends the answer): O(|Δ| log_B n) pages.
@@ -32,12 +35,11 @@ backend (the stage's code is the same as the local runners', only where its stat
   per changed chunk) and a bounded buffer of the best rows (O(k)).
 
 The other constant-keyed stages still run as one chunk, O(their state) per batch: a global aggregate
-with DISTINCT or a percentile, a constant-keyed threshold (``JoinSelectStage`` with no key: Q11's;
-``PerKeyIndexStage`` under a global threshold: Q22's, PSP's), the PAI map's global index
-(``AggregateIndexStage``: Example 2.1) and RPAI's general algorithm (``GeneralNestedStage``: SQ1,
-SQ2, NQ2). Their split (a threshold's rows ordered by the compared value as a paged B-tree with
-sums, as the GJT's sorted groups; the general algorithm's free, bound and result maps by sub-key in
-pages) is not built yet. (A global SUM/COUNT/AVG keeps O(1) state: one chunk costs nothing there.)
+with DISTINCT or a percentile, a constant-keyed join-select threshold (``JoinSelectStage`` with no
+key: Q11's), the PAI map's global index (``AggregateIndexStage``: Example 2.1) and RPAI's general
+algorithm (``GeneralNestedStage``: SQ1, SQ2, NQ2). Their split (the join-select's rows ordered by the
+compared value as a paged B-tree, as the GJT's sorted groups; the general algorithm's free, bound and
+result maps by sub-key in pages) is not built yet. (A global SUM/COUNT/AVG keeps O(1) state: one chunk costs nothing there.)
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ from operators.stages.aggregate_pages import PagedGroupState, pages_ordered_valu
 from operators.stages.base import Change
 from operators.stages.gjt import GjtStage
 from operators.stages.gjt.pages import PagedGjtState
-from operators.stages.nested.pages import PagedRpaiState
+from operators.stages.nested.pages import PagedKeyIndexState, PagedRpaiState
+from operators.stages.nested.per_key_index import PerKeyIndexStage
 from operators.stages.nested.rpai_tree import RpaiTreeStage
 from operators.stages.top_k import TopKStage
 from operators.structures.page_store import PageStore
@@ -273,11 +276,13 @@ class MapStatePages:
 
 
 #: The stages whose state lives in pages, each with the class giving ``process`` one key's state over
-#: a batch's ``PageStore`` (call its ``save`` with what ``process`` returned): GJTs, RPAI trees and
-#: global MIN/MAX aggregates, keyed by a constant where one chunk would re-pickle them whole every batch.
+#: a batch's ``PageStore`` (call its ``save`` with what ``process`` returned): GJTs, RPAI trees, the
+#: per-key index under a global threshold and global MIN/MAX aggregates, keyed by a constant where one
+#: chunk would re-pickle them whole every batch.
 PAGED_STATES: tuple[tuple[Callable[[Any], bool], Callable[[Any, PageStore, tuple], Any]], ...] = (
     (lambda stage: isinstance(stage, GjtStage), PagedGjtState),
     (lambda stage: isinstance(stage, RpaiTreeStage), PagedRpaiState),
+    (lambda stage: isinstance(stage, PerKeyIndexStage) and stage.constant_key, PagedKeyIndexState),
     (pages_ordered_values, PagedGroupState),
 )
 

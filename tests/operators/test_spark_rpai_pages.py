@@ -1,4 +1,4 @@
-"""The RPAI-tree stage (VWAP) on the Spark runner's paged layout (``PagedStateProcessor`` over
+"""The RPAI-tree stage (VWAP) and PSP's per-key index on the Spark runner's paged layout (``PagedStateProcessor`` over
 ``stages/nested/pages.py``), driven by pyspark's TwsTester without a JVM: it emits what the stage emits
 in memory after every batch, and a batch reads and writes pages bounded by the batch, not the state."""
 
@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 import random
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from pyspark.sql.streaming.tws_tester import TwsTester
@@ -15,9 +16,10 @@ from pyspark.sql.types import Row as SparkRow
 from catalog.orderbook import orderbook_catalog
 from operators.runtime.dataflow import StageNode
 from operators.runtime.spark_edges import pack, unpack
-from operators.runtime.spark_stage_processors import PagedStateProcessor
+from operators.runtime.spark_stage_processors import PagedStateProcessor, paged_state
 from operators.runtime.stream import Update
 from operators.stages.base import Change
+from operators.stages.nested.per_key_index import PerKeyIndexStage
 from operators.stages.nested.rpai_tree import RpaiTreeStage
 from operators.structures.paged_rpai_tree import PagedRPAITree
 from planner.compiler import compile_query
@@ -25,10 +27,10 @@ from planner.workloads.orderbook_streams import make_orderbook_stream
 from tests.maintenance.test_nested_local import VWAP_VARIANTS
 
 
-def rpai_node(sql: str) -> tuple[StageNode, list]:
-    """The RPAI-tree stage of ``sql`` as the last stage, and the routes of ``bids`` into it."""
+def rpai_node(sql: str, kind: type = RpaiTreeStage) -> tuple[StageNode, list]:
+    """The first stage of ``kind`` in ``sql``'s dataflow as the last stage, and the routes into it."""
     dataflow = compile_query(sql, orderbook_catalog()).dataflow
-    (node,) = [n for n in dataflow.stages if isinstance(n.stage, RpaiTreeStage)]
+    node = next(n for n in dataflow.stages if isinstance(n.stage, kind))
     return StageNode(node.id, node.stage, downstream=None), [r for r in dataflow.sources if r.stage == node.id]
 
 
@@ -45,14 +47,20 @@ def run(tester: TwsTester, node: StageNode, changes: list[Change]) -> Counter:
     return +emitted
 
 
-@pytest.mark.parametrize("variant", ["<=", "<", ">", "grouped by broker"])
-def test_the_paged_rpai_stage_emits_the_in_memory_stages_changes_after_every_batch(variant, monkeypatch):
+PSP = (Path(__file__).parents[2] / "examples" / "orderbook" / "psp.sql").read_text()
+CASES = {**{variant: (VWAP_VARIANTS[variant], RpaiTreeStage) for variant in ("<=", "<", ">", "grouped by broker")},
+         "PSP's per-key index under a global threshold": (PSP, PerKeyIndexStage)}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_the_paged_rpai_stage_emits_the_in_memory_stages_changes_after_every_batch(case, monkeypatch):
     """Random inserts and deletes of bids (duplicate prices, deletes of the cheapest and dearest) in
-    batches of 25, pages of 4 keys so trees grow several levels; then every row is deleted: the
-    MapState ends empty."""
-    monkeypatch.setattr(PagedRPAITree, "LEAF_CAPACITY", 4)
-    monkeypatch.setattr(PagedRPAITree, "FANOUT", 4)
-    node, routes = rpai_node(VWAP_VARIANTS[variant])
+    batches of 25, pages of 5 keys so trees grow several levels and merge; then every row is deleted:
+    the MapState ends empty."""
+    monkeypatch.setattr(PagedRPAITree, "LEAF_CAPACITY", 5)
+    monkeypatch.setattr(PagedRPAITree, "FANOUT", 5)
+    node, routes = rpai_node(*CASES[case])
+    assert paged_state(node.stage) is not None
     tester = TwsTester(PagedStateProcessor(node, None))
     updates = list(make_orderbook_stream(500, seed=21))
     live: Counter = Counter()
@@ -104,3 +112,14 @@ def test_a_batch_reads_and_writes_pages_bounded_by_the_batch_not_the_state():
     assert len(state.index.bound) > 7_000
     whole = len(pickle.dumps(state))  # what one chunk of state unpickled and pickled again every batch
     assert large[1] < whole / 4, (large, whole)
+
+
+def test_a_per_key_index_keyed_by_its_correlation_key_keeps_its_chunks():
+    """TPC-H Q17's per-key index has a key per part: its keys spread over buckets, where chunks cost
+    three state calls per bucket and pages would cost several per key; only a global threshold pages."""
+    from catalog.tpch import tpch_catalog
+
+    q17 = (Path(__file__).parents[2] / "examples" / "tpch" / "q17.sql").read_text()
+    (node,) = [n for n in compile_query(q17, tpch_catalog()).dataflow.stages if isinstance(n.stage, PerKeyIndexStage)]
+    assert not node.stage.constant_key and paged_state(node.stage) is None
+    assert rpai_node(PSP, PerKeyIndexStage)[0].stage.constant_key
