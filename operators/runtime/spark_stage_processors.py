@@ -37,9 +37,12 @@ backend (the stage's code is the same as the local runners', only where its stat
 The other constant-keyed stages still run as one chunk, O(their state) per batch: a global aggregate
 with DISTINCT or a percentile, a constant-keyed join-select threshold (``JoinSelectStage`` with no
 key: Q11's), the PAI map's global index (``AggregateIndexStage``: Example 2.1) and RPAI's general
-algorithm (``GeneralNestedStage``: SQ1, SQ2, NQ2). Their split (the join-select's rows ordered by the
-compared value as a paged B-tree, as the GJT's sorted groups; the general algorithm's free, bound and
-result maps by sub-key in pages) is not built yet. (A global SUM/COUNT/AVG keeps O(1) state: one chunk costs nothing there.)
+algorithm (``GeneralNestedStage``: SQ1, SQ2, NQ2). The first three could be split as the others
+were (the join-select's rows ordered by the compared value as a paged B-tree, as the GJT's sorted
+groups; DISTINCT values by page; the PAI map's index by q in pages): not built yet. The general
+algorithm gains nothing from pages: its own work per batch is already O(state) (RPAI §4.2: an
+inner row scans every free key, and the result is recomputed from the whole result map each batch).
+(A global SUM/COUNT/AVG keeps O(1) state: one chunk costs nothing there.)
 """
 
 from __future__ import annotations
