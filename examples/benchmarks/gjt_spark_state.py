@@ -9,7 +9,7 @@ under pyspark's ``TwsTester`` (the processors' own code, with an in-memory MapSt
 
     chunk   ``PackedStageProcessor``, the former layout of GJT stages: the key's whole state in one
             MapState entry, unpickled and re-pickled every batch
-    pages   ``PagedGjtProcessor``: the T-representation in pages (``operators/stages/gjt/pages.py``),
+    pages   ``PagedStateProcessor``: the T-representation in pages (``operators/stages/gjt/pages.py``),
             a batch reading and writing the pages it touches
 
 Per batch it reports the MapState entries read and written, the bytes unpickled and pickled, and the
@@ -55,7 +55,7 @@ from operators.runtime.spark_edges import (
 from operators.runtime.spark_session import make_spark_session
 from operators.runtime.spark_stage_processors import (
     PackedStageProcessor,
-    PagedGjtProcessor,
+    PagedStateProcessor,
     packed_layout,
     run_packed,
 )
@@ -154,7 +154,7 @@ def load(stage: GjtStage, testers: dict[str, TwsTester], window: Window, size: i
 
 def measure(stage: GjtStage, size: int, batch: int, batches: int) -> dict[str, dict]:
     node = StageNode(0, stage, downstream=None)
-    layouts = {"chunk": PackedStageProcessor(node, None), "pages": PagedGjtProcessor(node, None)}
+    layouts = {"chunk": PackedStageProcessor(node, None), "pages": PagedStateProcessor(node, None)}
     testers = {name: TwsTester(processor) for name, processor in layouts.items()}
     window = Window()
     load_seconds = load(stage, testers, window, size)

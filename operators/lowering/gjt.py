@@ -9,7 +9,7 @@ The connex set N and what hangs below it without a better key is one stage in EN
 keyed by the variables every one of its leaves holds (partitioning by them is exact); with none
 the key is constant and EXPLAIN says the stage does not scale out (all its state sits in one Spark
 group). On Spark such a stage still touches O(changed) state per batch: its T-representation is kept
-in pages, not pickled whole (``spark_stage_processors.PagedGjtProcessor``, ``stages/gjt/pages.py``). A subtree hanging below N whose
+in pages, not pickled whole (``spark_stage_processors.PagedStateProcessor``, ``stages/gjt/pages.py``). A subtree hanging below N whose
 leaves share more variables than that is a REDUCT-mode stage of its own keyed by them, feeding its
 root's reduct to a leaf of the ENUMERATE stage (one level: such a subtree is not split further).
 

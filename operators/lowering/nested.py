@@ -293,6 +293,7 @@ def _per_key_index(builder: StageBuilder, given: _Given) -> int:
                          why="q is correlated by equalities (or not at all) and compared with a per-row value v: "
                              "AJU Theorem 15's join-select-aggregate, the rows of a key in a tree by v annotated with "
                              "partial sums, so each key's contribution is one range sum per group"),
+        constant_key=not key_text,
     ))
     root.connect(builder, keyed, 0)
     _route_subquery(builder, q, keyed, 1, fed)

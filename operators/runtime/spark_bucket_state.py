@@ -37,8 +37,12 @@ from operators.runtime.spark_edges import PICKLE_PROTOCOL, chunk_of
 from operators.runtime.spark_state_codec import PICKLED, StateCodec
 
 #: The state layout a checkpoint is written in, recorded in the work directory's ``LAYOUT_FILE``; it
-#: names the operators' arrangement too (``spark_forwarding``), since that fixes their operator ids.
-STATE_LAYOUT = "bucket chunks of encoded key states in a ListState, operators in one line"
+#: names the operators' arrangement too (``spark_forwarding``), since that fixes their operator ids,
+#: and the stages kept in pages (``spark_stage_processors.PAGED_STATES``): an RPAI tree's, a global
+#: threshold's or a global MIN/MAX's state was one chunk before, which an older checkpoint holds where
+#: pages are now looked for.
+STATE_LAYOUT = ("bucket chunks of encoded key states in a ListState, operators in one line, RPAI trees, global "
+                "thresholds and global MIN/MAX in pages")
 LAYOUT_FILE = "state-layout"
 
 #: A StructType, not DDL text: pyspark parses a DDL schema with one more state-server call per task.

@@ -80,6 +80,7 @@ from operators.runtime.spark_validation import ValidationProcessor, table_input,
 from operators.runtime.spark_validation import state_name as validation_state
 from operators.runtime.stream import Update, UpdateBatch
 from operators.runtime.validate import POLICIES, InvalidChangeError, Rejected, conformed_row
+from operators.structures.page_store import SEPARATOR
 from operators.zset import Row, consolidate
 
 
@@ -248,12 +249,14 @@ class SparkRunner:
         """Number of keys held by each stage (and each table's validation stage, ``validate <table>``, and
         each of its dependency stages, ``validate <table>: <fd>``, in determinant values),
         counted in the checkpoint's state store with batch jobs whose chunks the driver unpickles
-        (a diagnostic for tests and small runs). A top-k stage counts its distinct rows."""
+        (a diagnostic for tests and small runs). A top-k stage counts its distinct rows, a paged stage
+        (``PAGED_STATES``) its keys' meta pages."""
         if self.delta_plan is not None:  # the JVM delta strategy keeps each table's rows, not stage states
             stored = StateFiles(self.spark, self.work_dir / DELTA_STATE)
             return {f"stored {name}": stored.row_count(name) for name in self.tables}
         names = {state_name(node.id): node.stage.name for node in self.dataflow.stages}
-        names |= {f"{state_name(node.id)}_rows": node.stage.name for node in self.dataflow.stages}
+        names |= {f"{state_name(node.id)}_{kind}": node.stage.name for node in self.dataflow.stages
+                  for kind in ("rows", "pages")}
         names |= {validation_state(table): f"validate {table}" for table in self.tables}
         names |= {dependency_state_name(name, index): f"validate {fd}"
                   for name, table in self.tables.items() for index, fd in enumerate(checked_dependencies(table))}
@@ -272,6 +275,10 @@ class SparkRunner:
                     .option("stateVarName", variable["stateName"])
                     .load(str(self.checkpoint_dir))
                 )
+                if variable["stateName"].endswith("_pages"):  # a paged stage: a meta page per key it holds
+                    pages = store.select("user_map_key").toArrow().column(0).to_pylist()
+                    sizes[names[variable["stateName"]]] += sum(p["page"].endswith(SEPARATOR + "m") for p in pages)
+                    continue
                 # a bucket's chunks flattened from its ListState (``spark_bucket_state``), or a top-k
                 # stage's MapState of row chunks; either way one pickled dict per chunk
                 column = "list_element" if "list_element" in store.columns else "user_map_value"

@@ -9,23 +9,40 @@ key or per chunk; pandas) are in examples/benchmarks/spark_state_access.py and s
 their numbers in RESULTS.md.
 
 Stages keyed by a constant keep one state object for the whole stage, which one chunk would re-pickle
-every batch. Two have layouts of their own:
+every batch. Four kinds have layouts of their own, each running the stage's own logic over a state
+backend (the stage's code is the same as the local runners', only where its state lives differs):
 
-- ``PagedGjtProcessor`` runs every ``GjtStage`` (IEDyn's T-representation; keyed by a constant when a
-  pure inequality join shares no variable): its state in pages of a MapState, page id → pickled page
-  (``operators/stages/gjt/pages.py``: one page per reduct row, each sorted group a B-tree of pages with
-  per-child sums, a meta page per key). A batch reads the pages it touches through a per-batch cache
-  and writes back the ones it changed: O(|Δ| log_B n) pages plus the leaf pages of the rows its walks
-  yield, where one chunk was O(state) (RESULTS.md, "Inequality joins": the layouts side by side). A
-  constant key still does not scale out: its pages all live in one Spark group.
+- ``PagedStateProcessor`` runs every ``GjtStage`` and ``RpaiTreeStage``, the per-key index under a
+  global threshold and a global MIN/MAX aggregate over their states in pages of a MapState, page id
+  → pickled page, through a per-batch cache that writes back only the pages a batch changed
+  (``PAGED_STATES``):
+  - a GJT (IEDyn's T-representation; keyed by a constant when a pure inequality join shares no
+    variable): ``operators/stages/gjt/pages.py``, one page per reduct row, each sorted group a B-tree
+    of pages with per-child sums, a meta page per key. O(|Δ| log_B n) pages plus the leaf pages of
+    the rows its walks yield (RESULTS.md, "Inequality joins": the layouts side by side);
+  - an RPAI tree (VWAP, MST): ``operators/stages/nested/pages.py``, each tree a B-tree of pages with
+    page-relative keys (``operators/structures/paged_rpai_tree.py``), so ``shiftKeys`` changes one
+    root path of pages: O(|Δ| · trees · log_B n) pages, trees the bound tree plus one per required
+    sum and group (RESULTS.md, "RPAI tree in pages");
+  - a ``PerKeyIndexStage`` under a global threshold (PSP, TPC-H Q22: no correlation key): the same
+    module, its trees keyed by the compared value in pages: O(|Δ| log_B n) pages;
+  - a ``GroupAggregateStage`` without GROUP BY whose kept values are all MIN/MAX(_BY):
+    ``operators/stages/aggregate_pages.py``, a page per distinct value with its multiplicity and the
+    present values as a B-tree of pages (its ends the answer): O(|Δ| log_B n) pages.
+  A constant key still does not scale out: its pages all live in one Spark group.
 - ``TopKProcessor`` runs a ``TopKStage``'s own ``step`` over its Spark state backend
   (operators/runtime/spark_top_k.py): the multiset of rows in a MapState by chunk of rows (written
   per changed chunk) and a bounded buffer of the best rows (O(k)).
 
-The other constant-keyed stages (an RPAI tree, a threshold, the general algorithm, a global MIN/MAX)
-still run as one chunk, O(their state) per batch: their split (a MapState by sub-key: an RPAI tree's
-inner key → its aggregate, a threshold's value → count, with the ordered structure rebuilt from the
-map or cached) is not built yet.
+The other constant-keyed stages still run as one chunk, O(their state) per batch: a global aggregate
+with DISTINCT or a percentile, a constant-keyed join-select threshold (``JoinSelectStage`` with no
+key: Q11's), the PAI map's global index (``AggregateIndexStage``: Example 2.1) and RPAI's general
+algorithm (``GeneralNestedStage``: SQ1, SQ2, NQ2). The first three could be split as the others
+were (the join-select's rows ordered by the compared value as a paged B-tree, as the GJT's sorted
+groups; DISTINCT values by page; the PAI map's index by q in pages): not built yet. The general
+algorithm gains nothing from pages: its own work per batch is already O(state) (RPAI §4.2: an
+inner row scans every free key, and the result is recomputed from the whole result map each batch).
+(A global SUM/COUNT/AVG keeps O(1) state: one chunk costs nothing there.)
 """
 
 from __future__ import annotations
@@ -53,9 +70,13 @@ from operators.runtime.spark_edges import (
 )
 from operators.runtime.spark_forwarding import run_operator
 from operators.runtime.spark_top_k import SparkOrderedRows
+from operators.stages.aggregate_pages import PagedGroupState, pages_ordered_values
 from operators.stages.base import Change
 from operators.stages.gjt import GjtStage
 from operators.stages.gjt.pages import PagedGjtState
+from operators.stages.nested.pages import PagedKeyIndexState, PagedRpaiState
+from operators.stages.nested.per_key_index import PerKeyIndexStage
+from operators.stages.nested.rpai_tree import RpaiTreeStage
 from operators.stages.top_k import TopKStage
 from operators.structures.page_store import PageStore
 from operators.zset import Changelog, Row
@@ -70,7 +91,8 @@ def state_name(stage_id: int) -> str:
 def packed_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode | None,
                   buckets: int = DEFAULT_BUCKETS, chunks: int = DEFAULT_CHUNKS,
                   validations: Sequence[tuple[int, FoldedCheck]] = ()) -> DataFrame:
-    """The layout of a stage on packed rows: top-k by its buffer, every other stage by chunks;
+    """The layout of a stage on packed rows: top-k by its buffer, a GJT or an RPAI tree in pages, every
+    other stage by chunks;
     ``validations`` are the tables' checks folded into it (``spark_operators``), each with the
     ``stage`` value of its table's packed changes."""
     if validations:
@@ -78,8 +100,8 @@ def packed_layout(stage_input: DataFrame, node: StageNode, downstream: StageNode
         return run_operator(stage_input, processor, {node.id, *(tag for tag, _ in validations)})
     if isinstance(node.stage, TopKStage):
         return run_top_k(stage_input, node, downstream, buckets)
-    if isinstance(node.stage, GjtStage):
-        return run_operator(stage_input, PagedGjtProcessor(node, downstream, buckets), {node.id})
+    if paged_state(node.stage) is not None:
+        return run_operator(stage_input, PagedStateProcessor(node, downstream, buckets), {node.id})
     return run_packed(stage_input, node, downstream, buckets, chunks)
 
 
@@ -256,21 +278,41 @@ class MapStatePages:
         return ((page, data) for (page,), (data,) in self.state.iterator())
 
 
-class PagedGjtProcessor(StatefulProcessor):
-    """A ``GjtStage`` whose batch reads and writes the pages it touches, not its whole T-representation.
+#: The stages whose state lives in pages, each with the class giving ``process`` one key's state over
+#: a batch's ``PageStore`` (call its ``save`` with what ``process`` returned): GJTs, RPAI trees, the
+#: per-key index under a global threshold and global MIN/MAX aggregates, keyed by a constant where one
+#: chunk would re-pickle them whole every batch.
+PAGED_STATES: tuple[tuple[Callable[[Any], bool], Callable[[Any, PageStore, tuple], Any]], ...] = (
+    (lambda stage: isinstance(stage, GjtStage), PagedGjtState),
+    (lambda stage: isinstance(stage, RpaiTreeStage), PagedRpaiState),
+    (lambda stage: isinstance(stage, PerKeyIndexStage) and stage.constant_key, PagedKeyIndexState),
+    (pages_ordered_values, PagedGroupState),
+)
 
-    The stage's states live in one MapState per bucket, page id → pickled page (``gjt.pages``: one page
-    per reduct row, B-tree pages per index group, a meta page per stage key; ids start with the key's
-    text). A batch builds a ``PageStore`` over the MapState (its cache starts empty: nothing read in an
-    earlier batch or before a restart is trusted), runs ``stage.process`` per key over a
-    ``PagedGjtState``, and writes back only the pages it changed, after the last key: a stage that
-    raises leaves the stored pages as they were. The batch's page and byte counts stay in ``last_batch``.
+
+def paged_state(stage: Any) -> Callable[[Any, PageStore, tuple], Any] | None:
+    """The paged state class of ``stage``, or None when its state is kept in chunks."""
+    return next((paged for applies, paged in PAGED_STATES if applies(stage)), None)
+
+
+class PagedStateProcessor(StatefulProcessor):
+    """A stage whose batch reads and writes the pages it touches, not its whole state: every ``GjtStage``
+    (IEDyn's T-representation, ``gjt.pages``), ``RpaiTreeStage`` (its RPAI trees, ``nested.pages``) and
+    global MIN/MAX aggregate (``aggregate_pages``).
+
+    The stage's states live in one MapState per bucket, page id → pickled page (ids start with the
+    key's text). A batch builds a ``PageStore`` over the MapState (its cache starts empty: nothing read
+    in an earlier batch or before a restart is trusted), runs ``stage.process`` per key over the
+    stage's paged state (``PAGED_STATES``), and writes back only the pages it changed, after the last
+    key: a stage that raises leaves the stored pages as they were. The batch's page and byte counts
+    stay in ``last_batch`` and go to the profile's counters ("pages read", "pages written").
     """
 
     def __init__(self, node: StageNode, downstream: StageNode | None, buckets: int = DEFAULT_BUCKETS):
         self.node = node
         self.downstream = downstream
         self.buckets = buckets
+        self.paged_state = paged_state(node.stage)
         self.last_batch: PageStore | None = None
 
     def init(self, handle: StatefulProcessorHandle) -> None:
@@ -287,13 +329,15 @@ class PagedGjtProcessor(StatefulProcessor):
             for changes in changes_by_key(rows, counters).values():
                 first = changes[0]
                 stage_key = stage.key_of(first.port, first.row)
-                state = PagedGjtState(stage, store, stage_key)
+                state = self.paged_state(stage, store, stage_key)
                 with counters.phase("stage"):
-                    _, output = stage.process(stage_key, state, changes)
-                    state.save()
+                    result, output = stage.process(stage_key, state, changes)
+                    state.save(result)
                 emitted.extend(output)
             store.flush()
             self.last_batch = store
+            counters.count("pages read", store.pages_read)
+            counters.count("pages written", store.pages_written)
             with counters.phase("pickle changes"):
                 return packed_output(emitted, self.address, self.downstream_key, self.buckets, counters)
 

@@ -73,6 +73,12 @@ class PrefixIndexState:
     bound: RPAITree  # column value (negated for > / >=) -> Σ of q's argument over the rows with it
     indexes: dict  # group (``()`` without GROUP BY) -> RPAI trees keyed by q, one per vector component
 
+    @staticmethod
+    def new_trees(group: tuple, width: int) -> list:
+        """A new group's trees, one per vector component (in memory; the Spark runner's paged state,
+        ``stages/nested/pages.py``, gives trees in pages named by the group)."""
+        return [RPAITree() for _ in range(width)]
+
 
 class PrefixAggregateIndex:
     """The rows of one relation indexed by q(r) = Σ_{r' : r'.c op_inner r.c} argument(r') (RPAI Figure 2c).
@@ -114,7 +120,7 @@ class PrefixAggregateIndex:
         state.bound.add(x, delta)
         indexes = state.indexes.get(group)
         if indexes is None:
-            indexes = state.indexes[group] = [RPAITree() for _ in vector]
+            indexes = state.indexes[group] = state.new_trees(group, len(vector))
         for index, part in zip(indexes, vector, strict=True):
             if part:
                 index.add(key, part)

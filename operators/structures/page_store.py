@@ -14,13 +14,15 @@ which is what the per-batch bound (O(|Δ| log n) pages) is tested and measured b
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from operators.zset import key_text
 
 PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
 _ABSENT = object()
+#: Separates a stage key's text from the rest of a page id (``repr`` never prints it raw).
+SEPARATOR = "\x1f"
 
 
 class PageBackend(Protocol):
@@ -153,3 +155,27 @@ class PagedWeights:
     def items(self) -> Iterator[tuple[tuple, Any]]:
         """Every row and weight: a scan of the backend (pull mode), not for a batch's path."""
         return (entry for _, entry in self.pages.scan(self.prefix))
+
+
+class KeyPages:
+    """The pages of one stage key in a ``PageStore``: every id starts with the key's canonical text (so
+    the keys of a Spark bucket share one MapState without colliding), and a meta page holds a list
+    whose first item numbers the pages ``allocate`` gave out (never reused while the key has state);
+    the owner keeps its own small fields after it (``fresh`` makes the list of a new key)."""
+
+    __slots__ = ("pages", "prefix", "meta")
+
+    def __init__(self, pages: PageStore, key: tuple, fresh: Callable[[], list]) -> None:
+        self.pages, self.prefix = pages, key_text(key) + SEPARATOR
+        meta = pages.get(self.prefix + "m")
+        self.meta: list = meta if meta is not None else fresh()
+
+    def allocate(self) -> str:
+        number = self.meta[0]
+        self.meta[0] = number + 1
+        return f"{self.prefix}p{number}"
+
+    def save(self, keep: bool) -> None:
+        """Store the meta page, or drop it when the key keeps nothing (``keep`` false: then it has no
+        other page either, and its numbering starts again)."""
+        self.pages.put(self.prefix + "m", self.meta if keep else None)

@@ -76,6 +76,17 @@ class PagedSortedGroup(IntervalSums):
         page = self.pages.get(self.root)
         return 0 if page is None else sum(page[3])
 
+    def end(self, last: bool):
+        """The least sort value (the greatest when ``last``), or None when the group is empty: one page
+        per level down the leftmost (rightmost) path."""
+        pages = self.pages
+        page = pages.get(self.root)
+        if page is None:
+            return None
+        while not page[0]:
+            page = pages.get(page[2][-1 if last else 0])
+        return page[1][-1 if last else 0]
+
     def below(self, bound, inclusive: bool):
         """Summed weight of the rows with sort value < ``bound`` (<= if ``inclusive``): O(log_B n) pages."""
         pages, acc = self.pages, 0

@@ -26,6 +26,7 @@ Example 2.2 (VWAP) with three bids; ``rhs_sum`` keys the index, ``price * volume
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from fractions import Fraction
 
 Number = int | float | Fraction
@@ -130,7 +131,79 @@ def _delete_min(h: _Node) -> _Node | None:
     return _balance(h)
 
 
-class RPAITree:
+class KeyShifts(ABC):
+    """``shift_keys`` of an RPAI tree, shared by its two forms (``RPAITree`` here, in memory, and
+    ``paged_rpai_tree.PagedRPAITree``, a B-tree of pages for the Spark runner): each supplies
+    ``get``/``add``/``remove``, the neighbour searches and Algorithm 1's order-preserving shift, and
+    this class puts them together as §3.2 does."""
+
+    def shift_keys(self, key: Number, offset: Number) -> int:
+        """Add ``offset`` to every key strictly greater than ``key`` (§3.2); equal keys then merge.
+
+        The paper's semantics: ``shiftKeys(k, d)`` moves the keys ``> k`` (Figure 2c passes
+        ``rhs_sum - volume`` to include ``rhs_sum`` itself; ``shift_keys_inclusive`` does that
+        directly). Keys that land on an unshifted key are merged by summing their values, which is
+        what the paper's re-insertion with ``add`` in ``fixTree`` does.
+
+        An offset that keeps the shifted keys above every unshifted key only changes keys along one
+        root path (Algorithm 1), O(log n). Otherwise, instead of Algorithm 2's bottom-up ``fixTree``
+        (which detaches whole subtrees and would break the red-black balance), the shifted keys that
+        would land at or below the largest unshifted key are removed first, the rest are shifted by
+        Algorithm 1, and the removed ones are re-inserted with ``add``: O((m + 1) log n) for m such
+        keys, O(n log n) at worst like the paper. For the monotone aggregates of §3.2.4 a deletion
+        makes at most one shifted key meet its unshifted neighbour, so m ≤ 1 and the shift is
+        O(log n): exactly the paper's "delete the duplicate node" special case.
+
+        Returns m, the number of keys that had to be re-inserted.
+        """
+        return self._shift(key, offset, inclusive=False)
+
+    def shift_keys_inclusive(self, key: Number, offset: Number) -> int:
+        """Like ``shift_keys`` but for every key ≥ ``key`` (Algorithm 4's ``shiftKeysInclusive``)."""
+        return self._shift(key, offset, inclusive=True)
+
+    def _shift(self, key: Number, offset: Number, inclusive: bool) -> int:
+        displaced: list[tuple[Number, Number]] = []
+        if offset < 0:
+            highest_unshifted = self._neighbour_below(key, inclusive=not inclusive)
+            if highest_unshifted is not None:
+                while (lowest := self._neighbour_above(key, inclusive)) is not None:
+                    if lowest + offset > highest_unshifted:
+                        break
+                    displaced.append((lowest + offset, self.remove(lowest)))
+        if offset != 0:
+            self._shift_order_preserving(key, offset, inclusive)
+        for new_key, value in displaced:
+            self.add(new_key, value)
+        return len(displaced)
+
+    @abstractmethod
+    def get(self, key: Number) -> Number:
+        """The value at ``key``, 0 when absent."""
+
+    @abstractmethod
+    def add(self, key: Number, delta: Number) -> None:
+        """Add ``delta`` at ``key`` (a sum of 0 drops the key)."""
+
+    @abstractmethod
+    def remove(self, key: Number) -> Number:
+        """Delete ``key`` and return its value; ``KeyError`` when absent."""
+
+    @abstractmethod
+    def _neighbour_below(self, key: Number, inclusive: bool) -> Number | None:
+        """The greatest key ≤ ``key`` (``inclusive``) or < ``key``."""
+
+    @abstractmethod
+    def _neighbour_above(self, key: Number, inclusive: bool) -> Number | None:
+        """The least key ≥ ``key`` (``inclusive``) or > ``key``."""
+
+    @abstractmethod
+    def _shift_order_preserving(self, key: Number, offset: Number, inclusive: bool) -> None:
+        """Algorithm 1: add ``offset`` to the keys > ``key`` (≥ if ``inclusive``); the caller
+        guarantees no shifted key passes an unshifted one."""
+
+
+class RPAITree(KeyShifts):
     """Relative partial aggregate index: a sorted map with O(log n) prefix sums and suffix key shifts.
 
     Absent keys read as 0 and a key whose value becomes 0 is dropped, like the paper's DBToaster-style
@@ -230,31 +303,6 @@ class RPAITree:
                 relative -= node.key
                 node = node.right
         return total
-
-    def shift_keys(self, key: Number, offset: Number) -> int:
-        """Add ``offset`` to every key strictly greater than ``key`` (§3.2); equal keys then merge.
-
-        The paper's semantics: ``shiftKeys(k, d)`` moves the keys ``> k`` (Figure 2c passes
-        ``rhs_sum - volume`` to include ``rhs_sum`` itself; ``shift_keys_inclusive`` does that
-        directly). Keys that land on an unshifted key are merged by summing their values, which is
-        what the paper's re-insertion with ``add`` in ``fixTree`` does.
-
-        An offset that keeps the shifted keys above every unshifted key only changes keys along one
-        root path (Algorithm 1), O(log n). Otherwise, instead of Algorithm 2's bottom-up ``fixTree``
-        (which detaches whole subtrees and would break the red-black balance), the shifted keys that
-        would land at or below the largest unshifted key are removed first, the rest are shifted by
-        Algorithm 1, and the removed ones are re-inserted with ``add``: O((m + 1) log n) for m such
-        keys, O(n log n) at worst like the paper. For the monotone aggregates of §3.2.4 a deletion
-        makes at most one shifted key meet its unshifted neighbour, so m ≤ 1 and the shift is
-        O(log n): exactly the paper's "delete the duplicate node" special case.
-
-        Returns m, the number of keys that had to be re-inserted.
-        """
-        return self._shift(key, offset, inclusive=False)
-
-    def shift_keys_inclusive(self, key: Number, offset: Number) -> int:
-        """Like ``shift_keys`` but for every key ≥ ``key`` (Algorithm 4's ``shiftKeysInclusive``)."""
-        return self._shift(key, offset, inclusive=True)
 
     def check_invariants(self) -> None:
         """Raise ``AssertionError`` naming the node unless the tree is a valid RPAI tree.
@@ -376,21 +424,6 @@ class RPAITree:
                 best = absolute
             node, base = (node.left if above else node.right), absolute
         return best
-
-    def _shift(self, key: Number, offset: Number, inclusive: bool) -> int:
-        displaced: list[tuple[Number, Number]] = []
-        if offset < 0:
-            highest_unshifted = self._neighbour_below(key, inclusive=not inclusive)
-            if highest_unshifted is not None:
-                while (lowest := self._neighbour_above(key, inclusive)) is not None:
-                    if lowest + offset > highest_unshifted:
-                        break
-                    displaced.append((lowest + offset, self.remove(lowest)))
-        if offset != 0:
-            self._shift_order_preserving(key, offset, inclusive)
-        for new_key, value in displaced:
-            self.add(new_key, value)
-        return len(displaced)
 
     def _shift_order_preserving(self, key: Number, offset: Number, inclusive: bool) -> None:
         """Algorithm 1: move the qualifying keys by changing one relative key per level.

@@ -68,3 +68,15 @@ def test_result_types_are_sparks(spark):
     ours = [str(type_of(item.expr)) for item in parse_sql(f"select {', '.join(TYPED)} from sale", CATALOG).items]
     theirs = [field.dataType.simpleString() for field in frame.schema.fields]
     assert ours == theirs
+
+
+def test_a_global_min_max_on_the_spark_runner_equals_spark(spark, tmp_path):
+    """A global MIN/MAX of every ordered type runs with its values in pages on the Spark runner
+    (operators/stages/aggregate_pages.py): NULLs, NaN and infinities, duplicates, the table emptied
+    and refilled; equal to spark.sql after every micro-batch."""
+    sql = """select min(score) as lo, max(score) as hi, min(amount) as a, max(day) as d, min(label) as l,
+                    max_by(label, rank) as m, count(*) as n, sum(qty) as q
+             from sale where status is distinct from 'void'"""
+    view = check_against_spark(sql, CATALOG, sale_stream(seed=5, size=300), 30, spark, str(tmp_path),
+                               engine="spark", informative_at_least=0.5)
+    assert view.result()

@@ -110,6 +110,10 @@ def test_a_checkpoint_of_the_earlier_layout_is_refused_in_one_line(tmp_path):
     (tmp_path / "new" / LAYOUT_FILE).write_text("bucket chunks in a ListState")  # before encoded key states
     with pytest.raises(WorkDirMismatchError, match="kept as bucket chunks in a ListState, which this view"):
         check_state_layout(tmp_path / "new", fresh=False)
+    # before the pages of RPAI trees and global MIN/MAX: their state one chunk, never to be read as pages
+    (tmp_path / "new" / LAYOUT_FILE).write_text("bucket chunks of encoded key states in a ListState, operators in one line")
+    with pytest.raises(WorkDirMismatchError, match="operators in one line, which this view does not read.*MIN/MAX in pages"):
+        check_state_layout(tmp_path / "new", fresh=False)
     (tmp_path / "new" / LAYOUT_FILE).write_text("something else")
     with pytest.raises(WorkDirMismatchError, match="something else"):
         check_state_layout(tmp_path / "new", fresh=False)

@@ -24,7 +24,7 @@ from operators.runtime.local_runner import LocalRunner
 from operators.runtime.spark_edges import pack, unpack
 from operators.runtime.spark_runner import SparkRunner
 from operators.runtime.spark_session import make_spark_session
-from operators.runtime.spark_stage_processors import PagedGjtProcessor, TopKProcessor
+from operators.runtime.spark_stage_processors import PagedStateProcessor, TopKProcessor
 from operators.runtime.spark_top_k import SparkOrderedRows
 from operators.stages.base import Change, StageDescription
 from operators.stages.top_k import TopKStage
@@ -129,7 +129,7 @@ def test_the_paged_gjt_processor_emits_the_stages_changes_and_stores_only_pages(
     MapState holds small pages (no entry near the state's size), and is empty once every row is deleted."""
     rng = random.Random(5)
     stage = stage_of(Q3, output=tuple("abcdefghi"))
-    tester = TwsTester(PagedGjtProcessor(StageNode(0, stage, downstream=None), None))
+    tester = TwsTester(PagedStateProcessor(StageNode(0, stage, downstream=None), None))
     stream, state, nonempty = Stream(rng, {R: rows3, S: rows3, T: rows3}), None, 0
     for number in range(26):
         if number < 25:

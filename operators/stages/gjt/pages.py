@@ -17,35 +17,23 @@ built per batch over that batch's ``PageStore``, and the store starts empty each
 from __future__ import annotations
 
 from operators.stages.gjt.stage import GjtStage
-from operators.structures.page_store import PagedWeights, PageStore
+from operators.structures.page_store import KeyPages, PagedWeights, PageStore
 from operators.structures.paged_sorted_groups import PagedSortedGroups
-from operators.zset import key_text
-
-#: Separates the key's text from the rest of a page id (``repr`` never prints it raw).
-SEPARATOR = "\x1f"
 
 
 class PagedGjtState:
     """One stage key's ``GjtState`` in ``pages`` (module docstring). Call ``save`` after ``process``."""
 
-    __slots__ = ("reducts", "indexes", "pages", "prefix", "meta")
+    __slots__ = ("reducts", "indexes", "key_pages")
 
     def __init__(self, stage: GjtStage, pages: PageStore, key: tuple) -> None:
-        self.pages, self.prefix = pages, key_text(key) + SEPARATOR
         node_count, index_count = stage.state_shape
-        meta = pages.get(self.prefix + "m")
-        self.meta: list = meta if meta is not None else [0, [0] * node_count]
-        sizes = self.meta[1]
-        self.reducts = [PagedWeights(pages, f"{self.prefix}r{n}|", sizes, n) for n in range(node_count)]
-        self.indexes = [PagedSortedGroups(pages, f"{self.prefix}i{i}|", self._allocate) for i in range(index_count)]
+        self.key_pages = owned = KeyPages(pages, key, lambda: [0, [0] * node_count])
+        prefix, sizes = owned.prefix, owned.meta[1]
+        self.reducts = [PagedWeights(pages, f"{prefix}r{n}|", sizes, n) for n in range(node_count)]
+        self.indexes = [PagedSortedGroups(pages, f"{prefix}i{i}|", owned.allocate) for i in range(index_count)]
 
-    def _allocate(self) -> str:
-        """A new page id for a B-tree page (numbers are never reused while the key has state)."""
-        number = self.meta[0]
-        self.meta[0] = number + 1
-        return f"{self.prefix}p{number}"
-
-    def save(self) -> None:
+    def save(self, result: object = None) -> None:
         """Store the meta page, or drop it when every reduct is empty (then so is every index: the
-        key has no pages left)."""
-        self.pages.put(self.prefix + "m", self.meta if any(self.meta[1]) else None)
+        key has no pages left). ``result``, what ``process`` returned, is this state itself."""
+        self.key_pages.save(keep=any(self.key_pages.meta[1]))

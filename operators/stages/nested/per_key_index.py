@@ -29,6 +29,12 @@ class KeyIndexState:
     inner: list
     trees: dict  # group -> RPAI trees (one per required-sum component) keyed by v
 
+    @staticmethod
+    def new_trees(group: tuple, width: int) -> list:
+        """A new group's trees (in memory; the Spark runner's paged state, ``nested/pages.py``, gives
+        trees in pages named by the group)."""
+        return [RPAITree() for _ in range(width)]
+
 
 class PerKeyIndexStage(CorrelationKeyed, KeyedStage):
     """TPC-H Q17's shape: keyed by the correlation key (a constant for a global threshold, PSP and
@@ -38,8 +44,9 @@ class PerKeyIndexStage(CorrelationKeyed, KeyedStage):
 
     def __init__(self, name: str, outer_key: Compiled, inner_key: Compiled, value: Compiled, op: str,
                  correlated: ScalarAggregate, sums: RequiredSums, group: Compiled, output_columns: tuple[str, ...],
-                 description: StageDescription):
+                 description: StageDescription, *, constant_key: bool = False):
         self.name, self.outer_key, self.inner_key = name, outer_key, inner_key
+        self.constant_key = constant_key  # no correlation key: one global threshold (the Spark runner pages it)
         self.value, self.op, self.correlated, self.sums, self.group = value, op, correlated, sums, group
         self.output_columns, self.description = output_columns, description
 
@@ -85,7 +92,7 @@ class PerKeyIndexStage(CorrelationKeyed, KeyedStage):
                 continue
             trees = state.trees.get(group)
             if trees is None:
-                trees = state.trees[group] = [RPAITree() for _ in range(self.sums.width)]
+                trees = state.trees[group] = state.new_trees(group, self.sums.width)
             for tree, part in zip(trees, vector, strict=True):
                 if part:
                     tree.add(v, sign * part)
