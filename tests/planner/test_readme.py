@@ -136,7 +136,26 @@ def test_readme_blocks_run_as_written(tmp_path):
 
 @pytest.mark.spark
 def test_readme_spark_block_runs(tmp_path):
-    run_blocks(README.read_text(), tmp_path, with_spark=True)
+    """The block's tables are managed tables of this process's Spark session, whose warehouse is
+    wherever its JVM started (often the checkout): they are dropped after, so nothing is left there
+    for a second run to trip over (LOCATION_ALREADY_EXISTS)."""
+    before = _managed_tables()
+    try:
+        run_blocks(README.read_text(), tmp_path, with_spark=True)
+    finally:
+        from pyspark.sql import SparkSession
+
+        session = SparkSession.getActiveSession()
+        for table in _managed_tables() - before if session is not None else ():
+            session.sql(f"DROP TABLE IF EXISTS `{table}`")
+
+
+def _managed_tables() -> set[str]:
+    """The tables of the running Spark session's current database (none without a session)."""
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    return set() if session is None else {t.name for t in session.catalog.listTables() if not t.isTemporary}
 
 
 def test_readme_skips_few_blocks():
