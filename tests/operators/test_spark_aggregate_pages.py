@@ -10,10 +10,8 @@ from collections import Counter
 
 import pytest
 from pyspark.sql.streaming.tws_tester import TwsTester
-from pyspark.sql.types import Row as SparkRow
 
 from operators.runtime.dataflow import StageNode
-from operators.runtime.spark_edges import pack, unpack
 from operators.runtime.spark_stage_processors import PagedStateProcessor
 from operators.runtime.stream import Update
 from operators.stages.aggregate import GroupAggregateStage
@@ -22,6 +20,7 @@ from operators.stages.base import Change
 from operators.structures.paged_sorted_groups import PagedSortedGroup
 from planner.compiler import compile_query
 from tests.maintenance.test_aggregate_functions import CATALOG, sale_stream
+from tests.operators.tws_runs import run
 
 GLOBAL = ("select min(score), max(score), min(amount), max(day), min(label), max_by(label, rank), count(*), "
           "sum(qty), avg(amount) from sale where status is distinct from 'void'")
@@ -32,15 +31,6 @@ def aggregate_node(sql: str) -> tuple[StageNode, list]:
     dataflow = compile_query(sql, CATALOG).dataflow
     (node,) = [n for n in dataflow.stages if isinstance(n.stage, GroupAggregateStage)]
     return StageNode(node.id, node.stage, downstream=None), [r for r in dataflow.sources if r.stage == node.id]
-
-
-def run(tester: TwsTester, node: StageNode, changes: list[Change]) -> Counter:
-    rows = [SparkRow(**packed) for packed in pack((node.id, "()", c.port, c.row, c.weight) for c in changes)]
-    emitted = Counter()
-    for packed in tester.test(0, rows):
-        for _, _, row, weight in unpack(packed.changes):
-            emitted[row] += weight
-    return +emitted
 
 
 def stage_changes(routes: list, updates: list[Update]) -> list[Change]:

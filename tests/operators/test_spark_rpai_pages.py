@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 from pyspark.sql.streaming.tws_tester import TwsTester
-from pyspark.sql.types import Row as SparkRow
 
 from catalog.orderbook import orderbook_catalog
 from operators.runtime.dataflow import StageNode
-from operators.runtime.spark_edges import pack, unpack
 from operators.runtime.spark_stage_processors import PagedStateProcessor, paged_state
 from operators.runtime.stream import Update
 from operators.stages.base import Change
@@ -25,6 +23,7 @@ from operators.structures.paged_rpai_tree import PagedRPAITree
 from planner.compiler import compile_query
 from planner.workloads.orderbook_streams import make_orderbook_stream
 from tests.maintenance.test_nested_local import VWAP_VARIANTS
+from tests.operators.tws_runs import run
 
 
 def rpai_node(sql: str, kind: type = RpaiTreeStage) -> tuple[StageNode, list]:
@@ -36,15 +35,6 @@ def rpai_node(sql: str, kind: type = RpaiTreeStage) -> tuple[StageNode, list]:
 
 def stage_changes(routes: list, updates) -> list[Change]:
     return [change for route in routes for change in route.route([(u.row, u.op) for u in updates])]
-
-
-def run(tester: TwsTester, node: StageNode, changes: list[Change]) -> Counter:
-    rows = [SparkRow(**packed) for packed in pack((node.id, "()", c.port, c.row, c.weight) for c in changes)]
-    emitted = Counter()
-    for packed in tester.test(0, rows):
-        for _, _, row, weight in unpack(packed.changes):
-            emitted[row] += weight
-    return +emitted
 
 
 PSP = (Path(__file__).parents[2] / "examples" / "orderbook" / "psp.sql").read_text()
